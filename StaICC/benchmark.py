@@ -1,0 +1,431 @@
+"""Sub-benchmarks (spec §8): one generic mechanism, parameterised seven ways.
+
+A :class:`SubBenchmark` builds one :class:`~StaICC.experiment.single_experimentor` per
+dataset from a few class-level parameters (metrics, pseudo query, procedure, test size,
+repeat count, averaging rule) and runs them in benchmark order.  ``Normal``,
+``Contextual_bias``, ``Domain_bias``, ``Post_bias``, ``GLER``, ``Template_sens`` and
+``Demo_sens`` only set those parameters and keep the original constructor signatures.
+"""
+import hashlib
+import json
+import os
+import platform
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from .datasets import Dataset, resolve_datasets
+from .errors import InferenceError, warn
+from .experiment import (LabelNoiseProcedure, Procedure, SensitivityProcedure, TemplateProcedure,
+                         single_experimentor)
+from .metrics import bias_metrics, consistency_metrics, normal_metrics, post_bias_metrics
+from .report import ResultDict
+from .standard import (DEFAULT_K, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE, DOMAIN_QUERY_LENGTH,
+                       GLER_INTERPOLATIONS, TEMPLATE_SENS_TEST_SIZE)
+
+FUNCTION_COUNT_ERROR = ("The length of list_of_forward_inference must be the same as the number of datasets in "
+                        "the benchmark. You can use the get_experiment_data method to get the datasets and their order.")
+
+
+# ----------------------------------------------------------------------------
+# averaging rules
+# ----------------------------------------------------------------------------
+def average_metrics(divided: Dict[str, Dict[str, Any]], dataset_count: int) -> Dict[str, Any]:
+    """Normal-style average: per metric, a left-to-right sum over datasets / dataset count.
+
+    A value that cannot be added (the list-valued "distribution") contributes 0, so its
+    average is 0.0, exactly as the standard reports it.
+    """
+    names: List[str] = []
+    for result in divided.values():
+        names.extend(n for n in result if n not in names)
+    averaged = {}
+    for name in names:
+        total = 0
+        for result in divided.values():
+            try:
+                total = total + result[name]
+            except (TypeError, KeyError):
+                total = total + 0
+        averaged[name] = total / dataset_count
+    return averaged
+
+
+def average_slopes(divided: Dict[str, Dict[str, Any]], dataset_count: int) -> Dict[str, Any]:
+    """GLER: mean slope per metric."""
+    first = next(iter(divided.values()))["sensitivity"]
+    averaged = {}
+    for metric in first:
+        total = 0
+        for result in divided.values():
+            total += result["sensitivity"][metric][0]
+        averaged[metric] = total / dataset_count
+    return averaged
+
+
+def average_sensitivity(divided: Dict[str, Dict[str, Any]], dataset_count: int) -> Dict[str, Any]:
+    """Template_sens, Demo_sens: mean of each sensitivity value."""
+    first = next(iter(divided.values()))["sensitivity"]
+    averaged = {}
+    for metric in first:
+        total = 0
+        for result in divided.values():
+            total += result["sensitivity"][metric]
+        averaged[metric] = total / dataset_count
+    return averaged
+
+
+# ----------------------------------------------------------------------------
+# the generic sub-benchmark
+# ----------------------------------------------------------------------------
+class SubBenchmark:
+    """Experimentors over a list of datasets, run in order, averaged by a rule."""
+
+    benchmark_name = "SubBenchmark"
+    pseudo_query: Optional[str] = None
+    repeat_times = 2
+    test_size: Optional[int] = None
+    supports_noisy_channel = True
+    averaging: Callable = staticmethod(average_metrics)
+
+    def __init__(self, k: int = DEFAULT_K, noisy_channel: bool = False, metrics: Optional[Dict[str, Callable]] = None,
+                 datasets: Optional[Sequence[Any]] = None, *, retriever=None, progress: Optional[bool] = None) -> None:
+        self._datasets: List[Dataset] = resolve_datasets(datasets)
+        names = [d.name for d in self._datasets]
+        duplicated = {n for n in names if names.count(n) > 1}
+        if duplicated:
+            raise ValueError(f"datasets appear twice in the benchmark: {sorted(duplicated)}")
+        self._metrics = dict(metrics) if metrics is not None else self.default_metrics()
+        self.retriever = retriever
+        self.progress = progress
+        self.last_partial_results: Dict[str, Any] = {}
+        self.re_initialize(k, noisy_channel)
+
+    # -- parameters a sub-benchmark overrides --------------------------------------
+    def default_metrics(self) -> Dict[str, Callable]:
+        return normal_metrics()
+
+    def make_procedure(self, dataset: Dataset) -> Procedure:
+        return Procedure()
+
+    def extra_experimentor_options(self) -> Dict[str, Any]:
+        return {}
+
+    # -- construction ----------------------------------------------------------------
+    def _build(self, dataset: Dataset, k: int, noisy_channel: bool) -> single_experimentor:
+        return single_experimentor(
+            original_dataset=dataset, k=k, metrics=dict(self._metrics), repeat_times=self.repeat_times,
+            noisy_channel=noisy_channel, pseudo_query=self.pseudo_query, procedure=self.make_procedure(dataset),
+            test_size=self.test_size, standard_repeat_times=self.repeat_times, **self.extra_experimentor_options())
+
+    def re_initialize(self, k: int = DEFAULT_K, noisy_channel: Optional[bool] = None, keep_prompter: bool = False) -> None:
+        """Rebuild every experimentor; ``noisy_channel=None`` keeps the current mode.
+
+        With ``keep_prompter`` the prompt writers' settings carry over (the original crashed).
+        """
+        old = getattr(self, "_experimentors", [])
+        if noisy_channel is None:
+            noisy_channel = getattr(self, "noisy_channel", False)
+        if noisy_channel and not self.supports_noisy_channel:
+            raise ValueError(f"{self.benchmark_name} does not support noisy-channel prompts")
+        self.k = k
+        self.noisy_channel = noisy_channel
+        self._experimentors = [self._build(d, k, noisy_channel) for d in self._datasets]
+        if keep_prompter:
+            for new, previous in zip(self._experimentors, old):
+                new.prompt_former.restore(previous.prompt_former.snapshot())
+        if self.retriever is not None:
+            for experimentor in self._experimentors:
+                experimentor.use_retriever(self.retriever)
+
+    # -- the original's accessors ---------------------------------------------------
+    def __getitem__(self, index: int) -> single_experimentor:
+        return self._experimentors[index]
+
+    def __len__(self) -> int:
+        return len(self._experimentors)
+
+    def __iter__(self):
+        return iter(self._experimentors)
+
+    def get_experimentors(self) -> List[single_experimentor]:
+        return list(self._experimentors)
+
+    def get_experiment_data(self):
+        return [e.triplet_dataset for e in self._experimentors]
+
+    def get_label_spaces_for_experimentors(self) -> List[List[str]]:
+        return [e.triplet_dataset.get_label_space() for e in self._experimentors]
+
+    def dataset_names(self) -> List[str]:
+        return [e.dataset_name for e in self._experimentors]
+
+    # -- running ----------------------------------------------------------------------
+    def _functions(self, list_of_forward_inference) -> List[Optional[Callable]]:
+        if list_of_forward_inference is None:
+            return [None] * len(self)
+        if type(list_of_forward_inference) is not list:
+            functions = [list_of_forward_inference] * len(self)
+        elif len(list_of_forward_inference) == 1:
+            functions = list_of_forward_inference * len(self)
+        elif len(list_of_forward_inference) == len(self):
+            functions = list(list_of_forward_inference)
+        else:
+            raise ValueError(f"{FUNCTION_COUNT_ERROR} Got {len(list_of_forward_inference)} functions for "
+                             f"{len(self)} datasets: {self.dataset_names()}")
+        for name, f in zip(self.dataset_names(), functions):
+            if not callable(f):
+                raise TypeError(f"the inference for dataset {name!r} is {type(f).__name__}, not callable")
+        return functions
+
+    def _preentered(self, preentered_predictions) -> List[Optional[Sequence]]:
+        if preentered_predictions is None:
+            return [None] * len(self)
+        if isinstance(preentered_predictions, dict):
+            unknown = set(preentered_predictions) - set(self.dataset_names())
+            if unknown:
+                raise ValueError(f"preentered predictions for unknown datasets {sorted(unknown)}; "
+                                 f"the benchmark has {self.dataset_names()}")
+            return [preentered_predictions.get(n) for n in self.dataset_names()]
+        if len(preentered_predictions) != len(self):
+            raise ValueError(f"{len(preentered_predictions)} preentered prediction lists for {len(self)} datasets; "
+                             "give one per dataset in benchmark order, or a dict by dataset name")
+        return list(preentered_predictions)
+
+    def auto_run(self, list_of_forward_inference=None, return_divided_results: bool = True,
+                 batched_inference: bool = False, *, preentered_predictions=None, checkpoint: Optional[str] = None,
+                 progress: Optional[bool] = None) -> ResultDict:
+        """Run every dataset in order and average (spec §8.1).
+
+        ``list_of_forward_inference``: one function for all datasets, a list of one, or one
+        per dataset.  ``preentered_predictions``: predictions made elsewhere (a dict by
+        dataset name or a list per dataset), aligned with each ``bench[i].prompt_set()``.
+        ``checkpoint``: a JSON file where finished datasets are saved; a rerun with the
+        same file skips them (checked by a hash of their prompts).
+        """
+        functions = self._functions(list_of_forward_inference)
+        given = self._preentered(preentered_predictions)
+        for name, f, p in zip(self.dataset_names(), functions, given):
+            if f is None and p is None:
+                raise ValueError(f"You should provide either the forward_inference function or the input_prediction "
+                                 f"(dataset {name!r}).")
+        for experimentor in self._experimentors:
+            experimentor._check_runnable()
+        progress = self.progress if progress is None else progress
+        saved = _load_checkpoint(checkpoint)
+        divided: Dict[str, Any] = {}
+        self.last_partial_results = divided
+        started = time.perf_counter()
+        for experimentor, f, p in zip(self._experimentors, functions, given):
+            name = experimentor.dataset_name
+            fingerprint = _fingerprint(experimentor) if checkpoint else None
+            if p is None and checkpoint and saved.get(name, {}).get("fingerprint") == fingerprint:
+                p = saved[name]["predictions"]
+            try:
+                result, _ok, outputs = experimentor.auto_run(f, p, batched_inference, return_outputs=True,
+                                                             progress=progress)
+            except InferenceError as exc:
+                exc.completed_results = dict(divided)
+                raise
+            divided[name] = result
+            if checkpoint:
+                saved[name] = {"fingerprint": fingerprint, "predictions": outputs["prob."]}
+                _save_checkpoint(checkpoint, saved)
+        averaged = self.averaging(divided, len(self))
+        body = {"Divided results": divided, "Averaged results": averaged} if return_divided_results \
+            else {"Averaged results": averaged}
+        return ResultDict(body, metadata=self._metadata(time.perf_counter() - started))
+
+    def __call__(self, list_of_forward_inference=None, return_divided_results: bool = True,
+                 batched_inference: bool = False, **options) -> ResultDict:
+        return self.auto_run(list_of_forward_inference, return_divided_results, batched_inference, **options)
+
+    def _metadata(self, seconds: float) -> Dict[str, Any]:
+        from . import __version__
+        departures = {e.dataset_name: e.non_standard_settings() for e in self._experimentors
+                      if e.non_standard_settings()}
+        departures.update({d.name: ["custom dataset"] for d in self._datasets if not d.standard})
+        return {"benchmark": self.benchmark_name, "staicc_version": __version__, "k": self.k,
+                "noisy_channel": self.noisy_channel, "datasets": self.dataset_names(),
+                "procedure": self._experimentors[0].procedure.describe(),
+                "retriever": self.retriever.describe() if self.retriever is not None else None,
+                "standard": not departures, "non_standard_settings": departures,
+                "python": platform.python_version(), "seconds": round(seconds, 3)}
+
+    def __repr__(self) -> str:
+        return f"{self.benchmark_name}(k={self.k}, datasets={self.dataset_names()})"
+
+
+def _fingerprint(experimentor: single_experimentor) -> str:
+    digest = hashlib.sha256()
+    for prompt in experimentor.prompt_set():
+        digest.update(("\x01".join(prompt) if isinstance(prompt, list) else prompt).encode("utf-8"))
+        digest.update(b"\x00")
+    digest.update(json.dumps(experimentor.get_label_space()).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _load_checkpoint(path: Optional[str]) -> Dict[str, Any]:
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as fh:
+        try:
+            data = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"checkpoint {path!r} is not valid JSON: {exc}") from exc
+    return data.get("datasets", {}) if isinstance(data, dict) else {}
+
+
+def _save_checkpoint(path: str, saved: Dict[str, Any]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"format": "staicc-checkpoint-v1", "datasets": saved}, fh)
+    os.replace(tmp, path)
+
+
+# ----------------------------------------------------------------------------
+# the sub-benchmarks of the standard
+# ----------------------------------------------------------------------------
+class Normal(SubBenchmark):
+    """Accuracy, true-label likelihood, macro-F1 and ECE over 1024 queries per dataset."""
+
+    benchmark_name = "Normal"
+
+
+class Contextual_bias(SubBenchmark):
+    """Entropy of the mean prediction for demonstrations + an empty query (lower = more biased)."""
+
+    benchmark_name = "Contextual_bias"
+    pseudo_query = "contextual"
+
+    def default_metrics(self):
+        return bias_metrics()
+
+
+class Domain_bias(SubBenchmark):
+    """Entropy of the mean prediction for demonstrations + a random-word in-domain query."""
+
+    benchmark_name = "Domain_bias"
+    pseudo_query = "domain"
+
+    def __init__(self, k: int = DEFAULT_K, noisy_channel: bool = False, metrics=None, datasets=None,
+                 domain_query_length: int = DOMAIN_QUERY_LENGTH, **options) -> None:
+        self.domain_query_length = domain_query_length
+        super().__init__(k, noisy_channel, metrics, datasets, **options)
+
+    def default_metrics(self):
+        return bias_metrics()
+
+    def extra_experimentor_options(self):
+        return {"domain_query_length": self.domain_query_length}
+
+
+class Post_bias(SubBenchmark):
+    """KL divergence of the mean predicted distribution from the true label frequencies."""
+
+    benchmark_name = "Post_bias"
+
+    def __init__(self, k: int = DEFAULT_K, noisy_channel: bool = False, metrics=None, datasets=None,
+                 domain_query_length: int = DOMAIN_QUERY_LENGTH, **options) -> None:
+        super().__init__(k, noisy_channel, metrics, datasets, **options)  # domain_query_length: unused, as in the standard
+
+    def default_metrics(self):
+        return post_bias_metrics()
+
+
+class GLER(SubBenchmark):
+    """Label-noise sensitivity: slope of each metric against demonstration label noise."""
+
+    benchmark_name = "GLER"
+    supports_noisy_channel = False
+    averaging = staticmethod(average_slopes)
+    abscissae = "standard"
+
+    def __init__(self, k: int = DEFAULT_K, metrics=None, datasets=None,
+                 interpolations: int = GLER_INTERPOLATIONS, **options) -> None:
+        LabelNoiseProcedure(interpolations)  # validate before building anything
+        self.interpolations = interpolations
+        super().__init__(k, False, metrics, datasets, **options)
+
+    def make_procedure(self, dataset):
+        return LabelNoiseProcedure(self.interpolations, self.abscissae)
+
+
+class GLER_corrected(GLER):
+    """GLER regressed on label correctness (1 - noise rate). NOT the standard: not comparable."""
+
+    benchmark_name = "GLER_corrected"
+    abscissae = "correctness"
+
+
+class Template_sens(SubBenchmark):
+    """Prediction consistency over the 9 templates of an L9 orthogonal table (100 test items)."""
+
+    benchmark_name = "Template_sens"
+    repeat_times = 1
+    test_size = TEMPLATE_SENS_TEST_SIZE
+    supports_noisy_channel = False
+    averaging = staticmethod(average_sensitivity)
+
+    def __init__(self, k: int = DEFAULT_K, metrics=None, datasets=None, **options) -> None:
+        super().__init__(k, False, metrics, datasets, **options)
+
+    def default_metrics(self):
+        return consistency_metrics(TEMPLATE_SENS_TEST_SIZE)
+
+    def make_procedure(self, dataset):
+        if not dataset.alternate_template:
+            raise ValueError(f"Template_sens needs alternate templates for dataset {dataset.name!r}")
+        return TemplateProcedure(dataset.alternate_template)
+
+
+class Demo_sens(SubBenchmark):
+    """Prediction consistency over 8 demonstration sets per query (first 128 test items)."""
+
+    benchmark_name = "Demo_sens"
+    repeat_times = DEMO_SENS_REPEAT_TIMES
+    test_size = DEMO_SENS_TEST_SIZE
+    supports_noisy_channel = False
+    averaging = staticmethod(average_sensitivity)
+
+    def __init__(self, k: int = DEFAULT_K, datasets=None, **options) -> None:
+        super().__init__(k, False, None, datasets, **options)
+
+    def default_metrics(self):
+        return consistency_metrics(DEMO_SENS_TEST_SIZE)
+
+    def make_procedure(self, dataset):
+        return SensitivityProcedure()
+
+
+class Triplet_bias:
+    """Contextual, domain and posterior bias together; the data is loaded once."""
+
+    benchmark_name = "Triplet_bias"
+
+    def __init__(self, k: int = DEFAULT_K, noisy_channel: bool = False, datasets=None,
+                 domain_query_length: int = DOMAIN_QUERY_LENGTH, **options) -> None:
+        loaded = resolve_datasets(datasets)
+        self.contextual = Contextual_bias(k, noisy_channel, None, loaded, **options)
+        self.domain = Domain_bias(k, noisy_channel, None, loaded, domain_query_length, **options)
+        self.post = Post_bias(k, noisy_channel, None, loaded, **options)
+
+    def benchmarks(self) -> Dict[str, SubBenchmark]:
+        return {"contextual": self.contextual, "domain": self.domain, "post": self.post}
+
+    def __getitem__(self, key: str) -> SubBenchmark:
+        return self.benchmarks()[key]
+
+    def __len__(self) -> int:
+        return len(self.contextual)
+
+    def auto_run(self, list_of_forward_inference=None, return_divided_results: bool = True,
+                 batched_inference: bool = False, **options) -> ResultDict:
+        results = {name: bench.auto_run(list_of_forward_inference, return_divided_results, batched_inference, **options)
+                   for name, bench in self.benchmarks().items()}
+        return ResultDict(results, metadata={name: r.metadata for name, r in results.items()})
+
+    __call__ = auto_run
+
+
+SUB_BENCHMARKS = {cls.benchmark_name: cls for cls in (Normal, Contextual_bias, Domain_bias, Post_bias, GLER,
+                                                       GLER_corrected, Template_sens, Demo_sens, Triplet_bias)}

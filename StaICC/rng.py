@@ -1,0 +1,116 @@
+"""The standard's stable random generator (spec §1): a 32-bit LCG seeded with 42.
+
+Every random choice in StaICC goes through this class so that splits,
+demonstrations and label noise are identical on every platform and Python
+version.  Selection without repetition follows the standard's pop-based rule
+(draw a position, remove it, shift the rest left), but is computed without
+copying the list: small draws track the removed positions, large draws use a
+Fenwick tree, so no call is quadratic in the list length.
+"""
+from bisect import insort
+from typing import List, Sequence, TypeVar
+
+from .standard import LCG_INCREMENT, LCG_MODULUS, LCG_MULTIPLIER, SEED
+
+T = TypeVar("T")
+
+_SMALL_DRAW = 48  # below this many picks, tracking removed positions beats a tree
+
+
+class StableRandom:
+    """Deterministic generator; ``state`` is the last LCG value (X0 = seed)."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, seed: int = SEED) -> None:
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+        if seed != SEED:
+            from .errors import warn_tampering
+            warn_tampering(f"random seed {seed} instead of {SEED}")
+        self.state = seed % LCG_MODULUS
+
+    def copy(self) -> "StableRandom":
+        clone = StableRandom.__new__(StableRandom)
+        clone.state = self.state
+        return clone
+
+    # -- primitives -------------------------------------------------------
+    def next_float(self) -> float:
+        """Advance once and return the new state / 2**32, in [0, 1)."""
+        self.state = (LCG_MULTIPLIER * self.state + LCG_INCREMENT) % LCG_MODULUS
+        return self.state / LCG_MODULUS
+
+    def int_in_range(self, start: int, end: int) -> int:
+        """int(start + (end - start) * u): in [start, end) for end > start."""
+        return int(start + (end - start) * self.next_float())
+
+    def one_element(self, items: Sequence[T]) -> T:
+        return items[int(self.next_float() * len(items))]
+
+    # -- selections -------------------------------------------------------
+    def n_elements(self, items: Sequence[T], n: int, allow_repetition: bool = False) -> List[T]:
+        """n picks in draw order; without repetition each pick is removed (pop rule)."""
+        if not allow_repetition and n > len(items):
+            raise ValueError("n should be less than the length of the list")
+        if n <= 0:
+            return []
+        size = len(items)
+        if allow_repetition:
+            return [items[int(self.next_float() * size)] for _ in range(n)]
+        if n <= _SMALL_DRAW:
+            return [items[p] for p in self._pop_positions_small(size, n)]
+        return [items[p] for p in self._pop_positions_tree(size, n)]
+
+    def index_set(self, n: int, max_index: int, allow_repetition: bool = False) -> List[int]:
+        if not allow_repetition and n > max_index:
+            raise ValueError("sample_number should be less than max_index")
+        return self.n_elements(range(max_index), n, allow_repetition)
+
+    def shuffle(self, items: Sequence[T]) -> List[T]:
+        return self.n_elements(items, len(items))
+
+    # -- pop-rule helpers: map "position in the shrunk list" to the original index
+    def _pop_positions_small(self, size: int, n: int) -> List[int]:
+        removed: List[int] = []  # sorted original positions already taken
+        out = []
+        for i in range(n):
+            pos = int(self.next_float() * (size - i))
+            for taken in removed:  # the pos-th position not yet taken
+                if taken <= pos:
+                    pos += 1
+                else:
+                    break
+            insort(removed, pos)
+            out.append(pos)
+        return out
+
+    def _pop_positions_tree(self, size: int, n: int) -> List[int]:
+        tree = [0] * (size + 1)  # Fenwick tree of "still available" flags, all 1
+        for i in range(1, size + 1):
+            tree[i] += 1
+            parent = i + (i & -i)
+            if parent <= size:
+                tree[parent] += tree[i]
+        top = 1 << size.bit_length()
+        out = []
+        for i in range(n):
+            rank = int(self.next_float() * (size - i))  # 0-based rank among available
+            pos, step = 0, top
+            while step:
+                nxt = pos + step
+                if nxt <= size and tree[nxt] <= rank:
+                    pos = nxt
+                    rank -= tree[nxt]
+                step >>= 1
+            out.append(pos)  # tree index pos + 1 holds the original position pos
+            j = pos + 1
+            while j <= size:
+                tree[j] -= 1
+                j += j & -j
+        return out
+
+
+def fresh_stream() -> StableRandom:
+    """A new generator in the standard's initial state."""
+    return StableRandom(SEED)

@@ -1,0 +1,113 @@
+"""Demonstration sampling (spec §4): which demonstrations each query sees.
+
+The sampler is a ``list[list[int]]``-like object: row ``q`` lists the demonstration
+indexes of query ``q`` in prompt order.  The default rows come from one fresh stream;
+the state after them is kept so that a reset, and the in/out-of-domain resampling
+that continues the stream, are exact and cheap (rows are never mutated in place, so
+the saved default is a shallow copy, not a deep one).
+"""
+from typing import Callable, List, Optional, Sequence
+
+from .rng import StableRandom, fresh_stream
+
+
+class demonstration_sampler:
+    """Default sampler: ``rows`` rows of ``index_set(k, D, allow_repetition=k > D)``."""
+
+    def __init__(self, k: int, demonstration_count: int, rows: int) -> None:
+        self.k = k
+        self.demonstration_count = demonstration_count
+        self._stream = fresh_stream()
+        self._rows: List[List[int]] = [self._draw_row() for _ in range(rows)]
+        self._default_rows = list(self._rows)
+        self._default_state = self._stream.state
+
+    def _draw_row(self) -> List[int]:
+        return self._stream.index_set(self.k, self.demonstration_count,
+                                      allow_repetition=self.k > self.demonstration_count)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: int) -> List[int]:
+        return list(self._rows[index])
+
+    def __iter__(self):
+        return (list(row) for row in self._rows)
+
+    def reset(self) -> None:
+        """Back to the default rows and the stream state right after them."""
+        self._rows = list(self._default_rows)
+        self._stream.state = self._default_state
+
+    def resample(self, keep: Callable[[int, List[int]], bool], feasible: Callable[[int], bool],
+                 max_attempts: int = 10_000_000) -> None:
+        """Redraw every row that ``keep`` rejects until it is accepted (spec §4.5).
+
+        Rows are checked in order and redrawn with the sampler's own stream.  A row for
+        which ``feasible`` says no valid draw exists raises instead of looping forever.
+        """
+        washed = [i for i, row in enumerate(self._rows) if not keep(i, row)]
+        for i in washed:
+            if not feasible(i):
+                raise ValueError(f"query {i}: no demonstration row of {self.k} can satisfy the "
+                                 "in/out-of-domain condition with this demonstration set")
+            for _ in range(max_attempts):
+                row = self._draw_row()
+                if keep(i, row):
+                    self._rows[i] = row
+                    break
+            else:
+                raise RuntimeError(f"query {i}: no valid demonstration row after {max_attempts} draws")
+
+
+class fixed_sampler:
+    """A user-given sampler, copied and validated at the boundary."""
+
+    def __init__(self, rows: Sequence[Sequence[int]]) -> None:
+        self._rows = [list(row) for row in rows]
+        self.k = len(self._rows[0]) if self._rows else 0
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: int) -> List[int]:
+        return list(self._rows[index])
+
+    def __iter__(self):
+        return (list(row) for row in self._rows)
+
+
+def validate_sampler(sampler, k: Optional[int], test_count: int, demonstration_count: int,
+                     dataset: str) -> List[List[int]]:
+    """Copy a user sampler, checking its shape and index ranges; errors name the row."""
+    try:
+        rows = [row for row in sampler]
+    except TypeError as exc:
+        raise TypeError(f"the sampler must be a list of index lists, got {type(sampler).__name__} "
+                        f"(dataset {dataset!r})") from exc
+    if len(rows) != test_count:
+        raise ValueError(f"The length of the sampler should be equal to the number of the test samples: "
+                         f"got {len(rows)} rows, expected {test_count} (dataset {dataset!r})")
+    copied: List[List[int]] = []
+    for q, row in enumerate(rows):
+        if hasattr(row, "tolist"):
+            row = row.tolist()
+        if isinstance(row, (str, bytes)) or not hasattr(row, "__iter__"):
+            raise TypeError(f"sampler row {q} must be a list of ints, got {type(row).__name__} (dataset {dataset!r})")
+        row = list(row)
+        if k is not None and len(row) != k:
+            raise ValueError(f"The length of each sample in the sampler should be equal to k: row {q} has "
+                             f"{len(row)} indexes, k = {k} (dataset {dataset!r})")
+        for index in row:
+            if not isinstance(index, int) or isinstance(index, bool):
+                if hasattr(index, "__index__") and not isinstance(index, bool):
+                    index = index.__index__()
+                else:
+                    raise TypeError(f"sampler row {q} holds {index!r}, expected an int demonstration index "
+                                    f"(dataset {dataset!r})")
+            if not 0 <= index < demonstration_count:
+                raise ValueError(f"sampler row {q} holds index {index}, outside the demonstration set "
+                                 f"[0, {demonstration_count}) (dataset {dataset!r})")
+        copied.append([int(i) for i in row])
+    return copied

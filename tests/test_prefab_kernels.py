@@ -1,0 +1,336 @@
+"""The HuggingFace kernels (spec §9.1–9.5) and the batched CausalLMScorer, on CPU.
+
+Models are tiny, randomly initialised from configs and tokenizers are trained
+locally (tests/prefab_helpers.py): nothing is downloaded.  The checks compare
+the batched scorer with the one-prompt reference kernel, padding sides with
+each other, and label scores with sums computed by hand from full logits.
+"""
+import sys
+import types
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the [hf] extra is not installed (pip install StaICC[hf])")
+pytest.importorskip("transformers", reason="the [hf] extra is not installed (pip install StaICC[hf])")
+pytest.importorskip("tokenizers", reason="the [hf] extra is not installed (pip install StaICC[hf])")
+
+from prefab_helpers import corpus, tiny_model, tiny_tokenizer  # noqa: E402
+
+from StaICC.prefabricate_inference import model_kernel as mk  # noqa: E402
+from StaICC.prefabricate_inference.fast_kernel import CausalLMScorer  # noqa: E402
+from StaICC.prefabricate_inference.standard_calibration import (  # noqa: E402
+    batch_calibration, contextual_calibration, hidden_calibration, knn_prompting)
+
+LABELS = ["negative", "positive"]
+FAMILIES = [("llama", True), ("gpt2", False)]  # (model family, tokenizer adds BOS)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _deterministic_threads():
+    torch.manual_seed(0)
+    yield
+
+
+def make_prompts(count=12, shots=2, offset=0):
+    """Benchmark-style prompts of varied lengths: "review: … sentiment: label\\n" demonstrations + a query."""
+    texts = corpus()
+    prompts = []
+    for i in range(count):
+        demos = "".join(f"review: {texts[(offset + i * 7 + j) % len(texts)]} sentiment: {LABELS[(i + j) % 2]}\n"
+                        for j in range(shots + i % 3))
+        prompts.append(demos + f"review: {texts[offset + i]} sentiment: ")
+    return prompts
+
+
+def max_diff(a, b):
+    return max(abs(x - y) for row_a, row_b in zip(a, b) for x, y in zip(row_a, row_b))
+
+
+def argmaxes(rows):
+    return [max(range(len(r)), key=r.__getitem__) for r in rows]
+
+
+def manual_logprob(model, ids, start):
+    """Σ log p(ids[t] | ids[:t]) for t ≥ start, from one unpadded full forward (float64 sum)."""
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([ids])).logits[0].float()
+    logp = torch.log_softmax(logits, dim=-1)
+    return sum(float(logp[t - 1, ids[t]]) for t in range(start, len(ids)))
+
+
+# --------------------------------------------------------------------- the reference kernel
+def test_uniform_template():
+    assert mk.inference_standard_template("anything", ["a", "b", "c", "d"]) == [0.25] * 4
+    with pytest.raises(ValueError, match="label_space"):
+        mk.inference_standard_template("x", [])
+
+
+@pytest.mark.parametrize("family,bos", FAMILIES)
+def test_standard_kernel_matches_manual_softmax(family, bos):
+    model, tok = tiny_model(family), tiny_tokenizer(bos)
+    prompt = make_prompts(1)[0]
+    probs, hidden, full = mk.standard_ICL_inference_with_torch_Causal_LM(
+        prompt, model, tok, LABELS, return_hidden_state=True, return_full_vocab_prob=True)
+    with torch.no_grad():
+        out = model(**tok(prompt, return_tensors="pt"), output_hidden_states=True)
+    ids = [tok(label)["input_ids"][-1] for label in LABELS]
+    logits = out.logits[0, -1].float()
+    expected = torch.softmax(logits[ids].double(), dim=0).tolist()
+    assert probs == pytest.approx(expected, abs=1e-6)
+    assert all(type(p) is float for p in probs)
+    assert full.dtype.name == "float32" and full.shape == (model.config.vocab_size,)
+    assert torch.allclose(torch.from_numpy(full), logits)
+    assert torch.allclose(torch.from_numpy(hidden), out.hidden_states[-1][0, -1].float())
+    # each flag alone gives a pair (the original crashed with both, §11.1.7)
+    assert mk.standard_ICL_inference_with_torch_Causal_LM(prompt, model, tok, LABELS, return_hidden_state=True)[0] == probs
+    assert mk.standard_ICL_inference_with_torch_Causal_LM(prompt, model, tok, LABELS, return_full_vocab_prob=True)[0] == probs
+
+
+def test_standard_kernel_cache_empty_and_calibration():
+    model, tok = tiny_model("llama"), tiny_tokenizer(True)
+    calls = []
+    seen = {}
+
+    def calibration(label_probs, full_vocab, hidden):
+        seen.update(probs=label_probs, full=full_vocab.shape, hidden=hidden.shape)
+        return [0.0, 1.0]
+
+    prompt = make_prompts(1)[0]
+    result = mk.standard_ICL_inference_with_torch_Causal_LM(prompt, model, tok, LABELS, cache_empty=lambda: calls.append(1),
+                                                            calibration_function=calibration)
+    assert result == [0.0, 1.0] and calls == [1]
+    assert seen["full"] == (model.config.vocab_size,) and seen["hidden"] == (model.config.hidden_size,)
+    assert seen["probs"] == mk.standard_ICL_inference_with_torch_Causal_LM(prompt, model, tok, LABELS)
+
+
+def test_batched_kernel_applies_batch_calibration():
+    model, tok = tiny_model("llama"), tiny_tokenizer(True)
+    prompts = make_prompts(3)
+    plain = [mk.standard_ICL_inference_with_torch_Causal_LM(p, model, tok, LABELS) for p in prompts]
+    assert mk.batched_ICL_inference_with_torch_Causal_LM(prompts, model, tok, LABELS) == plain
+    calibrated = mk.batched_ICL_inference_with_torch_Causal_LM(prompts, model, tok, LABELS,
+                                                               batch_calibration_function=batch_calibration)
+    assert calibrated == batch_calibration(plain)
+    with pytest.raises(ValueError, match="list of prompts"):
+        mk.batched_ICL_inference_with_torch_Causal_LM("one prompt", model, tok, LABELS)
+
+
+def test_api_call_kernel_and_gpt_helper(monkeypatch):
+    assert mk.standard_ICL_inference_with_API_call(lambda p: "positive", "x", LABELS) == pytest.approx(
+        [1 / (1 + 2.718281828459045), 2.718281828459045 / (1 + 2.718281828459045)])
+    assert mk.standard_ICL_inference_with_API_call(lambda p: " positive", "x", LABELS) == [0.5, 0.5]
+    requests = []
+
+    class FakeClient:
+        def __init__(self):
+            self.completions = types.SimpleNamespace(create=self.create)
+
+        def create(self, **kwargs):
+            requests.append(kwargs)
+            return types.SimpleNamespace(choices=[types.SimpleNamespace(text="positive")])
+
+    monkeypatch.setitem(sys.modules, "openai", types.SimpleNamespace(OpenAI=FakeClient))
+    assert mk._GPT_API_call("a prompt") == "positive"
+    assert requests == [{"model": "gpt-3.5-turbo-instruct", "prompt": "a prompt", "max_tokens": 1, "temperature": 0}]
+    monkeypatch.setitem(sys.modules, "openai", None)
+    with pytest.raises(ImportError, match="pip install openai"):
+        mk._GPT_API_call("a prompt")
+
+
+# --------------------------------------------------------------------- batched vs one at a time
+@pytest.mark.parametrize("family,bos", FAMILIES)
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_scorer_batched_matches_reference_kernel(family, bos, side):
+    model, tok = tiny_model(family), tiny_tokenizer(bos)
+    prompts = make_prompts(12)
+    reference = [mk.standard_ICL_inference_with_torch_Causal_LM(p, model, tok, LABELS) for p in prompts]
+    scorer = CausalLMScorer(model, tok, padding_side=side, token_budget=1500)
+    batched = scorer(prompt=prompts, label_space=LABELS)
+    assert max_diff(batched, reference) < 1e-4
+    assert argmaxes(batched) == argmaxes(reference)
+    assert all(type(p) is float for row in batched for p in row)
+    single = scorer(prompt=prompts[5], label_space=LABELS)
+    assert isinstance(single, list) and max_diff([single], [reference[5]]) < 1e-4
+
+
+@pytest.mark.parametrize("scoring", ["last_token", "first_token", "sequence"])
+def test_left_and_right_padding_agree(scoring):
+    model, tok = tiny_model("gpt2"), tiny_tokenizer(False)
+    prompts = make_prompts(10)
+    labels = LABELS + ["very positive"]
+    left = CausalLMScorer(model, tok, scoring=scoring, padding_side="left", token_budget=2000)(prompt=prompts, label_space=labels)
+    right = CausalLMScorer(model, tok, scoring=scoring, padding_side="right", token_budget=2000)(prompt=prompts, label_space=labels)
+    one_by_one = [CausalLMScorer(model, tok, scoring=scoring)(prompt=p, label_space=labels) for p in prompts]
+    assert max_diff(left, right) < 1e-4 and max_diff(left, one_by_one) < 1e-4
+    assert argmaxes(left) == argmaxes(right) == argmaxes(one_by_one)
+
+
+def test_position_ids_matter_for_left_padding():
+    """Without explicit position ids, a left-padded GPT-2 would shift its absolute positions."""
+    model, tok = tiny_model("gpt2"), tiny_tokenizer(False)
+    prompts = make_prompts(6)
+    scorer = CausalLMScorer(model, tok, token_budget=5000)
+    assert scorer._takes_position_ids
+    reference = [mk.standard_ICL_inference_with_torch_Causal_LM(p, model, tok, LABELS) for p in prompts]
+    assert max_diff(scorer(prompt=prompts, label_space=LABELS), reference) < 1e-4
+
+
+# --------------------------------------------------------------------- scoring modes
+def test_last_token_mode_scores_only_the_last_label_token():
+    """§9.2: labels are tokenized alone and only their final token is read (kept for comparability)."""
+    model, tok = tiny_model("llama"), tiny_tokenizer(True)
+    labels = [" positive", "very positive"]  # both end with the token "Ġpositive"
+    last_ids = [tok(label)["input_ids"][-1] for label in labels]
+    assert last_ids[0] == last_ids[1] and len(tok("very positive")["input_ids"]) >= 3
+    prompt = make_prompts(1)[0]
+    with pytest.warns(UserWarning, match="share a last token"):
+        probs = CausalLMScorer(model, tok)(prompt=prompt, label_space=labels)
+    assert probs == [0.5, 0.5]
+    assert probs == mk.standard_ICL_inference_with_torch_Causal_LM(prompt, model, tok, labels)
+
+
+@pytest.mark.parametrize("family,bos", FAMILIES)
+def test_sequence_mode_scores_every_label_token(family, bos):
+    model, tok = tiny_model(family), tiny_tokenizer(bos)
+    prompt = make_prompts(1)[0]
+    labels = ["positive", "very positive", "negative sentiment"]
+    scorer = CausalLMScorer(model, tok, scoring="sequence")
+    scores = []
+    for label in labels:
+        split = scorer._split_joint(prompt, label)
+        assert len(split.continuation) >= 1
+        joint = tok(prompt + label)["input_ids"]
+        assert split.context + split.continuation == joint
+        scores.append(manual_logprob(model, joint, len(split.context)))
+    assert len(scorer._split_joint(prompt, "very positive").continuation) >= 2
+    expected = torch.softmax(torch.tensor(scores, dtype=torch.float64), dim=0).tolist()
+    assert scorer(prompt=prompt, label_space=labels) == pytest.approx(expected, abs=1e-5)
+    # the last token matters: the same first words with different endings score differently
+    two = scorer(prompt=prompt, label_space=["very positive", "very negative"])
+    assert abs(two[0] - two[1]) > 1e-6
+
+
+def test_label_merging_with_the_prompt_is_scored_not_dropped():
+    """The prompt ends in a space; " positive" is one token, so the split moves the space into the label."""
+    model, tok = tiny_model("gpt2"), tiny_tokenizer(False)
+    prompt = make_prompts(1)[0]
+    assert prompt.endswith(" ")
+    alone = tok(prompt)["input_ids"]
+    joint = tok(prompt + "positive")["input_ids"]
+    assert joint[:len(alone)] != alone  # the trailing space merged with the label
+    scorer = CausalLMScorer(model, tok, scoring="first_token")
+    split = scorer._split_joint(prompt, "positive")
+    assert split.context == alone[:-1] and split.continuation == joint[len(alone) - 1:]
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([split.context])).logits[0, -1].float()
+    first_ids = [scorer._split_joint(prompt, label).continuation[0] for label in LABELS]
+    expected = torch.softmax(logits[first_ids].double(), dim=0).tolist()
+    assert scorer(prompt=prompt, label_space=LABELS) == pytest.approx(expected, abs=1e-5)
+
+
+def test_unscorable_labels_fail_clearly():
+    scorer = CausalLMScorer(tiny_model("gpt2"), tiny_tokenizer(False), scoring="sequence")
+    with pytest.raises(ValueError, match="empty label"):
+        scorer(prompt="review: good . sentiment: ", label_space=["", "positive"])
+    with pytest.raises(ValueError, match="label_space"):
+        scorer(prompt="x", label_space=None)
+    with pytest.raises(ValueError, match="scoring"):
+        CausalLMScorer(tiny_model("gpt2"), tiny_tokenizer(False), scoring="mean")
+
+
+# --------------------------------------------------------------------- noisy channel
+@pytest.mark.parametrize("family,bos", FAMILIES)
+def test_noisy_channel_batched_matches_reference(family, bos):
+    model, tok = tiny_model(family), tiny_tokenizer(bos)
+    texts = corpus()
+    queries = [[f"sentiment: {label} review: {texts[i]}\n" for label in LABELS] for i in range(8)]
+    reference = [mk.noisy_channel_ICL_inference_with_torch_Causal_LM(q, model, tok, LABELS) for q in queries]
+    scorer = CausalLMScorer(model, tok, token_budget=600)
+    batched = scorer(prompt=queries, label_space=LABELS)
+    assert max_diff(batched, reference) < 1e-4 and argmaxes(batched) == argmaxes(reference)
+    per_query = CausalLMScorer(model, tok, noisy_channel=True)(prompt=queries[3], label_space=LABELS)
+    assert max_diff([per_query], [reference[3]]) < 1e-4
+    with pytest.raises(ValueError, match="one prompt per label"):
+        scorer(prompt=[queries[0][:1]], label_space=LABELS)
+
+
+# --------------------------------------------------------------------- engine behaviour
+class ForwardSpy:
+    """Wraps model.forward to record the batch shapes and the logits kept."""
+
+    def __init__(self, model, fail_above=None):
+        self.model, self.original, self.fail_above, self.calls = model, model.forward, fail_above, []
+
+    def __enter__(self):
+        def forward(*args, **kwargs):
+            rows = kwargs["input_ids"].shape[0]
+            if self.fail_above is not None and rows > self.fail_above:
+                raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+            out = self.original(*args, **kwargs)
+            self.calls.append((tuple(kwargs["input_ids"].shape), tuple(out.logits.shape)))
+            return out
+        self.model.forward = forward
+        return self
+
+    def __exit__(self, *exc):
+        del self.model.forward
+
+
+def test_batches_follow_budget_sorting_and_keep_only_last_logits():
+    model, tok = tiny_model("llama"), tiny_tokenizer(True)
+    prompts = make_prompts(12)
+    scorer = CausalLMScorer(model, tok, token_budget=1200, batch_size=4)
+    with ForwardSpy(model) as spy:
+        scorer(prompt=prompts, label_space=LABELS)
+    lengths = sorted((len(ids) for ids in tok(prompts)["input_ids"]), reverse=True)
+    assert sum(shape[0] for shape, _ in spy.calls) == 12
+    assert all(shape[0] <= 4 and shape[0] * shape[1] <= 1200 for shape, _ in spy.calls)
+    assert [shape[1] for shape, _ in spy.calls] == sorted((shape[1] for shape, _ in spy.calls), reverse=True)
+    assert spy.calls[0][0][1] == lengths[0]
+    assert all(logits[1] == 1 for _, logits in spy.calls)  # only the last position's logits
+
+
+def test_out_of_memory_halves_the_batch_and_still_agrees():
+    model, tok = tiny_model("llama"), tiny_tokenizer(True)
+    prompts = make_prompts(8)
+    expected = CausalLMScorer(model, tok)(prompt=prompts, label_space=LABELS)
+    scorer = CausalLMScorer(model, tok, token_budget=100000)
+    with ForwardSpy(model, fail_above=2) as spy, pytest.warns(UserWarning, match="out of memory"):
+        result = scorer(prompt=prompts, label_space=LABELS)
+    assert max_diff(result, expected) < 1e-5
+    assert all(shape[0] <= 2 for shape, _ in spy.calls)
+    with ForwardSpy(model, fail_above=0), pytest.raises(torch.OutOfMemoryError):
+        CausalLMScorer(model, tok)(prompt=prompts[:1], label_space=LABELS)
+
+
+# --------------------------------------------------------------------- states and calibrations
+def test_states_match_the_reference_kernel():
+    model, tok = tiny_model("llama"), tiny_tokenizer(True)
+    prompts = make_prompts(4)
+    states = CausalLMScorer(model, tok).with_states(prompts, LABELS)
+    for prompt, (probs, hidden, full) in zip(prompts, states):
+        ref_probs, ref_hidden, ref_full = mk.standard_ICL_inference_with_torch_Causal_LM(
+            prompt, model, tok, LABELS, return_hidden_state=True, return_full_vocab_prob=True)
+        assert max_diff([probs], [ref_probs]) < 1e-4
+        assert abs(hidden - ref_hidden).max() < 1e-4 and abs(full - ref_full).max() < 1e-3
+        assert hidden.dtype.name == "float32" and full.dtype.name == "float32"
+
+
+def test_calibrated_scorer_matches_kernel_with_calibration():
+    model, tok = tiny_model("llama"), tiny_tokenizer(True)
+    calib_rows = [([t], LABELS[i % 2]) for i, t in enumerate(corpus()[:40])]
+
+    def maker(demos, query):
+        return "".join(f"review: {x[0]} sentiment: {y}\n" for x, y in demos) + f"review: {query[0]} sentiment: "
+
+    scorer = CausalLMScorer(model, tok)
+    prompts = make_prompts(5, offset=50)
+    for calibration, feedforward in ((contextual_calibration(LABELS), scorer),
+                                     (hidden_calibration(LABELS), scorer.feedforward_with_hidden_state),
+                                     (knn_prompting(LABELS), scorer.feedforward_with_full_vocab)):
+        calibration.train(maker, feedforward, calib_rows, calibration_number=8, k=1)
+        fast = scorer.calibrated(calibration.inference)(prompt=prompts, label_space=LABELS)
+        slow = [mk.standard_ICL_inference_with_torch_Causal_LM(p, model, tok, LABELS, calibration_function=calibration.inference)
+                for p in prompts]
+        assert max_diff(fast, slow) < 1e-3, type(calibration).__name__
