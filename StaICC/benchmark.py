@@ -94,14 +94,14 @@ class SubBenchmark:
         duplicated = {n for n in names if names.count(n) > 1}
         if duplicated:
             raise ValueError(f"datasets appear twice in the benchmark: {sorted(duplicated)}")
-        self._metrics = dict(metrics) if metrics is not None else self.default_metrics()
+        self._metrics = dict(metrics) if metrics is not None else None
         self.retriever = retriever
         self.progress = progress
         self.last_partial_results: Dict[str, Any] = {}
         self.re_initialize(k, noisy_channel)
 
     # -- parameters a sub-benchmark overrides --------------------------------------
-    def default_metrics(self) -> Dict[str, Callable]:
+    def default_metrics(self, test_size: Optional[int] = None) -> Dict[str, Callable]:
         return normal_metrics()
 
     def make_procedure(self, dataset: Dataset) -> Procedure:
@@ -110,12 +110,20 @@ class SubBenchmark:
     def extra_experimentor_options(self) -> Dict[str, Any]:
         return {}
 
+    def test_size_for(self, dataset: Dataset) -> Optional[int]:
+        """The diagnosis test size; a custom dataset with fewer test rows uses all of them."""
+        if self.test_size is None or dataset.standard or dataset.split_sizes is None:
+            return self.test_size
+        return min(self.test_size, dataset.split_sizes[2])
+
     # -- construction ----------------------------------------------------------------
     def _build(self, dataset: Dataset, k: int, noisy_channel: bool) -> single_experimentor:
+        test_size = self.test_size_for(dataset)
+        metrics = self._metrics if self._metrics is not None else self.default_metrics(test_size)
         return single_experimentor(
-            original_dataset=dataset, k=k, metrics=dict(self._metrics), repeat_times=self.repeat_times,
+            original_dataset=dataset, k=k, metrics=dict(metrics), repeat_times=self.repeat_times,
             noisy_channel=noisy_channel, pseudo_query=self.pseudo_query, procedure=self.make_procedure(dataset),
-            test_size=self.test_size, standard_repeat_times=self.repeat_times, **self.extra_experimentor_options())
+            test_size=test_size, standard_repeat_times=self.repeat_times, **self.extra_experimentor_options())
 
     def re_initialize(self, k: int = DEFAULT_K, noisy_channel: Optional[bool] = None, keep_prompter: bool = False) -> None:
         """Rebuild every experimentor; ``noisy_channel=None`` keeps the current mode.
@@ -297,7 +305,7 @@ class Contextual_bias(SubBenchmark):
     benchmark_name = "Contextual_bias"
     pseudo_query = "contextual"
 
-    def default_metrics(self):
+    def default_metrics(self, test_size=None):
         return bias_metrics()
 
 
@@ -312,7 +320,7 @@ class Domain_bias(SubBenchmark):
         self.domain_query_length = domain_query_length
         super().__init__(k, noisy_channel, metrics, datasets, **options)
 
-    def default_metrics(self):
+    def default_metrics(self, test_size=None):
         return bias_metrics()
 
     def extra_experimentor_options(self):
@@ -328,7 +336,7 @@ class Post_bias(SubBenchmark):
                  domain_query_length: int = DOMAIN_QUERY_LENGTH, **options) -> None:
         super().__init__(k, noisy_channel, metrics, datasets, **options)  # domain_query_length: unused, as in the standard
 
-    def default_metrics(self):
+    def default_metrics(self, test_size=None):
         return post_bias_metrics()
 
 
@@ -369,8 +377,8 @@ class Template_sens(SubBenchmark):
     def __init__(self, k: int = DEFAULT_K, metrics=None, datasets=None, **options) -> None:
         super().__init__(k, False, metrics, datasets, **options)
 
-    def default_metrics(self):
-        return consistency_metrics(TEMPLATE_SENS_TEST_SIZE)
+    def default_metrics(self, test_size=None):
+        return consistency_metrics(test_size or TEMPLATE_SENS_TEST_SIZE)
 
     def make_procedure(self, dataset):
         if not dataset.alternate_template:
@@ -390,8 +398,8 @@ class Demo_sens(SubBenchmark):
     def __init__(self, k: int = DEFAULT_K, datasets=None, **options) -> None:
         super().__init__(k, False, None, datasets, **options)
 
-    def default_metrics(self):
-        return consistency_metrics(DEMO_SENS_TEST_SIZE)
+    def default_metrics(self, test_size=None):
+        return consistency_metrics(test_size or DEMO_SENS_TEST_SIZE)
 
     def make_procedure(self, dataset):
         return SensitivityProcedure()

@@ -11,7 +11,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 from .errors import warn, warn_tampering
 from .rng import StableRandom, fresh_stream
-from .standard import (NOISY_CHANNEL_LABEL_AFFIX, NOISY_CHANNEL_LAST_INPUT_AFFIX, WRONG_LABEL_COUNT_WARNING)
+from .standard import (LCG_INCREMENT, LCG_MULTIPLIER, NOISY_CHANNEL_LABEL_AFFIX, NOISY_CHANNEL_LAST_INPUT_AFFIX, WRONG_LABEL_COUNT_WARNING)
 
 DemoLine = Tuple[Sequence[str], str]
 
@@ -48,6 +48,7 @@ class domain_query_generator:
         self.dataset = dataset
         self.length = length
         self._stream: Optional[StableRandom] = None
+        self._pieces: Optional[List[List[List[str]]]] = None
 
     def __iter__(self) -> Iterator[List[str]]:
         return self
@@ -58,16 +59,24 @@ class domain_query_generator:
     def __next__(self) -> List[str]:
         if self._stream is None:
             self._stream = fresh_stream()
-        stream, rows = self._stream, self.dataset.table
-        last = len(rows) - 1
+        rows = self.dataset.table
+        if self._pieces is None:  # split every text once, not once per sampled word
+            self._pieces = [[row[0][e].split(" ") for row in rows] for e in range(len(rows[0][0]))]
+        # Inlined int_in_range(0, n - 1): with u = X / 2**32 and n < 2**21 the product is
+        # exact, so int((n - 1) * u) == ((n - 1) * X) >> 32 (spec §1.3).
+        state = self._stream.state
+        a, b, last = LCG_MULTIPLIER, LCG_INCREMENT, len(rows) - 1
         query = []
-        for element in range(len(rows[0][0])):
+        for pieces_of_row in self._pieces:
             words: List[str] = []
-            while len(words) < self.length:
-                text = rows[stream.int_in_range(0, last)][0][element]
-                pieces = text.split(" ")
-                words.append(pieces[stream.int_in_range(0, len(pieces) - 1)])
+            append = words.append
+            for _ in range(self.length):
+                state = (a * state + b) & 0xFFFFFFFF
+                pieces = pieces_of_row[(last * state) >> 32]
+                state = (a * state + b) & 0xFFFFFFFF
+                append(pieces[((len(pieces) - 1) * state) >> 32])
             query.append(" ".join(words))
+        self._stream.state = state
         return query
 
 

@@ -40,15 +40,17 @@ def _format_value(value: Any) -> str:
 
 
 def flatten(result: Dict[str, Any]) -> Dict[str, Any]:
-    """Nested per-dataset results as flat columns: {"sensitivity": {"consistency": v}} -> "consistency"."""
+    """Per-dataset results as flat columns, keyed like the averaged results.
+
+    ``{"sensitivity": {"consistency": v}}`` becomes ``consistency``; GLER's
+    ``(slope, intercept)`` pairs become their slope; GLER's per-pass dicts are left to JSON.
+    """
     flat: Dict[str, Any] = {}
     for key, value in result.items():
         if key == "sensitivity" and isinstance(value, dict):
             for metric, v in value.items():
-                flat[f"{metric} slope" if isinstance(v, (list, tuple)) else metric] = v[0] if isinstance(v, (list, tuple)) else v
-        elif isinstance(value, dict):
-            continue  # GLER's per-pass dicts: see the JSON output
-        else:
+                flat[metric] = v[0] if isinstance(v, (list, tuple)) else v
+        elif not isinstance(value, dict):
             flat[key] = value
     return flat
 

@@ -4,9 +4,6 @@ Nothing is downloaded: the tokenizer is trained on bundled benchmark texts and
 the models are random (see StaICC.prefabricate_inference.tiny_models).
 """
 import functools
-import gzip
-import json
-from importlib import resources
 from typing import List, Tuple
 
 TEMPLATE_WORDS = ("negative positive neutral very positive sports business world technology "
@@ -14,14 +11,16 @@ TEMPLATE_WORDS = ("negative positive neutral very positive sports business world
 
 
 @functools.lru_cache(maxsize=None)
-def corpus(datasets: Tuple[str, ...] = ("rotten_tomatoes", "sst2", "agnews"), per_dataset: int = 1500) -> List[str]:
-    """The first texts of some bundled tables, plus the template words of the prompts."""
+def corpus(datasets: Tuple[str, ...] = ("rotten_tomatoes", "GLUE-SST2", "agnews"), per_dataset: int = 1500) -> List[str]:
+    """The first demonstration texts of some benchmark datasets, plus the template words of the prompts."""
+    from StaICC import Normal
+
+    bench = Normal(k=0, datasets=list(datasets))
     texts: List[str] = []
-    for name in datasets:
-        data = resources.files("StaICC.data").joinpath(f"{name}.jsonl.gz").read_bytes()
-        lines = [line for line in gzip.decompress(data).decode("utf-8").split("\n") if line.strip()]
-        for line in lines[:per_dataset]:
-            texts.extend(json.loads(line)[1])
+    for i in range(len(bench)):
+        demonstrations = bench[i].demonstration_set()
+        for row in range(min(per_dataset, len(demonstrations))):
+            texts.extend(demonstrations[row][0])
     return texts + [TEMPLATE_WORDS] * 20
 
 

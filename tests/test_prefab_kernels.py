@@ -5,6 +5,7 @@ locally (tests/prefab_helpers.py): nothing is downloaded.  The checks compare
 the batched scorer with the one-prompt reference kernel, padding sides with
 each other, and label scores with sums computed by hand from full logits.
 """
+import functools
 import sys
 import types
 import warnings
@@ -334,3 +335,92 @@ def test_calibrated_scorer_matches_kernel_with_calibration():
         slow = [mk.standard_ICL_inference_with_torch_Causal_LM(p, model, tok, LABELS, calibration_function=calibration.inference)
                 for p in prompts]
         assert max_diff(fast, slow) < 1e-3, type(calibration).__name__
+
+
+# --------------------------------------------------------------------- end to end through the public API
+from StaICC import Normal  # noqa: E402
+from StaICC.prefabricate_inference.prompt_template_edit import PPL_ICL, SA_ICL  # noqa: E402
+
+
+def _metrics_close(a, b, tol):
+    assert a.keys() == b.keys()
+    for name in a:
+        assert abs(a[name] - b[name]) <= tol, (name, a[name], b[name])
+
+
+def test_full_normal_run_on_two_datasets_matches_the_one_prompt_kernel():
+    model, tok = tiny_model("llama"), tiny_tokenizer(True)
+    datasets = ["GLUE-SST2", "rotten_tomatoes"]
+    fast = Normal(k=1, datasets=datasets)(CausalLMScorer(model, tok), batched_inference=True)
+    slow_inference = functools.partial(mk.standard_ICL_inference_with_torch_Causal_LM, model=model, tokenizer=tok)
+    slow = Normal(k=1, datasets=datasets)(slow_inference)
+    assert list(fast["Divided results"]) == datasets
+    for name in datasets:
+        result = fast["Divided results"][name]
+        assert set(result) == {"accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1"}
+        assert 0 <= result["accuracy"] <= 1
+        _metrics_close(result, slow["Divided results"][name], 1e-4)
+        assert result["accuracy"] == slow["Divided results"][name]["accuracy"]  # identical argmaxes
+    _metrics_close(fast["Averaged results"], slow["Averaged results"], 1e-4)
+
+
+def test_noisy_channel_normal_run():
+    model, tok = tiny_model("gpt2"), tiny_tokenizer(False)
+    bench = Normal(k=1, noisy_channel=True, datasets=["rotten_tomatoes"])
+    prompts = bench[0].prompt_set()
+    assert isinstance(prompts[0], list) and len(prompts[0]) == 2
+    reference = [mk.noisy_channel_ICL_inference_with_torch_Causal_LM(p, model, tok, LABELS) for p in prompts[:4]]
+    scorer = CausalLMScorer(model, tok)
+    assert max_diff(scorer(prompt=prompts[:4], label_space=LABELS), reference) < 1e-4
+    result = bench(scorer, batched_inference=True)["Divided results"]["rotten_tomatoes"]
+    assert 0 <= result["accuracy"] <= 1
+
+
+def test_ppl_icl_picks_the_lowest_loss_instruction():
+    model, tok = tiny_model("llama"), tiny_tokenizer(True)
+    experimentor = Normal(k=1, datasets=["GLUE-SST2"])[0]
+    with pytest.raises(ValueError, match="instruction_set"):
+        PPL_ICL(model, tok)
+    instructions = ["Classify the sentiment. ", "Is this review positive or negative? ", "Label: "]
+    losses = []
+    for instruction in instructions:
+        ids = tok(instruction, return_tensors="pt")["input_ids"]
+        with torch.no_grad():
+            losses.append(float(model(input_ids=ids, labels=ids).loss))
+    assert PPL_ICL(model, tok, instruction_set=instructions) == instructions[losses.index(min(losses))]
+    emptied = []
+    chosen = PPL_ICL(model, tok, experimentor=experimentor, cache_empty=lambda: emptied.append(1))
+    from StaICC.datasets import dataset_constants
+    assert chosen in dataset_constants("GLUE-SST2")["ppl_icl_instructions"] and len(emptied) == 5
+    assert experimentor.prompt_set()[0].startswith(chosen)
+
+
+def test_sa_icl_topk_and_entropy_selection():
+    model, tok = tiny_model("llama"), tiny_tokenizer(True)
+    experimentor = Normal(k=2, datasets=["rotten_tomatoes"])[0]
+    demonstrations_before = len(experimentor.demonstration_set())
+    scorer = CausalLMScorer(model, tok)
+    sa = SA_ICL(model, tok, experimentor, demonstration_set_cut=24, scorer=scorer)
+    assert len(experimentor.demonstration_set()) == demonstrations_before  # not truncated in place
+    assert sa.anchors.shape == (24, model.config.hidden_size)
+    # the one-prompt kernel path encodes the same anchors
+    slow = SA_ICL(model, tok, Normal(k=2, datasets=["rotten_tomatoes"])[0], demonstration_set_cut=24)
+    assert abs(slow.anchors - sa.anchors).max() < 1e-4
+    query = experimentor.test_set()[0][0]
+    top = sa.topk(query, 5)
+    assert top == slow.topk(query, 5) and len(set(top)) == 5 and all(0 <= i < 24 for i in top)
+    # entropy selection returns one candidate's prediction, the same on both paths
+    fast_choice, slow_choice = sa._inference(0), slow._inference(0)
+    assert max_diff([fast_choice], [slow_choice]) < 1e-4
+    # run through the experimentor (batched, one prediction per test item); fewer, shorter candidates for speed
+    small = functools.partial(sa.inference_interface, nearest_k=3, inference_demos_number=1, return_length=3)
+    result, success = experimentor.auto_run(forward_inference=small, batched_inference=True)
+    assert success and 0 <= result["accuracy"] <= 1
+    assert small(prompt=[""] * 512, label_space=LABELS)[7] == sa._inference(7, 3, 1, 3)
+    with pytest.raises(ValueError, match="one prompt per test item"):
+        sa.inference_interface(["p"] * 3, LABELS)
+    # TopK demonstrations: sampler row i holds test item i's nearest demonstrations
+    sa.set_TopK_to_demonstration(2)
+    assert len(experimentor.prompt_set()) == len(experimentor.test_set())
+    result, success = experimentor.auto_run(forward_inference=scorer, batched_inference=True)
+    assert success

@@ -172,29 +172,53 @@ class SA_ICL:
         self.experimentor.set_demonstration_sampler(sampler)
 
     # ---------------------------------------------------------- SA-ICL
-    def _inference(self, query_index: int, nearest_k: int = 5, inference_demos_number: int = 4,
-                   return_length: int = 10, _encoded: Any = None) -> Any:
-        """The prediction of the candidate order with the lowest entropy (first minimum)."""
-        from ..metrics import entropy
+    def _candidate_prompts(self, query_index: int, nearest_k: int, inference_demos_number: int,
+                           return_length: int, encoded: Any = None) -> List[str]:
+        """Prompts for the first ``return_length`` ordered picks of the nearest demonstrations."""
         query_inputs = self.test_set[query_index][0]
-        top = self.topk(query_inputs, nearest_k, _encoded)
-        candidates = list(itertools.islice(itertools.permutations(top, inference_demos_number), return_length))
+        top = self.topk(query_inputs, nearest_k, encoded)
+        candidates = itertools.islice(itertools.permutations(top, inference_demos_number), return_length)
         writer = self.experimentor.prompt_former
-        prompts = [writer.write_prompt_from_dataline([self.demonstration_set[i] for i in order], query_inputs)
-                   for order in candidates]
+        return [writer.write_prompt_from_dataline([self.demonstration_set[i] for i in order], query_inputs)
+                for order in candidates]
+
+    @staticmethod
+    def _lowest_entropy(results: List[Any]) -> Any:
+        """The first result with the minimum entropy (§7.7 rule: softmax first unless exact probabilities)."""
+        from ..metrics import entropy
         best, best_entropy = None, None
-        for result in self._predict(prompts):
+        for result in results:
             value = entropy(list(result))
             if best_entropy is None or value < best_entropy:
                 best, best_entropy = result, value
         return best
 
-    def inference_interface(self, prompt: Sequence[Any], label_space: Sequence[str] = None, *args: Any,
-                            **kwargs: Any) -> List[Any]:
-        """Batched inference: prediction i is test item i's (the prompt texts are not used)."""
+    def _inference(self, query_index: int, nearest_k: int = 5, inference_demos_number: int = 4,
+                   return_length: int = 10, _encoded: Any = None) -> Any:
+        """The prediction of the candidate order with the lowest entropy (first minimum)."""
+        prompts = self._candidate_prompts(query_index, nearest_k, inference_demos_number, return_length, _encoded)
+        return self._lowest_entropy(self._predict(prompts))
+
+    def inference_interface(self, prompt: Sequence[Any], label_space: Sequence[str] = None, nearest_k: int = 5,
+                            inference_demos_number: int = 4, return_length: int = 10) -> List[Any]:
+        """Batched inference: prediction i is test item i's (the prompt texts are not used).
+
+        With a scorer, every candidate prompt of every test item is scored in
+        one batched call.
+        """
         if len(prompt) != len(self.test_set):
             raise ValueError(f"SA_ICL.inference_interface: expected one prompt per test item ({len(self.test_set)}), "
                              f"got {len(prompt)}; run it with batched_inference=True right after constructing "
                              "SA_ICL (its sampler has R = 1)")
-        encoded = self._encode_many([self.test_set[i][0] for i in range(len(prompt))]) or [None] * len(prompt)
-        return [self._inference(i, *args, _encoded=encoded[i], **kwargs) for i in range(len(prompt))]
+        count = len(prompt)
+        if self.scorer is None:
+            return [self._inference(i, nearest_k, inference_demos_number, return_length) for i in range(count)]
+        encoded = self._encode_many([self.test_set[i][0] for i in range(count)])
+        per_query = [self._candidate_prompts(i, nearest_k, inference_demos_number, return_length, encoded[i])
+                     for i in range(count)]
+        results = self._predict([p for prompts in per_query for p in prompts])
+        out, start = [], 0
+        for prompts in per_query:
+            out.append(self._lowest_entropy(results[start:start + len(prompts)]))
+            start += len(prompts)
+        return out

@@ -1,0 +1,2 @@
+"""Original path of ``Normal``."""
+from .benchmark import Normal  # noqa: F401

@@ -1,0 +1,104 @@
+"""A dependency-free reference inference: a lexical in-context learner.
+
+It really reads the prompt.  It finds the label prefix (the prompt's last word, e.g.
+"sentiment: "), splits the prompt at it to recover each demonstration's text and label,
+and scores every label by how much the query's words overlap with the texts of the
+demonstrations carrying that label (cosine of word sets, template words removed), plus a
+bonus when the label word itself appears in the query.  Noisy-channel prompt lists are
+parsed the same way.  It is a baseline for the pipeline, not a language model: numbers
+near chance on hard datasets are expected (README lists them).
+"""
+import math
+import os
+import re
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+_WORD = re.compile(r"\w+")
+_LAST_TOKEN = re.compile(r"(\S+\s*)$")
+
+
+def _words(text: str) -> Set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def _leading_label(segment: str, label_space: Sequence[str]) -> Tuple[Optional[int], str]:
+    """The label a segment starts with (longest match) and the text after it."""
+    best = None
+    for i, label in enumerate(label_space):
+        if label and segment.startswith(label) and (best is None or len(label) > len(label_space[best])):
+            best = i
+    if best is None:
+        return None, segment
+    return best, segment[len(label_space[best]):]
+
+
+def parse_direct(prompt: str, label_space: Sequence[str]) -> Tuple[List[Tuple[str, int]], str]:
+    """(demonstrations as (text, label index), query text) of a direct ICL prompt."""
+    match = _LAST_TOKEN.search(prompt)
+    if not match:
+        return [], prompt
+    segments = prompt.split(match.group(1))
+    demos = []
+    text = segments[0]
+    for segment in segments[1:-1]:
+        label, rest = _leading_label(segment, label_space)
+        if label is not None:
+            demos.append((text, label))
+        text = rest
+    return demos, text
+
+
+def parse_noisy_channel(prompts: Sequence[str], label_space: Sequence[str]) -> Tuple[List[Tuple[str, int]], str]:
+    """Demonstrations and query of a noisy-channel prompt list (one prompt per label)."""
+    first = prompts[0]
+    start = len(os.path.commonprefix(list(prompts)))
+    while start > 0 and not all(p[start:].startswith(label) for p, label in zip(prompts, label_space)):
+        start -= 1
+    query = first[start + len(label_space[0]):]
+    match = _LAST_TOKEN.search(first[:start])
+    if not match:
+        return [], query
+    head = first[:start - len(match.group(1))]
+    demos = []
+    for segment in head.split(match.group(1))[1:]:
+        label, rest = _leading_label(segment, label_space)
+        if label is not None:
+            demos.append((rest, label))
+    return demos, query
+
+
+def lexical_scores(demos: Sequence[Tuple[str, int]], query: str, label_space: Sequence[str]) -> List[float]:
+    """Label probabilities from word overlap with each label's demonstrations."""
+    n = len(label_space)
+    query_words = _words(query)
+    demo_words = [(_words(text), label) for text, label in demos]
+    if demo_words:  # words every demonstration and the query share are template, not content
+        common = set.intersection(query_words, *(w for w, _ in demo_words))
+        query_words -= common
+        demo_words = [(w - common, label) for w, label in demo_words]
+    scores = [0.1] * n
+    for words, label in demo_words:
+        if words and query_words:
+            scores[label] += len(words & query_words) / math.sqrt(len(words) * len(query_words))
+    for i, label in enumerate(label_space):
+        if _words(label) & query_words:
+            scores[i] += 0.5
+    total = sum(scores)
+    return [s / total for s in scores]
+
+
+def lexical_icl(prompt, label_space: Sequence[str]) -> List[float]:
+    """Inference function ``f(prompt, label_space) -> probabilities`` for any StaICC prompt."""
+    if isinstance(prompt, (list, tuple)):
+        demos, query = parse_noisy_channel(prompt, label_space)
+    else:
+        demos, query = parse_direct(prompt, label_space)
+    return lexical_scores(demos, query, label_space)
+
+
+def uniform(prompt, label_space: Sequence[str]) -> List[float]:
+    """The chance baseline: every label equally likely."""
+    return [1 / len(label_space)] * len(label_space)
+
+
+REFERENCE_MODELS: Dict[str, object] = {"lexical": lexical_icl, "uniform": uniform}

@@ -1,0 +1,4 @@
+"""Original path of the standard dataset loaders."""
+from ..datasets import (STANDARD_LOADERS, agnews, financial_phrasebank, glue_sst2, hate_speech_18,  # noqa: F401
+                        load_standard_dataset, rotten_tomatoes, sst5, subjective, trec, tweet_eval_emotion,
+                        tweet_eval_hate)

@@ -1,0 +1,76 @@
+"""Shared fixtures for the unit tests of the StaICC 0.1.1 standard (STANDARD.md).
+
+Benchmarks are built once per session; tests that change an experimentor build
+their own (a one-dataset ``Normal`` costs a few hundredths of a second once the
+bundled file is cached).  The reference constants are read from the copy of the
+specification's ``datasets.json`` in ``tests/reference``.
+"""
+import json
+import pathlib
+import warnings
+
+import pytest
+
+from StaICC.errors import TamperingWarning
+
+REFERENCE_PATH = pathlib.Path(__file__).parent / "reference" / "datasets.json"
+
+# The ten datasets, in benchmark order (spec §2.2).
+DATASET_NAMES = ["GLUE-SST2", "rotten_tomatoes", "financial_phrasebank", "SST5", "TREC", "AGNews",
+                 "Subjective", "tweet_eval_emotion", "tweet_eval_hate", "hate_speech_18"]
+
+# Spec §11.0, exact.
+TAMPERING_TEXT = ("You are editing the standard settings of StaICC. You should not use the result after "
+                  "editing as any baselines. Be careful.")
+
+
+def _load_reference():
+    with open(REFERENCE_PATH, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@pytest.fixture(scope="session")
+def reference():
+    """The whole reference datasets.json (DS)."""
+    return _load_reference()
+
+
+@pytest.fixture(scope="session")
+def ds(reference):
+    """Per-dataset DS entries keyed by dataset name."""
+    return {entry["name"]: entry for entry in reference["datasets"]}
+
+
+def build(name=None, **kwargs):
+    """A fresh one-dataset ``Normal`` (tampering warnings filtered)."""
+    from StaICC import Normal
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TamperingWarning)
+        if name is None:
+            return Normal(**kwargs)
+        return Normal(datasets=[name], **kwargs)
+
+
+def fresh(name, **kwargs):
+    """A freshly built experimentor for one dataset."""
+    return build(name, **kwargs)[0]
+
+
+@pytest.fixture(scope="session")
+def normal():
+    """A session-wide default ``Normal()`` over the ten datasets.  Do not mutate it."""
+    return build()
+
+
+@pytest.fixture(scope="session")
+def rt(normal):
+    """The rotten_tomatoes experimentor of the shared ``Normal()`` (read-only use)."""
+    return normal[1]
+
+
+@pytest.fixture
+def quiet():
+    """Silence tampering warnings inside a test."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TamperingWarning)
+        yield
