@@ -497,7 +497,8 @@ def from_hf(hf_dataset: Any, *, split: Optional[str] = None, config: Optional[st
                              f"choose one with split= (got {split!r})")
         hf_dataset = hf_dataset[split]
         column_names = getattr(hf_dataset, "column_names", None)
-    if column_names is None and not hasattr(hf_dataset, "features") or not isinstance(hf_dataset, Iterable):
+    quacks = column_names is not None or hasattr(hf_dataset, "features")  # IterableDataset: column_names may be None
+    if not quacks or not isinstance(hf_dataset, Iterable):
         raise TypeError(f"from_hf expects a HuggingFace datasets.Dataset (iterable of dicts with column_names), "
                         f"got {type(hf_dataset).__name__}")
     label_column = options.get("label_column")

@@ -14,8 +14,10 @@ Triplet_bias loads each file once.
 import copy
 import gzip
 import hashlib
+import io
 import json
 import threading
+from array import array
 from importlib import resources
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -74,7 +76,7 @@ def dataset_constants(name: str) -> Dict[str, Any]:
     raise ValueError(f"unknown dataset {name!r}; the standard datasets are {standard_dataset_names()}")
 
 
-def _load_drawn_rows(name: str) -> List[Row]:
+def _load_drawn_rows(name: str) -> Tuple[List[Row], "array"]:
     info = manifest()["files"][name]
     payload = _read_data_file(info["file"])
     digest = hashlib.sha256(payload).hexdigest()
@@ -82,13 +84,13 @@ def _load_drawn_rows(name: str) -> List[Row]:
         raise DataFileError(f"bundled data file {info['file']!r} is corrupted: SHA-256 {digest} "
                             f"instead of {info['sha256']} (reinstall, or run tools/freeze_data.py)")
     rows: List[Row] = []
-    table_indexes: List[int] = []
-    for line in gzip.decompress(payload).decode("utf-8").split("\n"):  # not splitlines(): texts hold U+2028 etc.
-        if not line:
-            continue
-        index, inputs, label = json.loads(line)
-        table_indexes.append(index)
-        rows.append((inputs, label))
+    table_indexes = array("l")
+    # Stream the lines (newline="\n": texts contain U+2028 and friends, which are not row ends).
+    with io.TextIOWrapper(gzip.GzipFile(fileobj=io.BytesIO(payload)), encoding="utf-8", newline="\n") as lines:
+        for line in lines:
+            index, inputs, label = json.loads(line)
+            table_indexes.append(index)
+            rows.append((tuple(inputs), label))
     if len(rows) != info["rows"]:
         raise DataFileError(f"bundled data file {info['file']!r} has {len(rows)} rows, expected {info['rows']}")
     return rows, table_indexes
@@ -108,6 +110,9 @@ class ListTable:
 
     def __getitem__(self, index: int) -> Row:
         return self.rows[index]
+
+    def __iter__(self):
+        return iter(self.rows)
 
     def draw(self, total: int, seed: int = SEED) -> List[Row]:
         """Rows at the first ``total`` indexes of the split draw (spec §3)."""
@@ -148,14 +153,46 @@ class DrawnTable:
         raise IndexError(f"{self.name}: StaICC ships only the rows drawn by the standard split; "
                          "access rows through the split parts (calibration/demonstration/test)")
 
-    def draw(self, total: int, seed: int = SEED) -> List[Row]:
+    def draw(self, total: int, seed: int = SEED) -> "DrawnSlice":
         if seed != SEED or total > self.shipped_rows:
             raise ValueError(
                 f"{self.name}: a split of {total} rows with seed {seed} needs the full table, but StaICC "
                 f"ships only the {self.shipped_rows} rows of the standard draw (seed {SEED}). Splits of up "
                 f"to {self.shipped_rows} rows with the standard seed are exact; for others build the "
                 "dataset from source (from_cache=False, needs the `datasets` package).")
-        return self.drawn_rows[:total]
+        return DrawnSlice(self, 0, total)
+
+
+class DrawnSlice:
+    """Rows ``start:stop`` of a bundled draw, read from disk only when first touched.
+
+    Building a benchmark therefore reads no data at all; each dataset is decoded the
+    first time one of its prompts is written.
+    """
+
+    def __init__(self, table: DrawnTable, start: int, stop: int) -> None:
+        self.table, self.start, self.stop = table, start, stop
+        self._rows: Optional[List[Row]] = None
+
+    @property
+    def rows(self) -> List[Row]:
+        if self._rows is None:
+            self._rows = self.table.drawn_rows[self.start:self.stop]
+        return self._rows
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            begin, end, step = index.indices(len(self))
+            if step == 1:
+                return DrawnSlice(self.table, self.start + begin, self.start + max(begin, end))
+            return self.rows[index]
+        return self.rows[index]
+
+    def __iter__(self):
+        return iter(self.rows)
 
 
 def bundled_table(name: str) -> DrawnTable:
@@ -185,7 +222,7 @@ class Dataset:
                  split_sizes: Optional[Tuple[int, int, int]] = None,
                  standard: bool = False) -> None:
         self.dataset_name = name
-        self.table = rows if isinstance(rows, (ListTable, DrawnTable)) else ListTable(rows)
+        self.table = rows if isinstance(rows, (ListTable, DrawnTable, DrawnSlice)) else ListTable(rows)
         self.label_space = list(label_space)
         self.label_mapping = dict(label_mapping) if label_mapping is not None else {i: i for i in range(len(label_space))}
         self.ground_truth_label_space = list(ground_truth_label_space) if ground_truth_label_space else None
@@ -273,11 +310,11 @@ class Dataset:
         self.label_space = list(self.reduced_label_space)
 
     # -- splitting ----------------------------------------------------------
-    def with_rows(self, rows: List[Row], name: str) -> "Dataset":
+    def with_rows(self, rows, name: str) -> "Dataset":
         """A copy holding only ``rows`` (no copy of the row strings themselves)."""
         part = copy.copy(self)
         part.dataset_name = name
-        part.table = ListTable(rows)
+        part.table = rows if isinstance(rows, DrawnSlice) else ListTable(rows)
         part.label_space = list(self.label_space)
         part.label_mapping = dict(self.label_mapping)
         part._input_text_prefixes = list(self._input_text_prefixes)
@@ -288,7 +325,7 @@ class Dataset:
         """One part per index list (the original's public ``split``)."""
         return [self.with_rows([self.table[i] for i in part], self.dataset_name) for part in split_indexes]
 
-    def draw_rows(self, total: int, seed: int = SEED) -> List[Row]:
+    def draw_rows(self, total: int, seed: int = SEED):
         return self.table.draw(total, seed)
 
     def content_sha256(self) -> str:

@@ -195,7 +195,7 @@ class single_experimentor:
         if kind is None:
             return None
         if kind == "contextual":
-            return empty_query_generator(len(self.triplet_dataset.calibration[0][0]))
+            return empty_query_generator(self.triplet_dataset.calibration)
         if kind == "domain":
             return domain_query_generator(self.triplet_dataset.demonstration, length)
         raise ValueError(f"pseudo_query must be None, 'contextual' or 'domain', got {kind!r}")
@@ -333,6 +333,7 @@ class single_experimentor:
                 prompts.extend(self._prompts(plan))
         finally:
             writer.restore(state)
+            writer.restart_streams()
         return prompts
 
     def example(self, k: int = 8):
@@ -392,6 +393,7 @@ class single_experimentor:
                 outputs_rows.extend(rows)
         finally:
             writer.restore(state)
+            writer.restart_streams()  # also frees the domain generator's word cache
         self._stored_predictions = stored
         self.last_run_seconds = time.perf_counter() - started
         summary = self.procedure.summarize(results)

@@ -20,16 +20,20 @@ DemoLine = Tuple[Sequence[str], str]
 # pseudo-query generators
 # ----------------------------------------------------------------------------
 class empty_query_generator:
-    """Contextual bias: a query made of empty strings, one per input element, forever."""
+    """Contextual bias: a query made of empty strings, one per input element, forever.
 
-    def __init__(self, input_element_count: int) -> None:
-        self.input_element_count = input_element_count
+    The element count is that of the dataset's first row (the standard reads calibration
+    row 0), looked up at first use so that building a benchmark reads no data.
+    """
+
+    def __init__(self, dataset) -> None:
+        self.dataset = dataset
 
     def __iter__(self) -> Iterator[List[str]]:
         return self
 
     def __next__(self) -> List[str]:
-        return [""] * self.input_element_count
+        return [""] * len(self.dataset.table[0][0])
 
     def restart(self) -> None:
         """Nothing to restart: the generator has no state."""
@@ -54,7 +58,9 @@ class domain_query_generator:
         return self
 
     def restart(self) -> None:
+        """Start the stream afresh and drop the per-run word cache."""
         self._stream = None
+        self._pieces = None
 
     def __next__(self) -> List[str]:
         if self._stream is None:
