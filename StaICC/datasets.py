@@ -144,7 +144,7 @@ class DrawnTable:
     def table_indexes(self) -> List[int]:
         """Original table index of each shipped row, in draw order."""
         self._ensure()
-        return self._table_indexes
+        return list(self._table_indexes)
 
     def __len__(self) -> int:
         return self.table_rows

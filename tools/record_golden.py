@@ -351,6 +351,50 @@ def build_configs():
     C.append(_cfg("demo_sens_set_k2", bench="Demo_sens", datasets=(FP,), kwargs={"k": 4}, steps=[["set_k", 2]]))
     C.append(_cfg("template_sens_set_k2", bench="Template_sens", datasets=(RT,), kwargs={"k": 4},
                   steps=[["set_k", 2]]))
+    # 10. further probes: other datasets, chains of mutators, first prompt_set() of diagnosis experimentors
+    C.append(_cfg("normal_k2_int_other_datasets", datasets=("GLUE-SST2", "AGNews", "Subjective", "tweet_eval_hate"),
+                  kwargs={"k": 2}, fn="int"))
+    C.append(_cfg("domain_bias_len16_hate_subj", bench="Domain_bias", datasets=("tweet_eval_hate", "Subjective"),
+                  kwargs={"k": 2, "domain_query_length": 16}))
+    C.append(_cfg("domain_bias_k4_int", bench="Domain_bias", datasets=(TEE,), kwargs={"k": 4}, fn="int"))
+    C.append(_cfg("gler_k4_i7", bench="GLER", datasets=(FP,), kwargs={"k": 4, "interpolations": 7}))
+    C.append(_cfg("gler_k2_i10", bench="GLER", datasets=(FP,), kwargs={"k": 2, "interpolations": 10}, fn="int"))
+    C.append(_cfg("gler_k1_i5_dyadic", bench="GLER", datasets=(TREC,), kwargs={"k": 1}, fn="dyadic"))
+    C.append(_cfg("demo_sens_reset", bench="Demo_sens", datasets=(TREC,), kwargs={"k": 4},
+                  steps=[["reset_demonstration_sampler"]]))
+    C.append(_cfg("contextual_bias_label_noise", bench="Contextual_bias", datasets=(FP, TREC), kwargs={"k": 4},
+                  steps=[["prompt_former.set_label_wrong_rate", 0.5]]))
+    C.append(_cfg("post_bias_dyadic_k4", bench="Post_bias", datasets=(RT, TEE), kwargs={"k": 4}, fn="dyadic"))
+    C.append(_cfg("mutators_duplicate_label_space", datasets=(TREC,), kwargs={"k": 4}, steps=[
+        ["prompt_former.change_label_space", {"label_space_from": ["same", "same", "other", "same", "x", "x"]}]]))
+    C.append(_cfg("set_config_dict_noisy_false", datasets=(RT,), steps=[
+        ["prompt_former.set_config_dict", {"instruction": "Gone.\n", "label_prefix": "=> ",
+                                           "use_noisy_channel": False}]]))
+    C.append(_cfg("set_config_dict_noisy_true", datasets=(RT, TREC), fn="int", steps=[
+        ["prompt_former.set_config_dict", {"instruction": "Kept.\n", "label_prefix": "=> ",
+                                           "use_noisy_channel": True}]]))
+    C.append(_cfg("noisy_then_replace_space_to_label", datasets=(FP, TREC), kwargs={"k": 2, "noisy_channel": True},
+                  fn="int", steps=[["prompt_former.replace_space_to_label"]]))
+    C.append(_cfg("label_noise_then_replace_space", datasets=(FP,), kwargs={"k": 4},
+                  steps=[["prompt_former.set_label_wrong_rate", 0.5], ["prompt_former.replace_space_to_label"],
+                         ["prompt_former.change_instruction", "I\n"]]))
+    C.append(_cfg("in_domain_label_noise_trec", datasets=(TREC,), kwargs={"k": 3}, call="auto_run",
+                  steps=[["set_in_domain_mode"], ["prompt_former.set_label_wrong_rate", 1 / 3]]))
+    C.append(_cfg("prompt_set_label_noise", datasets=(FP, RT), kwargs={"k": 4}, call="prompt_set", fn=None,
+                  steps=[["prompt_former.set_label_wrong_rate", 0.5]]))
+    C.append(_cfg("prompt_set_domain_bias", bench="Domain_bias", datasets=(RT,), kwargs={"k": 1}, call="prompt_set",
+                  fn=None))
+    C.append(_cfg("prompt_set_contextual_bias", bench="Contextual_bias", datasets=(TREC,), kwargs={"k": 2},
+                  call="prompt_set", fn=None))
+    C.append(_cfg("prompt_set_gler", bench="GLER", datasets=(FP,), kwargs={"k": 2, "interpolations": 3},
+                  call="prompt_set", fn=None))
+    C.append(_cfg("prompt_set_template_sens", bench="Template_sens", datasets=(RT,), kwargs={"k": 2},
+                  call="prompt_set", fn=None))
+    C.append(_cfg("prompt_set_demo_sens", bench="Demo_sens", datasets=(FP,), kwargs={"k": 2}, call="prompt_set",
+                  fn=None))
+    C.append(_cfg("auto_run_gler_exp", bench="GLER", datasets=(FP,), kwargs={"k": 2, "interpolations": 3},
+                  call="auto_run", return_outputs=True))
+    C.append(_cfg("auto_run_demo_sens_exp", bench="Demo_sens", datasets=(TREC,), kwargs={"k": 2}, call="auto_run"))
     ids = [c["id"] for c in C]
     assert len(ids) == len(set(ids)), "duplicate configuration ids"
     return C
@@ -440,7 +484,7 @@ def run_config(cfg, make_bench, dump=None):
             entry["return_length"] = len(ret)
             entry["result"] = to_plain(ret[0])
             entry["success"] = ret[1]
-            if cfg.get("return_outputs"):
+            if cfg.get("return_outputs") and len(ret) > 2:  # GLER/Template/Demo experimentors return 2
                 o = to_plain(ret[2])
                 entry["outputs_keys"] = list(o)
                 entry["groundtruth"] = o.get("groundtruth")
