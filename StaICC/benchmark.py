@@ -50,28 +50,26 @@ def average_metrics(divided: Dict[str, Dict[str, Any]], dataset_count: int) -> D
     return averaged
 
 
-def average_slopes(divided: Dict[str, Dict[str, Any]], dataset_count: int) -> Dict[str, Any]:
-    """GLER: mean slope per metric."""
+def _average_sensitivity(divided: Dict[str, Dict[str, Any]], dataset_count: int, slope: bool) -> Dict[str, Any]:
     first = next(iter(divided.values()))["sensitivity"]
     averaged = {}
     for metric in first:
         total = 0
         for result in divided.values():
-            total += result["sensitivity"][metric][0]
+            value = result["sensitivity"][metric]
+            total += value[0] if slope else value
         averaged[metric] = total / dataset_count
     return averaged
+
+
+def average_slopes(divided: Dict[str, Dict[str, Any]], dataset_count: int) -> Dict[str, Any]:
+    """GLER: mean slope per metric."""
+    return _average_sensitivity(divided, dataset_count, slope=True)
 
 
 def average_sensitivity(divided: Dict[str, Dict[str, Any]], dataset_count: int) -> Dict[str, Any]:
     """Template_sens, Demo_sens: mean of each sensitivity value."""
-    first = next(iter(divided.values()))["sensitivity"]
-    averaged = {}
-    for metric in first:
-        total = 0
-        for result in divided.values():
-            total += result["sensitivity"][metric]
-        averaged[metric] = total / dataset_count
-    return averaged
+    return _average_sensitivity(divided, dataset_count, slope=False)
 
 
 # ----------------------------------------------------------------------------

@@ -41,6 +41,14 @@ def _dataset_specs(names: Optional[List[str]]):
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # e.g. `staicc | head`: the reader left, nothing to report
+        sys.stderr.close()
+        return 0
+
+
+def _main(argv: Optional[List[str]] = None) -> int:
     from .benchmark import SUB_BENCHMARKS
     from .datasets import dataset_constants, standard_dataset_names
     from .reference_model import REFERENCE_MODELS

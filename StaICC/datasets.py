@@ -23,9 +23,15 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .errors import warn, warn_tampering
 from .rng import StableRandom
-from .standard import BASE_TEMPLATE, NOT_APPLICABLE_WARNING, SEED, STRICT_TEMPLATE_WARNING
+from .standard import BASE_TEMPLATE, NOT_APPLICABLE_WARNING, SEED, STRICT_TEMPLATE_WARNING, TEMPLATE_FIELDS
 
 Row = Tuple[List[str], int]
+
+
+def template_of(obj: Any) -> Dict[str, Any]:
+    """The template attributes (``_instruction`` ...) of a dataset or a prompt writer, copied."""
+    values = {field: getattr(obj, "_" + field) for field in TEMPLATE_FIELDS}
+    return {field: list(v) if isinstance(v, list) else v for field, v in values.items()}
 
 # ----------------------------------------------------------------------------
 # bundled files
@@ -277,14 +283,7 @@ class Dataset:
 
     # -- templates: read access --------------------------------------------
     def default_template(self) -> Dict[str, Any]:
-        return {
-            "instruction": self._instruction,
-            "input_text_prefixes": list(self._input_text_prefixes),
-            "input_text_affixes": list(self._input_text_affixes),
-            "label_prefix": self._label_prefix,
-            "label_affix": self._label_affix,
-            "query_prefix": self._query_prefix,
-        }
+        return template_of(self)
 
     # -- strict-mode template protection (spec §2.4) --------------------------
     def _strict(self, *_args) -> None:

@@ -9,6 +9,7 @@ joined once.
 import numbers
 from typing import Iterator, List, Optional, Sequence, Tuple
 
+from .datasets import template_of
 from .errors import warn, warn_tampering
 from .rng import StableRandom, fresh_stream
 from .standard import (LCG_INCREMENT, LCG_MULTIPLIER, NOISY_CHANNEL_LABEL_AFFIX, NOISY_CHANNEL_LAST_INPUT_AFFIX, WRONG_LABEL_COUNT_WARNING)
@@ -248,17 +249,10 @@ class prompt_writter:
                      "label_affix", "query_prefix", "label_space", "label_wrong_rate", "use_noisy_channel")
 
     def get_config_dict(self) -> dict:
-        return {
-            "instruction": self._instruction,
-            "input_text_prefixes": list(self._input_text_prefixes),
-            "input_text_affixes": list(self._input_text_affixes),
-            "label_prefix": self._label_prefix,
-            "label_affix": self._label_affix,
-            "query_prefix": self._query_prefix,
-            "label_space": list(self._label_space),
-            "label_wrong_rate": self._label_wrong_rate,
-            "use_noisy_channel": self._use_noisy_channel,
-        }
+        config = template_of(self)
+        config.update(label_space=list(self._label_space), label_wrong_rate=self._label_wrong_rate,
+                      use_noisy_channel=self._use_noisy_channel)
+        return config
 
     def set_config_dict(self, config_dict: dict) -> None:
         """Reset, then apply the given keys in the standard order (unknown keys ignored).

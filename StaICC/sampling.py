@@ -11,7 +11,22 @@ from typing import Callable, List, Optional, Sequence
 from .rng import StableRandom, fresh_stream
 
 
-class demonstration_sampler:
+class _RowSampler:
+    """``list[list[int]]``-like access; reading a row returns a copy."""
+
+    _rows: List[List[int]]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: int) -> List[int]:
+        return list(self._rows[index])
+
+    def __iter__(self):
+        return (list(row) for row in self._rows)
+
+
+class demonstration_sampler(_RowSampler):
     """Default sampler: ``rows`` rows of ``index_set(k, D, allow_repetition=k > D)``."""
 
     def __init__(self, k: int, demonstration_count: int, rows: int) -> None:
@@ -25,15 +40,6 @@ class demonstration_sampler:
     def _draw_row(self) -> List[int]:
         return self._stream.index_set(self.k, self.demonstration_count,
                                       allow_repetition=self.k > self.demonstration_count)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, index: int) -> List[int]:
-        return list(self._rows[index])
-
-    def __iter__(self):
-        return (list(row) for row in self._rows)
 
     def reset(self) -> None:
         """Back to the default rows and the stream state right after them."""
@@ -61,21 +67,12 @@ class demonstration_sampler:
                 raise RuntimeError(f"query {i}: no valid demonstration row after {max_attempts} draws")
 
 
-class fixed_sampler:
-    """A user-given sampler, copied and validated at the boundary."""
+class fixed_sampler(_RowSampler):
+    """A user-given sampler (validated by :func:`validate_sampler`)."""
 
     def __init__(self, rows: Sequence[Sequence[int]]) -> None:
         self._rows = [list(row) for row in rows]
         self.k = len(self._rows[0]) if self._rows else 0
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, index: int) -> List[int]:
-        return list(self._rows[index])
-
-    def __iter__(self):
-        return (list(row) for row in self._rows)
 
 
 def validate_sampler(sampler, k: Optional[int], test_count: int, demonstration_count: int,

@@ -52,6 +52,9 @@ BASE_TEMPLATE = {
     "label_affix": "\n",
     "query_prefix": "",
 }
+#: the template attributes a dataset defines and the prompt writer copies, in config-dict order
+TEMPLATE_FIELDS: Tuple[str, ...] = ("instruction", "input_text_prefixes", "input_text_affixes",
+                                    "label_prefix", "label_affix", "query_prefix")
 NOISY_CHANNEL_LABEL_AFFIX = " "
 NOISY_CHANNEL_LAST_INPUT_AFFIX = "\n"
 
