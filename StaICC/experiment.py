@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from .datasets import Dataset
 from .errors import InferenceError, warn_tampering, where
 from .inference import check_preentered, expand, predicted_labels, run_inference
-from .metrics import linear_regression, normal_metrics
+from .metrics import PredictionRows, linear_regression, normal_metrics
 from .prompt import domain_query_generator, empty_query_generator, prompt_writter
 from .sampling import demonstration_sampler, fixed_sampler, validate_sampler
 from .split import triplet_dataset as TripletDataset
@@ -387,7 +387,7 @@ class single_experimentor:
                         exc.partial_predictions = outputs_pred + exc.partial_predictions
                         raise
                 rows = expand(raw, len(label_space), self.dataset_name)
-                stored = (stored if p.carry else previous) + rows
+                stored = PredictionRows((stored if p.carry else previous) + rows)
                 results.append({name: metric(truth, stored) for name, metric in self.metrics.items()})
                 outputs_pred.extend(raw)
                 outputs_rows.extend(rows)

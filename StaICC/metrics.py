@@ -66,9 +66,29 @@ def softmax(vector: Vector) -> List[float]:
     return [e / total for e in exps]
 
 
+class PredictionRows(list):
+    """The rows a run hands its metrics: a plain list that remembers its conditional softmax.
+
+    Every score metric applies the same rule to the same rows; computing it once per
+    pass instead of once per metric is the only reason this class exists.
+    """
+
+    __slots__ = ("normalized",)
+
+    def __init__(self, rows=()) -> None:
+        super().__init__(rows)
+        self.normalized = None
+
+
 def softmax_unless_probabilities(matrix: Matrix) -> Matrix:
     """The standard's rule for the score metrics: softmax every row unless all rows pass the check."""
-    return matrix if is_probability_matrix(matrix) else [softmax(row) for row in matrix]
+    cached = getattr(matrix, "normalized", None)
+    if cached is not None:
+        return cached
+    result = matrix if is_probability_matrix(matrix) else [softmax(row) for row in matrix]
+    if isinstance(matrix, PredictionRows):
+        matrix.normalized = result
+    return result
 
 
 def column_means(matrix: Matrix) -> List[float]:

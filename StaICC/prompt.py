@@ -332,7 +332,7 @@ class prompt_writter:
         if wrong != 0 and wrong / count != rate:
             warn(WRONG_LABEL_COUNT_WARNING)
         corrupted = self._label_error_stream.n_elements(demos_indexes, wrong) if wrong else ()
-        rows, space, mapping = demo.table, demo.label_space, demo.label_mapping
+        rows, space, mapping = demo.table.rows, demo.label_space, demo.label_mapping
         size = len(rows)
         lines = []
         for v in demos_indexes:
@@ -347,7 +347,7 @@ class prompt_writter:
         if self.pseudo_query_generater is not None:
             query = next(self.pseudo_query_generater)
         else:
-            test = self.triplet_dataset.test.table
+            test = self.triplet_dataset.test.table.rows
             if not 0 <= query_index < len(test):
                 raise ValueError(f"Index out of range: query index {query_index} not in [0, {len(test)}) "
                                  f"(dataset {self.triplet_dataset.name!r})")
