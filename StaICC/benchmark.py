@@ -249,7 +249,9 @@ class SubBenchmark:
         from . import __version__
         departures = {e.dataset_name: e.non_standard_settings() for e in self._experimentors
                       if e.non_standard_settings()}
-        departures.update({d.name: ["custom dataset"] for d in self._datasets if not d.standard})
+        for dataset in self._datasets:
+            if not dataset.standard:
+                departures.setdefault(dataset.name, []).append("custom dataset")
         return {"benchmark": self.benchmark_name, "staicc_version": __version__, "k": self.k,
                 "noisy_channel": self.noisy_channel, "datasets": self.dataset_names(),
                 "procedure": self._experimentors[0].procedure.describe(),

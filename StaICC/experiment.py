@@ -388,7 +388,7 @@ class single_experimentor:
                         raise
                 rows = expand(raw, len(label_space), self.dataset_name)
                 stored = PredictionRows((stored if p.carry else previous) + rows)
-                results.append({name: metric(truth, stored) for name, metric in self.metrics.items()})
+                results.append(self._compute_metrics(truth, stored))
                 outputs_pred.extend(raw)
                 outputs_rows.extend(rows)
         finally:
@@ -402,6 +402,16 @@ class single_experimentor:
         outputs = {"groundtruth": truth * len(passes), "predicted": predicted_labels(outputs_pred),
                    "prob.": outputs_rows}
         return summary, True, outputs
+
+    def _compute_metrics(self, truth: List[int], stored: List[list]) -> Dict[str, Any]:
+        results = {}
+        for name, metric in self.metrics.items():
+            try:
+                results[name] = metric(truth, stored)
+            except (ValueError, ZeroDivisionError, IndexError, TypeError) as exc:
+                raise ValueError(f"metric {name!r} failed{where(self.dataset_name)} on {len(stored)} predictions: "
+                                 f"{exc}") from exc
+        return results
 
     def __call__(self, forward_inference: Optional[Callable] = None, input_prediction: Optional[Sequence] = None,
                  batched_inference: bool = False, return_outputs: bool = False, *, progress: Optional[bool] = None):

@@ -34,7 +34,7 @@ class empty_query_generator:
         return self
 
     def __next__(self) -> List[str]:
-        return [""] * len(self.dataset.table[0][0])
+        return [""] * self.dataset.input_element_numbers()
 
     def restart(self) -> None:
         """Nothing to restart: the generator has no state."""
