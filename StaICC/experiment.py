@@ -167,9 +167,6 @@ class single_experimentor:
         _check_k(k)
         if not isinstance(repeat_times, int) or isinstance(repeat_times, bool) or repeat_times < 1:
             raise ValueError(f"repeat_times must be a positive int, got {repeat_times!r}")
-        self._non_standard: List[str] = []
-        if repeat_times != standard_repeat_times:
-            self._tamper(f"repeat_times {repeat_times} instead of {standard_repeat_times}")
         if triplet_dataset is None:
             sizes = list(dividing) if dividing is not None else [None, None, None]
             if len(sizes) != 3:
@@ -179,6 +176,9 @@ class single_experimentor:
             triplet_dataset = TripletDataset(original_dataset, *sizes, expected_test_number=test_size)
         self.triplet_dataset = triplet_dataset
         self.dataset_name = triplet_dataset.name
+        self._non_standard: List[str] = []
+        if repeat_times != standard_repeat_times:
+            self._tamper(f"repeat_times {repeat_times} instead of {standard_repeat_times}")
         self.k = k
         self.repeat_times = repeat_times
         self._default_repeat_times = repeat_times
@@ -201,7 +201,7 @@ class single_experimentor:
         raise ValueError(f"pseudo_query must be None, 'contextual' or 'domain', got {kind!r}")
 
     def _tamper(self, cause: str) -> None:
-        warn_tampering(f"{cause} ({self.triplet_dataset.name if hasattr(self, 'triplet_dataset') else 'experimentor'})", stacklevel=4)
+        warn_tampering(f"{cause} ({self.dataset_name})", stacklevel=4)
         self._non_standard.append(cause)
 
     # -- accessors (original names) ---------------------------------------------
