@@ -20,7 +20,7 @@ setup(
     python_requires=">=3.9",
     install_requires=[],
     extras_require={
-        "hf": ["torch>=2.0", "transformers>=4.43", "numpy"],
+        "hf": ["torch>=2.1", "transformers>=4.43", "numpy"],
         "embeddings": ["sentence-transformers"],
         "source": ["datasets"],
         "progress": ["tqdm"],

@@ -32,5 +32,10 @@ def tiny_tokenizer(bos: bool = True, vocab_size: int = 4096):
 
 @functools.lru_cache(maxsize=None)
 def tiny_model(family: str = "llama", vocab_size: int = 4096, seed: int = 0):
+    import torch
+
     from StaICC.prefabricate_inference.tiny_models import tiny_causal_lm
+    # one intra-op thread: these models are too small to gain from more, and on a
+    # shared 2-core runner competing OpenMP threads made the suite several times slower
+    torch.set_num_threads(1)
     return tiny_causal_lm(family, vocab_size=vocab_size, seed=seed)

@@ -4,6 +4,8 @@ No model is needed: the feedforwards return fixed vectors chosen per prompt,
 so every expected number below is worked out from the formulas by hand.
 """
 import math
+import subprocess
+import sys
 import types
 import warnings
 
@@ -52,6 +54,25 @@ def prompt_maker(demos, query):
 def query_row(prompt):
     """The calibration row index a prompt_maker prompt was asked about."""
     return int(prompt.split("#")[1].split()[-1])
+
+
+# ----------------------------------------------------------------- the optional extra
+def test_importing_the_prefab_modules_does_not_import_torch():
+    code = ("import sys, StaICC, StaICC.prefabricate_inference as p; "
+            "from StaICC.prefabricate_inference import model_kernel, fast_kernel, standard_calibration, "
+            "prompt_template_edit; assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
+    repository = str(__import__("pathlib").Path(__file__).resolve().parents[1])
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=repository)
+
+
+def test_missing_extra_names_the_install_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # makes "import torch" fail
+    from StaICC.prefabricate_inference.fast_kernel import CausalLMScorer
+    from StaICC.prefabricate_inference.model_kernel import standard_ICL_inference_with_torch_Causal_LM
+    with pytest.raises(ImportError, match=r"CausalLMScorer.*pip install StaICC\[hf\]"):
+        CausalLMScorer(object(), object())
+    with pytest.raises(ImportError, match=r"pip install StaICC\[hf\]"):
+        standard_ICL_inference_with_torch_Causal_LM("p", object(), object(), LABELS)
 
 
 # ----------------------------------------------------------------- contextual / domain
@@ -254,3 +275,68 @@ def test_untrained_calibrations_say_so():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert contextual_calibration(LABELS).inference([0.5, 0.5]) == [0.5, 0.5]
+
+
+# ----------------------------------------------------------------- end to end on a sub-benchmark
+def _end_to_end_setup():
+    pytest.importorskip("torch", reason="the [hf] extra is not installed (pip install StaICC[hf])")
+    pytest.importorskip("transformers", reason="the [hf] extra is not installed (pip install StaICC[hf])")
+    from prefab_helpers import tiny_model, tiny_tokenizer
+
+    from StaICC import Normal
+    from StaICC.prefabricate_inference import CausalLMScorer
+    scorer = CausalLMScorer(tiny_model("llama"), tiny_tokenizer(True))
+    return Normal(k=0, datasets=["rotten_tomatoes"])[0], scorer  # zero-shot: short prompts, fast
+
+
+@pytest.mark.parametrize("name", ["contextual", "domain", "hidden", "knn", "knn_centroid"])
+def test_trained_calibration_runs_on_a_sub_benchmark(name):
+    experimentor, scorer = _end_to_end_setup()
+    labels = experimentor.get_label_space()
+    calibration, feedforward = {
+        "contextual": (contextual_calibration(labels), scorer),
+        "domain": (domain_calibration(labels), scorer),
+        "hidden": (hidden_calibration(labels), scorer.feedforward_with_hidden_state),
+        "knn": (knn_prompting(labels), scorer.feedforward_with_full_vocab),
+        "knn_centroid": (knn_prompt_centroid(labels), scorer.feedforward_with_full_vocab),
+    }[name]
+    calibration.train(experimentor.prompt_former.write_prompt_from_dataline, feedforward,
+                      experimentor.calibration_set(), calibration_number=16, k=experimentor.get_k())
+    assert calibration.trained and not getattr(calibration, "failed", False)
+    inference = scorer.calibrated(calibration.inference)
+    prompts = experimentor.prompt_set()
+    calibrated = inference(prompt=prompts[:6], label_space=labels)
+    plain = scorer(prompt=prompts[:6], label_space=labels)
+    assert calibrated != plain  # the calibration changed the predictions
+    for index in (0, 5):  # batched and per-prompt calibrated inference agree
+        single = inference(prompt=prompts[index], label_space=labels)
+        assert single == pytest.approx(calibrated[index], abs=1e-4)
+    result, success = experimentor.auto_run(forward_inference=inference, batched_inference=True)
+    assert success and 0 <= result["accuracy"] <= 1
+
+
+def test_batch_calibration_runs_on_a_sub_benchmark():
+    experimentor, scorer = _end_to_end_setup()
+
+    def inference(prompt, label_space):
+        return batch_calibration(scorer(prompt=prompt, label_space=label_space))
+
+    result, success = experimentor.auto_run(forward_inference=inference, batched_inference=True)
+    assert success and 0 <= result["accuracy"] <= 1
+
+
+def test_vectorised_distances_equal_the_pure_python_loop():
+    """§11.4.8 fix: NumPy distances are bit-identical to the original's element-by-element loop."""
+    from StaICC.prefabricate_inference._numeric import sequential_l2
+    rng = np.random.default_rng(0)
+    anchors = rng.normal(size=(5, 3000)).astype(np.float32)
+    vector = rng.normal(size=3000).astype(np.float32)
+    for a, v in ((anchors, vector), (anchors.astype(np.float64), vector.astype(np.float64))):
+        expected = []
+        for row in a:
+            total = 0
+            for x, y in zip(row, v):
+                total = total + (x - y) ** 2
+            expected.append(total ** 0.5)
+        got = sequential_l2(a, v)
+        assert got == expected and type(got[0]) is type(expected[0])

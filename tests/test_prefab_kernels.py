@@ -8,7 +8,6 @@ each other, and label scores with sums computed by hand from full logits.
 import functools
 import sys
 import types
-import warnings
 
 import pytest
 
@@ -366,7 +365,7 @@ def test_full_normal_run_on_two_datasets_matches_the_one_prompt_kernel():
 
 def test_noisy_channel_normal_run():
     model, tok = tiny_model("gpt2"), tiny_tokenizer(False)
-    bench = Normal(k=1, noisy_channel=True, datasets=["rotten_tomatoes"])
+    bench = Normal(k=0, noisy_channel=True, datasets=["rotten_tomatoes"])  # zero-shot keeps it fast
     prompts = bench[0].prompt_set()
     assert isinstance(prompts[0], list) and len(prompts[0]) == 2
     reference = [mk.noisy_channel_ICL_inference_with_torch_Causal_LM(p, model, tok, LABELS) for p in prompts[:4]]
@@ -376,6 +375,7 @@ def test_noisy_channel_normal_run():
     assert 0 <= result["accuracy"] <= 1
 
 
+@pytest.mark.filterwarnings("ignore::StaICC.errors.TamperingWarning")  # changing the instruction is the point
 def test_ppl_icl_picks_the_lowest_loss_instruction():
     model, tok = tiny_model("llama"), tiny_tokenizer(True)
     experimentor = Normal(k=1, datasets=["GLUE-SST2"])[0]
@@ -395,6 +395,7 @@ def test_ppl_icl_picks_the_lowest_loss_instruction():
     assert experimentor.prompt_set()[0].startswith(chosen)
 
 
+@pytest.mark.filterwarnings("ignore::StaICC.errors.TamperingWarning")  # SA-ICL installs its own sampler
 def test_sa_icl_topk_and_entropy_selection():
     model, tok = tiny_model("llama"), tiny_tokenizer(True)
     experimentor = Normal(k=2, datasets=["rotten_tomatoes"])[0]
@@ -416,7 +417,7 @@ def test_sa_icl_topk_and_entropy_selection():
     small = functools.partial(sa.inference_interface, nearest_k=3, inference_demos_number=1, return_length=3)
     result, success = experimentor.auto_run(forward_inference=small, batched_inference=True)
     assert success and 0 <= result["accuracy"] <= 1
-    assert small(prompt=[""] * 512, label_space=LABELS)[7] == sa._inference(7, 3, 1, 3)
+    assert max_diff([small(prompt=[""] * 512, label_space=LABELS)[7]], [sa._inference(7, 3, 1, 3)]) < 1e-5
     with pytest.raises(ValueError, match="one prompt per test item"):
         sa.inference_interface(["p"] * 3, LABELS)
     # TopK demonstrations: sampler row i holds test item i's nearest demonstrations
@@ -424,3 +425,34 @@ def test_sa_icl_topk_and_entropy_selection():
     assert len(experimentor.prompt_set()) == len(experimentor.test_set())
     result, success = experimentor.auto_run(forward_inference=scorer, batched_inference=True)
     assert success
+
+
+class NoOffsetsTokenizer:
+    """A tokenizer without offset mappings (like HuggingFace's slow, pure-Python tokenizers)."""
+
+    is_fast = False
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.all_special_ids = inner.all_special_ids
+        self.pad_token_id = inner.pad_token_id
+
+    def __call__(self, text, **kwargs):
+        if "return_offsets_mapping" in kwargs:
+            raise NotImplementedError("offsets are not available")
+        return self.inner(text, **kwargs)
+
+
+@pytest.mark.parametrize("bos", [True, False])
+def test_tokenizer_without_offsets_uses_the_common_prefix_fallback(bos):
+    fast = tiny_tokenizer(bos)
+    slow = NoOffsetsTokenizer(fast)
+    model = tiny_model("llama" if bos else "gpt2")
+    prompts = make_prompts(3)
+    labels = ["positive", "very positive", "negative"]
+    fast_scorer = CausalLMScorer(model, fast, scoring="sequence")
+    slow_scorer = CausalLMScorer(model, slow, scoring="sequence")
+    for prompt in prompts:
+        for label in labels:
+            assert slow_scorer._split_joint(prompt, label) == fast_scorer._split_joint(prompt, label)
+    assert slow_scorer(prompt=prompts, label_space=labels) == fast_scorer(prompt=prompts, label_space=labels)

@@ -34,7 +34,6 @@ score_ℓ = loss₀ − loss_ℓ with loss the mean next-token loss of prompt �
 Every method returns Python lists of Python floats.
 """
 import inspect
-import math
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -51,6 +50,8 @@ DEFAULT_TOKEN_BUDGET_CPU = 4096
 DEFAULT_TOKEN_BUDGET_GPU = 65536
 #: bytes of float32 logits that one batch may materialise (the kept positions × vocabulary)
 DEFAULT_LOGITS_BUDGET_BYTES = 1 << 30
+#: output_hidden_states keeps all layers' activations: batches asking for them use budget / this
+HIDDEN_STATE_BUDGET_DIVISOR = 4
 
 
 @dataclass
@@ -259,7 +260,9 @@ class CausalLMScorer:
 
     def _score_joint(self, prompts: List[str], labels: List[str]) -> List[List[float]]:
         """first_token / sequence modes: label continuations after a joint tokenization."""
-        splits = [[self._split_joint(p, label) for label in labels] for p in prompts]
+        flat = self._split_joint_many([(p, label) for p in prompts for label in labels])
+        n = len(labels)
+        splits = [flat[i * n:(i + 1) * n] for i in range(len(prompts))]
         shared: List[int] = []  # prompts whose labels all share one context: one forward reads all
         separate: List[int] = []
         for index, prompt_splits in enumerate(splits):
@@ -279,47 +282,46 @@ class CausalLMScorer:
                     ids = s.context + continuation
                     sequences.append(_Sequence(ids, len(s.context) - 1, len(ids) - 1))
             sums, _ = self._continuation_logprobs(sequences)
-            n = len(labels)
             for j, i in enumerate(separate):
                 results[i] = softmax(sums[j * n:(j + 1) * n])
         return results  # type: ignore[return-value]
 
     def _split_joint(self, prompt: str, label: str) -> _JointSplit:
-        """Tokenize prompt + label together and split at the first token that covers label text.
+        """Tokenize prompt + label together and split at the first token that covers label text."""
+        return self._split_joint_many([(prompt, label)])[0]
+
+    def _split_joint_many(self, pairs: List[Tuple[str, str]]) -> List[_JointSplit]:
+        """Joint tokenization of every (prompt, label) in one tokenizer call, split at the boundary.
 
         A token that straddles the boundary (the label merged with the
-        prompt's last characters) belongs to the continuation, so no label
-        ever scores zero tokens.  Trailing special tokens (EOS) are dropped.
+        prompt's last characters, e.g. " positive") belongs to the
+        continuation, so no label ever scores zero tokens.  Trailing special
+        tokens (EOS) are dropped.  Slow tokenizers have no offsets: the
+        boundary is then the common prefix with the prompt tokenized alone.
         """
-        if label == "":
-            raise ValueError("CausalLMScorer: an empty label cannot be scored as a continuation")
+        for _, label in pairs:
+            if label == "":
+                raise ValueError("CausalLMScorer: an empty label cannot be scored as a continuation")
+        texts = [prompt + label for prompt, label in pairs]
         if getattr(self.tokenizer, "is_fast", False):
-            encoded = self.tokenizer(prompt + label, return_offsets_mapping=True, return_special_tokens_mask=True)
-            ids = list(encoded["input_ids"])
-            special = list(encoded["special_tokens_mask"])
-            offsets = list(encoded["offset_mapping"])
-            real = [i for i in range(len(ids)) if not special[i]]
-            boundary = next((i for i in real if offsets[i][1] > len(prompt)), None)
-            end = real[-1] + 1 if real else 0
+            encoded = self.tokenizer(texts, return_offsets_mapping=True, return_special_tokens_mask=True)
+            bounds = [_offset_boundary(offsets, special, len(prompt)) for (prompt, _), offsets, special
+                      in zip(pairs, encoded["offset_mapping"], encoded["special_tokens_mask"])]
         else:
-            ids = list(self.tokenizer(prompt + label)["input_ids"])
-            alone = list(self.tokenizer(prompt)["input_ids"])
-            while alone and alone[-1] in self._special_ids:
-                alone.pop()
-            end = len(ids)
-            while end > 0 and ids[end - 1] in self._special_ids:
-                end -= 1
-            boundary = 0
-            while boundary < min(len(alone), end) and ids[boundary] == alone[boundary]:
-                boundary += 1
-            boundary = boundary if boundary < end else None
-        if boundary is None or boundary >= end:
-            raise ValueError(f"CausalLMScorer: the label {label!r} adds no token after the prompt "
-                             f"ending {prompt[-30:]!r}; it cannot be scored as a continuation")
-        if boundary == 0:
-            raise ValueError(f"CausalLMScorer: the label {label!r} merges with the whole prompt {prompt[-30:]!r}; "
-                             "no context token is left to condition on")
-        return _JointSplit(ids[:boundary], ids[boundary:end])
+            encoded = self.tokenizer(texts)
+            alone = self.tokenizer([prompt for prompt, _ in pairs])["input_ids"]
+            bounds = [_prefix_boundary(list(ids), list(own), self._special_ids)
+                      for ids, own in zip(encoded["input_ids"], alone)]
+        splits = []
+        for (prompt, label), ids, (boundary, end) in zip(pairs, encoded["input_ids"], bounds):
+            if boundary is None or boundary >= end:
+                raise ValueError(f"CausalLMScorer: the label {label!r} adds no token after the prompt "
+                                 f"ending {prompt[-30:]!r}; it cannot be scored as a continuation")
+            if boundary == 0:
+                raise ValueError(f"CausalLMScorer: the label {label!r} merges with the whole prompt "
+                                 f"{prompt[-30:]!r}; no context token is left to condition on")
+            splits.append(_JointSplit(list(ids[:boundary]), list(ids[boundary:end])))
+        return splits
 
     # --------------------------------------------------------- model engine
     def _last_position(self, encoded: List[List[int]], label_ids: List[int],
@@ -378,7 +380,7 @@ class CausalLMScorer:
         """
         torch = self._torch
         order = sorted(range(len(sequences)), key=lambda i: -len(sequences[i].ids))
-        pending = list(self._batches(order, sequences))
+        pending = list(self._batches(order, sequences, want_hidden))
         pending.reverse()  # pop() from the end: longest batch first
         with torch.inference_mode():
             while pending:
@@ -394,13 +396,17 @@ class CausalLMScorer:
                     continue
                 consume(batch, logits, hidden)
 
-    def _batches(self, order: List[int], sequences: List[_Sequence]) -> Iterator[List[int]]:
-        """Greedy consecutive batches within the row, token and logits budgets."""
+    def _batches(self, order: List[int], sequences: List[_Sequence], want_hidden: bool) -> Iterator[List[int]]:
+        """Greedy consecutive batches within the row, token and logits budgets.
+
+        Hidden states keep every layer's activations, so they get a quarter of the token budget.
+        """
+        tokens = max(1, self.token_budget // HIDDEN_STATE_BUDGET_DIVISOR) if want_hidden else self.token_budget
         batch: List[int] = []
         state: Tuple[int, int, frozenset] = (0, 0, frozenset())  # longest, deepest read, read positions
         for i in order:
             candidate = _grown(state, sequences[i])
-            if batch and not self._fits(len(batch) + 1, candidate):
+            if batch and not self._fits(len(batch) + 1, candidate, tokens):
                 yield batch
                 batch, candidate = [], _grown((0, 0, frozenset()), sequences[i])
             batch.append(i)
@@ -408,7 +414,7 @@ class CausalLMScorer:
         if batch:
             yield batch
 
-    def _fits(self, rows: int, state: Tuple[int, int, frozenset]) -> bool:
+    def _fits(self, rows: int, state: Tuple[int, int, frozenset], token_budget: int) -> bool:
         longest, deepest, positions = state
         if self._keep_argument is None:
             kept = longest  # the model computes every position's logits
@@ -416,7 +422,7 @@ class CausalLMScorer:
             kept = len(positions)
         else:
             kept = deepest if self.padding_side == "left" else longest
-        return (rows * longest <= self.token_budget
+        return (rows * longest <= token_budget
                 and (self.batch_size is None or rows <= self.batch_size)
                 and rows * kept * self._vocab_size() * 4 <= self.logits_budget_bytes)
 
@@ -508,6 +514,27 @@ class _Row:
     label_logits: Any  # float32 NumPy array, one entry per label
     full_vocab: Any  # float32 NumPy array over the vocabulary, or None
     hidden: Any  # float32 NumPy array, or None
+
+
+def _offset_boundary(offsets: Sequence[Tuple[int, int]], special: Sequence[int],
+                     prompt_length: int) -> Tuple[Optional[int], int]:
+    """(first non-special token ending past the prompt, one past the last non-special token)."""
+    real = [i for i in range(len(offsets)) if not special[i]]
+    boundary = next((i for i in real if offsets[i][1] > prompt_length), None)
+    return boundary, (real[-1] + 1 if real else 0)
+
+
+def _prefix_boundary(joint: List[int], alone: List[int], special_ids: set) -> Tuple[Optional[int], int]:
+    """Slow-tokenizer fallback: the common prefix of joint and prompt-alone ids (trailing specials dropped)."""
+    while alone and alone[-1] in special_ids:
+        alone.pop()
+    end = len(joint)
+    while end > 0 and joint[end - 1] in special_ids:
+        end -= 1
+    boundary = 0
+    while boundary < min(len(alone), end) and joint[boundary] == alone[boundary]:
+        boundary += 1
+    return (boundary if boundary < end else None), end
 
 
 def _checked_labels(label_space: Sequence[str], where: str) -> List[str]:

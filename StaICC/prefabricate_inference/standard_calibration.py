@@ -26,7 +26,7 @@ arrays, so hidden-state and kNN arithmetic is float32 as in the original
 (§9.8); Python-float vectors are computed in double.
 """
 import warnings
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from ._deps import require_numpy
 from ._numeric import as_vector, first_argmin, sequential_l2, softmax

@@ -37,7 +37,8 @@ def tiny_tokenizer(texts: Iterable[str], bos: bool = True, vocab_size: int = 409
         tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", BOS_ID)])
     else:
         tok.post_processor = processors.ByteLevel(trim_offsets=False)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+                                   model_input_names=["input_ids", "attention_mask"])  # no token_type_ids, like GPT-2/Llama
 
 
 def tiny_causal_lm(family: str = "llama", vocab_size: int = 4096, hidden_size: int = 64, layers: int = 2,
