@@ -1,7 +1,7 @@
 """Differential tests against golden files recorded from the ORIGINAL StaICC 0.1.1.
 
 The golden files in ``tests/reference/golden/`` were produced by
-``python tools/record_golden.py --python /tmp/origvenv/bin/python``, which ran the
+``python tools/record_golden.py --python <venv with staicc==0.1.1>/bin/python``, which ran the
 original release (as a black box, one fresh process per configuration).  Each file
 holds the configuration and what the original produced.  Here the very same driver
 (``run_config`` in ``tools/record_golden.py``) replays the configuration on our
@@ -126,7 +126,7 @@ def _params():
             yield cid
 
 
-@pytest.mark.parametrize("config_id", _params())
+@pytest.mark.parametrize("config_id", list(_params()))
 def test_matches_original(config_id):
     golden = GOLDEN[config_id]
     cfg = golden["config"]
@@ -148,7 +148,7 @@ def test_matches_original(config_id):
 
 def test_golden_folder_is_complete():
     assert set(GOLDEN) == {c["id"] for c in record_golden.CONFIGS}, \
-        "golden folder out of date: run python tools/record_golden.py --python /tmp/origvenv/bin/python"
+        "golden folder out of date: run python tools/record_golden.py --python <venv with staicc==0.1.1>/bin/python"
 
 
 def test_golden_size_budget():
