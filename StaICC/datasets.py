@@ -400,6 +400,27 @@ tweet_eval_emotion = _make_loader("tweet_eval_emotion", "tweet_eval_emotion")
 tweet_eval_hate = _make_loader("tweet_eval_hate", "tweet_eval_hate")
 hate_speech_18 = _make_loader("hate_speech_18", "hate_speech_18")
 
+
+
+def _make_full_label_loader(loader_name: str, dataset_name: str) -> type:
+    """Variant with the ground-truth label words (spec §2.3); never used by the benchmarks.
+
+    The original's SST5 variant forgot to switch (spec §11.3.12); this one switches,
+    and says so with the standard's tampering warning, like ``full_label_token``.
+    """
+    def __new__(cls, from_cache: bool = True, long_text_classification: bool = False) -> Dataset:
+        dataset = load_standard_dataset(dataset_name, from_cache, long_text_classification)
+        dataset.full_label_token()
+        return dataset
+    return type(loader_name, (), {"__new__": __new__, "dataset_name": dataset_name,
+                                  "__doc__": f"{dataset_name!r} with its ground-truth label words."})
+
+
+un_reducted_sst5 = _make_full_label_loader("un_reducted_sst5", "SST5")
+un_reducted_trec = _make_full_label_loader("un_reducted_trec", "TREC")
+un_reducted_agnews = _make_full_label_loader("un_reducted_agnews", "AGNews")
+un_reducted_tweet_eval_emotion = _make_full_label_loader("un_reducted_tweet_eval_emotion", "tweet_eval_emotion")
+
 STANDARD_LOADERS = [glue_sst2, rotten_tomatoes, financial_phrasebank, sst5, trec, agnews,
                     subjective, tweet_eval_emotion, tweet_eval_hate, hate_speech_18]
 

@@ -372,3 +372,18 @@ def test_real_files_verify(isolated_cache):
     for name in DATASET_NAMES:
         info = isolated_cache["files"][name]
         assert hashlib.sha256(dsm._read_data_file(info["file"])).hexdigest() == info["sha256"]
+
+
+def test_full_label_variants_switch_to_the_ground_truth_words(reference):
+    import warnings
+    from StaICC.errors import TamperingWarning
+    from StaICC.util import hgf_dataset_loader as loaders
+    by_name = {d["name"]: d for d in reference["datasets"]}
+    for loader, name in [(loaders.un_reducted_sst5, "SST5"), (loaders.un_reducted_trec, "TREC"),
+                         (loaders.un_reducted_agnews, "AGNews"),
+                         (loaders.un_reducted_tweet_eval_emotion, "tweet_eval_emotion")]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            dataset = loader()
+        assert dataset.get_label_space() == by_name[name]["ground_truth_label_space"]
+        assert any(issubclass(w.category, TamperingWarning) for w in caught)
