@@ -238,3 +238,14 @@ def test_checkpoint_resumes_without_rerunning_finished_datasets(tmp_path):
     resumed = bench(works, checkpoint=path)
     assert calls["n"] == 1024  # only rotten_tomatoes ran
     assert resumed == Normal(datasets=TWO)(works)
+
+
+def test_finished_datasets_survive_a_validation_error():
+    bench = Normal(datasets=TWO)
+
+    def nan_on_second_dataset(prompt, label_space):
+        return [0.5, math.nan] if len(label_space) == 2 else [0.2, 0.3, 0.5]
+
+    with pytest.raises(ValueError, match=r"non-finite score nan at dataset 'rotten_tomatoes', query 0"):
+        bench(nan_on_second_dataset)
+    assert list(bench.last_partial_results) == ["financial_phrasebank"]
