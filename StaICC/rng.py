@@ -7,14 +7,15 @@ version.  Selection without repetition follows the standard's pop-based rule
 copying the list: small draws track the removed positions, large draws use a
 Fenwick tree, so no call is quadratic in the list length.
 """
-from bisect import insort
+from bisect import bisect_right, insort
+from functools import lru_cache
 from typing import List, Sequence, TypeVar
 
 from .standard import LCG_INCREMENT, LCG_MODULUS, LCG_MULTIPLIER, SEED
 
 T = TypeVar("T")
 
-_SMALL_DRAW = 48  # below this many picks, tracking removed positions beats a tree
+_SMALL_DRAW = 4096  # up to this many picks, bisecting the removed positions beats a tree
 
 
 class StableRandom:
@@ -75,23 +76,22 @@ class StableRandom:
         removed: List[int] = []  # sorted original positions already taken
         out = []
         for i in range(n):
-            pos = int(self.next_float() * (size - i))
-            for taken in removed:  # the pos-th position not yet taken
-                if taken <= pos:
-                    pos += 1
-                else:
+            rank = int(self.next_float() * (size - i))
+            # The rank-th position not yet taken is the least fixpoint of x = rank + #removed <= x,
+            # reached from below in a few C-speed bisections.
+            pos, taken = rank, 0
+            while True:
+                now = bisect_right(removed, pos, taken)
+                if now == taken:
                     break
+                pos += now - taken
+                taken = now
             insort(removed, pos)
             out.append(pos)
         return out
 
     def _pop_positions_tree(self, size: int, n: int) -> List[int]:
-        tree = [0] * (size + 1)  # Fenwick tree of "still available" flags, all 1
-        for i in range(1, size + 1):
-            tree[i] += 1
-            parent = i + (i & -i)
-            if parent <= size:
-                tree[parent] += tree[i]
+        tree = _full_fenwick_tree(size)[:]  # "still available" flags, all 1; a C-speed copy
         top = 1 << size.bit_length()
         out = []
         for i in range(n):
@@ -109,6 +109,18 @@ class StableRandom:
                 tree[j] -= 1
                 j += j & -j
         return out
+
+
+@lru_cache(maxsize=8)
+def _full_fenwick_tree(size: int) -> List[int]:
+    """Fenwick tree over ``size`` ones (index 0 unused); built once per size, then copied."""
+    tree = [0] * (size + 1)
+    for i in range(1, size + 1):
+        tree[i] += 1
+        parent = i + (i & -i)
+        if parent <= size:
+            tree[parent] += tree[i]
+    return tree
 
 
 def fresh_stream() -> StableRandom:
