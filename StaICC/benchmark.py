@@ -14,7 +14,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .datasets import Dataset, resolve_datasets
-from .errors import InferenceError, warn
+from .errors import InferenceError
 from .experiment import (LabelNoiseProcedure, Procedure, SensitivityProcedure, TemplateProcedure,
                          single_experimentor)
 from .metrics import bias_metrics, consistency_metrics, normal_metrics, post_bias_metrics

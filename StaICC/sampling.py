@@ -8,7 +8,7 @@ the saved default is a shallow copy, not a deep one).
 """
 from typing import Callable, List, Optional, Sequence
 
-from .rng import StableRandom, fresh_stream
+from .rng import fresh_stream
 
 
 class _RowSampler:
