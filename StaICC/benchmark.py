@@ -215,7 +215,7 @@ class SubBenchmark:
                 raise ValueError(f"You should provide either the forward_inference function or the input_prediction "
                                  f"(dataset {name!r}).")
         for experimentor in self._experimentors:
-            experimentor._check_runnable()
+            experimentor.check_runnable()
         progress = self.progress if progress is None else progress
         saved = _load_checkpoint(checkpoint)
         divided: Dict[str, Any] = {}

@@ -382,11 +382,21 @@ def _build_from_source(const: Dict[str, Any], long_text_classification: bool) ->
     return ListTable([rows[i] for i in order])
 
 
-def _make_loader(loader_name: str, dataset_name: str) -> type:
+def _make_loader(loader_name: str, dataset_name: str, full_labels: bool = False) -> type:
+    """A class whose construction returns the standard dataset (the original's loader classes).
+
+    ``full_labels`` gives the variant with the ground-truth label words (spec §2.3), which
+    the benchmarks never use; the original's SST5 variant forgot to switch (§11.3.12), this
+    one switches and warns like ``full_label_token``.
+    """
     def __new__(cls, from_cache: bool = True, long_text_classification: bool = False) -> Dataset:
-        return load_standard_dataset(dataset_name, from_cache, long_text_classification)
-    return type(loader_name, (), {"__new__": __new__, "dataset_name": dataset_name,
-                                  "__doc__": f"Loader of the standard dataset {dataset_name!r}."})
+        dataset = load_standard_dataset(dataset_name, from_cache, long_text_classification)
+        if full_labels:
+            dataset.full_label_token()
+        return dataset
+    doc = f"{dataset_name!r} with its ground-truth label words." if full_labels else \
+        f"Loader of the standard dataset {dataset_name!r}."
+    return type(loader_name, (), {"__new__": __new__, "dataset_name": dataset_name, "__doc__": doc})
 
 
 glue_sst2 = _make_loader("glue_sst2", "GLUE-SST2")
@@ -400,26 +410,10 @@ tweet_eval_emotion = _make_loader("tweet_eval_emotion", "tweet_eval_emotion")
 tweet_eval_hate = _make_loader("tweet_eval_hate", "tweet_eval_hate")
 hate_speech_18 = _make_loader("hate_speech_18", "hate_speech_18")
 
-
-
-def _make_full_label_loader(loader_name: str, dataset_name: str) -> type:
-    """Variant with the ground-truth label words (spec §2.3); never used by the benchmarks.
-
-    The original's SST5 variant forgot to switch (spec §11.3.12); this one switches,
-    and says so with the standard's tampering warning, like ``full_label_token``.
-    """
-    def __new__(cls, from_cache: bool = True, long_text_classification: bool = False) -> Dataset:
-        dataset = load_standard_dataset(dataset_name, from_cache, long_text_classification)
-        dataset.full_label_token()
-        return dataset
-    return type(loader_name, (), {"__new__": __new__, "dataset_name": dataset_name,
-                                  "__doc__": f"{dataset_name!r} with its ground-truth label words."})
-
-
-un_reducted_sst5 = _make_full_label_loader("un_reducted_sst5", "SST5")
-un_reducted_trec = _make_full_label_loader("un_reducted_trec", "TREC")
-un_reducted_agnews = _make_full_label_loader("un_reducted_agnews", "AGNews")
-un_reducted_tweet_eval_emotion = _make_full_label_loader("un_reducted_tweet_eval_emotion", "tweet_eval_emotion")
+un_reducted_sst5 = _make_loader("un_reducted_sst5", "SST5", full_labels=True)
+un_reducted_trec = _make_loader("un_reducted_trec", "TREC", full_labels=True)
+un_reducted_agnews = _make_loader("un_reducted_agnews", "AGNews", full_labels=True)
+un_reducted_tweet_eval_emotion = _make_loader("un_reducted_tweet_eval_emotion", "tweet_eval_emotion", full_labels=True)
 
 STANDARD_LOADERS = [glue_sst2, rotten_tomatoes, financial_phrasebank, sst5, trec, agnews,
                     subjective, tweet_eval_emotion, tweet_eval_hate, hate_speech_18]

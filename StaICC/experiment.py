@@ -10,7 +10,6 @@ Runs have no hidden state: each starts from fresh label-noise and pseudo-query
 streams and leaves the writer as it found it, so a second call (or a call after
 ``prompt_set()``/``example()``) gives the numbers of a freshly built experimentor.
 """
-import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .datasets import Dataset
@@ -188,7 +187,6 @@ class single_experimentor:
         self.prompt_former = prompt_writter(triplet_dataset, noisy_channel, self._make_pseudo_query(pseudo_query, domain_query_length))
         self.demonstration_sampler = demonstration_sampler(k, len(triplet_dataset.demonstration), repeat_times * len(triplet_dataset.test))
         self._stored_predictions: List[list] = []
-        self.last_run_seconds: Optional[float] = None
 
     # -- construction helpers ---------------------------------------------------
     def _make_pseudo_query(self, kind: Optional[str], length: int):
@@ -266,7 +264,6 @@ class single_experimentor:
         self._tamper("custom demonstration sampler" + (f" {description}" if description else ""))
         self.demonstration_sampler = fixed_sampler(rows)
         self.repeat_times = 1
-        self.sampler_description = description
 
     def use_retriever(self, retriever) -> None:
         """Choose demonstrations with a retriever (see :mod:`StaICC.retrieval`); non-standard."""
@@ -340,7 +337,8 @@ class single_experimentor:
         return self.prompt_former.example(k)
 
     # -- running ------------------------------------------------------------------
-    def _check_runnable(self) -> None:
+    def check_runnable(self) -> None:
+        """Raise before any inference if this experimentor cannot run (k larger than D)."""
         D = len(self.triplet_dataset.demonstration)
         if isinstance(self.demonstration_sampler, demonstration_sampler) and self.k > D:
             raise ValueError(f"k = {self.k} is larger than the demonstration set ({D} rows){where(self.dataset_name)}: "
@@ -357,8 +355,7 @@ class single_experimentor:
         """
         if forward_inference is None and preentered_prediction is None:
             raise ValueError("You should provide either the forward_inference function or the input_prediction.")
-        self._check_runnable()
-        started = time.perf_counter()
+        self.check_runnable()
         writer = self.prompt_former
         state = writer.snapshot()
         writer.restart_streams()
@@ -395,7 +392,6 @@ class single_experimentor:
             writer.restore(state)
             writer.restart_streams()  # also frees the domain generator's word cache
         self._stored_predictions = stored
-        self.last_run_seconds = time.perf_counter() - started
         summary = self.procedure.summarize(results)
         if not return_outputs:
             return summary, True
