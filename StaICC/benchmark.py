@@ -18,7 +18,7 @@ from .errors import InferenceError
 from .experiment import (LabelNoiseProcedure, Procedure, SensitivityProcedure, TemplateProcedure,
                          single_experimentor)
 from .metrics import bias_metrics, consistency_metrics, normal_metrics, post_bias_metrics
-from .report import ResultDict
+from .results import ResultDict
 from .standard import (DEFAULT_K, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE, DOMAIN_QUERY_LENGTH,
                        GLER_INTERPOLATIONS, TEMPLATE_SENS_TEST_SIZE)
 

@@ -69,9 +69,9 @@ def test_missing_extra_names_the_install_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # makes "import torch" fail
     from StaICC.prefabricate_inference.fast_kernel import CausalLMScorer
     from StaICC.prefabricate_inference.model_kernel import standard_ICL_inference_with_torch_Causal_LM
-    with pytest.raises(ImportError, match=r"CausalLMScorer.*pip install StaICC\[hf\]"):
+    with pytest.raises(ImportError, match=r'CausalLMScorer.*pip install "StaICC\[hf\]"'):
         CausalLMScorer(object(), object())
-    with pytest.raises(ImportError, match=r"pip install StaICC\[hf\]"):
+    with pytest.raises(ImportError, match=r'pip install "StaICC\[hf\]"'):
         standard_ICL_inference_with_torch_Causal_LM("p", object(), object(), LABELS)
 
 

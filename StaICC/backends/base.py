@@ -1,0 +1,159 @@
+"""The model interface: a backend answers a batch of requests and says who it is.
+
+Every model a run uses is a :class:`Backend`.  ``score`` is the only way a run reaches
+a model (``StaICC.inference.score_requests`` is its one caller); ``identity`` lists
+everything that changes the model's outputs and ``fingerprint`` hashes it, so that a
+cache entry written for one model is never read for another.
+"""
+import abc
+import hashlib
+import inspect
+import json
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from ..requests import Answer, Request
+from ..validation import check_int
+
+
+class Backend(abc.ABC):
+    """A model that answers requests.
+
+    ``batch_size``: how many requests one ``score`` call should receive (1: one at a
+    time; the run still commits answers to the cache after every call, so a crash loses
+    at most one call's work).  ``non_standard``: the settings of this backend that depart
+    from the standard's scoring (generative answers, a chat template, a scoring mode
+    other than the last token); the run records them in ``metadata["non_standard_settings"]``.
+    """
+
+    name: str = "backend"
+    batch_size: int = 1
+
+    @abc.abstractmethod
+    def score(self, requests: Sequence[Request]) -> List[Answer]:
+        """One answer per request, in order."""
+
+    @abc.abstractmethod
+    def identity(self) -> Dict[str, Any]:
+        """JSON-able description of everything that changes the outputs; never a secret."""
+
+    def fingerprint(self) -> str:
+        return fingerprint_of(self.identity())
+
+    @property
+    def non_standard(self) -> List[str]:
+        return []
+
+    def close(self) -> None:
+        """Release what the backend holds (a server pool, GPU memory); idempotent."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.identity()!r})"
+
+
+def fingerprint_of(identity: Dict[str, Any]) -> str:
+    """SHA-256 of the identity's canonical JSON (sorted keys, no spaces)."""
+    body = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+class FunctionBackend(Backend):
+    """A plain inference function as a backend: ``f(prompt=..., label_space=...)``.
+
+    With ``batched=True`` the function receives a list of prompts and returns a list of
+    predictions (the original's ``batched_inference=True``).  Noisy-channel prompts reach
+    the function as lists, as they always did.
+
+    A function has no identity of its own.  The rule: ``model_id`` when given (name your
+    model and its settings there); otherwise the function's module and qualified name plus
+    a hash of its compiled code.  That hash changes when the code changes, but not when a
+    closure's captured model or weights change: pass ``model_id`` whenever one function
+    body serves several models.
+    """
+
+    name = "function"
+
+    def __init__(self, function: Callable, *, batched: bool = False, model_id: Optional[str] = None,
+                 batch_size: Optional[int] = None) -> None:
+        if not callable(function):
+            raise TypeError(f"the model must be callable or a Backend, got {type(function).__name__}")
+        if model_id is not None and not isinstance(model_id, str):
+            raise TypeError(f"model_id must be a string, got {type(model_id).__name__}")
+        self.function = function
+        self.batched = bool(batched)
+        self.model_id = model_id
+        if batch_size is not None:
+            self.batch_size = check_int(batch_size, "batch_size", minimum=1)
+        elif self.batched:
+            self.batch_size = 1 << 30  # the whole pass in one call, as the original did
+        else:
+            self.batch_size = 1
+
+    def score(self, requests: Sequence[Request]) -> List[Answer]:
+        f = self.function
+        if self.batched:
+            outputs = f(prompt=[_user_prompt(r.prompt) for r in requests], label_space=list(requests[0].label_space))
+            if hasattr(outputs, "tolist") and not isinstance(outputs, list):
+                outputs = outputs.tolist()
+            if isinstance(outputs, (str, bytes)) or not hasattr(outputs, "__len__"):
+                raise BatchShapeError(f"the batched inference returned {type(outputs).__name__}; "
+                                      f"expected a list of {len(requests)} predictions")
+            if len(outputs) != len(requests):
+                raise BatchShapeError(f"the batched inference returned {len(outputs)} predictions; "
+                                      f"expected {len(requests)}, one per prompt")
+            return [Answer(o) for o in outputs]
+        return [Answer(f(prompt=_user_prompt(r.prompt), label_space=list(r.label_space))) for r in requests]
+
+    def identity(self) -> Dict[str, Any]:
+        if self.model_id is not None:
+            return {"backend": "function", "model_id": self.model_id}
+        return {"backend": "function", "function": function_name(self.function),
+                "code_sha256": code_digest(self.function)}
+
+
+class BatchShapeError(ValueError):
+    """A batched function returned the wrong number or kind of predictions."""
+
+
+def _user_prompt(prompt: Any) -> Any:
+    return list(prompt) if isinstance(prompt, tuple) else prompt
+
+
+def function_name(function: Callable) -> str:
+    target = getattr(function, "__func__", function)
+    module = getattr(target, "__module__", None) or type(target).__module__
+    qualname = getattr(target, "__qualname__", None) or type(target).__qualname__
+    return f"{module}.{qualname}"
+
+
+def code_digest(function: Callable) -> str:
+    """SHA-256 of the function's bytecode, constants and names (or its class's ``__call__``)."""
+    target = getattr(function, "__func__", function)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        call = getattr(type(target), "__call__", None)
+        code = getattr(call, "__code__", None)
+    digest = hashlib.sha256()
+    if code is None:
+        digest.update(repr(type(target)).encode())
+        return digest.hexdigest()
+    _hash_code(code, digest)
+    return digest.hexdigest()
+
+
+def _hash_code(code: Any, digest: Any) -> None:
+    digest.update(code.co_code)
+    digest.update(repr(code.co_names).encode())
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            _hash_code(const, digest)
+        else:
+            digest.update(repr(const).encode())
+
+
+def as_backend(model: Any, *, batched: bool = False, model_id: Optional[str] = None) -> Backend:
+    """A backend as it is; a function wrapped (``batched`` and ``model_id`` apply to functions only)."""
+    if isinstance(model, Backend):
+        if model_id is not None:
+            raise ValueError("model_id names a plain function; a backend carries its own identity")
+        return model
+    return FunctionBackend(model, batched=batched, model_id=model_id)

@@ -1,0 +1,28 @@
+"""Results: the result dict with its metadata, per-query records, provenance and run directories."""
+import json
+from typing import Any, Dict, List, Optional
+
+
+class ResultDict(dict):
+    """The original's result dict, plus ``metadata``: benchmark, settings, standard or not.
+
+    It compares equal to a plain dict with the same content, so code written for the
+    original keeps working; ``metadata["standard"]`` is False as soon as any setting
+    (template, sampler, retriever, split) departed from the standard.
+    """
+
+    def __init__(self, *args, metadata: Optional[Dict[str, Any]] = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.metadata: Dict[str, Any] = metadata or {}
+
+    def to_json(self, indent: int = 1) -> str:
+        return json.dumps({"results": _jsonable(dict(self)), "metadata": _jsonable(self.metadata)},
+                          indent=indent, ensure_ascii=False, allow_nan=True)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value

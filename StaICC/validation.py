@@ -1,0 +1,80 @@
+"""Argument checks shared by every module: one rule, one message shape.
+
+Each check returns the validated value (converted where that is safe) or raises a
+``TypeError``/``ValueError`` whose message names the argument, says what was expected
+and, through ``at`` (see :func:`StaICC.errors.where`), where it happened.  ``bool`` is
+never accepted where an int or a real number is expected: ``True`` is not a k.
+"""
+import math
+import numbers
+from typing import Any, List, Optional, Sequence
+
+
+def check_int(value: Any, name: str, *, minimum: Optional[int] = None, maximum: Optional[int] = None,
+              at: str = "") -> int:
+    """An int (not a bool) in ``[minimum, maximum]``; NumPy integers are accepted and converted."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int{at}, got {type(value).__name__} {value!r}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}{at}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}{at}, got {value}")
+    return value
+
+
+def check_real(value: Any, name: str, *, minimum: Optional[float] = None, maximum: Optional[float] = None,
+               finite: bool = True, at: str = "") -> float:
+    """A real number (not a bool), finite unless ``finite=False``, in ``[minimum, maximum]``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number{at}, got {type(value).__name__} {value!r}")
+    try:
+        value = float(value)
+    except OverflowError as exc:  # a huge int
+        raise ValueError(f"{name} is too large for a float{at}") from exc
+    if math.isnan(value) or (finite and math.isinf(value)):
+        raise ValueError(f"{name} must be a finite number{at}, got {value}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}{at}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}{at}, got {value}")
+    return value
+
+
+def check_bool(value: Any, name: str, *, at: str = "") -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False{at}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def check_k(k: Any, *, at: str = "") -> int:
+    """Demonstrations per query: an int >= 0 (0 is zero-shot).  Checked in O(1)."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"k must be an int{at}, got {type(k).__name__}")
+    if k < 0:
+        raise ValueError(f"k should be a positive integer: got k = {k}{at} (0 means zero-shot)")
+    return int(k)
+
+
+def check_label_space(label_space: Any, *, at: str = "", name: str = "label space") -> List[str]:
+    """A non-empty list of distinct strings: duplicate label words make every prediction ambiguous."""
+    if isinstance(label_space, (str, bytes)) or not isinstance(label_space, Sequence):
+        raise TypeError(f"the {name} must be a list of strings{at}, got {type(label_space).__name__}")
+    labels = list(label_space)
+    if not labels:
+        raise ValueError(f"the {name} is empty{at}; give one word per label")
+    for label in labels:
+        if not isinstance(label, str):
+            raise TypeError(f"the {name} must hold strings{at}, got {type(label).__name__} {label!r}")
+    seen = set()
+    for label in labels:
+        if label in seen:
+            raise ValueError(f"the {name} names {label!r} twice{at}; label words must be distinct")
+        seen.add(label)
+    return labels
+
+
+def check_choice(value: Any, name: str, choices: Sequence[Any], *, at: str = "") -> Any:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}{at}, got {value!r}")
+    return value
