@@ -5,7 +5,7 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 HERE = Path(__file__).parent
-VERSION = re.search(r'^__version__ = "([^"]+)"', (HERE / "StaICC" / "__init__.py").read_text(), re.M).group(1)
+VERSION = re.search(r'^__version__ = "([^"]+)"', (HERE / "StaICC" / "version.py").read_text(), re.M).group(1)
 
 setup(
     name="StaICC",

@@ -3,7 +3,7 @@
 Write ``f(prompt, label_space) -> logits | probabilities | int`` and call
 ``Normal()(f)``.  The core needs only the standard library.
 """
-__version__ = "0.2.0"
+from .version import __version__
 
 from .benchmark import (GLER, GLER_corrected, Contextual_bias, Demo_sens, Domain_bias, Normal, Post_bias,
                         SubBenchmark, Template_sens, Triplet_bias)

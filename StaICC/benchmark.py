@@ -6,19 +6,18 @@ repeat count, averaging rule) and runs them in benchmark order.  ``Normal``,
 ``Contextual_bias``, ``Domain_bias``, ``Post_bias``, ``GLER``, ``Template_sens`` and
 ``Demo_sens`` only set those parameters and keep the original constructor signatures.
 """
-import hashlib
-import json
-import os
 import platform
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .datasets import Dataset, resolve_datasets
-from .errors import InferenceError
-from .experiment import (LabelNoiseProcedure, Procedure, SensitivityProcedure, TemplateProcedure,
-                         single_experimentor)
+from .backends.base import as_backend
+from .cache_use import opened_cache
+from .datasets import Dataset, resolve_datasets, verify_datasets
+from .experiment import single_experimentor
 from .metrics import bias_metrics, consistency_metrics, normal_metrics, post_bias_metrics
+from .procedures import LabelNoiseProcedure, Procedure, SensitivityProcedure, TemplateProcedure
 from .results import ResultDict
+from .results.records import Records
 from .standard import (DEFAULT_K, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE, DOMAIN_QUERY_LENGTH,
                        GLER_INTERPOLATIONS, TEMPLATE_SENS_TEST_SIZE)
 
@@ -121,7 +120,8 @@ class SubBenchmark:
         return single_experimentor(
             original_dataset=dataset, k=k, metrics=dict(metrics), repeat_times=self.repeat_times,
             noisy_channel=noisy_channel, pseudo_query=self.pseudo_query, procedure=self.make_procedure(dataset),
-            test_size=test_size, standard_repeat_times=self.repeat_times, **self.extra_experimentor_options())
+            test_size=test_size, standard_repeat_times=self.repeat_times, benchmark=self.benchmark_name,
+            **self.extra_experimentor_options())
 
     def re_initialize(self, k: int = DEFAULT_K, noisy_channel: Optional[bool] = None, keep_prompter: bool = False) -> None:
         """Rebuild every experimentor; ``noisy_channel=None`` keeps the current mode.
@@ -133,7 +133,6 @@ class SubBenchmark:
             noisy_channel = getattr(self, "noisy_channel", False)
         if noisy_channel and not self.supports_noisy_channel:
             raise ValueError(f"{self.benchmark_name} does not support noisy-channel prompts")
-        self.k = k
         self.noisy_channel = noisy_channel
         self._experimentors = [self._build(d, k, noisy_channel) for d in self._datasets]
         if keep_prompter:
@@ -198,96 +197,106 @@ class SubBenchmark:
         return list(preentered_predictions)
 
     def auto_run(self, list_of_forward_inference=None, return_divided_results: bool = True,
-                 batched_inference: bool = False, *, preentered_predictions=None, checkpoint: Optional[str] = None,
+                 batched_inference: bool = False, *, preentered_predictions=None, cache=None,
+                 checkpoint: Optional[str] = None, model_id: Optional[str] = None,
                  progress: Optional[bool] = None) -> ResultDict:
-        """Run every dataset in order and average (spec §8.1).
+        """Run every dataset in order and average.
 
-        ``list_of_forward_inference``: one function for all datasets, a list of one, or one
-        per dataset.  ``preentered_predictions``: predictions made elsewhere (a dict by
-        dataset name or a list per dataset), aligned with each ``bench[i].prompt_set()``.
-        ``checkpoint``: a JSON file where finished datasets are saved; a rerun with the
-        same file skips them (checked by a hash of their prompts).
+        ``list_of_forward_inference``: a model (a function ``f(prompt, label_space)`` or a
+        :class:`~StaICC.backends.Backend`) for all datasets, a list of one, or one per dataset.
+        ``preentered_predictions``: predictions made elsewhere (a dict by dataset name or a list
+        per dataset), aligned with each ``bench[i].prompt_set()``.  ``cache``: a prediction-cache
+        file (or an open :class:`~StaICC.cache.PredictionCache`): answers already in it for this
+        model are not asked again, and new ones are committed as they come, so an interrupted run
+        resumes where it stopped.  ``checkpoint`` is the same as ``cache``.  ``model_id`` names a
+        plain function's model for the cache (see :class:`~StaICC.backends.FunctionBackend`).
         """
-        functions = self._functions(list_of_forward_inference)
+        plan = self.prepare(list_of_forward_inference, batched_inference, preentered_predictions, model_id)
+        progress = self.progress if progress is None else progress
+        with opened_cache(cache if cache is not None else checkpoint) as store:
+            return self.run_prepared(plan, return_divided_results, store, progress)
+
+    def prepare(self, models, batched: bool = False, preentered_predictions=None,
+                model_id: Optional[str] = None) -> List[Tuple[Any, Any]]:
+        """(backend or None, preentered or None) per dataset, every check done before any inference."""
+        functions = self._functions(models)
         given = self._preentered(preentered_predictions)
+        pairs = []
         for name, f, p in zip(self.dataset_names(), functions, given):
             if f is None and p is None:
                 raise ValueError(f"You should provide either the forward_inference function or the input_prediction "
                                  f"(dataset {name!r}).")
+            pairs.append((as_backend(f, batched=batched, model_id=model_id) if p is None else None, p))
         for experimentor in self._experimentors:
             experimentor.check_runnable()
-        progress = self.progress if progress is None else progress
-        saved = _load_checkpoint(checkpoint)
+        verify_datasets(self._datasets)
+        return pairs
+
+    def run_prepared(self, pairs, return_divided_results: bool = True, cache=None,
+                     progress: Optional[bool] = None) -> ResultDict:
         divided: Dict[str, Any] = {}
+        outcomes: Dict[str, Any] = {}
         self.last_partial_results = divided
         started = time.perf_counter()
-        for experimentor, f, p in zip(self._experimentors, functions, given):
-            name = experimentor.dataset_name
-            fingerprint = _fingerprint(experimentor) if checkpoint else None
-            if p is None and checkpoint and saved.get(name, {}).get("fingerprint") == fingerprint:
-                p = saved[name]["predictions"]
+        for experimentor, (backend, preentered) in zip(self._experimentors, pairs):
             try:
-                result, _ok, outputs = experimentor.auto_run(f, p, batched_inference, return_outputs=True,
-                                                             progress=progress)
-            except InferenceError as exc:
-                exc.completed_results = dict(divided)
+                outcome = experimentor.execute(backend, preentered, cache=cache, progress=progress)
+            except BaseException as exc:
+                exc.completed_results = dict(divided)  # type: ignore[attr-defined]
                 raise
-            divided[name] = result
-            if checkpoint:
-                saved[name] = {"fingerprint": fingerprint, "predictions": outputs["prob."]}
-                _save_checkpoint(checkpoint, saved)
+            divided[experimentor.dataset_name] = outcome.summary
+            outcomes[experimentor.dataset_name] = outcome
         averaged = self.averaging(divided, len(self))
         body = {"Divided results": divided, "Averaged results": averaged} if return_divided_results \
             else {"Averaged results": averaged}
-        return ResultDict(body, metadata=self._metadata(time.perf_counter() - started))
+        result = ResultDict(body, metadata=self._metadata(time.perf_counter() - started, pairs, outcomes))
+        result.records = Records([o.records for o in outcomes.values()])
+        return result
 
     def __call__(self, list_of_forward_inference=None, return_divided_results: bool = True,
                  batched_inference: bool = False, **options) -> ResultDict:
         return self.auto_run(list_of_forward_inference, return_divided_results, batched_inference, **options)
 
-    def _metadata(self, seconds: float) -> Dict[str, Any]:
-        from . import __version__
+    @property
+    def k(self):
+        """The k of the experimentors: one int, or a dict by dataset when ``set_k`` made them differ."""
+        return uniform_or_by_dataset({e.dataset_name: e.k for e in self._experimentors})
+
+    def _metadata(self, seconds: float, pairs, outcomes) -> Dict[str, Any]:
+        from .version import __version__
         departures = {e.dataset_name: e.non_standard_settings() for e in self._experimentors
                       if e.non_standard_settings()}
         for dataset in self._datasets:
             if not dataset.standard:
                 departures.setdefault(dataset.name, []).append("custom dataset")
+        models = {}
+        for experimentor, (backend, _given) in zip(self._experimentors, pairs):
+            identity = backend.identity() if backend is not None else {"backend": "preentered"}
+            models[experimentor.dataset_name] = {"identity": identity,
+                                                 "fingerprint": backend.fingerprint() if backend is not None else None}
+            for setting in (backend.non_standard if backend is not None else []):
+                departures.setdefault(experimentor.dataset_name, []).append(setting)
+        unparsed = {name: o.unparsed for name, o in outcomes.items() if o.unparsed}
         return {"benchmark": self.benchmark_name, "staicc_version": __version__, "k": self.k,
                 "noisy_channel": self.noisy_channel, "datasets": self.dataset_names(),
                 "procedure": self._experimentors[0].procedure.describe(),
                 "retriever": self.retriever.describe() if self.retriever is not None else None,
+                "model": uniform_or_by_dataset(models),
                 "standard": not departures, "non_standard_settings": departures,
+                "unparsed_answers": unparsed,
+                "prompt_sha256": {name: o.prompt_set_sha256 for name, o in outcomes.items()},
                 "python": platform.python_version(), "seconds": round(seconds, 3)}
 
     def __repr__(self) -> str:
         return f"{self.benchmark_name}(k={self.k}, datasets={self.dataset_names()})"
 
 
-def _fingerprint(experimentor: single_experimentor) -> str:
-    digest = hashlib.sha256()
-    for prompt in experimentor.prompt_set():
-        digest.update(("\x01".join(prompt) if isinstance(prompt, list) else prompt).encode("utf-8"))
-        digest.update(b"\x00")
-    digest.update(json.dumps(experimentor.get_label_space()).encode("utf-8"))
-    return digest.hexdigest()
-
-
-def _load_checkpoint(path: Optional[str]) -> Dict[str, Any]:
-    if not path or not os.path.exists(path):
-        return {}
-    with open(path, encoding="utf-8") as fh:
-        try:
-            data = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"checkpoint {path!r} is not valid JSON: {exc}") from exc
-    return data.get("datasets", {}) if isinstance(data, dict) else {}
-
-
-def _save_checkpoint(path: str, saved: Dict[str, Any]) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"format": "staicc-checkpoint-v1", "datasets": saved}, fh)
-    os.replace(tmp, path)
+def uniform_or_by_dataset(values: Dict[str, Any]) -> Any:
+    """One value when every dataset has the same, else the dict by dataset."""
+    distinct = list(values.values())
+    if distinct and all(v == distinct[0] for v in distinct):
+        return distinct[0]
+    return values
 
 
 # ----------------------------------------------------------------------------

@@ -449,3 +449,7 @@ def resolve_datasets(specs: Optional[Iterable[Any]]) -> List[Dataset]:
     if not resolved:
         raise ValueError("a benchmark needs at least one dataset")
     return resolved
+
+
+def verify_datasets(datasets) -> None:
+    """TEMPORARY stand-in until the data branch lands."""

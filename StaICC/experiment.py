@@ -1,156 +1,35 @@
-"""One dataset's experiment (spec §4, §6, §8): the original's ``single_experimentor``.
+"""One dataset's experiment: the original's ``single_experimentor``, over an immutable run plan.
 
-An experimentor owns a triplet split, a prompt writer and a demonstration sampler.
-What it runs is a :class:`Procedure`: a list of *passes* over the R·T queries, each
-pass configuring the writer first (label-noise rate for GLER, template for
-Template_sens), and a summary of the pass results.  Normal, the bias diagnoses,
-GLER, Template_sens and Demo_sens are all this one class with different parameters.
-
-Runs have no hidden state: each starts from fresh label-noise and pseudo-query
-streams and leaves the writer as it found it, so a second call (or a call after
-``prompt_set()``/``example()``) gives the numbers of a freshly built experimentor.
+The experimentor keeps the original's mutating API (``set_k``, samplers, domain modes,
+the prompt writer) but stores each setting once: ``k`` here, the template in the writer,
+the demonstration rows in the sampler (built only when first needed).  Every run takes a
+frozen :class:`~StaICC.plan.RunPlan` of those settings, so a run has no hidden state: it
+starts from fresh streams and leaves the writer as it found it.
 """
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from .backends.base import as_backend
 from .datasets import Dataset
-from .errors import InferenceError, warn_tampering, where
-from .inference import check_preentered, expand, predicted_labels, run_inference
-from .metrics import PredictionRows, linear_regression, normal_metrics
+from .errors import warn_tampering, where
+from .metrics import normal_metrics
+from .plan import RunPlan, plan_requests
+from .procedures import LabelNoiseProcedure, PassSpec, Procedure, SensitivityProcedure, TemplateProcedure  # noqa: F401
+from .preflight import check_experimentor, domain_conditions
 from .prompt import domain_query_generator, empty_query_generator, prompt_writter
+from .run import Outcome, answer_plan, summarize
 from .sampling import demonstration_sampler, fixed_sampler, validate_sampler
 from .split import triplet_dataset as TripletDataset
-from .standard import (DEFAULT_K, DEFAULT_REPEAT_TIMES, DOMAIN_QUERY_LENGTH, GLER_INTERPOLATIONS,
-                       ORTHOGONAL_TABLE, TEMPLATE_KEYS)
-
-Configure = Callable[[prompt_writter], None]
+from .standard import DEFAULT_K, DEFAULT_REPEAT_TIMES, DOMAIN_QUERY_LENGTH
+from .validation import check_int, check_k
 
 
-# ----------------------------------------------------------------------------
-# procedures: what one run does
-# ----------------------------------------------------------------------------
-class Pass:
-    """One sweep over all queries, after ``configure(writer)``.
-
-    ``carry`` passes the predictions of the earlier passes of the same run to the
-    metrics (Template_sens computes consistency across its 9 templates).
-    """
-
-    def __init__(self, configure: Optional[Configure] = None, carry: bool = False) -> None:
-        self.configure = configure
-        self.carry = carry
-
-
-class Procedure:
-    """A single pass whose metric dict is the result (Normal, the bias diagnoses)."""
-
-    name = "normal"
-    returns_outputs = True
-
-    def passes(self) -> List[Pass]:
-        return [Pass()]
-
-    def summarize(self, pass_results: List[Dict[str, Any]]) -> Dict[str, Any]:
-        return pass_results[0]
-
-    def describe(self) -> Dict[str, Any]:
-        return {"procedure": self.name}
-
-
-class SensitivityProcedure(Procedure):
-    """Demo_sens: one pass, reported as ``{"sensitivity": result}``."""
-
-    name = "demonstration_sensitivity"
-
-    def summarize(self, pass_results):
-        return {"sensitivity": pass_results[-1]}
-
-
-class LabelNoiseProcedure(Procedure):
-    """GLER (spec §8.7): passes at label-noise rates 0 .. 1, then a regression per metric.
-
-    ``abscissae="standard"`` uses the standard's cumulative x-values
-    [1, 0.75, 0.25, -0.5, -1.5] (at n = 5); ``"correctness"`` uses the label-correctness
-    fractions 1 - rate, which is what the published definition means (non-standard).
-    """
-
-    name = "label_noise"
-
-    def __init__(self, interpolations: int = GLER_INTERPOLATIONS, abscissae: str = "standard") -> None:
-        if not isinstance(interpolations, int) or isinstance(interpolations, bool) or interpolations < 2:
-            raise ValueError(f"The sensitivity test should be larger than 1: interpolations = {interpolations!r}")
-        if abscissae not in ("standard", "correctness"):
-            raise ValueError(f"abscissae must be 'standard' or 'correctness', got {abscissae!r}")
-        self.interpolations = interpolations
-        self.abscissae = abscissae
-
-    def rates(self) -> List[float]:
-        rates = [0]
-        for _ in range(1, self.interpolations):
-            rates.append(rates[-1] + 1 / (self.interpolations - 1))
-        return rates
-
-    def x_values(self) -> List[float]:
-        if self.abscissae == "correctness":
-            return [1 - r for r in self.rates()]
-        xs = [1]
-        for i in range(1, self.interpolations):
-            xs.append(xs[-1] - i / (self.interpolations - 1))
-        return xs
-
-    def passes(self):
-        return [Pass(_set_rate(rate)) for rate in self.rates()]
-
-    def summarize(self, pass_results):
-        result: Dict[str, Any] = {str(i): r for i, r in enumerate(pass_results)}
-        xs = self.x_values()
-        result["sensitivity"] = {metric: linear_regression(xs, [r[metric] for r in pass_results])
-                                 for metric in pass_results[0]}
-        return result
-
-    def describe(self):
-        return {"procedure": self.name, "interpolations": self.interpolations, "abscissae": self.abscissae}
-
-
-def _set_rate(rate: float) -> Configure:
-    def configure(writer: prompt_writter) -> None:
-        writer._set_label_wrong_rate(rate)
-    return configure
-
-
-class TemplateProcedure(Procedure):
-    """Template_sens (spec §8.8): one pass per row of the L9 table, consistency over all."""
-
-    name = "template_sensitivity"
-
-    def __init__(self, alternate_template: Dict[str, list], table: Sequence[Sequence[int]] = ORTHOGONAL_TABLE) -> None:
-        if not alternate_template:
-            raise ValueError("Template_sens needs the dataset's alternate templates")
-        self.templates = [{key: alternate_template[key][row[c]] for c, key in enumerate(TEMPLATE_KEYS)}
-                          for row in table]
-
-    def passes(self):
-        return [Pass(_apply_template(t), carry=True) for t in self.templates]
-
-    def summarize(self, pass_results):
-        return {"sensitivity": pass_results[-1]}
-
-
-def _apply_template(template: Dict[str, Any]) -> Configure:
-    def configure(writer: prompt_writter) -> None:
-        writer.apply_template(template)
-    return configure
-
-
-# ----------------------------------------------------------------------------
-# the experimentor
-# ----------------------------------------------------------------------------
 class single_experimentor:
     """Runs one dataset: prompts, inference, metrics.
 
     Parameters follow the original (``triplet_dataset`` or ``original_dataset``, ``k``,
-    ``metrics``, ``repeat_times``, ``dividing``, ``noisy_channel``); the keyword-only
-    ones select the diagnosis variant: ``pseudo_query`` ("contextual" or "domain"),
-    ``procedure`` (a :class:`Procedure`) and ``test_size``.
+    ``metrics``, ``repeat_times``, ``dividing``, ``noisy_channel``); the keyword-only ones
+    select the diagnosis variant (``pseudo_query`` "contextual" or "domain", ``procedure``,
+    ``test_size``) and the benchmark name recorded in requests and records.
     """
 
     def __init__(self, triplet_dataset: Optional[TripletDataset] = None, original_dataset: Optional[Dataset] = None,
@@ -158,14 +37,13 @@ class single_experimentor:
                  repeat_times: int = DEFAULT_REPEAT_TIMES, dividing: Optional[Sequence[int]] = None,
                  noisy_channel: bool = False, *, pseudo_query: Optional[str] = None,
                  domain_query_length: int = DOMAIN_QUERY_LENGTH, procedure: Optional[Procedure] = None,
-                 test_size: Optional[int] = None, standard_repeat_times: int = DEFAULT_REPEAT_TIMES) -> None:
-        if triplet_dataset is None and original_dataset is None:
-            raise ValueError("You should provide at least one dataset.")
-        if triplet_dataset is not None and original_dataset is not None:
-            raise ValueError("You should provide only one dataset.")
-        _check_k(k)
-        if not isinstance(repeat_times, int) or isinstance(repeat_times, bool) or repeat_times < 1:
-            raise ValueError(f"repeat_times must be a positive int, got {repeat_times!r}")
+                 test_size: Optional[int] = None, standard_repeat_times: int = DEFAULT_REPEAT_TIMES,
+                 benchmark: str = "single_experimentor") -> None:
+        if (triplet_dataset is None) == (original_dataset is None):
+            raise ValueError("You should provide at least one dataset." if triplet_dataset is None
+                             else "You should provide only one dataset.")
+        self.k = check_k(k)
+        self._default_repeat_times = self.repeat_times = check_int(repeat_times, "repeat_times", minimum=1)
         if triplet_dataset is None:
             sizes = list(dividing) if dividing is not None else [None, None, None]
             if len(sizes) != 3:
@@ -175,28 +53,16 @@ class single_experimentor:
             triplet_dataset = TripletDataset(original_dataset, *sizes, expected_test_number=test_size)
         self.triplet_dataset = triplet_dataset
         self.dataset_name = triplet_dataset.name
+        self.benchmark = benchmark
         self._non_standard: List[str] = []
         if repeat_times != standard_repeat_times:
             self._tamper(f"repeat_times {repeat_times} instead of {standard_repeat_times}")
-        self.k = k
-        self.repeat_times = repeat_times
-        self._default_repeat_times = repeat_times
         self.metrics: Dict[str, Callable] = dict(metrics) if metrics is not None else normal_metrics()
         self.procedure = procedure or Procedure()
         self.pseudo_query = pseudo_query
-        self.prompt_former = prompt_writter(triplet_dataset, noisy_channel, self._make_pseudo_query(pseudo_query, domain_query_length))
-        self.demonstration_sampler = demonstration_sampler(k, len(triplet_dataset.demonstration), repeat_times * len(triplet_dataset.test))
-        self._stored_predictions: List[list] = []
-
-    # -- construction helpers ---------------------------------------------------
-    def _make_pseudo_query(self, kind: Optional[str], length: int):
-        if kind is None:
-            return None
-        if kind == "contextual":
-            return empty_query_generator(self.triplet_dataset.calibration)
-        if kind == "domain":
-            return domain_query_generator(self.triplet_dataset.demonstration, length)
-        raise ValueError(f"pseudo_query must be None, 'contextual' or 'domain', got {kind!r}")
+        self.prompt_former = prompt_writter(triplet_dataset, noisy_channel,
+                                            _pseudo_query(triplet_dataset, pseudo_query, domain_query_length))
+        self._sampler = None  # the default sampler is drawn when first needed
 
     def _tamper(self, cause: str) -> None:
         warn_tampering(f"{cause} ({self.dataset_name})", stacklevel=4)
@@ -233,36 +99,41 @@ class single_experimentor:
             raise TypeError("add_metric expects a name (str) and a callable metric(ground_truth, prediction)")
         self.metrics[name] = metric
 
-    # -- demonstrations ---------------------------------------------------------
+    def get_prompt_writter_from_dataline(self, demos_lines, query_line, cut_by_length: int = 0):
+        """The writer's prompt for explicit (inputs, label) demonstrations and query inputs."""
+        return self.prompt_former.write_prompt_from_dataline(demos_lines, query_line, cut_by_length)
+
+    # -- demonstrations -----------------------------------------------------------
+    @property
+    def demonstration_sampler(self):
+        if self._sampler is None:
+            self._sampler = demonstration_sampler(self.k, len(self.triplet_dataset.demonstration), len(self))
+        return self._sampler
+
+    @demonstration_sampler.setter
+    def demonstration_sampler(self, sampler) -> None:
+        self._sampler = sampler
+
     def set_k(self, k: int) -> None:
-        """New k: reset, then a fresh default sampler with the construction-time repeat count."""
-        _check_k(k)
+        """New k: the default sampler with the construction-time repeat count, drawn when needed."""
+        self.k = check_k(k)
         self.reset_demonstration_sampler()
-        self.k = k
-        self.demonstration_sampler = demonstration_sampler(k, len(self.triplet_dataset.demonstration), len(self))
 
     def reset_demonstration_sampler(self) -> None:
         self.repeat_times = self._default_repeat_times
-        sampler = self.demonstration_sampler
-        if isinstance(sampler, demonstration_sampler) and sampler.k == self.k:
-            sampler.reset()
+        if isinstance(self._sampler, demonstration_sampler) and self._sampler.k == self.k:
+            self._sampler.reset()
         else:
-            self.demonstration_sampler = demonstration_sampler(self.k, len(self.triplet_dataset.demonstration), len(self))
+            self._sampler = None
         self._non_standard = [c for c in self._non_standard if not c.startswith("custom demonstration sampler")]
 
     def set_demonstration_sampler(self, sampler, *, allow_variable_length: bool = False,
                                   description: Optional[Dict[str, Any]] = None) -> None:
-        """Use your own demonstrations: one index list per test item (then R = 1).
-
-        The sampler is copied and checked: one row per test item, every row of length k
-        (unless ``allow_variable_length``), every index inside the demonstration set.
-        """
-        test_count = len(self.triplet_dataset.test)
-        demo_count = len(self.triplet_dataset.demonstration)
-        rows = validate_sampler(sampler, self.k if not allow_variable_length else None, test_count,
-                                demo_count, self.dataset_name)
+        """Use your own demonstrations: one index list per test item (then R = 1), copied and checked."""
+        rows = validate_sampler(sampler, None if allow_variable_length else self.k, len(self.triplet_dataset.test),
+                                len(self.triplet_dataset.demonstration), self.dataset_name)
         self._tamper("custom demonstration sampler" + (f" {description}" if description else ""))
-        self.demonstration_sampler = fixed_sampler(rows)
+        self._sampler = fixed_sampler(rows)
         self.repeat_times = 1
 
     def use_retriever(self, retriever) -> None:
@@ -270,144 +141,64 @@ class single_experimentor:
         rows = retriever.build_sampler(self.demonstration_set(), self.test_set(), self.k)
         self.set_demonstration_sampler(rows, allow_variable_length=True, description=retriever.describe())
 
-    def _domain_resample(self, want_label: bool) -> None:
-        self.reset_demonstration_sampler()
-        demo = self.triplet_dataset.demonstration
-        test = self.triplet_dataset.test
-        demo_labels = demo.label_indexes()
-        test_labels = test.label_indexes()
-        T = len(test)
-        k, D = self.k, len(demo)
-
-        def keep(i: int, row: List[int]) -> bool:
-            has = any(demo_labels[v] == test_labels[i % T] for v in row)
-            return has if want_label else not has
-
-        def feasible(i: int) -> bool:
-            matching = sum(1 for label in demo_labels if label == test_labels[i % T])
-            if want_label:
-                return k > 0 and matching > 0
-            others = D - matching
-            return others >= (1 if k > D else k)
-
-        self.demonstration_sampler.resample(keep, feasible)
-
     def set_out_of_domain_mode(self) -> None:
-        """Resample so that no demonstration carries the query's true label (spec §4.5)."""
+        """Redraw rows so that no demonstration carries the query's true label."""
         self._domain_resample(want_label=False)
 
     def set_in_domain_mode(self) -> None:
-        """Resample so that at least one demonstration carries the query's true label."""
+        """Redraw rows so that at least one demonstration carries the query's true label."""
         self._domain_resample(want_label=True)
 
-    # -- prompts ------------------------------------------------------------------
-    def _query_plan(self) -> List[Tuple[List[int], int]]:
-        """(demonstration indexes, test index) per query, repeat-major (spec §4.2)."""
-        T = len(self.triplet_dataset.test)
-        sampler = self.demonstration_sampler
-        return [(sampler[j + r * T], j) for r in range(self.repeat_times) for j in range(T)]
+    def _domain_resample(self, want_label: bool) -> None:
+        self.reset_demonstration_sampler()
+        keep, feasible = domain_conditions(self.triplet_dataset, self.k, want_label)
+        self.demonstration_sampler.resample(keep, feasible)
 
-    def _prompts(self, plan) -> Iterator:
-        writer = self.prompt_former
-        for demos, query in plan:
-            yield writer.write_prompt(demos, query)
+    # -- plan and prompts ---------------------------------------------------------------
+    def plan(self) -> RunPlan:
+        """The frozen description of what a run sends now."""
+        sampler = self.demonstration_sampler
+        rows = tuple(tuple(sampler[q]) for q in range(len(self)))
+        return RunPlan(self.benchmark, self.dataset_name, self.k, self.repeat_times, len(self.triplet_dataset.test),
+                       rows, tuple(self.procedure.passes()))
+
+    def requests(self):
+        return plan_requests(self.plan(), self.prompt_former)
 
     def ground_truth(self) -> List[int]:
-        labels = self.triplet_dataset.test.label_indexes()
-        return labels * self.repeat_times
+        return self.triplet_dataset.test.label_indexes() * self.repeat_times
 
     def prompt_set(self) -> List:
         """Every prompt a run sends to the inference, in call order (all passes)."""
-        writer = self.prompt_former
-        state = writer.snapshot()
-        writer.restart_streams()
-        plan = self._query_plan()
-        prompts: List = []
-        try:
-            for p in self.procedure.passes():
-                if p.configure is not None:
-                    p.configure(writer)
-                prompts.extend(self._prompts(plan))
-        finally:
-            writer.restore(state)
-            writer.restart_streams()
-        return prompts
+        return [list(r.prompt) if r.noisy_channel else r.prompt for r in self.requests()]
 
     def example(self, k: int = 8):
         return self.prompt_former.example(k)
 
-    # -- running ------------------------------------------------------------------
+    # -- running ------------------------------------------------------------------------
     def check_runnable(self) -> None:
-        """Raise before any inference if this experimentor cannot run (k larger than D)."""
-        D = len(self.triplet_dataset.demonstration)
-        if isinstance(self.demonstration_sampler, demonstration_sampler) and self.k > D:
-            raise ValueError(f"k = {self.k} is larger than the demonstration set ({D} rows){where(self.dataset_name)}: "
-                             "use k <= D (the original returned all-zero results here)")
+        """Raise, in O(1) and before any inference, if this experimentor cannot run."""
+        check_experimentor(self)
+
+    def execute(self, model=None, preentered: Optional[Sequence] = None, *, batched: bool = False,
+                cache=None, progress: Optional[bool] = None, previous: Optional[List] = None) -> Outcome:
+        """Run the plan with a model (a function or a backend) or preentered predictions."""
+        if model is None and preentered is None:
+            raise ValueError("You should provide either the forward_inference function or the input_prediction.")
+        self.check_runnable()
+        plan = self.plan()
+        requests = plan_requests(plan, self.prompt_former)
+        backend = as_backend(model, batched=batched) if preentered is None else None
+        answers = answer_plan(plan, requests, backend=backend, preentered=preentered, cache=cache, progress=progress)
+        return summarize(plan, self.procedure, self.metrics, self.ground_truth(), requests, answers, previous)
 
     def auto_run(self, forward_inference: Optional[Callable] = None, preentered_prediction: Optional[Sequence] = None,
                  batched_inference: bool = False, return_outputs: bool = False,
-                 _previous_prediction: Optional[List] = None, *, progress: Optional[bool] = None):
-        """Run the procedure; returns ``(results, True)`` or ``(results, True, outputs)``.
-
-        Give ``forward_inference`` (called as ``f(prompt=..., label_space=...)``, or once
-        on all prompts of a pass with ``batched_inference=True``) or
-        ``preentered_prediction`` (one prediction per prompt of ``prompt_set()``).
-        """
-        if forward_inference is None and preentered_prediction is None:
-            raise ValueError("You should provide either the forward_inference function or the input_prediction.")
-        self.check_runnable()
-        writer = self.prompt_former
-        state = writer.snapshot()
-        writer.restart_streams()
-        plan = self._query_plan()
-        passes = self.procedure.passes()
-        per_pass = len(plan)
-        label_space = writer.get_label_space()
-        if preentered_prediction is not None:
-            given = check_preentered(preentered_prediction, per_pass * len(passes), label_space, self.dataset_name)
-        truth = self.ground_truth()
-        previous = list(_previous_prediction) if _previous_prediction is not None else []
-        stored = previous
-        results, outputs_pred, outputs_rows = [], [], []
-        try:
-            for number, p in enumerate(passes):
-                if p.configure is not None:
-                    p.configure(writer)
-                offset = number * per_pass
-                if preentered_prediction is not None:
-                    raw = given[offset:offset + per_pass]
-                else:
-                    try:
-                        raw = run_inference(forward_inference, self._prompts(plan), per_pass, label_space,
-                                            batched_inference, self.dataset_name, progress, offset)
-                    except InferenceError as exc:
-                        exc.partial_predictions = outputs_pred + exc.partial_predictions
-                        raise
-                rows = expand(raw, len(label_space), self.dataset_name)
-                stored = PredictionRows((stored if p.carry else previous) + rows)
-                results.append(self._compute_metrics(truth, stored))
-                outputs_pred.extend(raw)
-                outputs_rows.extend(rows)
-        finally:
-            writer.restore(state)
-            writer.restart_streams()  # also frees the domain generator's word cache
-        self._stored_predictions = stored
-        summary = self.procedure.summarize(results)
-        if not return_outputs:
-            return summary, True
-        outputs = {"groundtruth": truth * len(passes), "predicted": predicted_labels(outputs_pred),
-                   "prob.": outputs_rows}
-        return summary, True, outputs
-
-    def _compute_metrics(self, truth: List[int], stored: List[list]) -> Dict[str, Any]:
-        results = {}
-        for name, metric in self.metrics.items():
-            try:
-                results[name] = metric(truth, stored)
-            except (ValueError, ZeroDivisionError, IndexError, TypeError) as exc:
-                raise ValueError(f"metric {name!r} failed{where(self.dataset_name)} on {len(stored)} predictions: "
-                                 f"{exc}") from exc
-        return results
+                 _previous_prediction: Optional[List] = None, *, progress: Optional[bool] = None, cache=None):
+        """Run the procedure; returns ``(results, True)`` or ``(results, True, outputs)``."""
+        outcome = self.execute(forward_inference, preentered_prediction, batched=batched_inference, cache=cache,
+                               progress=progress, previous=_previous_prediction)
+        return (outcome.summary, True, outcome.outputs) if return_outputs else (outcome.summary, True)
 
     def __call__(self, forward_inference: Optional[Callable] = None, input_prediction: Optional[Sequence] = None,
                  batched_inference: bool = False, return_outputs: bool = False, *, progress: Optional[bool] = None):
@@ -418,8 +209,11 @@ class single_experimentor:
                 f"procedure={self.procedure.name!r})")
 
 
-def _check_k(k: Any) -> None:
-    if not isinstance(k, int) or isinstance(k, bool):
-        raise TypeError(f"k must be an int, got {type(k).__name__}")
-    if k < 0:
-        raise ValueError(f"k should be a positive integer: got k = {k} (0 means zero-shot)")
+def _pseudo_query(triplet: TripletDataset, kind: Optional[str], length: int):
+    if kind is None:
+        return None
+    if kind == "contextual":
+        return empty_query_generator(triplet.calibration)
+    if kind == "domain":
+        return domain_query_generator(triplet.demonstration, length)
+    raise ValueError(f"pseudo_query must be None, 'contextual' or 'domain', got {kind!r}")

@@ -1,4 +1,4 @@
-"""The inference contract (spec §6.2, §6.3), checked at the boundary.
+"""The inference contract, checked where the model is called.
 
 A user's function returns, per prompt, either a vector aligned with the label space
 (probabilities or logits; lists, tuples, NumPy arrays and tensors are accepted) or
@@ -8,10 +8,13 @@ label space (the original used max(prediction) + 1 and crashed).
 """
 import math
 import numbers
-from typing import Any, Callable, Iterable, List, Optional, Sequence, Union
+import time
+from typing import Any, Dict, List, Optional, Sequence, Union
 
+from .backends.base import Backend, BatchShapeError, FunctionBackend
 from .errors import InferenceError, where
 from .progress import progress_bar
+from .requests import Answer, Request
 
 Prediction = Union[int, List[float]]
 
@@ -70,47 +73,125 @@ def predicted_labels(predictions: Sequence[Prediction]) -> List[int]:
     return [p if isinstance(p, int) else argmax(p) for p in predictions]
 
 
-def run_inference(forward_inference: Callable, prompts: Iterable, count: int, label_space: List[str],
-                  batched: bool, dataset: str, progress=None, offset: int = 0) -> List[Prediction]:
-    """Call the user's function on every prompt (or once on all of them) and validate the outputs.
+def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Optional[Any] = None,
+                   progress: Optional[bool] = None, description: str = "") -> List[Answer]:
+    """Answers for ``requests``, validated: the one place where a model is called.
 
-    ``offset`` numbers the queries of later passes (GLER, Template_sens) after earlier ones
-    so that error messages point at the prompt's position in ``prompt_set()``.
+    With a ``cache``, answers found there (written for this backend's fingerprint) are not
+    asked again and a prompt that occurs several times is asked once; without one, every
+    request is asked, as the standard does (a sampling model may answer a repeat differently).  New answers are stored
+    after every backend call (grouped for one-at-a-time backends), and also before any
+    error propagates, so that a crash, a bad return value or Ctrl-C loses at most the
+    call in flight.  Every error raised from here carries ``partial_predictions``: the
+    validated predictions of the leading requests that were answered.
     """
-    if not callable(forward_inference):
-        raise TypeError(f"forward_inference must be callable, got {type(forward_inference).__name__}")
-    label_count = len(label_space)
-    if batched:
-        prompt_list = list(prompts)
-        try:
-            outputs = forward_inference(prompt=prompt_list, label_space=list(label_space))
-        except Exception as exc:
-            raise InferenceError(f"the batched inference raised {type(exc).__name__}: {exc}"
-                                 f"{where(dataset)} (prompts {offset}..{offset + count - 1})",
-                                 dataset, None) from exc
-        if hasattr(outputs, "tolist") and not isinstance(outputs, list):
-            outputs = outputs.tolist()
-        if isinstance(outputs, (str, bytes)) or not hasattr(outputs, "__len__"):
-            raise TypeError(f"the batched inference returned {type(outputs).__name__}{where(dataset)}; "
-                            f"expected a list of {count} predictions")
-        if len(outputs) != count:
-            raise ValueError(f"the batched inference returned {len(outputs)} predictions{where(dataset)}; "
-                             f"expected {count}, one per prompt")
-        return [check_output(o, label_count, dataset, offset + i) for i, o in enumerate(outputs)]
-    bar = progress_bar(count, dataset, progress)
-    results: List[Prediction] = []
+    answers: List[Optional[Answer]] = [None] * len(requests)
+    fingerprint = backend.fingerprint() if cache is not None else ""
+    if cache is not None and requests:
+        for i, found in enumerate(cache.lookup(fingerprint, requests)):
+            if found is not None:
+                answers[i] = _validated(found, requests[i])
+    first_of: Dict[Any, int] = {}
+    duplicates: Dict[int, int] = {}
+    todo: List[int] = []
+    for i, request in enumerate(requests):
+        if answers[i] is not None:
+            continue
+        key = request.key() if cache is not None else i
+        if key in first_of:
+            duplicates[i] = first_of[key]
+        else:
+            first_of[key] = i
+            todo.append(i)
+    bar = progress_bar(len(todo), description, progress)
+    pending: List[int] = []
+    last_store = time.monotonic()
+    size = max(1, int(getattr(backend, "batch_size", 1) or 1))
     try:
-        for i, prompt in enumerate(prompts):
-            try:
-                output = forward_inference(prompt=prompt, label_space=list(label_space))
-            except Exception as exc:
-                raise InferenceError(f"the inference function raised {type(exc).__name__}: {exc}"
-                                     f"{where(dataset, offset + i)}", dataset, offset + i, results) from exc
-            results.append(check_output(output, label_count, dataset, offset + i))
-            bar.update()
+        for start in range(0, len(todo), size):
+            chunk = todo[start:start + size]
+            outputs = _call_backend(backend, [requests[i] for i in chunk])
+            for i, answer in zip(chunk, outputs):
+                answers[i] = _validated(answer, requests[i])
+                pending.append(i)
+            bar.update(len(chunk))
+            if cache is not None and (len(pending) >= STORE_EVERY or time.monotonic() - last_store > STORE_SECONDS
+                                      or size > 1):
+                _store(cache, fingerprint, requests, answers, pending)
+                last_store = time.monotonic()
+    except BaseException as exc:
+        if cache is not None:
+            _store(cache, fingerprint, requests, answers, pending)
+        _copy_duplicates(answers, duplicates)
+        exc.partial_predictions = _leading_predictions(answers)  # type: ignore[attr-defined]
+        raise
     finally:
         bar.close()
-    return results
+    if cache is not None:
+        _store(cache, fingerprint, requests, answers, pending)
+    _copy_duplicates(answers, duplicates)
+    return answers  # type: ignore[return-value]
+
+
+#: a one-at-a-time backend's answers are committed in groups: at most this many ...
+STORE_EVERY = 256
+#: ... or this many seconds of work are lost when the process is killed
+STORE_SECONDS = 2.0
+
+
+def _call_backend(backend: Backend, chunk: List[Request]) -> List[Answer]:
+    first = chunk[0]
+    try:
+        outputs = backend.score(chunk)
+    except BatchShapeError as exc:
+        error = TypeError if exc.wrong_type else ValueError
+        raise error(f"the batched inference returned {exc.returned}{where(first.dataset)}; "
+                    f"expected {exc.expected}") from None
+    except Exception as exc:
+        if len(chunk) == 1:
+            location = where(first.dataset, first.query_index)
+            kind = "inference function" if isinstance(backend, FunctionBackend) else f"{backend.name} backend"
+        else:
+            location = f"{where(first.dataset)} (prompts {first.query_index}..{chunk[-1].query_index})"
+            kind = "batched inference" if isinstance(backend, FunctionBackend) else f"{backend.name} backend"
+        raise InferenceError(f"the {kind} raised {type(exc).__name__}: {exc}{location}",
+                             first.dataset, first.query_index) from exc
+    if not isinstance(outputs, list) or len(outputs) != len(chunk):
+        raise ValueError(f"the {backend.name} backend returned {len(outputs) if isinstance(outputs, list) else outputs!r}"
+                         f" answers for {len(chunk)} requests{where(first.dataset)}")
+    return outputs
+
+
+def _validated(answer: Answer, request: Request) -> Answer:
+    if not isinstance(answer, Answer):
+        raise TypeError(f"a backend must answer with StaICC.requests.Answer values, got {type(answer).__name__}"
+                        f"{where(request.dataset, request.query_index)}")
+    prediction = check_output(answer.prediction, len(request.label_space), request.dataset, request.query_index)
+    if prediction is answer.prediction:
+        return answer
+    return Answer(prediction, answer.text, answer.parsed)
+
+
+def _store(cache: Any, fingerprint: str, requests: Sequence[Request], answers: List[Optional[Answer]],
+           pending: List[int]) -> None:
+    if pending:
+        cache.store(fingerprint, [requests[i] for i in pending], [answers[i] for i in pending])
+        pending.clear()
+
+
+def _copy_duplicates(answers: List[Optional[Answer]], duplicates: Dict[int, int]) -> None:
+    for i, first in duplicates.items():
+        if answers[i] is None:
+            answers[i] = answers[first]
+
+
+def _leading_predictions(answers: List[Optional[Answer]]) -> List[Prediction]:
+    leading = []
+    for answer in answers:
+        if answer is None:
+            break
+        leading.append(answer.prediction)
+    return leading
 
 
 def check_preentered(predictions: Any, count: int, label_space: List[str], dataset: str) -> List[Prediction]:

@@ -216,7 +216,11 @@ def test_template_sens_needs_alternate_templates():
 
 # --- checkpoints -------------------------------------------------------------------------
 def test_checkpoint_resumes_without_rerunning_finished_datasets(tmp_path):
-    path = str(tmp_path / "run.json")
+    # checkpoint= is the prediction cache; a plain function is named with model_id= so that
+    # the fixed function of the second run may reuse the first run's answers.
+    from StaICC.backends import FunctionBackend
+    from StaICC.cache import PredictionCache
+    path = str(tmp_path / "run.cache")
     bench = Normal(datasets=TWO)
     calls = {"n": 0}
 
@@ -227,15 +231,19 @@ def test_checkpoint_resumes_without_rerunning_finished_datasets(tmp_path):
         return [0.1, 0.2, 0.7]
 
     with pytest.raises(InferenceError):
-        bench(fails_on_second, checkpoint=path)
-    assert list(json.load(open(path))["datasets"]) == ["financial_phrasebank"]
+        bench(fails_on_second, checkpoint=path, model_id="my-model")
+    fingerprint = FunctionBackend(fails_on_second, model_id="my-model").fingerprint()
+    with PredictionCache(path) as cache:
+        finished = cache.lookup(fingerprint, bench[0].requests())
+        assert all(answer is not None for answer in finished)  # financial_phrasebank was saved
+        assert all(answer is None for answer in cache.lookup(fingerprint, bench[1].requests()))
     calls["n"] = 0
 
     def works(prompt, label_space):
         calls["n"] += 1
         return [0.1, 0.2, 0.7][:len(label_space)] if len(label_space) == 3 else [0.4, 0.6]
 
-    resumed = bench(works, checkpoint=path)
+    resumed = bench(works, checkpoint=path, model_id="my-model")
     assert calls["n"] == 1024  # only rotten_tomatoes ran
     assert resumed == Normal(datasets=TWO)(works)
 

@@ -662,8 +662,10 @@ def test_three_rows_run_with_k_one():
     assert result.metadata["standard"] is False
     with pytest.raises(ValueError, match=r"k = 4 is larger than the demonstration set \(1 rows\)"):
         Normal(datasets=[tiny])(lexical_icl)
-    with pytest.raises(ValueError, match="bins should be less than the length of ground_truth"):
-        Normal(datasets=[tiny], k=1)(lexical_icl)
+    calls = []
+    with pytest.raises(ValueError, match=r"2 queries at dataset 'tiny', but the expected calibration error needs at least 10"):
+        Normal(datasets=[tiny], k=1)(lambda prompt, label_space: calls.append(1) or 0)
+    assert calls == []  # refused before any inference
 
 
 def test_twenty_five_rows_run_normal_with_the_default_metrics():

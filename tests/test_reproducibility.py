@@ -59,8 +59,8 @@ def test_label_noise_rate_run_twice_is_identical():
 def test_template_sens_does_not_accumulate_predictions():
     bench = Template_sens(datasets=["TREC"])
     bench(dummy)
-    bench(dummy)
-    assert len(bench[0]._stored_predictions) == 900
+    second = bench(dummy)
+    assert len(second.records) == 900
 
 
 def test_runs_leave_the_writer_as_they_found_it():

@@ -95,11 +95,9 @@ class FunctionBackend(Backend):
             if hasattr(outputs, "tolist") and not isinstance(outputs, list):
                 outputs = outputs.tolist()
             if isinstance(outputs, (str, bytes)) or not hasattr(outputs, "__len__"):
-                raise BatchShapeError(f"the batched inference returned {type(outputs).__name__}; "
-                                      f"expected a list of {len(requests)} predictions")
+                raise BatchShapeError(type(outputs).__name__, f"a list of {len(requests)} predictions", True)
             if len(outputs) != len(requests):
-                raise BatchShapeError(f"the batched inference returned {len(outputs)} predictions; "
-                                      f"expected {len(requests)}, one per prompt")
+                raise BatchShapeError(f"{len(outputs)} predictions", f"{len(requests)}, one per prompt", False)
             return [Answer(o) for o in outputs]
         return [Answer(f(prompt=_user_prompt(r.prompt), label_space=list(r.label_space))) for r in requests]
 
@@ -111,7 +109,15 @@ class FunctionBackend(Backend):
 
 
 class BatchShapeError(ValueError):
-    """A batched function returned the wrong number or kind of predictions."""
+    """A batched function returned the wrong number or kind of predictions.
+
+    The caller, which knows the dataset, turns it into the user-facing ``TypeError``
+    (``wrong_type``) or ``ValueError``.
+    """
+
+    def __init__(self, returned: str, expected: str, wrong_type: bool) -> None:
+        super().__init__(f"the batched inference returned {returned}; expected {expected}")
+        self.returned, self.expected, self.wrong_type = returned, expected, wrong_type
 
 
 def _user_prompt(prompt: Any) -> Any:

@@ -1,0 +1,56 @@
+"""Checks that run before any inference: a run that cannot finish must fail before it asks the model.
+
+Each check is O(1) in k and in the dataset size (no sampler is drawn, no prompt written),
+and its error names the dataset and what to change.
+"""
+from .errors import where
+from .metrics import expected_calibration_error_1
+from .standard import ECE_BINS
+
+
+def check_experimentor(experimentor) -> None:
+    """k against the demonstration set, the pseudo query's source, the metrics' minimum sizes."""
+    name = experimentor.dataset_name
+    triplet = experimentor.triplet_dataset
+    D = len(triplet.demonstration)
+    uses_default_sampler = experimentor._sampler is None or type(experimentor._sampler).__name__ == "demonstration_sampler"
+    if uses_default_sampler and experimentor.k > D:
+        raise ValueError(f"k = {experimentor.k} is larger than the demonstration set ({D} rows){where(name)}: "
+                         "use k <= D (the original returned all-zero results here)")
+    if experimentor.pseudo_query == "domain" and D == 0:
+        raise ValueError(f"Domain_bias draws its pseudo queries from the demonstration set, which is empty"
+                         f"{where(name)}; give the split a demonstration part")
+    if experimentor.pseudo_query == "contextual" and len(triplet.calibration) == 0:
+        raise ValueError(f"Contextual_bias reads the input layout from the calibration set, which is empty"
+                         f"{where(name)}; give the split a calibration part")
+    queries = len(experimentor)
+    if queries == 0:
+        raise ValueError(f"the test set is empty{where(name)}; nothing to evaluate")
+    if expected_calibration_error_1 in experimentor.metrics.values() and queries < ECE_BINS:
+        raise ValueError(f"{len(triplet.test)} test rows x {experimentor.repeat_times} repeats = {queries} queries"
+                         f"{where(name)}, but the expected calibration error needs at least {ECE_BINS} (one per "
+                         "confidence bin); give the split a larger test part")
+
+
+def domain_conditions(triplet, k: int, want_label: bool):
+    """``keep(q, row)`` and ``feasible(q)`` for in-domain (``want_label``) or out-of-domain rows.
+
+    In-domain rows hold at least one demonstration with the query's true label;
+    out-of-domain rows hold none.  ``feasible`` says whether any row can satisfy that, so
+    that resampling raises instead of looping forever.
+    """
+    demo_labels = triplet.demonstration.label_indexes()
+    test_labels = triplet.test.label_indexes()
+    T, D = len(test_labels), len(demo_labels)
+
+    def keep(q: int, row) -> bool:
+        has = any(demo_labels[v] == test_labels[q % T] for v in row)
+        return has if want_label else not has
+
+    def feasible(q: int) -> bool:
+        matching = sum(1 for label in demo_labels if label == test_labels[q % T])
+        if want_label:
+            return k > 0 and matching > 0
+        return D - matching >= (1 if k > D else k)
+
+    return keep, feasible
