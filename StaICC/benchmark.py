@@ -10,7 +10,7 @@ import platform
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .backends.base import as_backend
+from .backends.base import Backend, as_backend
 from .cache_use import opened_cache
 from .datasets import Dataset, resolve_datasets, verify_datasets
 from .experiment import single_experimentor
@@ -178,7 +178,7 @@ class SubBenchmark:
             raise ValueError(f"{FUNCTION_COUNT_ERROR} Got {len(list_of_forward_inference)} functions for "
                              f"{len(self)} datasets: {self.dataset_names()}")
         for name, f in zip(self.dataset_names(), functions):
-            if not callable(f):
+            if not callable(f) and not isinstance(f, Backend):
                 raise TypeError(f"the inference for dataset {name!r} is {type(f).__name__}, not callable")
         return functions
 
@@ -233,14 +233,16 @@ class SubBenchmark:
         return pairs
 
     def run_prepared(self, pairs, return_divided_results: bool = True, cache=None,
-                     progress: Optional[bool] = None) -> ResultDict:
+                     progress: Optional[bool] = None, planned: Optional[List] = None) -> ResultDict:
+        """Run checked (backend, preentered) pairs; ``planned`` gives each experimentor's (plan, requests)."""
         divided: Dict[str, Any] = {}
         outcomes: Dict[str, Any] = {}
         self.last_partial_results = divided
         started = time.perf_counter()
-        for experimentor, (backend, preentered) in zip(self._experimentors, pairs):
+        planned = planned if planned is not None else [None] * len(self)
+        for experimentor, (backend, preentered), ready in zip(self._experimentors, pairs, planned):
             try:
-                outcome = experimentor.execute(backend, preentered, cache=cache, progress=progress)
+                outcome = experimentor.execute(backend, preentered, cache=cache, progress=progress, planned=ready)
             except BaseException as exc:
                 exc.completed_results = dict(divided)  # type: ignore[attr-defined]
                 raise

@@ -180,14 +180,19 @@ class single_experimentor:
         """Raise, in O(1) and before any inference, if this experimentor cannot run."""
         check_experimentor(self)
 
+    def planned(self):
+        """(plan, requests) of a run now: what :meth:`execute` sends unless it is given them."""
+        self.check_runnable()
+        plan = self.plan()
+        return plan, plan_requests(plan, self.prompt_former)
+
     def execute(self, model=None, preentered: Optional[Sequence] = None, *, batched: bool = False,
-                cache=None, progress: Optional[bool] = None, previous: Optional[List] = None) -> Outcome:
+                cache=None, progress: Optional[bool] = None, previous: Optional[List] = None,
+                planned=None) -> Outcome:
         """Run the plan with a model (a function or a backend) or preentered predictions."""
         if model is None and preentered is None:
             raise ValueError("You should provide either the forward_inference function or the input_prediction.")
-        self.check_runnable()
-        plan = self.plan()
-        requests = plan_requests(plan, self.prompt_former)
+        plan, requests = planned if planned is not None else self.planned()
         backend = as_backend(model, batched=batched) if preentered is None else None
         answers = answer_plan(plan, requests, backend=backend, preentered=preentered, cache=cache, progress=progress)
         return summarize(plan, self.procedure, self.metrics, self.ground_truth(), requests, answers, previous)

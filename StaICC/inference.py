@@ -74,7 +74,8 @@ def predicted_labels(predictions: Sequence[Prediction]) -> List[int]:
 
 
 def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Optional[Any] = None,
-                   progress: Optional[bool] = None, description: str = "") -> List[Answer]:
+                   progress: Optional[bool] = None, description: str = "",
+                   counts: Optional[Dict[str, int]] = None) -> List[Answer]:
     """Answers for ``requests``, validated: the one place where a model is called.
 
     With a ``cache``, answers found there (written for this backend's fingerprint) are not
@@ -83,7 +84,8 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     after every backend call (grouped for one-at-a-time backends), and also before any
     error propagates, so that a crash, a bad return value or Ctrl-C loses at most the
     call in flight.  Every error raised from here carries ``partial_predictions``: the
-    validated predictions of the leading requests that were answered.
+    validated predictions of the leading requests that were answered.  ``counts`` (a dict)
+    accumulates ``asked`` (requests sent to the model) and ``cached`` (answers from the cache).
     """
     answers: List[Optional[Answer]] = [None] * len(requests)
     fingerprint = backend.fingerprint() if cache is not None else ""
@@ -103,6 +105,9 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
         else:
             first_of[key] = i
             todo.append(i)
+    if counts is not None:
+        counts["cached"] = counts.get("cached", 0) + sum(1 for a in answers if a is not None)
+        counts.setdefault("asked", 0)
     bar = progress_bar(len(todo), description, progress)
     pending: List[int] = []
     last_store = time.monotonic()
@@ -111,9 +116,15 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
         for start in range(0, len(todo), size):
             chunk = todo[start:start + size]
             outputs = _call_backend(backend, [requests[i] for i in chunk])
-            for i, answer in zip(chunk, outputs):
-                answers[i] = _validated(answer, requests[i])
-                pending.append(i)
+            if counts is not None:
+                counts["asked"] += len(chunk)
+            if backend.serves_validated_answers:
+                for i, answer in zip(chunk, outputs):
+                    answers[i] = answer
+            else:
+                for i, answer in zip(chunk, outputs):
+                    answers[i] = _validated(answer, requests[i])
+                    pending.append(i)
             bar.update(len(chunk))
             if cache is not None and (len(pending) >= STORE_EVERY or time.monotonic() - last_store > STORE_SECONDS
                                       or size > 1):

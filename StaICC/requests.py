@@ -6,8 +6,8 @@ with its label space and where it comes from.  Backends answer requests with
 a request travels from the prompt writer to the backend and the cache unchanged.
 """
 import hashlib
-import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Optional, Tuple, Union
 
 Prompt = Union[str, Tuple[str, ...]]
@@ -34,15 +34,28 @@ class Request:
     def noisy_channel(self) -> bool:
         return isinstance(self.prompt, tuple)
 
-    def key(self) -> str:
-        """SHA-256 of the prompt(s) and the label space: equal for equal model inputs."""
+    @cached_property
+    def _key(self) -> str:
         return content_key(self.prompt, self.label_space)
+
+    def key(self) -> str:
+        """SHA-256 of the prompt(s) and the label space: equal for equal model inputs (computed once)."""
+        return self._key
 
 
 def content_key(prompt: Prompt, label_space: Tuple[str, ...]) -> str:
-    body = json.dumps([list(prompt) if isinstance(prompt, tuple) else prompt, list(label_space)],
-                      ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+    """SHA-256 of an unambiguous encoding: every string length-prefixed, prompt kind marked."""
+    digest = hashlib.sha256(b"L" if isinstance(prompt, tuple) else b"S")
+    for text in (prompt if isinstance(prompt, tuple) else (prompt,)):
+        data = text.encode("utf-8")
+        digest.update(b"%d:" % len(data))
+        digest.update(data)
+    digest.update(b"|")
+    for label in label_space:
+        data = label.encode("utf-8")
+        digest.update(b"%d:" % len(data))
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def prompt_sha256(prompt: Prompt) -> str:

@@ -27,6 +27,8 @@ class Backend(abc.ABC):
 
     name: str = "backend"
     batch_size: int = 1
+    #: True only for backends that serve answers already validated for these requests
+    serves_validated_answers: bool = False
 
     @abc.abstractmethod
     def score(self, requests: Sequence[Request]) -> List[Answer]:
@@ -90,16 +92,19 @@ class FunctionBackend(Backend):
 
     def score(self, requests: Sequence[Request]) -> List[Answer]:
         f = self.function
-        if self.batched:
-            outputs = f(prompt=[_user_prompt(r.prompt) for r in requests], label_space=list(requests[0].label_space))
+        if not self.batched:
+            return [Answer(f(prompt=_user_prompt(r.prompt), label_space=list(r.label_space))) for r in requests]
+        answers: List[Answer] = []
+        for group in _runs_of_one_label_space(requests):
+            outputs = f(prompt=[_user_prompt(r.prompt) for r in group], label_space=list(group[0].label_space))
             if hasattr(outputs, "tolist") and not isinstance(outputs, list):
                 outputs = outputs.tolist()
             if isinstance(outputs, (str, bytes)) or not hasattr(outputs, "__len__"):
-                raise BatchShapeError(type(outputs).__name__, f"a list of {len(requests)} predictions", True)
-            if len(outputs) != len(requests):
-                raise BatchShapeError(f"{len(outputs)} predictions", f"{len(requests)}, one per prompt", False)
-            return [Answer(o) for o in outputs]
-        return [Answer(f(prompt=_user_prompt(r.prompt), label_space=list(r.label_space))) for r in requests]
+                raise BatchShapeError(type(outputs).__name__, f"a list of {len(group)} predictions", True)
+            if len(outputs) != len(group):
+                raise BatchShapeError(f"{len(outputs)} predictions", f"{len(group)}, one per prompt", False)
+            answers.extend(Answer(o) for o in outputs)
+        return answers
 
     def identity(self) -> Dict[str, Any]:
         if self.model_id is not None:
@@ -118,6 +123,16 @@ class BatchShapeError(ValueError):
     def __init__(self, returned: str, expected: str, wrong_type: bool) -> None:
         super().__init__(f"the batched inference returned {returned}; expected {expected}")
         self.returned, self.expected, self.wrong_type = returned, expected, wrong_type
+
+
+def _runs_of_one_label_space(requests: Sequence[Request]) -> List[Sequence[Request]]:
+    """Consecutive requests that share a label space: a batched function receives one label space."""
+    runs, start = [], 0
+    for i in range(1, len(requests) + 1):
+        if i == len(requests) or requests[i].label_space != requests[start].label_space:
+            runs.append(requests[start:i])
+            start = i
+    return runs
 
 
 def _user_prompt(prompt: Any) -> Any:
