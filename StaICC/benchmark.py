@@ -142,6 +142,15 @@ class SubBenchmark:
             for experimentor in self._experimentors:
                 experimentor.use_retriever(self.retriever)
 
+    def limit_test_items(self, count: int) -> None:
+        """A smoke run: only the first ``count`` test items of each dataset (marked non-standard)."""
+        for experimentor, dataset in zip(self._experimentors, self._datasets):
+            experimentor.limit_test_items(count)
+            if self._metrics is None:  # consistency loops over the items evaluated
+                test_size = self.test_size_for(dataset)
+                limited = min(count, test_size) if test_size is not None else None
+                experimentor.metrics = dict(self.default_metrics(limited))
+
     # -- the original's accessors ---------------------------------------------------
     def __getitem__(self, index: int) -> single_experimentor:
         return self._experimentors[index]

@@ -63,6 +63,7 @@ class single_experimentor:
         self.prompt_former = prompt_writter(triplet_dataset, noisy_channel,
                                             _pseudo_query(triplet_dataset, pseudo_query, domain_query_length))
         self._sampler = None  # the default sampler is drawn when first needed
+        self._test_limit: Optional[int] = None
 
     def _tamper(self, cause: str) -> None:
         warn_tampering(f"{cause} ({self.dataset_name})", stacklevel=4)
@@ -154,19 +155,31 @@ class single_experimentor:
         keep, feasible = domain_conditions(self.triplet_dataset, self.k, want_label)
         self.demonstration_sampler.resample(keep, feasible)
 
+    def limit_test_items(self, count: int) -> None:
+        """Evaluate only the first ``count`` test items (a smoke run; not the standard)."""
+        self._test_limit = check_int(count, "limit", minimum=1)
+        self._tamper(f"limited to the first {count} test items")
+
+    def test_count(self) -> int:
+        """Test items a run evaluates (all of them unless limited)."""
+        T = len(self.triplet_dataset.test)
+        return T if self._test_limit is None else min(T, self._test_limit)
+
     # -- plan and prompts ---------------------------------------------------------------
     def plan(self) -> RunPlan:
         """The frozen description of what a run sends now."""
         sampler = self.demonstration_sampler
-        rows = tuple(tuple(sampler[q]) for q in range(len(self)))
-        return RunPlan(self.benchmark, self.dataset_name, self.k, self.repeat_times, len(self.triplet_dataset.test),
+        T, used = len(self.triplet_dataset.test), self.test_count()
+        rows = tuple(tuple(sampler[j + r * T]) for r in range(self.repeat_times) for j in range(used))
+        return RunPlan(self.benchmark, self.dataset_name, self.k, self.repeat_times, used,
                        rows, tuple(self.procedure.passes()))
 
     def requests(self):
         return plan_requests(self.plan(), self.prompt_former)
 
     def ground_truth(self) -> List[int]:
-        return self.triplet_dataset.test.label_indexes() * self.repeat_times
+        labels = self.triplet_dataset.test.label_indexes()
+        return labels[:self.test_count()] * self.repeat_times
 
     def prompt_set(self) -> List:
         """Every prompt a run sends to the inference, in call order (all passes)."""

@@ -23,11 +23,11 @@ def check_experimentor(experimentor) -> None:
     if experimentor.pseudo_query == "contextual" and len(triplet.calibration) == 0:
         raise ValueError(f"Contextual_bias reads the input layout from the calibration set, which is empty"
                          f"{where(name)}; give the split a calibration part")
-    queries = len(experimentor)
+    queries = experimentor.test_count() * experimentor.repeat_times
     if queries == 0:
         raise ValueError(f"the test set is empty{where(name)}; nothing to evaluate")
     if expected_calibration_error_1 in experimentor.metrics.values() and queries < ECE_BINS:
-        raise ValueError(f"{len(triplet.test)} test rows x {experimentor.repeat_times} repeats = {queries} queries"
+        raise ValueError(f"{experimentor.test_count()} test rows x {experimentor.repeat_times} repeats = {queries} queries"
                          f"{where(name)}, but the expected calibration error needs at least {ECE_BINS} (one per "
                          "confidence bin); give the split a larger test part")
 

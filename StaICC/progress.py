@@ -1,12 +1,14 @@
-"""Progress reporting on stderr: tqdm when installed, a small built-in bar otherwise."""
+"""Progress on stderr: one bar per dataset and pass, with throughput and time left.
+
+tqdm draws it when installed; otherwise a small built-in bar redraws at most five times
+a second.  ``enabled=None`` shows bars only when stderr is a terminal.
+"""
 import sys
 import time
 from typing import Optional
 
 
 class _Bar:
-    """Minimal progress bar; redraws at most 5 times a second."""
-
     def __init__(self, total: int, desc: str) -> None:
         self.total, self.desc, self.count = total, desc, 0
         self.start = self._last = time.monotonic()
@@ -16,13 +18,22 @@ class _Bar:
         now = time.monotonic()
         if now - self._last >= 0.2 or self.count >= self.total:
             self._last = now
-            rate = self.count / max(now - self.start, 1e-9)
-            sys.stderr.write(f"\r{self.desc}: {self.count}/{self.total} ({rate:.0f}/s)")
+            elapsed = max(now - self.start, 1e-9)
+            rate = self.count / elapsed
+            left = (self.total - self.count) / rate if rate > 0 else 0.0
+            sys.stderr.write(f"\r{self.desc}: {self.count}/{self.total} [{rate:.1f} prompts/s, "
+                             f"{_clock(elapsed)} elapsed, {_clock(left)} left]")
             sys.stderr.flush()
 
     def close(self) -> None:
         sys.stderr.write("\n")
         sys.stderr.flush()
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 \
+        else f"{seconds // 60:02d}:{seconds % 60:02d}"
 
 
 class _NoBar:
@@ -34,7 +45,7 @@ class _NoBar:
 
 
 def progress_bar(total: int, desc: str, enabled: Optional[bool] = None):
-    """A bar for ``total`` steps; ``enabled=None`` shows it only when stderr is a terminal."""
+    """A bar for ``total`` prompts; nothing when disabled, not a terminal, or nothing to do."""
     if enabled is None:
         enabled = sys.stderr.isatty()
     if not enabled or total <= 0:
@@ -43,4 +54,4 @@ def progress_bar(total: int, desc: str, enabled: Optional[bool] = None):
         from tqdm import tqdm  # optional
     except ImportError:
         return _Bar(total, desc)
-    return tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
+    return tqdm(total=total, desc=desc, unit="prompt", file=sys.stderr, leave=False)

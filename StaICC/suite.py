@@ -78,13 +78,15 @@ class _Answered(Backend):
 
 def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", datasets: Optional[Sequence[Any]] = None,
               k: int = DEFAULT_K, cache: Any = None, *, batched: bool = False, model_id: Optional[str] = None,
-              progress: Optional[bool] = None, suite: Optional[Dict[str, Any]] = None, **options: Any) -> ResultDict:
+              progress: Optional[bool] = None, suite: Optional[Dict[str, Any]] = None,
+              planned: Optional[Dict[str, List[Any]]] = None, **options: Any) -> ResultDict:
     """Run several sub-benchmarks on one model; ``result[name]`` equals ``Name(...)(model)``.
 
     ``model``: a function ``f(prompt, label_space)`` (``batched=True``: called on a list of
     prompts), or a :class:`~StaICC.backends.Backend`.  ``cache``: a prediction-cache file
     shared by every sub-benchmark and every run that points at it.  ``suite``: sub-benchmark
-    objects built by :func:`build_suite` (to run configured ones).  The result maps each
+    objects built by :func:`build_suite` (to run configured ones), ``planned`` what
+    :func:`plan_suite` returned for them.  The result maps each
     name to that sub-benchmark's result dict; its ``metadata`` says how many prompts were
     asked, how many were distinct and how many came from the cache, and ``records`` holds
     every per-query record.
@@ -92,11 +94,7 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
     backend = as_backend(model, batched=batched, model_id=model_id)
     benches = suite if suite is not None else build_suite(benchmarks, datasets, k, **options)
     started = time.perf_counter()
-    planned: Dict[str, List[Any]] = {}
-    for name, bench in benches.items():  # every check and every prompt before the first inference
-        for part_name, part in _parts(bench):
-            part.prepare(backend)
-            planned[part_name] = [e.planned() for e in part]
+    planned = planned if planned is not None else plan_suite(backend, benches)
     answers: Dict[str, Answer] = {}
     counts: Dict[str, int] = {"asked": 0, "cached": 0}
     total = 0
@@ -127,6 +125,16 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
     suite_result = ResultDict(results, metadata=metadata)
     suite_result.records = Records([r.records for r in results.values()])
     return suite_result
+
+
+def plan_suite(backend: Backend, benches: Dict[str, Any]) -> Dict[str, List[Any]]:
+    """Every check and every prompt of the suite, before the first inference: (plan, requests) per experimentor."""
+    planned: Dict[str, List[Any]] = {}
+    for bench in benches.values():
+        for part_name, part in _parts(bench):
+            part.prepare(backend)
+            planned[part_name] = [e.planned() for e in part]
+    return planned
 
 
 def _answer_new(backend: Backend, requests: Sequence[Request], answers: Dict[str, Answer], cache: Any,

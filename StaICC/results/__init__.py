@@ -1,6 +1,6 @@
 """Results: the result dict with its metadata, per-query records, provenance and run directories."""
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional, Sequence
 
 
 class ResultDict(dict):
@@ -14,6 +14,8 @@ class ResultDict(dict):
     def __init__(self, *args, metadata: Optional[Dict[str, Any]] = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.metadata: Dict[str, Any] = metadata or {}
+        #: per-query records (see :mod:`StaICC.results.records`); empty for results loaded from JSON
+        self.records: Sequence[Dict[str, Any]] = ()
 
     def to_json(self, indent: int = 1) -> str:
         return json.dumps({"results": _jsonable(dict(self)), "metadata": _jsonable(self.metadata)},

@@ -5,7 +5,7 @@ copied), one dict per query and pass in the documented samples format; statistic
 plots and ``--log-samples`` read them.
 """
 import json
-from typing import Any, Dict, Iterator, List, Sequence
+from typing import Any, Dict, Iterable, Iterator, List, Sequence
 
 from ..metrics import argmax
 from ..requests import prompt_sha256
@@ -71,7 +71,7 @@ class Records(Sequence):
         raise IndexError(i)
 
 
-def write_samples(records: Sequence[Dict[str, Any]], path: str) -> int:
+def write_samples(records: Iterable[Dict[str, Any]], path: str) -> int:
     """Write records as JSON Lines (strict JSON: non-finite numbers as null); returns the count."""
     from .provenance import strict_json_value
     count = 0

@@ -1,0 +1,107 @@
+"""What produced a result: model, code, data, environment, command and time, in strict JSON.
+
+Secrets never enter provenance: model arguments whose name says key, token, secret or
+password are replaced by ``"<redacted>"`` (the openai backend reads its key from an
+environment variable and records only the variable's name).
+"""
+import datetime
+import hashlib
+import math
+import os
+import platform
+import subprocess
+import sys
+from typing import Any, Dict, List, Optional
+
+SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
+REDACTED = "<redacted>"
+#: packages whose versions are recorded when the run loaded them
+RECORDED_PACKAGES = ("torch", "transformers", "tokenizers", "vllm", "numpy", "accelerate")
+
+
+def redact(arguments: Dict[str, Any]) -> Dict[str, Any]:
+    """Model arguments with every secret-looking value replaced (``api_key_env`` names a variable: kept)."""
+    clean = {}
+    for name, value in arguments.items():
+        lowered = name.lower()
+        secret = any(word in lowered for word in SECRET_WORDS) and not lowered.endswith("_env")
+        clean[name] = REDACTED if secret else value
+    return clean
+
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def git_commit() -> Optional[str]:
+    """The checkout's commit when StaICC runs from a git checkout (None when installed)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if not os.path.exists(os.path.join(root, ".git")):
+        return None
+    try:
+        out = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = out.stdout.strip()
+    if out.returncode != 0 or not commit:
+        return None
+    dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True, timeout=5).stdout.strip()
+    return commit + ("-dirty" if dirty else "")
+
+
+def package_versions() -> Dict[str, str]:
+    """Versions of the heavy packages this process loaded (read from their metadata)."""
+    from importlib import metadata
+    versions = {}
+    for name in RECORDED_PACKAGES:
+        if name in sys.modules:
+            try:
+                versions[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                versions[name] = getattr(sys.modules[name], "__version__", "unknown")
+    return versions
+
+
+def device_description(backend: Any) -> str:
+    """The backend's own device when it says, else the GPU torch sees, else the CPU."""
+    device = getattr(backend, "device", None)
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and (device is None or "cuda" in str(device)):
+        return f"{device or 'cuda'} ({torch.cuda.get_device_name(0)})"
+    if device is not None:
+        return str(device)
+    return f"cpu ({platform.machine()}, {os.cpu_count()} cores)"
+
+
+def data_manifest_sha256() -> str:
+    from importlib import resources
+    data = resources.files("StaICC.data").joinpath("manifest.json").read_bytes()
+    return hashlib.sha256(data).hexdigest()
+
+
+def collect(backend: Any, arguments: Dict[str, Any], started: str, seconds: float,
+            command: Optional[List[str]] = None) -> Dict[str, Any]:
+    from ..version import __version__
+    return {"model": {"backend": getattr(backend, "name", "function"), "arguments": redact(arguments),
+                      "identity": backend.identity(), "fingerprint": backend.fingerprint()},
+            "staicc_version": __version__, "git_commit": git_commit(),
+            "python": f"{platform.python_implementation()} {platform.python_version()}",
+            "platform": platform.platform(), "packages": package_versions(), "device": device_description(backend),
+            "data_manifest_sha256": data_manifest_sha256(),
+            "command": list(command) if command is not None else list(sys.argv),
+            "started": started, "finished": utc_now(), "seconds": round(seconds, 3)}
+
+
+def strict_json_value(value: Any, non_finite: List[str], path: str) -> Any:
+    """``value`` with NaN / Infinity replaced by None; each replaced place is appended to ``non_finite``."""
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        non_finite.append(path or "$")
+        return None
+    if isinstance(value, dict):
+        return {str(k): strict_json_value(v, non_finite, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json_value(v, non_finite, f"{path}[{i}]") for i, v in enumerate(value)]
+    return value
