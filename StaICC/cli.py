@@ -77,7 +77,6 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--cache", metavar="FILE", help="SQLite prediction cache: resume, share answers between runs")
     p.add_argument("--limit", type=int, metavar="N", help="smoke run: first N test items per dataset (non-standard)")
     p.add_argument("--batch-size", type=int, metavar="N", help="requests per backend call")
-    p.add_argument("--model-id", help="name a model whose backend has no identity of its own")
     p.add_argument("--noisy-channel", action="store_true", help="noisy-channel prompts (Normal and the bias benchmarks)")
     p.add_argument("--retriever", metavar="NAME[:K=V,...]", help="choose demonstrations with a retriever (non-standard)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
@@ -108,8 +107,6 @@ def run_command(args: argparse.Namespace) -> int:
             warnings.simplefilter("ignore", TamperingWarning)
         suite = _as_argument_error(_build_suite, build_suite, args, datasets, options)
         backend = _as_argument_error(make_backend, args.model, **arguments)
-        if args.model_id is not None:
-            backend = _named(backend, args.model_id)
         if args.batch_size is not None:
             backend.batch_size = args.batch_size
         planned = _as_argument_error(plan_suite, backend, suite)
@@ -158,14 +155,6 @@ def _open_cache(path: Optional[str]):
         return None
     from .cache import PredictionCache
     return PredictionCache(path)
-
-
-def _named(backend, model_id: str):
-    from .backends.base import FunctionBackend
-    if not isinstance(backend, FunctionBackend):
-        raise ArgumentError("--model-id names a plain function's model; this backend has its own identity")
-    backend.model_id = model_id
-    return backend
 
 
 def _retriever(spec: str):

@@ -89,7 +89,6 @@ def test_run_uses_and_reports_the_cache(tmp_path):
     (["--log-samples"], "--log-samples needs --output-dir"),
     (["--output-dir", "/proc/staicc-cannot-write"], "cannot write to the output directory"),
     (["--benchmarks", "GLER", "--noisy-channel"], "GLER does not support noisy-channel prompts"),
-    (["--model-id", "x"], "--model-id names a plain function's model"),
 ])
 def test_argument_errors_are_one_line_and_exit_2(args, message):
     done = staicc("run", *args, check=False)
