@@ -80,6 +80,8 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--noisy-channel", action="store_true", help="noisy-channel prompts (Normal and the bias benchmarks)")
     p.add_argument("--retriever", metavar="NAME[:K=V,...]", help="choose demonstrations with a retriever (non-standard)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check everything and count the prompts to ask (distinct, already cached); no inference")
     p.set_defaults(handler=run_command)
 
 
@@ -111,6 +113,8 @@ def run_command(args: argparse.Namespace) -> int:
             backend.batch_size = args.batch_size
         planned = _as_argument_error(plan_suite, backend, suite)
         cache = _as_argument_error(_open_cache, args.cache)
+        if args.dry_run:
+            return _dry_run(planned, backend, cache)
         from .results.provenance import collect, utc_now
         started, started_at = utc_now(), time.perf_counter()
         try:
@@ -148,6 +152,24 @@ def _build_suite(build_suite, args, datasets, options):
             if args.limit:
                 part.limit_test_items(args.limit)
     return suite
+
+
+def _dry_run(planned, backend, cache) -> int:
+    """Print what a run would send: prompts, distinct prompts, and how many the cache already answers."""
+    requests = {}
+    total = 0
+    for runs in planned.values():
+        for _plan, run_requests in runs:
+            total += len(run_requests)
+            for request in run_requests:
+                requests.setdefault(request.key(), request)
+    cached = 0
+    if cache is not None:
+        cached = sum(answer is not None for answer in cache.lookup(backend.fingerprint(), list(requests.values())))
+        cache.close()
+    print(f"{total} prompts, {len(requests)} distinct, {cached} already in the cache, "
+          f"{len(requests) - cached} to ask (model {backend.fingerprint()[:12]})")
+    return 0
 
 
 def _open_cache(path: Optional[str]):
