@@ -10,10 +10,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .backends.base import as_backend
 from .datasets import Dataset
-from .errors import warn_tampering, where
+from .errors import warn_tampering
 from .metrics import normal_metrics
 from .plan import RunPlan, plan_requests
-from .procedures import LabelNoiseProcedure, PassSpec, Procedure, SensitivityProcedure, TemplateProcedure  # noqa: F401
+from .procedures import Procedure
+from .procedures import LabelNoiseProcedure, SensitivityProcedure, TemplateProcedure  # noqa: F401  (old import path)
 from .preflight import check_experimentor, domain_conditions
 from .prompt import domain_query_generator, empty_query_generator, prompt_writter
 from .run import Outcome, answer_plan, summarize
