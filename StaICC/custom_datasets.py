@@ -27,7 +27,7 @@ import os
 import re
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .datasets import Dataset, _all_constants
+from .datasets import Dataset, standard_dataset_aliases
 from .standard import CALIBRATION_SIZE, DEMONSTRATION_SIZE, TEMPLATE_KEYS, TEST_SIZE
 
 __all__ = ["CustomDatasetError", "from_records", "from_jsonl", "from_csv", "from_hf", "default_split_sizes",
@@ -137,7 +137,7 @@ def _check_string_list(value: Any, count: int, what: str) -> List[str]:
 def _check_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip():
         raise TypeError(f"name must be a non-empty string, got {name!r}")
-    reserved = {entry[key].lower() for entry in _all_constants() for key in ("name", "loader")}
+    reserved = {alias.lower() for alias in standard_dataset_aliases()}
     if name.lower() in reserved:
         raise ValueError(f"name {name!r} is the name of a standard StaICC dataset; choose another name so that "
                          "custom results cannot be mistaken for standard ones")
