@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import warn, warn_tampering
 from ..standard import BASE_TEMPLATE, NOT_APPLICABLE_WARNING, SEED, STRICT_TEMPLATE_WARNING, TEMPLATE_FIELDS
-from .bundled import Row
+from .bundled import Row  # noqa: F401  (the row type, re-exported)
 from .tables import DrawnSlice, DrawnTable, ListTable
 
 
