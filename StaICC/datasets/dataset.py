@@ -156,7 +156,8 @@ class Dataset:
         self.table.verify()
 
     def __repr__(self) -> str:
-        return f"Dataset({self.dataset_name!r}, rows={len(self)}, labels={self.label_space})"
+        sizes = f", split_sizes={self.split_sizes}" if self.split_sizes is not None else ""
+        return f"Dataset({self.dataset_name!r}, rows={len(self)}, labels={self.label_space}{sizes})"
 
 
 basic_datasets_loader = Dataset  # the original's name
