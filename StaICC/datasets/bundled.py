@@ -11,7 +11,7 @@ verified, and never fails later with an error that names no file.
 ``json``, ``hashlib``, ``gzip`` and ``importlib.resources`` are imported on first use, so
 importing StaICC reads and imports nothing of this.
 """
-import threading
+import _thread  # the C lock of threading.RLock, without importing threading
 from array import array
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -22,7 +22,7 @@ Row = Tuple[Sequence[str], int]
 _DATA_PACKAGE = "StaICC.data"
 #: a folder to read the data files from instead of the installed ``StaICC/data`` (tests use a copy)
 _data_dir: Optional[str] = None
-_lock = threading.RLock()
+_lock = _thread.RLock()
 _json_cache: Dict[str, Any] = {}
 
 MANIFEST_FILE = "manifest.json"

@@ -4,7 +4,6 @@ A :class:`Dataset` (the original's ``basic_datasets_loader``) is a table of rows
 ``(inputs, raw_label)`` plus the template attributes that the prompt writer copies.
 Seen from outside, a row is ``(inputs, label_text)``.
 """
-import copy
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import warn, warn_tampering
@@ -54,7 +53,7 @@ class Dataset:
         self._label_prefix = label_prefix
         self._label_affix = label_affix
         self._query_prefix = query_prefix
-        self.alternate_template = copy.deepcopy(alternate_template) if alternate_template else None
+        self.alternate_template = _deepcopy(alternate_template) if alternate_template else None
         self.split_sizes = tuple(split_sizes) if split_sizes else None
         self.standard = standard
 
@@ -126,6 +125,7 @@ class Dataset:
     # -- splitting ----------------------------------------------------------
     def with_rows(self, rows, name: str) -> "Dataset":
         """A copy holding only ``rows`` (no copy of the row strings themselves)."""
+        import copy
         part = copy.copy(self)
         part.dataset_name = name
         part.table = rows if isinstance(rows, DrawnSlice) else ListTable(rows)
@@ -161,6 +161,11 @@ class Dataset:
 
 
 basic_datasets_loader = Dataset  # the original's name
+
+
+def _deepcopy(value: Any) -> Any:
+    import copy  # deferred: importing StaICC does not need it
+    return copy.deepcopy(value)
 
 
 def verify_datasets(datasets: Any) -> None:

@@ -4,7 +4,6 @@ The per-dataset constants (templates, label words, split sizes) come from the bu
 verified ``datasets.json``; the rows from the bundled draw (default) or, with
 ``from_cache=False``, from the HuggingFace source.
 """
-import copy
 from typing import Any, Dict, Iterable, List, Optional
 
 from ..rng import StableRandom
@@ -33,6 +32,7 @@ def dataset_constants(name: str) -> Dict[str, Any]:
     """Per-dataset constants of the standard (templates, label words, sizes), a deep copy."""
     for entry in _all_constants():
         if entry["name"] == name or entry["loader"] == name:
+            import copy
             return copy.deepcopy(entry)
     raise ValueError(f"unknown dataset {name!r}; the standard datasets are {standard_dataset_names()}")
 
