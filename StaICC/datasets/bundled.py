@@ -43,12 +43,20 @@ class DataFileError(RuntimeError):
         self.path = path
 
 
+def _package_data_dir() -> Optional[str]:
+    """``StaICC/data`` as a folder, or None when the package is not on a file system (a zip)."""
+    import os
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+    return folder if os.path.isdir(folder) else None
+
+
 def data_path(file_name: str) -> str:
     """Where the bundled file ``file_name`` is read from (for messages and tools)."""
-    if _data_dir is not None:
-        import os
-        return os.path.join(_data_dir, file_name)
-    from importlib import resources
+    import os
+    folder = _data_dir if _data_dir is not None else _package_data_dir()
+    if folder is not None:
+        return os.path.join(folder, file_name)
+    from importlib import resources  # a zipped package: ~50 ms to import, so only here
     return str(resources.files(_DATA_PACKAGE).joinpath(file_name))
 
 
@@ -61,7 +69,7 @@ def _fail(file_name: str, problem: str) -> DataFileError:
 def _read_data_file(file_name: str) -> bytes:
     """The raw bytes of one bundled file."""
     try:
-        if _data_dir is not None:
+        if _data_dir is not None or _package_data_dir() is not None:
             with open(data_path(file_name), "rb") as fh:
                 return fh.read()
         from importlib import resources
