@@ -27,14 +27,17 @@ import os
 import re
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .datasets import Dataset, _all_constants
-from .standard import CALIBRATION_SIZE, DEMONSTRATION_SIZE, TEMPLATE_KEYS, TEST_SIZE
+from .datasets import Dataset, standard_dataset_aliases
+from .standard import CALIBRATION_SIZE, DEMONSTRATION_SIZE, ECE_BINS, TEMPLATE_KEYS, TEST_SIZE
+from .validation import check_int
 
 __all__ = ["CustomDatasetError", "from_records", "from_jsonl", "from_csv", "from_hf", "default_split_sizes",
-           "default_input_text_prefixes", "MIN_ROWS"]
+           "default_input_text_prefixes", "MIN_ROWS", "MIN_ECE_PREDICTIONS"]
 
 #: the fewest rows a custom dataset may have: one each for calibration, demonstration and test
 MIN_ROWS = 3
+#: the fewest predictions ECE accepts (one per confidence bin); Normal makes test rows x 2 repeats
+MIN_ECE_PREDICTIONS = ECE_BINS
 
 Columns = Union[str, Sequence[str]]
 LabelWords = Union[None, Sequence[str], Mapping[Any, str]]
@@ -92,7 +95,7 @@ def default_split_sizes(n_rows: int) -> Tuple[int, int, int]:
     dataset of 5 640 rows or more gets exactly.  Every part has at least one row
     (``N >= 3``).
     """
-    if not isinstance(n_rows, int) or isinstance(n_rows, bool) or n_rows < MIN_ROWS:
+    if check_int(n_rows, "n_rows") < MIN_ROWS:
         raise ValueError(f"a custom dataset needs at least {MIN_ROWS} rows (one per split part), got {n_rows!r}")
     fifth = max(1, n_rows // 5)
     test = min(TEST_SIZE, fifth)
@@ -137,7 +140,7 @@ def _check_string_list(value: Any, count: int, what: str) -> List[str]:
 def _check_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip():
         raise TypeError(f"name must be a non-empty string, got {name!r}")
-    reserved = {entry[key].lower() for entry in _all_constants() for key in ("name", "loader")}
+    reserved = {alias.lower() for alias in standard_dataset_aliases()}
     if name.lower() in reserved:
         raise ValueError(f"name {name!r} is the name of a standard StaICC dataset; choose another name so that "
                          "custom results cannot be mistaken for standard ones")
@@ -181,9 +184,9 @@ def _check_split_sizes(split_sizes: Any, n_rows: int, locator: _Locator) -> Tupl
     if not isinstance(split_sizes, (list, tuple)) or len(split_sizes) != 3:
         raise TypeError(f"split_sizes must be (calibration, demonstration, test), got {split_sizes!r}")
     for what, value in zip(("calibration", "demonstration", "test"), split_sizes):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        if check_int(value, f"split_sizes: the {what} size") < 0:
             raise ValueError(f"split_sizes: the {what} size must be a non-negative int, got {value!r}")
-    c, d, t = split_sizes
+    c, d, t = (int(value) for value in split_sizes)
     if t < 1:
         raise ValueError("split_sizes: the test part needs at least one row")
     if c + d + t > n_rows:
@@ -361,7 +364,20 @@ def from_records(records: Iterable[Mapping[str, Any]], *, name: str, input_colum
                  label_affix: str = "\n", query_prefix: str = "",
                  alternate_template: Optional[Dict[str, list]] = None,
                  split_sizes: Optional[Sequence[int]] = None, source: Optional[str] = None) -> Dataset:
-    """A dataset from an iterable of dicts (errors name the 0-based record index)."""
+    """A dataset from an iterable of dicts (errors name the 0-based record index).
+
+    The split sizes used are ``dataset.split_sizes`` (calibration, demonstration, test):
+    ``split_sizes`` if given, else :func:`default_split_sizes`.  Minimum sizes:
+
+    * building: at least ``MIN_ROWS`` (3) rows, one per part, and a test part of >= 1 row;
+    * Normal, Post_bias and GLER compute ECE over 10 confidence bins, which needs at least
+      ``MIN_ECE_PREDICTIONS`` (10) predictions: test rows x 2 repeats >= 10, so a test part
+      of >= 5 rows (25 rows with the default sizes);
+    * the default sampler needs at least k demonstration rows (k = 4 by default).
+
+    Smaller datasets build, so that they can be inspected, but a run refuses them before
+    any inference.
+    """
     if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
         raise TypeError(f"records must be an iterable of dicts, got {type(records).__name__}")
     return _build(enumerate(records), _Locator(None, "records", "record"), name=name, input_columns=input_columns,

@@ -1,9 +1,10 @@
-"""Triplet split (spec §3): calibration, demonstration and test parts of one dataset."""
+"""Triplet split: calibration, demonstration and test parts of one dataset."""
 from typing import List, Optional
 
 from .datasets import Dataset
 from .errors import warn_tampering
 from .standard import SEED
+from .validation import check_int
 
 
 class triplet_dataset:
@@ -23,10 +24,9 @@ class triplet_dataset:
         c = standard[0] if calibration_number is None else calibration_number
         d = standard[1] if demonstration_number is None else demonstration_number
         t = standard[2] if test_number is None else test_number
-        for label, value in (("calibration", c), ("demonstration", d), ("test", t)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{label} size must be a non-negative int, got {value!r} "
-                                 f"(dataset {original_dataset.name!r})")
+        at = f" (dataset {original_dataset.name!r})"
+        c, d, t = (check_int(value, f"{label} size", minimum=0, at=at)
+                   for label, value in (("calibration", c), ("demonstration", d), ("test", t)))
         if standard is not None:
             expected = (standard[0], standard[1], standard[2] if expected_test_number is None else expected_test_number)
             if (c, d, t) != expected:

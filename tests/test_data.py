@@ -321,57 +321,7 @@ def test_full_label_token():
     assert sst2.label_space == ["negative", "positive"]
 
 
-# -- bundled file verification (§11.5) ----------------------------------------------------------
-@pytest.fixture
-def isolated_cache(monkeypatch):
-    """Fresh module caches for the test; the real caches are restored afterwards."""
-    manifest = json.loads(json.dumps(dsm.manifest()))
-    constants = dsm._load_json("datasets.json")
-    monkeypatch.setattr(dsm, "_table_cache", {})
-    monkeypatch.setattr(dsm, "_json_cache", {"manifest.json": manifest, "datasets.json": constants})
-    return manifest
-
-
-def test_corrupted_file_raises_data_file_error(isolated_cache, monkeypatch):
-    real = dsm._read_data_file
-
-    def corrupted(file_name):
-        data = real(file_name)
-        if file_name == "rotten_tomatoes.jsonl.gz":
-            return data[:-1] + bytes([data[-1] ^ 1])
-        return data
-
-    monkeypatch.setattr(dsm, "_read_data_file", corrupted)
-    with pytest.raises(DataFileError, match=r"bundled data file 'rotten_tomatoes.jsonl.gz' is corrupted: SHA-256"):
-        bundled_table("rotten_tomatoes").drawn_rows
-    with pytest.raises(DataFileError, match="rotten_tomatoes.jsonl.gz"):
-        triplet_dataset(load_standard_dataset("rotten_tomatoes")).test[0]  # rows may be read lazily
-    # another dataset is unaffected
-    assert len(bundled_table("financial_phrasebank").drawn_rows) == 2048
-
-
-def test_missing_file_raises_data_file_error(isolated_cache):
-    isolated_cache["files"]["rotten_tomatoes"]["file"] = "no_such_file.jsonl.gz"
-    with pytest.raises(DataFileError, match=r"bundled data file 'no_such_file.jsonl.gz' is missing"):
-        bundled_table("rotten_tomatoes").drawn_rows
-
-
-def test_row_count_mismatch_raises(isolated_cache, monkeypatch):
-    real = dsm._read_data_file
-    info = isolated_cache["files"]["rotten_tomatoes"]
-    payload = real(info["file"])
-    lines = gzip.decompress(payload).decode("utf-8").split("\n")
-    shorter = gzip.compress("\n".join(lines[:10]).encode("utf-8"))
-    info["sha256"] = hashlib.sha256(shorter).hexdigest()
-    monkeypatch.setattr(dsm, "_read_data_file", lambda f: shorter if f == info["file"] else real(f))
-    with pytest.raises(DataFileError, match=r"has 10 rows, expected 5632"):
-        bundled_table("rotten_tomatoes").drawn_rows
-
-
-def test_real_files_verify(isolated_cache):
-    for name in DATASET_NAMES:
-        info = isolated_cache["files"][name]
-        assert hashlib.sha256(dsm._read_data_file(info["file"])).hexdigest() == info["sha256"]
+# Bundled-file verification (hashes, tampering): tests/test_data_integrity.py
 
 
 def test_full_label_variants_switch_to_the_ground_truth_words(reference):

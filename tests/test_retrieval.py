@@ -107,12 +107,12 @@ def test_dedup_is_per_query():
 
 @pytest.mark.parametrize("bad", [2.0, True, "3", None])
 def test_k_type_is_checked(bad):
-    with pytest.raises(TypeError, match="k must be a non-negative int"):
+    with pytest.raises(TypeError, match=r"k must be an int in BM25Retriever\.build_sampler, got"):
         BM25Retriever().build_sampler(DEMOS, QUERIES, bad)
 
 
 def test_negative_k_is_rejected():
-    with pytest.raises(ValueError, match="k must be a non-negative int .*got -1"):
+    with pytest.raises(ValueError, match="k should be a positive integer: got k = -1 in RandomRetriever"):
         RandomRetriever().build_sampler(DEMOS, QUERIES, -1)
     assert check_k(0) == 0
 
@@ -148,9 +148,9 @@ def test_fixk_validation_names_the_bad_index():
         FixKRetriever([2, 40]).build_sampler(DEMOS, QUERIES, 2)
     with pytest.raises(ValueError, match=r"fix_id_list\[0\] = -1 is negative"):
         FixKRetriever([-1])
-    with pytest.raises(TypeError, match=r"fix_id_list\[2\] must be an int, got '3'"):
+    with pytest.raises(TypeError, match=r"fix_id_list\[2\] must be an int in FixKRetriever, got str '3'"):
         FixKRetriever([1, 2, "3"])
-    with pytest.raises(TypeError, match=r"fix_id_list\[0\] must be an int, got True"):
+    with pytest.raises(TypeError, match=r"fix_id_list\[0\] must be an int in FixKRetriever, got bool True"):
         FixKRetriever([True])
     with pytest.raises(TypeError, match="fix_id_list must be a sequence of ints"):
         FixKRetriever(5)
@@ -177,7 +177,7 @@ def test_random_ice_num_overrides_k():
     sampler = RandomRetriever(ice_num=2).build_sampler(DEMOS, QUERIES, 5)
     assert all(len(row) == 2 for row in sampler)
     assert RandomRetriever(ice_num=2).describe()["parameters"]["ice_num"] == 2
-    with pytest.raises(ValueError, match="ice_num must be a non-negative int"):
+    with pytest.raises(ValueError, match="ice_num must be >= 0 in RandomRetriever, got -2"):
         RandomRetriever(ice_num=-2)
 
 
@@ -377,3 +377,81 @@ def test_retriever_from_name():
 def test_base_class_is_abstract():
     with pytest.raises(NotImplementedError):
         Retriever().build_sampler(DEMOS, QUERIES, 1)
+
+
+# --- parameters and embeddings are validated, naming the retriever ---------------------------------
+@pytest.mark.parametrize("make, match", [
+    (lambda: BM25Retriever(k1=float("inf")), "k1 must be a finite number in BM25Retriever"),
+    (lambda: BM25Retriever(k1=float("nan")), "k1 must be a finite number in BM25Retriever"),
+    (lambda: BM25Retriever(k1=1e300), r"BM25Retriever: k1 must be in \[0.0, 1000000.0\]"),
+    (lambda: BM25Retriever(k1=-0.1), r"BM25Retriever: k1 must be in"),
+    (lambda: BM25Retriever(b=float("nan")), "b must be a finite number in BM25Retriever"),
+    (lambda: MMRRetriever(k1=float("inf")), "k1 must be a finite number in MMRRetriever"),
+    (lambda: MMRRetriever(lambda_=float("nan")), "lambda_ must be a finite number in MMRRetriever"),
+    (lambda: MMRRetriever(b=-1), r"MMRRetriever: b must be in \[0.0, 1.0\]"),
+    (lambda: BM25Index([["a"]], k1=float("inf")), "k1 must be a finite number in BM25Index"),
+])
+def test_non_finite_or_out_of_range_parameters_are_refused(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: BM25Retriever(k1="1.5"), "k1 must be a real number in BM25Retriever, got str"),
+    (lambda: BM25Retriever(k1=True), "k1 must be a real number in BM25Retriever, got bool"),
+    (lambda: MMRRetriever(candidates=2.0), "candidates must be an int in MMRRetriever"),
+    (lambda: RandomRetriever(seed="7"), "seed must be an int in RandomRetriever"),
+    (lambda: BM25Retriever(balanced=1), "balanced must be True or False in BM25Retriever"),
+    (lambda: BM25Retriever(tokenizer="split"), r"tokenizer must be callable \(str -> list of str\) in BM25Retriever"),
+])
+def test_parameter_types_are_refused(make, match):
+    with pytest.raises(TypeError, match=match):
+        make()
+
+
+def test_tokenizer_output_is_checked():
+    with pytest.raises(TypeError, match=r"tokenizer str.lower must return a list of str in BM25Retriever, got str"):
+        BM25Retriever(tokenizer=str.lower).build_sampler(DEMOS, QUERIES, 1)
+    with pytest.raises(TypeError, match="must return a list of str in MMRRetriever"):
+        MMRRetriever(tokenizer=lambda text: [1, 2]).build_sampler(DEMOS, QUERIES, 1)
+
+
+@pytest.mark.parametrize("vector, error, match", [
+    ("12", TypeError, r"embed_fn returned a str for demonstration 0, expected a list of numbers"),
+    (b"12", TypeError, "embed_fn returned a bytes for demonstration 0"),
+    ([1.0, float("nan")], ValueError, "non-finite value for demonstration 0 at position 1: nan"),
+    ([float("inf"), 1.0], ValueError, "non-finite value for demonstration 0 at position 0: inf"),
+    ([1.0, "2"], TypeError, "non-numeric value for demonstration 0 at position 1: str"),
+    ([1.0, True], TypeError, "non-numeric value for demonstration 0 at position 1: bool"),
+    ([], ValueError, "empty vector for demonstration 0"),
+    (None, TypeError, "embed_fn returned a NoneType for demonstration 0"),
+])
+@pytest.mark.parametrize("owner", ["EmbeddingTopKRetriever", "MMRRetriever"])
+def test_bad_embeddings_are_refused_naming_retriever_and_row(vector, error, match, owner):
+    def embed(text):
+        return vector if text == "alpha" else [1.0, 0.5]
+    retriever = EmbeddingTopKRetriever(embed) if owner == "EmbeddingTopKRetriever" else MMRRetriever(similarity=embed)
+    with pytest.raises(error, match=f"{owner}: {match if match.startswith('embed_fn') else 'embed_fn returned an? ' + match}"):
+        retriever.build_sampler(rows(["alpha", "beta"]), queries(["q"]), 1)
+
+
+def test_query_embeddings_are_checked_too():
+    embed = lambda text: [float("nan"), 1.0] if text == "q" else [1.0, 0.0]  # noqa: E731
+    with pytest.raises(ValueError, match="EmbeddingTopKRetriever: embed_fn returned a non-finite value for query 0"):
+        EmbeddingTopKRetriever(embed).build_sampler(rows(["a", "b"]), queries(["q"]), 1)
+
+
+def test_huge_and_tiny_embeddings_keep_their_direction():
+    vectors = {"a": [1e200, 0.0], "b": [1e200, 1e200], "c": [1e-200, 1e-200], "q": [1e200, 1e200]}
+    retriever = EmbeddingTopKRetriever(vectors.__getitem__, order="descending")
+    ranked = retriever.build_sampler(rows(["a", "b", "c"]), queries(["q"]), 3)
+    assert sorted(ranked[0][:2]) == [1, 2] and ranked[0][2] == 0  # b and c point where q does
+    dot = EmbeddingTopKRetriever(vectors.__getitem__, metric="dot")
+    with pytest.raises(ValueError, match="EmbeddingTopKRetriever: the similarities of query 0 overflow"):
+        dot.build_sampler(rows(["a", "b", "c"]), queries(["q"]), 1)
+
+
+def test_batched_embed_fn_must_return_a_list():
+    retriever = EmbeddingTopKRetriever(lambda texts: "12", batched=True)
+    with pytest.raises(TypeError, match="EmbeddingTopKRetriever: the batched embed_fn must return a list of vectors"):
+        retriever.build_sampler(rows(["a", "b"]), queries(["q"]), 1)

@@ -7,13 +7,19 @@ What it does, in order:
 2. reads each cached table with a *restricted* unpickler: the opcode stream is checked
    first and only opcodes that build lists, tuples, strings and ints are accepted;
    ``find_class`` refuses every global, so no code can run;
+   the pickle's size and the depth of its stack are bounded, and the loaded table is
+   checked without ever printing or recursing into it, so a small hostile pickle can
+   neither stall nor exhaust the interpreter;
 3. checks the pickle's SHA-256, the row count, the label histogram and the content hash
-   (STANDARD.md §10.2) against ``datasets.json`` of the specification;
-4. applies the standard triplet draw (§3): the first C+D+T indexes of ``index_set(N, N)``
+   (per row: inputs joined by U+001F, U+001F, label, U+001E) against ``datasets.json`` of
+   the specification;
+4. applies the standard triplet draw: the first C+D+T indexes of ``index_set(N, N)``
    from a fresh stream, and writes those rows, in draw order, as gzip JSON Lines
    ``[table_index, [inputs...], raw_label]`` (gzip mtime 0: byte-reproducible);
 5. writes ``manifest.json`` (SHA-256 of each file, verified by the loader) and
-   ``datasets.json`` (the per-dataset constants the package needs).
+   ``datasets.json`` (the per-dataset constants the package needs), prints their SHA-256
+   and, when writing into StaICC/data, updates the hashes pinned in
+   ``StaICC/datasets/pins.py``.
 
 Usage:  python tools/freeze_data.py [--wheel StaICC-0.1.1-py3-none-any.whl] [--spec PATH]
 """
@@ -55,29 +61,99 @@ KEPT_FIELDS = (
 )
 
 
+#: the largest cached table accepted (the biggest original, AGNews, is far smaller)
+MAX_PICKLE_BYTES = 256 * 1024 * 1024
+#: the most items the unpickler's stack may hold (a table needs about 1,000: one APPENDS batch)
+MAX_STACK_HEIGHT = 10_000
+#: the most MARKs open at once (a table needs 2 or 3)
+MAX_MARK_DEPTH = 64
+
+
 class _RefuseGlobals(pickle.Unpickler):
     def find_class(self, module, name):  # pragma: no cover - the opcode scan refuses first
         raise pickle.UnpicklingError(f"refused global {module}.{name}")
 
 
+class _Refused(ValueError):
+    """A refusal of the opcode scan (other errors of pickletools are wrapped)."""
+
+
+def _scan_opcodes(blob: bytes, label: str) -> None:
+    """Refuse opcodes outside the allowed set, and stacks or MARK nesting beyond the bounds.
+
+    The stack height is followed with each opcode's documented stack effect: a deeply
+    nested structure needs a tall stack while it is built, so it is refused here, before
+    anything is loaded.
+    """
+    height, marks = 0, []
+    try:
+        for opcode, _arg, position in pickletools.genops(blob):
+            if opcode.name not in ALLOWED_OPCODES:
+                raise _Refused(f"{label}: refused pickle opcode {opcode.name} at byte {position}")
+            before, after = opcode.stack_before, opcode.stack_after
+            if opcode.name == "MARK":
+                marks.append(height)
+                if len(marks) > MAX_MARK_DEPTH:
+                    raise _Refused(f"{label}: the pickle opens more than {MAX_MARK_DEPTH} MARKs at once "
+                                     f"(byte {position}); a table of rows needs 2 or 3")
+                continue
+            if pickletools.markobject in before:
+                if not marks:
+                    raise _Refused(f"{label}: malformed pickle, {opcode.name} without MARK at byte {position}")
+                height = marks.pop() - before.index(pickletools.markobject)
+            else:
+                height -= len(before)
+            if height < 0:
+                raise _Refused(f"{label}: malformed pickle, stack underflow at byte {position}")
+            height += len(after)
+            if height > MAX_STACK_HEIGHT:
+                raise _Refused(f"{label}: the pickle nests deeper than {MAX_STACK_HEIGHT} levels (byte {position}); "
+                                 "a table of rows is 3 levels deep")
+    except _Refused:
+        raise
+    except Exception as exc:  # pickletools reports truncated or invalid streams in several ways
+        raise _Refused(f"{label}: malformed pickle ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+def _shape(value) -> str:
+    """A short description of a value that never walks into it (no repr of hostile data)."""
+    try:
+        size = f" of length {len(value)}" if isinstance(value, (list, tuple, str)) else ""
+    except Exception:  # pragma: no cover - len of builtin containers does not fail
+        size = ""
+    return f"{type(value).__name__}{size}"
+
+
 def restricted_load(blob: bytes, label: str):
-    """Unpickle data made only of lists, tuples, strings and ints; refuse anything else."""
-    for opcode, _arg, _pos in pickletools.genops(blob):
-        if opcode.name not in ALLOWED_OPCODES:
-            raise ValueError(f"{label}: refused pickle opcode {opcode.name}")
-    table = _RefuseGlobals(io.BytesIO(blob)).load()
+    """Unpickle data made only of lists, tuples, strings and ints; refuse anything else.
+
+    Size and nesting are bounded before loading; the table's shape (a list of
+    ``([str, ...], int)`` rows) is then checked row by row without recursion, and errors
+    describe a bad row by its type and length only.
+    """
+    if not isinstance(blob, (bytes, bytearray)):
+        raise TypeError(f"{label}: expected the pickle's bytes, got {type(blob).__name__}")
+    if len(blob) > MAX_PICKLE_BYTES:
+        raise ValueError(f"{label}: the pickle has {len(blob)} bytes, more than the {MAX_PICKLE_BYTES} accepted")
+    _scan_opcodes(blob, label)
+    try:
+        table = _RefuseGlobals(io.BytesIO(blob)).load()
+    except (pickle.UnpicklingError, EOFError, ValueError, IndexError, KeyError) as exc:
+        raise ValueError(f"{label}: malformed pickle ({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(table, list):
-        raise ValueError(f"{label}: expected a list of rows, got {type(table).__name__}")
+        raise ValueError(f"{label}: expected a list of rows, got {_shape(table)}")
     for i, row in enumerate(table):
         ok = (isinstance(row, tuple) and len(row) == 2 and isinstance(row[0], list)
               and all(isinstance(t, str) for t in row[0]) and type(row[1]) is int)
         if not ok:
-            raise ValueError(f"{label}: row {i} is not ([str, ...], int): {row!r:.80}")
+            parts = ", ".join(_shape(part) for part in row[:2]) if isinstance(row, tuple) else ""
+            raise ValueError(f"{label}: row {i} is not ([str, ...], int): got {_shape(row)}"
+                             + (f" holding ({parts})" if parts else ""))
     return table
 
 
 def content_sha256(table) -> str:
-    """STANDARD.md §10.2: inputs joined by U+001F, U+001F, label, U+001E per row."""
+    """Per row: the inputs joined by U+001F, then U+001F, the label, U+001E."""
     h = hashlib.sha256()
     for inputs, label in table:
         h.update(("\x1f".join(inputs) + "\x1f" + str(label) + "\x1e").encode("utf-8"))
@@ -143,7 +219,36 @@ def freeze(wheel: str, spec_path: str, out_dir: str) -> dict:
         json.dump({"format_version": spec["format_version"], "datasets": constants}, fh,
                   indent=1, ensure_ascii=False)
         fh.write("\n")
+    pinned = {name: _file_sha256(os.path.join(out_dir, file_name)) for name, file_name in
+              (("MANIFEST_SHA256", "manifest.json"), ("CONSTANTS_SHA256", "datasets.json"))}
+    for name, digest in pinned.items():
+        print(f"{name} = {digest!r}")
+    if os.path.abspath(out_dir) == os.path.abspath(DATA_DIR):
+        write_pins(pinned)
+        print(f"updated {PINS_FILE}")
+    else:
+        print(f"(not written to {PINS_FILE}: the output is not StaICC/data)")
     return manifest
+
+
+PINS_FILE = os.path.join(ROOT, "StaICC", "datasets", "pins.py")
+
+
+def _file_sha256(path: str) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def write_pins(pinned: dict, path: str = PINS_FILE) -> None:
+    """Replace the two hash constants of StaICC/datasets/pins.py, keeping its docstring."""
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().split("\n")
+    for i, line in enumerate(lines):
+        for name, digest in pinned.items():
+            if line.startswith(name + " = "):
+                lines[i] = f'{name} = "{digest}"'
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines))
 
 
 def main(argv=None) -> int:
