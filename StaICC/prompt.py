@@ -9,7 +9,6 @@ Prompts are direct (``x label x label ... query label-prefix``) or noisy channel
 prompt per candidate label, label before input).  Strings are assembled from a list
 of pieces and joined once.
 """
-import numbers
 from dataclasses import dataclass, fields, replace
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -17,7 +16,7 @@ from .errors import warn, warn_tampering
 from .rng import StableRandom, fresh_stream
 from .standard import (LCG_INCREMENT, LCG_MULTIPLIER, NOISY_CHANNEL_LABEL_AFFIX, NOISY_CHANNEL_LAST_INPUT_AFFIX,
                        WRONG_LABEL_COUNT_WARNING)
-from .validation import check_int, check_label_space, check_real
+from .validation import check_int, check_label_space, check_real, is_int
 
 DemoLine = Tuple[Sequence[str], str]
 #: a direct prompt is one string; a noisy-channel prompt is one string per label
@@ -58,7 +57,7 @@ class domain_query_generator:
     """
 
     def __init__(self, dataset, length: int) -> None:
-        if not isinstance(length, int) or isinstance(length, bool) or length < 0:
+        if not is_int(length) or length < 0:
             raise ValueError(f"domain query length must be a non-negative int, got {length!r}")
         self.dataset = dataset
         self.length = length
@@ -247,9 +246,7 @@ class CompiledTemplate:
     def query_inputs(self, query_index: int) -> Sequence[str]:
         """The input texts of test item ``query_index``."""
         test = self.triplet.test.table.rows
-        if not (type(query_index) is int or (isinstance(query_index, numbers.Integral)
-                                             and not isinstance(query_index, bool))) \
-                or not 0 <= query_index < len(test):
+        if not (type(query_index) is int or is_int(query_index)) or not 0 <= query_index < len(test):
             raise ValueError(f"Index out of range: query index {query_index!r} not in [0, {len(test)}) "
                              f"(dataset {self.triplet.name!r})")
         return test[query_index][0]
@@ -469,8 +466,10 @@ class prompt_writter:
 
     def _set_label_wrong_rate(self, rate: float) -> None:
         """Set the rate without recording a departure (GLER's passes are part of the standard)."""
-        if not isinstance(rate, numbers.Real) or isinstance(rate, bool) or not 0 <= rate <= 1:
-            raise ValueError(f"The label wrong rate should be in [0, 1]: got {rate!r}")
+        try:
+            check_real(rate, "the label wrong rate", minimum=0, maximum=1)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"The label wrong rate should be in [0, 1]: {exc}") from None
         self._set(None, label_wrong_rate=rate)
 
     def use_noisy_channel(self, new_label_affix: str = NOISY_CHANNEL_LABEL_AFFIX,
@@ -600,7 +599,7 @@ class prompt_writter:
     def example(self, k: int = 8) -> Prompt:
         """A sample prompt: k random demonstrations and a random query from the example stream."""
         demo_count = len(self.triplet_dataset.demonstration)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0 or k > demo_count:
+        if not is_int(k) or k < 0 or k > demo_count:
             raise ValueError(f"Invalid number of demonstrations: k = {k!r}, expected 0 <= k <= {demo_count}")
         indexes = self._example_stream.index_set(k, demo_count)
         query = self._example_stream.int_in_range(0, len(self.triplet_dataset.test))
