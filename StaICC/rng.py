@@ -1,4 +1,4 @@
-"""The standard's stable random generator (spec §1): a 32-bit LCG seeded with 42.
+"""The standard's stable random generator: a 32-bit LCG, X(n+1) = (1664525 X(n) + 1013904223) mod 2**32, X0 = 42.
 
 Every random choice in StaICC goes through this class so that splits,
 demonstrations and label noise are identical on every platform and Python
@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import List, Sequence, TypeVar
 
 from .standard import LCG_INCREMENT, LCG_MODULUS, LCG_MULTIPLIER, SEED
+from .validation import check_int
 
 T = TypeVar("T")
 
@@ -24,8 +25,7 @@ class StableRandom:
     __slots__ = ("state",)
 
     def __init__(self, seed: int = SEED) -> None:
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+        seed = check_int(seed, "seed")
         if seed != SEED:
             from .errors import warn_tampering
             warn_tampering(f"random seed {seed} instead of {SEED}")

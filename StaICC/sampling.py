@@ -1,14 +1,16 @@
-"""Demonstration sampling (spec §4): which demonstrations each query sees.
+"""Demonstration sampling: which demonstrations each query sees.
 
 The sampler is a ``list[list[int]]``-like object: row ``q`` lists the demonstration
-indexes of query ``q`` in prompt order.  The default rows come from one fresh stream;
-the state after them is kept so that a reset, and the in/out-of-domain resampling
+indexes of query ``q`` in prompt order.  The default rows come from one fresh stream,
+consecutively: row q is ``index_set(k, D)``, k distinct indexes in pop order.  The
+stream state after them is kept so that a reset, and the in/out-of-domain resampling
 that continues the stream, are exact and cheap (rows are never mutated in place, so
 the saved default is a shallow copy, not a deep one).
 """
 from typing import Callable, List, Optional, Sequence
 
 from .rng import fresh_stream
+from .validation import check_int, check_k, is_int
 
 
 class _RowSampler:
@@ -27,19 +29,32 @@ class _RowSampler:
 
 
 class demonstration_sampler(_RowSampler):
-    """Default sampler: ``rows`` rows of ``index_set(k, D, allow_repetition=k > D)``."""
+    """Default sampler: ``rows`` rows of ``index_set(k, D)`` from one fresh stream.
 
-    def __init__(self, k: int, demonstration_count: int, rows: int) -> None:
+    k larger than the demonstration count D is refused at once, before any draw: a row
+    cannot hold more distinct demonstrations than there are.  The original built such
+    rows with repetition (``index_set(k, D, allow_repetition=True)``, k independent
+    uniform indexes) and then returned all-zero results; ``allow_repetition=True`` builds
+    those rows (at a cost of k x rows draws).
+    """
+
+    def __init__(self, k: int, demonstration_count: int, rows: int, *, allow_repetition: bool = False) -> None:
+        k = check_k(k)
+        demonstration_count = check_int(demonstration_count, "demonstration_count", minimum=0)
+        rows = check_int(rows, "rows", minimum=0)
+        if k > demonstration_count and not allow_repetition:
+            raise ValueError(f"k = {k} is larger than the demonstration set ({demonstration_count} rows): "
+                             f"a prompt holds at most {demonstration_count} distinct demonstrations")
         self.k = k
         self.demonstration_count = demonstration_count
+        self._repeat = k > demonstration_count
         self._stream = fresh_stream()
         self._rows: List[List[int]] = [self._draw_row() for _ in range(rows)]
         self._default_rows = list(self._rows)
         self._default_state = self._stream.state
 
     def _draw_row(self) -> List[int]:
-        return self._stream.index_set(self.k, self.demonstration_count,
-                                      allow_repetition=self.k > self.demonstration_count)
+        return self._stream.index_set(self.k, self.demonstration_count, allow_repetition=self._repeat)
 
     def reset(self) -> None:
         """Back to the default rows and the stream state right after them."""
@@ -48,10 +63,12 @@ class demonstration_sampler(_RowSampler):
 
     def resample(self, keep: Callable[[int, List[int]], bool], feasible: Callable[[int], bool],
                  max_attempts: int = 10_000_000) -> None:
-        """Redraw every row that ``keep`` rejects until it is accepted (spec §4.5).
+        """Redraw every row that ``keep`` rejects until a draw is accepted.
 
-        Rows are checked in order and redrawn with the sampler's own stream.  A row for
-        which ``feasible`` says no valid draw exists raises instead of looping forever.
+        The rejected rows are listed first, then redrawn in ascending order with the
+        sampler's own stream, continuing where it stands (every rejected draw consumes
+        stream state).  A row for which ``feasible`` says no valid draw exists raises
+        instead of looping forever.
         """
         washed = [i for i, row in enumerate(self._rows) if not keep(i, row)]
         for i in washed:
@@ -97,12 +114,9 @@ def validate_sampler(sampler, k: Optional[int], test_count: int, demonstration_c
             raise ValueError(f"The length of each sample in the sampler should be equal to k: row {q} has "
                              f"{len(row)} indexes, k = {k} (dataset {dataset!r})")
         for index in row:
-            if not isinstance(index, int) or isinstance(index, bool):
-                if hasattr(index, "__index__") and not isinstance(index, bool):
-                    index = index.__index__()
-                else:
-                    raise TypeError(f"sampler row {q} holds {index!r}, expected an int demonstration index "
-                                    f"(dataset {dataset!r})")
+            if not is_int(index):
+                raise TypeError(f"sampler row {q} holds {index!r}, expected an int demonstration index "
+                                f"(dataset {dataset!r})")
             if not 0 <= index < demonstration_count:
                 raise ValueError(f"sampler row {q} holds index {index}, outside the demonstration set "
                                  f"[0, {demonstration_count}) (dataset {dataset!r})")

@@ -78,3 +78,8 @@ def check_choice(value: Any, name: str, choices: Sequence[Any], *, at: str = "")
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}{at}, got {value!r}")
     return value
+
+
+def is_int(value: Any) -> bool:
+    """Whether ``value`` is an int in the sense of every check here: integral (NumPy too), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)

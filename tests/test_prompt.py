@@ -615,3 +615,184 @@ def test_prompt_set_advances_domain_generator(quiet, rt):
     for _ in range(1024):
         next(gen)
     assert second == RT_FIRST.replace(Q0, next(gen)[0])
+
+
+# -- the template as one frozen value ------------------------------------------------------------
+def test_template_is_frozen_and_mutators_replace_it(quiet, rtx):
+    import dataclasses
+
+    from StaICC.prompt import Template
+    writer = rtx.prompt_former
+    before = writer.template
+    assert isinstance(before, Template)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        before.instruction = "X"
+    writer.change_instruction("X ")
+    assert writer.template is not before and writer.template.instruction == "X "
+    assert before.instruction == ""  # the old value is untouched
+    assert writer.template == dataclasses.replace(before, instruction="X ")
+    writer.reset()
+    assert writer.template == before
+
+
+def test_template_defaults_match_the_config_dict(rtx):
+    template = rtx.prompt_former.template
+    assert template.input_text_prefixes == ("review: ",) and template.label_space == ("negative", "positive")
+    assert (template.label_wrong_rate, template.noisy_channel, template.cut_by_length) == (0, False, 0)
+    assert template.config_dict() == rtx.prompt_former.get_config_dict()
+
+
+@pytest.mark.parametrize("changes, error, pattern", [
+    ({"instruction": 3}, TypeError, "Template.instruction must be a str"),
+    ({"input_text_prefixes": ["x: "]}, TypeError, "Template.input_text_prefixes must be a tuple of str"),
+    ({"input_text_affixes": (" ", " ")}, ValueError, "one input text affix per prefix"),
+    ({"label_space": ("a", "a")}, ValueError, "names 'a' twice"),
+    ({"label_wrong_rate": 1.5}, ValueError, "the label wrong rate must be <= 1"),
+    ({"noisy_channel": 1}, TypeError, "Template.noisy_channel must be True or False"),
+    ({"cut_by_length": 2.0}, TypeError, "cut_by_length must be an int"),
+])
+def test_template_refuses_bad_values(rtx, changes, error, pattern):
+    import dataclasses
+    with pytest.raises(error, match=pattern):
+        dataclasses.replace(rtx.prompt_former.template, **changes)
+
+
+def test_snapshot_and_restore(quiet, rtx):
+    writer = rtx.prompt_former
+    state = writer.snapshot()
+    writer.change_label_space(["bad", "good"])
+    writer.set_label_wrong_rate(0.5)
+    writer.cut_by_length = 3
+    assert writer.non_standard_settings() == ["label space changed", "label wrong rate set to 0.5"]
+    changed = writer.snapshot()
+    writer.restore(state)
+    assert writer.get_label_space() == ["negative", "positive"] and writer.non_standard_settings() == []
+    assert writer.cut_by_length == 0 and writer.write_prompt(RT_ROW0, 0) == RT_FIRST
+    writer.restore(changed)
+    assert writer.template == changed.template and writer.cut_by_length == 3
+    assert writer.non_standard_settings() == ["label space changed", "label wrong rate set to 0.5"]
+    with pytest.raises(TypeError, match="restore\\(\\) takes what snapshot\\(\\) returned"):
+        writer.restore({"_instruction": "x"})
+
+
+def test_a_refused_mutation_changes_nothing(rtx):
+    writer = rtx.prompt_former
+    with tamper_ok():
+        with pytest.raises(ValueError):
+            writer.change_label_prefix(3)
+    assert writer.non_standard_settings() == [] and writer.template == writer.standard_template()
+
+
+def test_cut_by_length_must_be_an_int(rtx):
+    writer = rtx.prompt_former
+    with pytest.raises(TypeError, match="cut_by_length must be an int"):
+        writer.cut_by_length = "3"
+    with pytest.raises(TypeError, match="cut_by_length must be an int"):
+        writer.cut_by_length = True
+    assert writer.cut_by_length == 0
+
+
+def test_apply_template_checks_keys_and_values(rtx):
+    writer = rtx.prompt_former
+    writer.apply_template({"instruction": "I ", "input_text_prefixes": ["t: "], "use_noisy_channel": False})
+    assert writer.template.instruction == "I " and writer.template.input_text_prefixes == ("t: ",)
+    assert writer.non_standard_settings() == []  # Template_sens's passes are part of the standard
+    with pytest.raises(KeyError, match="unknown template key '_tampered'"):
+        writer.apply_template({"_tampered": []})
+    with pytest.raises(ValueError, match="names 'x' twice"):
+        writer.apply_template({"label_space": ["x", "x"]})
+    with pytest.raises(TypeError, match="Template.label_prefix must be a str"):
+        writer.apply_template({"label_prefix": 3})
+
+
+# -- duplicate label words are refused -----------------------------------------------------------
+def test_change_label_space_refuses_duplicates(rtx):
+    writer = rtx.prompt_former
+    with tamper_ok():
+        with pytest.raises(ValueError, match="the label space names 'good' twice .dataset 'rotten_tomatoes'.; "
+                                             "label words must be distinct"):
+            writer.change_label_space(["good", "good"])
+    assert writer.get_label_space() == ["negative", "positive"]
+
+
+def test_set_config_dict_refuses_duplicate_label_words(quiet, rtx):
+    with pytest.raises(ValueError, match="names 'x' twice"):
+        rtx.prompt_former.set_config_dict({"label_space": ["x", "x"]})
+
+
+def test_label_words_that_differ_only_by_a_space_are_distinct(quiet, rtx):
+    rtx.prompt_former.change_label_space(["good", " good"])
+    assert rtx.prompt_former.get_label_space() == ["good", " good"]
+
+
+# -- writing is a pure function of the template -----------------------------------------------------
+def test_pure_write_prompt_equals_the_writer(quiet):
+    from StaICC.prompt import write_prompt
+    writer = prompt_writter(toy_triplet())
+    writer.set_label_wrong_rate(0.5)
+    noise = fresh_stream()
+    template, trip = writer.template, writer.triplet_dataset
+    for demos, query in (([0, 1, 2, 5], 0), ([3, 4, 2, 8], 1), ([7, 7], 2)):
+        assert write_prompt(template, trip, demos, query, noise) == writer.write_prompt(demos, query)
+    assert noise.state == writer._label_error_stream.state
+    # an explicit query (a pseudo query) instead of a test index
+    assert write_prompt(template, trip, [0], ["zz"], fresh_stream()).endswith("Input: zz Label: ")
+
+
+def test_label_noise_needs_a_stream(quiet):
+    from StaICC.prompt import write_prompt
+    writer = prompt_writter(toy_triplet())
+    writer.set_label_wrong_rate(0.5)
+    with pytest.raises(ValueError, match="needs a label-noise stream .dataset 'toy'."):
+        write_prompt(writer.template, writer.triplet_dataset, [0, 1], 0)
+    assert write_prompt(writer.template, writer.triplet_dataset, [0], 0) == "Input: d0 Label: a\nInput: q0 Label: "
+
+
+def test_iter_prompts_reproduces_prompt_set(quiet):
+    from StaICC.prompt import iter_prompts
+    experimentor = fresh("financial_phrasebank", k=2)
+    experimentor.prompt_former.set_label_wrong_rate(0.5)
+    expected = experimentor.prompt_set()
+    plan = experimentor._query_plan()
+    writer = experimentor.prompt_former
+    assert list(iter_prompts(writer.template, writer.triplet_dataset, plan, fresh_stream())) == expected
+
+
+def test_the_writer_follows_a_changed_dataset_label_space(quiet):
+    trip = toy_triplet(n_labels=2)
+    writer = prompt_writter(trip)
+    assert writer.write_prompt([0, 1], 0) == "Input: d0 Label: a\nInput: d1 Label: b\nInput: q0 Label: "
+    trip.demonstration.label_mapping = {0: 1, 1: 0}  # raw label 0 is now the second label
+    assert writer.write_prompt([0, 1], 0) == "Input: d0 Label: b\nInput: d1 Label: a\nInput: q0 Label: "
+    trip.demonstration.table.rows = [(["e0"], 1), (["e1"], 0)]
+    assert writer.write_prompt([0, 1], 0) == "Input: e0 Label: a\nInput: e1 Label: b\nInput: q0 Label: "
+
+
+def test_more_input_texts_than_prefixes_is_a_clear_error():
+    trip = toy_triplet()
+    trip.demonstration.table.rows = [(["x", "y"], 0)]
+    with pytest.raises(ValueError, match=r"more input texts than the template has input text prefixes \(1\) "
+                                         r"\(dataset 'toy'\)"):
+        prompt_writter(trip).write_prompt([0], 0)
+
+
+def test_unknown_label_text_in_a_dataline(rtx):
+    with pytest.raises(ValueError, match="demonstration 0 has label 'meh', which is not in the label space"):
+        rtx.prompt_former.write_prompt_from_dataline([(["x"], "meh")], ["q"])
+
+
+def test_domain_bias_on_an_empty_demonstration_set_names_the_dataset(quiet):
+    trip = toy_triplet()
+    trip.demonstration.table.rows = []
+    generator = domain_query_generator(trip.demonstration, 4)
+    with pytest.raises(ValueError, match="the demonstration set 'toy-demonstration' is empty"):
+        next(generator)
+
+
+def test_domain_bias_k0_on_a_split_without_demonstrations(quiet):
+    from StaICC.custom_datasets import from_records
+    records = [{"text": "a b", "y": "x"}, {"text": "c", "y": "z"}, {"text": "d", "y": "z"}]
+    tiny = from_records(records, name="tiny", input_columns="text", label_column="y", split_sizes=(1, 0, 1))
+    experimentor = Domain_bias(datasets=[tiny], k=0)[0]
+    with pytest.raises(ValueError, match="demonstration set 'tiny-demonstration' is empty"):
+        experimentor.prompt_set()

@@ -227,3 +227,9 @@ def test_shuffle_worked_example():
 def test_shuffle_large_equals_naive():
     items = list(range(3000))
     assert fresh_stream().shuffle(items) == NaiveLCG().n_elements(items, 3000)
+
+
+@pytest.mark.parametrize("seed", [True, 4.2, "42"])
+def test_seed_must_be_an_int(seed):
+    with pytest.raises(TypeError, match="seed must be an int"):
+        StableRandom(seed)
