@@ -109,7 +109,9 @@ class single_experimentor:
     @property
     def demonstration_sampler(self):
         if self._sampler is None:
-            self._sampler = demonstration_sampler(self.k, len(self.triplet_dataset.demonstration), len(self))
+            D = len(self.triplet_dataset.demonstration)
+            # k > D: rows repeat demonstrations, as the standard draws them (a run refuses such k first)
+            self._sampler = demonstration_sampler(self.k, D, len(self), allow_repetition=self.k > D)
         return self._sampler
 
     @demonstration_sampler.setter

@@ -115,6 +115,8 @@ KNOWN_DIVERGENCES = {
                                    "wipes the keys applied before it; ours keeps them",
     "auto_run_gler_exp": "spec §8.10: the GLER experimentor's auto_run returns (dict, True) and ignores "
                          "return_outputs; ours returns a 3-tuple with outputs",
+    "mutators_duplicate_label_space": "the original accepted duplicate label words (every prediction of such a "
+                                      "space is ambiguous); ours refuses them, naming the duplicate",
 }
 
 

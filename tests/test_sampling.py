@@ -336,8 +336,6 @@ def test_sampler_arguments_are_checked(args, error, pattern):
         demonstration_sampler(*args)
 
 
-@pytest.mark.xfail(strict=True, reason="spec §4.3: with k > D the sampler rows are built with repetition and "
-                                       "prompt_set() works; ours refuses k > D when the sampler is built")
 def test_k_larger_than_d_prompts_still_work():
     experimentor = toy_experimentor([0, 1, 0], [0, 1], k=5)
     prompts = experimentor.prompt_set()
