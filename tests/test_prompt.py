@@ -753,7 +753,7 @@ def test_iter_prompts_reproduces_prompt_set(quiet):
     experimentor = fresh("financial_phrasebank", k=2)
     experimentor.prompt_former.set_label_wrong_rate(0.5)
     expected = experimentor.prompt_set()
-    plan = experimentor._query_plan()
+    plan = [(list(demos), test_index) for test_index, _repeat, demos in experimentor.plan().queries()]
     writer = experimentor.prompt_former
     assert list(iter_prompts(writer.template, writer.triplet_dataset, plan, fresh_stream())) == expected
 
