@@ -99,18 +99,21 @@ class CacheError(ValueError):
 
 
 Digests = Tuple[bytes, bytes]
+#: A string as json.dumps(..., ensure_ascii=False) writes it (the C function json itself calls).
+_json_string = json.encoder.encode_basestring
 
 
 def request_digests(request: Request) -> Digests:
     """(SHA-256, BLAKE2b-64) of the request's canonical content; the first equals ``request.key()``.
 
     The canonical content is the one :func:`StaICC.requests.content_key` hashes: compact
-    JSON of ``[prompt or list of prompts, list of labels]``, UTF-8.  It is built once
-    here and hashed twice.
+    JSON of ``[prompt or list of prompts, list of labels]``, UTF-8, written here with
+    json's own string encoder (the same bytes, without building an encoder per call).
+    It is built once and hashed twice.
     """
     prompt = request.prompt
-    body = json.dumps([list(prompt) if isinstance(prompt, tuple) else prompt, list(request.label_space)],
-                      ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    quoted = _json_string(prompt) if isinstance(prompt, str) else "[" + ",".join(map(_json_string, prompt)) + "]"
+    body = ("[" + quoted + ",[" + ",".join(map(_json_string, request.label_space)) + "]]").encode("utf-8")
     return hashlib.sha256(body).digest(), hashlib.blake2b(body, digest_size=8).digest()
 
 
@@ -217,6 +220,10 @@ class PredictionCache:
         self._lock = threading.RLock()
         self._pid = os.getpid()
         self._model_ids: Dict[str, int] = {}
+        # id(request) -> (request, digests) of the last lookup's misses: the store that usually
+        # follows reuses them instead of hashing each prompt again (the request is held, so its id
+        # cannot be reused by another object meanwhile)
+        self._missed: Dict[int, Tuple[Request, Digests]] = {}
         self._connection: Optional[sqlite3.Connection] = None
         self._connection = self._open()
 
@@ -383,10 +390,12 @@ class PredictionCache:
             except sqlite3.DatabaseError as exc:
                 raise self._database_error(exc, "looking answers up") from None
         answers: List[Optional[Answer]] = []
+        missed: Dict[int, Tuple[Request, Digests]] = {}
         for position, (request, (key, check)) in enumerate(zip(requests, digests)):
             row = rows.get(key)
             if row is None:
                 answers.append(None)
+                missed[id(request)] = (request, (key, check))
                 continue
             stored_check, value, text, parsed, crc = row
             if _crc(key, stored_check, value, text, parsed) != crc:
@@ -395,6 +404,7 @@ class PredictionCache:
             if stored_check != check:
                 raise self._collision(key, position)
             answers.append(self._decode(value, text, parsed, len(request.label_space), key))
+        self._missed = missed
         return answers
 
     def _select(self, connection: sqlite3.Connection, fingerprint: str,
@@ -446,9 +456,11 @@ class PredictionCache:
         if not requests:
             return
         rows = []
+        missed = self._missed
         for position, (request, answer) in enumerate(zip(requests, answers)):
             value, text, parsed = _encode(request, answer, position)
-            key, check = request_digests(request)
+            known = missed.get(id(request))
+            key, check = known[1] if known is not None and known[0] is request else request_digests(request)
             rows.append((key, check, value, text, parsed, _crc(key, check, value, text, parsed)))
         with self._lock:
             connection = self._db()

@@ -9,6 +9,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from StaICC.cache import (APPLICATION_ID, SCHEMA_VERSION, CacheError, PredictionCache, open_cache,
                           request_digests)
@@ -74,8 +76,20 @@ def test_noisy_channel_and_duplicates(tmp_path):
 
 
 def test_digest_is_the_request_key():
-    for request in [Request("x", ("a",)), Request(("é", "✓"), ("pos", "neg")), Request("", ("a", "b"), "GLER")]:
+    for request in [Request("x", ("a",)), Request(("é", "✓"), ("pos", "neg")), Request("", ("a", "b"), "GLER"),
+                    Request('quote " back\\slash \n\t\x00\x1f \u2028 \U0001F600', ("\"", "\\"))]:
         assert request_digests(request)[0].hex() == request.key()
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(prompt=st.one_of(_TEXT, st.lists(_TEXT, min_size=1, max_size=4).map(tuple)),
+       labels=st.lists(_TEXT, min_size=1, max_size=4).map(tuple))
+def test_digest_is_the_request_key_for_any_text(prompt, labels):
+    request = Request(prompt, labels)
+    assert request_digests(request)[0].hex() == request.key()
 
 
 def test_label_space_is_part_of_the_key(tmp_path):
