@@ -270,6 +270,8 @@ class PredictionCache:
             else:
                 self._verify(connection)
                 self._settings(connection)
+                if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":  # someone switched it off
+                    self._retry(lambda: connection.execute("PRAGMA journal_mode = WAL"))
                 connection.execute("BEGIN IMMEDIATE")  # proves the file is writable and lockable now,
                 connection.execute("ROLLBACK")         # before any inference runs
         except sqlite3.DatabaseError as exc:

@@ -300,6 +300,18 @@ def test_zero_byte_file_becomes_a_cache(tmp_path):
     raw.close()
 
 
+def test_an_existing_cache_is_put_back_in_wal_mode(tmp_path):
+    path = _cache_file(tmp_path)
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
+    raw.close()
+    with PredictionCache(path) as cache:
+        assert cache.lookup("m", requests_for(1)) == [Answer([0.0, 0.0])]
+        raw = sqlite3.connect(path)
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        raw.close()
+
+
 def test_unusable_paths_fail_at_open(tmp_path):
     with pytest.raises(CacheError, match="is a directory"):
         PredictionCache(str(tmp_path))
