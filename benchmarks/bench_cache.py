@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Cost of the prediction cache per prompt, in µs: a miss then a store, and a hit.
+
+A realistic workload: N prompts of about 1 KB (demonstrations + query), label spaces
+of 2 to 6 words, float predictions (one in ten an int label with generated text).
+For each batch size (prompts per lookup/store call, i.e. per model call) a fresh
+cache file is filled (lookup -> all miss -> store, one transaction per call), then
+read back (lookup -> all hit).  Also prints the file size, the cost of opening, of
+``PRAGMA quick_check`` and of ``PRAGMA integrity_check`` on the full file, and the
+hashing cost alone.  One run, one table; never imported by the package.
+
+    python benchmarks/bench_cache.py [--prompts 100000] [--batch-sizes 1 64 1024] [--dir /tmp]
+"""
+import argparse
+import os
+import random
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from StaICC.cache import PredictionCache, request_digests  # noqa: E402
+from StaICC.requests import Answer, Request  # noqa: E402
+
+WORDS = ("the film was a great pleasure to watch and the acting never felt false even when the plot "
+         "wandered off into places nobody had asked for review sentiment positive negative").split()
+LABEL_SPACES = [("negative", "positive"), ("negative", "neutral", "positive"),
+                ("very negative", "negative", "neutral", "positive", "very positive"),
+                ("abbreviation", "entity", "description", "human", "location", "number")]
+
+
+def workload(count: int, seed: int = 0):
+    rng = random.Random(seed)
+    requests, answers = [], []
+    for i in range(count):
+        labels = LABEL_SPACES[i % len(LABEL_SPACES)]
+        lines = []
+        size = 0
+        while size < 1000:  # about 1 KB: k demonstrations and the query
+            line = " ".join(rng.choice(WORDS) for _ in range(14)) + f"\nsentiment: {rng.choice(labels)}\n"
+            lines.append(line)
+            size += len(line)
+        requests.append(Request(f"{i} " + "".join(lines) + "review:", labels, "Normal", "SST5", i))
+        if i % 10 == 9:
+            answers.append(Answer(rng.randrange(len(labels)), text=rng.choice(labels), parsed=True))
+        else:
+            answers.append(Answer([rng.gauss(0, 5) for _ in labels]))
+    return requests, answers
+
+
+def timed(function) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def timed_cpu(function) -> tuple:
+    """(wall, CPU) seconds: on a shared machine the CPU time is the steadier figure."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    function()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def run(directory: str, requests, answers, batch: int, prompts: int) -> dict:
+    path = os.path.join(directory, f"bench-{batch}.sqlite")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    requests, answers = requests[:prompts], answers[:prompts]
+    spans = [(s, min(s + batch, prompts)) for s in range(0, prompts, batch)]
+    fingerprint = "f" * 64
+    with PredictionCache(path) as cache:
+        def fill():
+            for s, e in spans:
+                missing = cache.lookup(fingerprint, requests[s:e])
+                assert missing[0] is None
+                cache.store(fingerprint, requests[s:e], answers[s:e])
+        miss_store, miss_store_cpu = timed_cpu(fill)
+
+        def read():
+            for s, e in spans:
+                found = cache.lookup(fingerprint, requests[s:e])
+                assert found[-1] is not None
+        hit, hit_cpu = timed_cpu(read)
+    size = os.path.getsize(path)
+    opened = timed(lambda: PredictionCache(path).close())
+    raw = sqlite3.connect(path)
+    quick = timed(lambda: raw.execute("PRAGMA quick_check").fetchall())
+    full = timed(lambda: raw.execute("PRAGMA integrity_check").fetchall())
+    raw.close()
+    return {"batch": batch, "prompts": prompts, "miss_store_us": miss_store / prompts * 1e6,
+            "hit_us": hit / prompts * 1e6,
+            "miss_store_cpu_us": miss_store_cpu / prompts * 1e6, "hit_cpu_us": hit_cpu / prompts * 1e6, "bytes": size, "open_ms": opened * 1e3,
+            "quick_check_ms": quick * 1e3, "integrity_check_ms": full * 1e3}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prompts", type=int, default=100_000)
+    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 64, 1024])
+    parser.add_argument("--batch-1-prompts", type=int, default=None,
+                        help="prompts for batch size 1 (one transaction each; default: --prompts)")
+    parser.add_argument("--dir", default=None, help="where the cache files go (default: a temporary folder)")
+    args = parser.parse_args()
+    requests, answers = workload(args.prompts)
+    mean_prompt = sum(len(r.prompt) for r in requests) / len(requests)
+    hashing = timed(lambda: [request_digests(r) for r in requests]) / len(requests) * 1e6
+    directory = args.dir or tempfile.mkdtemp(prefix="staicc-bench-cache-")
+    try:
+        rows = []
+        for batch in args.batch_sizes:
+            prompts = args.batch_1_prompts if batch == 1 and args.batch_1_prompts else args.prompts
+            rows.append(run(directory, requests, answers, batch, prompts))
+    finally:
+        if args.dir is None:
+            shutil.rmtree(directory)
+    print(f"SQLite {sqlite3.sqlite_version}, Python {sys.version.split()[0]}; {args.prompts} prompts, "
+          f"mean {mean_prompt:.0f} characters; hashing (SHA-256 + BLAKE2b of the canonical JSON) "
+          f"{hashing:.2f} µs/prompt, included below")
+    print("µs per prompt, wall (CPU of this process); the CPU figure is steadier on a busy machine")
+    header = (f"{'batch':>6} {'prompts':>8} {'miss+store µs':>18} {'hit µs':>14} {'MB/100k':>8} "
+              f"{'open ms':>8} {'quick_check ms':>15} {'integrity ms':>13}")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        miss = f"{r['miss_store_us']:.1f} ({r['miss_store_cpu_us']:.1f})"
+        hit = f"{r['hit_us']:.1f} ({r['hit_cpu_us']:.1f})"
+        print(f"{r['batch']:>6} {r['prompts']:>8} {miss:>18} {hit:>14} "
+              f"{r['bytes'] / r['prompts'] * 100_000 / 1e6:>8.2f} {r['open_ms']:>8.2f} "
+              f"{r['quick_check_ms']:>15.1f} {r['integrity_check_ms']:>13.1f}")
+
+
+if __name__ == "__main__":
+    main()
