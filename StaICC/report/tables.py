@@ -3,7 +3,7 @@ import math
 from typing import Any, Dict, List, Optional
 
 
-from .results import ResultDict, _jsonable  # noqa: F401  (re-exported)
+from ..results import ResultDict, _jsonable  # noqa: F401  (re-exported)
 
 
 def _format_value(value: Any) -> str:
