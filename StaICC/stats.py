@@ -560,13 +560,15 @@ def prompt_differences(a, b) -> List[str]:
         ma, mb = pa.metadata, pb.metadata
         for key in ("k", "noisy_channel", "retriever", "datasets"):
             if key in ma and key in mb and ma[key] != mb[key]:
-                differences.append(f"{name}: {key} {ma[key]!r} vs {mb[key]!r}")
+                differences.append(f"{name}: {key} {_short(ma[key])} vs {_short(mb[key])}")
         ha, hb = ma.get("prompt_sha256") or {}, mb.get("prompt_sha256") or {}
+        differing = set()
         for dataset in ha:
             if dataset in hb and ha[dataset] != hb[dataset]:
+                differing.add(dataset)
                 differences.append(f"{name} / {dataset}: prompt set sha256 {ha[dataset][:12]}... vs {hb[dataset][:12]}...")
         for dataset in pa.records:
-            if dataset not in pb.records:
+            if dataset not in pb.records or dataset in differing:
                 continue
             ra, rb = pa.records[dataset], pb.records[dataset]
             if len(ra) != len(rb):
@@ -580,6 +582,13 @@ def prompt_differences(a, b) -> List[str]:
         if set(pa.datasets()) != set(pb.datasets()) and "datasets" not in ma:
             differences.append(f"{name}: datasets {pa.datasets()} vs {pb.datasets()}")
     return differences
+
+
+def _short(value: Any) -> str:
+    """A metadata value in a message: a retriever by its name, not its parameters."""
+    if isinstance(value, dict) and "retriever" in value:
+        return repr(value["retriever"])
+    return repr(value)
 
 
 def check_same_prompts(a, b) -> None:

@@ -316,8 +316,8 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
                 rows.append(row)
         notes = [f"Differences with {base.level:.0%} {'paired ' if base.paired else ''}bootstrap intervals over test "
                  f"items ({base.resamples} resamples, seed {base.seed}); p: "
-                 + ("McNemar's exact test for accuracy, " if base.paired else "")
-                 + f"bootstrap otherwise; Holm-corrected across datasets; * significant at {base.alpha} "
+                 + ("McNemar's exact test for accuracy, paired bootstrap otherwise" if base.paired else "bootstrap")
+                 + f"; Holm-corrected across datasets; * significant at {base.alpha} "
                    "(the averaged row: uncorrected)."]
         if not base.paired:
             notes.append("Unpaired comparison: the runs' prompts differ; items resampled independently.")
