@@ -221,7 +221,7 @@ def draw_gler(data: List[Dict[str, Any]], title: str = ""):
             line, = ax.plot(d["rates"], curve["y"], "o", label=f"{d['dataset']} (slope {curve['slope']:.3f})")
             fitted = [curve["slope"] * x + curve["intercept"] for x in d["x"]]
             ax.plot(d["rates"], fitted, "-", color=line.get_color(), linewidth=1)
-        ax.set_title(f"{metric} slope", fontsize=9)
+        ax.set_title(f"{metric} slope (line: fit on the standard's x-values)", fontsize=8)
         ax.set_xlabel("label-noise rate")
         ax.set_ylabel(metric)
         ax.legend(fontsize=6)
@@ -278,9 +278,10 @@ def draw_bias(data: Dict[str, Any], title: str = ""):
         ax.set_xticklabels(d["labels"], rotation=30, fontsize=7)
         ax.set_title(dataset, fontsize=9)
         ax.set_ylabel("mean probability")
-    axes[0].legend(fontsize=6)
+    handles, labels = axes[0].get_legend_handles_labels()
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
     return fig
 
 
