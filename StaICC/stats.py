@@ -531,12 +531,19 @@ def _check_options(resamples: int, level: float, seed: int) -> None:
 
 
 def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                  level: float = DEFAULT_LEVEL) -> RunEstimates:
-    """Bootstrap intervals over test items for every metric of every sub-benchmark with records."""
+                  level: float = DEFAULT_LEVEL, benchmarks: Optional[Sequence[str]] = None) -> RunEstimates:
+    """Bootstrap intervals over test items for every metric of every sub-benchmark with records.
+
+    ``benchmarks`` limits the work to some sub-benchmarks (names as in the records).
+    """
     _check_options(resamples, level, seed)
+    if benchmarks is not None:
+        unknown = [b for b in benchmarks if b not in run.parts]
+        if unknown:
+            raise ValueError(f"run {run.label!r} has no sub-benchmark {unknown}; it has {list(run.parts)}")
     result = RunEstimates(run.label, seed, resamples, level)
     for name, part in run.parts.items():
-        if not part.records:
+        if not part.records or (benchmarks is not None and name not in benchmarks):
             continue
         statistics = part_statistics(part)
         draws = {d: draw_resamples(len(s.table), resamples, seed, name, d) for d, s in statistics.items()}

@@ -161,3 +161,20 @@ def make_k2(root: str, datasets: Sequence[str] = FIXTURE_DATASETS) -> str:
     from StaICC import Normal
     from StaICC.reference_model import lexical_icl
     return write_run(os.path.join(root, "k2"), "lexical", lexical_icl, {"Normal": Normal(k=2, datasets=list(datasets))})
+
+
+_CACHE: Dict[str, str] = {}
+
+
+def fixture_runs() -> Dict[str, str]:
+    """The fixture runs of this test session, made once: lexical, uniform (all sub-benchmarks), bm25, k2 (Normal)."""
+    if not _CACHE:
+        import atexit
+        import shutil
+        import tempfile
+        root = tempfile.mkdtemp(prefix="staicc-runs-")
+        atexit.register(shutil.rmtree, root, True)
+        _CACHE.update(make_lexical_and_uniform(root))
+        _CACHE["bm25"] = make_bm25(root)
+        _CACHE["k2"] = make_k2(root)
+    return dict(_CACHE)
