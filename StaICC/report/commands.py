@@ -209,11 +209,13 @@ def _report(args) -> int:
         pyplot()  # names the extra to install before any work
     runs = _load(args)
     comparisons = _comparisons(runs, args) if len(runs) > 1 else []
+    estimates: List[Any] = [None] * len(runs)
     if comparisons and not args.unpaired:  # paired resamples are each run's own: reuse them
         estimates = [comparisons[0].estimates_a] + [c.estimates_b for c in comparisons]
-    else:
-        estimates = [bootstrap_run(r, resamples=args.resamples, seed=args.seed, level=args.level)
-                     if r.has_records() else None for r in runs]
+    for i, run in enumerate(runs):
+        with_records = [name for name, part in run.parts.items() if part.records]
+        if with_records and (estimates[i] is None or set(estimates[i].parts) != set(with_records)):
+            estimates[i] = bootstrap_run(run, resamples=args.resamples, seed=args.seed, level=args.level)
     if args.html:
         from .html import build_report
         figures_dir = args.figures_dir or os.path.splitext(args.html)[0] + "_figures"
