@@ -1,0 +1,253 @@
+"""``staicc compare`` and ``staicc report``: argument parsers and command functions.
+
+The main command line adds these subcommands with :func:`add_compare_parser` and
+:func:`add_report_parser`; each parser's ``func`` default is the command to call with the
+parsed arguments, which returns the exit status.  Argument errors are one line on
+stderr and exit status 2, before any file is read.
+"""
+import argparse
+import json
+import os
+import sys
+from typing import Any, List, Optional
+
+from ..stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+
+PROG = "staicc"
+
+
+class CommandError(Exception):
+    """An error to print as one line (``staicc <command>: error: ...``) with exit status 2."""
+
+
+def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Make argparse's errors one line on stderr (exit status 2), without the usage block."""
+    def error(message: str) -> None:
+        sys.stderr.write(f"{parser.prog}: error: {message}\n")
+        raise SystemExit(2)
+    parser.error = error  # type: ignore[method-assign]
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {value}")
+    return value
+
+
+def _add_statistics_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=_int, default=DEFAULT_SEED,
+                        help=f"seed of the bootstrap resamples (default: {DEFAULT_SEED}; recorded in the output)")
+    parser.add_argument("--resamples", type=_positive_int, default=DEFAULT_RESAMPLES,
+                        help=f"bootstrap resamples (default: {DEFAULT_RESAMPLES})")
+    parser.add_argument("--level", type=_fraction, default=DEFAULT_LEVEL,
+                        help=f"confidence level of the intervals (default: {DEFAULT_LEVEL})")
+    parser.add_argument("--alpha", type=_fraction, default=DEFAULT_ALPHA,
+                        help=f"significance level after Holm's correction (default: {DEFAULT_ALPHA})")
+    parser.add_argument("--unpaired", action="store_true",
+                        help="compare runs whose prompts differ (other k, data or demonstrations) as independent "
+                             "samples; without it such runs are refused")
+
+
+def add_compare_parser(subparsers) -> argparse.ArgumentParser:
+    """``staicc compare RUN_A RUN_B [RUN_C ...]``: differences against RUN_A with CIs and p-values."""
+    parser = subparsers.add_parser(
+        "compare", help="compare runs: differences, confidence intervals, significance tests",
+        description="Compare runs (run directories or results.json files) with the first one: per dataset and "
+                    "averaged, each metric of each run, the difference with its bootstrap confidence interval over "
+                    "test items, and p-values (McNemar's exact test for accuracy, paired bootstrap otherwise), "
+                    "Holm-corrected across datasets.")
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories or results.json files; the first "
+                                                               "is the baseline")
+    parser.add_argument("--format", default="table", choices=["table", "md", "latex", "csv", "json"],
+                        help="output format (default: table)")
+    parser.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
+    _add_statistics_options(parser)
+    parser.set_defaults(func=compare_command)
+    return _one_line_errors(parser)
+
+
+def add_report_parser(subparsers) -> argparse.ArgumentParser:
+    """``staicc report RUN [RUN_B ...]``: tables with CIs; ``--html`` a self-contained page with figures."""
+    parser = subparsers.add_parser(
+        "report", help="tables with confidence intervals, or a self-contained HTML report with figures",
+        description="Report one or more runs: the summary tables with bootstrap confidence intervals (text, "
+                    "Markdown, LaTeX, CSV, JSON), or with --html one self-contained HTML page with the figures "
+                    "(needs matplotlib: pip install \"StaICC[plot]\"). With two runs or more, their differences.")
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories or results.json files")
+    parser.add_argument("--html", metavar="PATH", help="write the HTML report to PATH")
+    parser.add_argument("--figures-dir", metavar="DIR",
+                        help="also write every figure as PNG and SVG in DIR (default with --html: "
+                             "<page name>_figures beside the page)")
+    parser.add_argument("--format", default="table", choices=["table", "md", "latex", "csv", "json"],
+                        help="format of the tables printed when --html is not given (default: table)")
+    parser.add_argument("--ci", default="interval", choices=["interval", "pm", "none"],
+                        help="how tables show confidence intervals: [low, high], ± half-width, or not at all")
+    parser.add_argument("--output", "-o", metavar="PATH", help="write the tables to PATH instead of standard output")
+    _add_statistics_options(parser)
+    parser.set_defaults(func=report_command)
+    return _one_line_errors(parser)
+
+
+def _check_paths(args) -> None:
+    for path in args.runs:
+        if not os.path.exists(path):
+            raise CommandError(f"no run directory or results file at {path!r}")
+        if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "results.json")):
+            raise CommandError(f"{path!r} has no results.json (give a directory written by `staicc run "
+                               "--output-dir`, or a results.json file)")
+    for name in ("output", "html"):
+        target = getattr(args, name, None)
+        if target:
+            parent = os.path.dirname(os.path.abspath(target))
+            if not os.path.isdir(parent):
+                raise CommandError(f"cannot write {target!r}: directory {parent!r} does not exist")
+
+
+def _load(args, records: bool = True) -> List[Any]:
+    from .runs import load_run
+    labels = _labels(args.runs)
+    return [load_run(path, label, records=records) for path, label in zip(args.runs, labels)]
+
+
+def _labels(paths: List[str]) -> List[str]:
+    """Short distinct run names: the directory names, made unique with their position when needed."""
+    names = []
+    for path in paths:
+        path = os.path.abspath(path)
+        if os.path.basename(path) == "results.json":
+            path = os.path.dirname(path)
+        names.append(os.path.basename(path.rstrip(os.sep)) or path)
+    if len(set(names)) < len(names):
+        names = [f"{n} ({i + 1})" for i, n in enumerate(names)]
+    return names
+
+
+def _emit(text: str, output: Optional[str]) -> None:
+    if output:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text if text.endswith("\n") else text + "\n")
+    else:
+        print(text)
+
+
+def _comparisons(runs, args) -> List[Any]:
+    from ..stats import compare_runs
+    return [compare_runs(runs[0], other, paired=not args.unpaired, resamples=args.resamples, seed=args.seed,
+                         level=args.level, alpha=args.alpha) for other in runs[1:]]
+
+
+def _run(body, args) -> int:
+    prog = f"{PROG} {args.command}" if getattr(args, "command", None) else PROG
+    try:
+        _check_paths(args)
+        return body(args)
+    except CommandError as exc:
+        sys.stderr.write(f"{prog}: error: {exc}\n")
+        return 2
+    except (ValueError, FileNotFoundError, ImportError) as exc:
+        sys.stderr.write(f"{prog}: error: {exc}\n")
+        return 1
+
+
+def compare_command(args) -> int:
+    """Print (or write) the comparison of ``args.runs`` with the first run."""
+    if len(args.runs) < 2:
+        sys.stderr.write(f"{PROG} compare: error: compare needs at least two runs, got {len(args.runs)}\n")
+        return 2
+    return _run(_compare, args)
+
+
+def _compare(args) -> int:
+    from .tables import comparison_tables, render
+    runs = _load(args)
+    comparisons = _comparisons(runs, args)
+    if args.format == "json":
+        text = json.dumps({"comparisons": [c.to_dict() for c in comparisons]}, indent=1, allow_nan=False,
+                          default=_json_default)
+    else:
+        text = render(comparison_tables(runs, comparisons), args.format)
+    _emit(text, args.output)
+    return 0
+
+
+def _json_default(value: Any) -> Any:
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def report_command(args) -> int:
+    """Tables of one or more runs with intervals; with ``--html``, the self-contained report."""
+    return _run(_report, args)
+
+
+def _report(args) -> int:
+    from ..stats import bootstrap_run
+    from .tables import comparison_tables, render, run_tables
+    if args.html:
+        from .plots import pyplot
+        pyplot()  # names the extra to install before any work
+    runs = _load(args)
+    comparisons = _comparisons(runs, args) if len(runs) > 1 else []
+    estimates: List[Any] = [None] * len(runs)
+    if comparisons and not args.unpaired:  # paired resamples are each run's own: reuse them
+        estimates = [comparisons[0].estimates_a] + [c.estimates_b for c in comparisons]
+    for i, run in enumerate(runs):
+        with_records = [name for name, part in run.parts.items() if part.records]
+        if with_records and (estimates[i] is None or set(estimates[i].parts) != set(with_records)):
+            estimates[i] = bootstrap_run(run, resamples=args.resamples, seed=args.seed, level=args.level)
+    if args.html:
+        from .html import build_report
+        figures_dir = args.figures_dir or os.path.splitext(args.html)[0] + "_figures"
+        page, written = build_report(runs, estimates, comparisons, figures_dir=figures_dir)
+        with open(args.html, "w", encoding="utf-8") as fh:
+            fh.write(page)
+        print(f"wrote {args.html} and {len(written)} figure files in {figures_dir}")
+        return 0
+    if args.format == "json":
+        text = json.dumps({"runs": [e.to_dict() for e in estimates if e is not None],
+                           "comparisons": [c.to_dict() for c in comparisons]}, indent=1, allow_nan=False)
+    else:
+        tables = [t for r, e in zip(runs, estimates) for t in run_tables(r, e)]
+        tables += comparison_tables(runs, comparisons) if comparisons else []
+        text = render(tables, args.format, None if args.ci == "none" else args.ci)
+    _emit(text, args.output)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """A parser with the compare and report subcommands (the main CLI adds them to its own)."""
+    parser = _one_line_errors(argparse.ArgumentParser(prog=PROG))
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    add_compare_parser(subparsers)
+    add_report_parser(subparsers)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":  # python -m StaICC.report.commands compare A B
+    sys.exit(main())

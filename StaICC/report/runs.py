@@ -1,0 +1,198 @@
+"""Reading run directories: ``results.json`` and its per-query records (``samples.jsonl``).
+
+A :class:`Run` is what the statistics and the report read: the results and metadata of
+each sub-benchmark (``Triplet_bias`` unfolded into its three parts, named like the
+records' ``benchmark`` field) and the records grouped by (benchmark, dataset).  Every
+malformed input is refused with the file, the line and the field that is wrong.
+"""
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+RESULTS_FORMAT = "staicc-results/1"
+RESULTS_FILE = "results.json"
+
+#: Triplet_bias's parts and the benchmark name their records carry
+TRIPLET_PARTS = {"contextual": "Contextual_bias", "domain": "Domain_bias", "post": "Post_bias"}
+
+#: record field -> accepted types (bool is excluded from ints separately)
+_REQUIRED_FIELDS: Dict[str, tuple] = {
+    "benchmark": (str,), "dataset": (str,), "query_index": (int,), "pass": (int,), "test_index": (int,),
+    "repeat": (int,), "label": (int,), "prediction": (list,), "prompt_sha256": (str,),
+}
+
+
+class RunFormatError(ValueError):
+    """A results file or records file that does not follow the documented format."""
+
+
+@dataclass
+class Part:
+    """One sub-benchmark of a run: its result dict, its metadata and its records by dataset."""
+
+    name: str
+    results: Dict[str, Any]
+    metadata: Dict[str, Any]
+    records: Dict[str, List[Dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def divided(self) -> Dict[str, Any]:
+        return self.results.get("Divided results", {})
+
+    @property
+    def averaged(self) -> Dict[str, Any]:
+        return self.results.get("Averaged results", {})
+
+    def datasets(self) -> List[str]:
+        return list(self.divided) or list(self.metadata.get("datasets", []))
+
+
+@dataclass
+class Run:
+    """A loaded run: where it came from, its provenance and its sub-benchmarks."""
+
+    path: str
+    label: str
+    provenance: Dict[str, Any]
+    parts: Dict[str, Part]
+    samples_path: Optional[str] = None
+
+    def has_records(self) -> bool:
+        return any(p.records for p in self.parts.values())
+
+    def model_name(self) -> str:
+        model = self.provenance.get("model") or {}
+        if isinstance(model, dict):
+            for key in ("name", "model", "pretrained", "model_id"):
+                if isinstance(model.get(key), str):
+                    return model[key]
+        return self.label
+
+
+def _results_path(path: str) -> str:
+    if os.path.isdir(path):
+        candidate = os.path.join(path, RESULTS_FILE)
+        if not os.path.isfile(candidate):
+            raise FileNotFoundError(f"run directory {path!r} has no {RESULTS_FILE}; give a run directory "
+                                    f"written by `staicc run --output-dir` or a results.json file")
+        return candidate
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no run directory or results file at {path!r}")
+    return path
+
+
+def _fail(where: str, message: str) -> RunFormatError:
+    return RunFormatError(f"{where}: {message}")
+
+
+def load_run(path: str, label: Optional[str] = None, *, records: bool = True) -> Run:
+    """Load a run directory (or its ``results.json``) and, if present, its records.
+
+    ``label`` names the run in tables (default: the directory name).  With
+    ``records=False`` the records file is not read (tables of recorded numbers only).
+    """
+    results_path = _results_path(os.fspath(path))
+    try:
+        with open(results_path, encoding="utf-8") as fh:
+            document = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise _fail(results_path, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise _fail(results_path, f"not UTF-8 text ({exc})") from None
+    if not isinstance(document, dict):
+        raise _fail(results_path, f"expected a JSON object, found {type(document).__name__}")
+    if document.get("format") != RESULTS_FORMAT:
+        raise _fail(results_path, f"format is {document.get('format')!r}; expected {RESULTS_FORMAT!r}")
+    benchmarks = document.get("benchmarks")
+    if not isinstance(benchmarks, dict) or not benchmarks:
+        raise _fail(results_path, "'benchmarks' must be a non-empty object of sub-benchmark results")
+    parts: Dict[str, Part] = {}
+    for name, entry in benchmarks.items():
+        at = f"benchmarks.{name}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("results"), dict):
+            raise _fail(results_path, f"{at} must be an object with 'results' and 'metadata'")
+        metadata = entry.get("metadata") or {}
+        if name == "Triplet_bias":
+            for key, part_name in TRIPLET_PARTS.items():
+                if key in entry["results"]:
+                    parts[part_name] = Part(part_name, _checked_results(entry["results"][key], results_path, f"{at}.results.{key}"),
+                                            metadata.get(key, {}) if isinstance(metadata, dict) else {})
+        else:
+            parts[name] = Part(name, _checked_results(entry["results"], results_path, f"{at}.results"),
+                               metadata if isinstance(metadata, dict) else {})
+    directory = os.path.dirname(os.path.abspath(results_path))
+    run_label = label or os.path.basename(directory if os.path.basename(results_path) == RESULTS_FILE else results_path)
+    run = Run(os.path.abspath(results_path), run_label, document.get("provenance") or {}, parts)
+    samples = document.get("samples")
+    if records and samples:
+        if not isinstance(samples, str):
+            raise _fail(results_path, f"'samples' must name the records file, found {samples!r}")
+        samples_path = samples if os.path.isabs(samples) else os.path.join(directory, samples)
+        if not os.path.isfile(samples_path):
+            raise FileNotFoundError(f"{results_path} names the records file {samples!r}, which does not exist "
+                                    f"at {samples_path}")
+        run.samples_path = samples_path
+        _read_records(samples_path, run)
+    return run
+
+
+def _checked_results(results: Any, path: str, at: str) -> Dict[str, Any]:
+    if not isinstance(results, dict) or not isinstance(results.get("Averaged results"), dict):
+        raise _fail(path, f"{at} must hold an 'Averaged results' object")
+    divided = results.get("Divided results", {})
+    if not isinstance(divided, dict) or not all(isinstance(v, dict) for v in divided.values()):
+        raise _fail(path, f"{at}.'Divided results' must map dataset names to metric objects")
+    return results
+
+
+def _read_records(samples_path: str, run: Run) -> None:
+    with open(samples_path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{samples_path}, line {number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise _fail(where, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+            _check_record(record, where)
+            part = run.parts.get(record["benchmark"])
+            if part is None:
+                raise _fail(where, f"benchmark {record['benchmark']!r} is not in results.json "
+                                   f"(it has {', '.join(run.parts)})")
+            part.records.setdefault(record["dataset"], []).append(record)
+    for part in run.parts.values():
+        for dataset, recs in part.records.items():
+            recs.sort(key=lambda r: r["query_index"])
+            for a, b in zip(recs, recs[1:]):
+                if a["query_index"] == b["query_index"]:
+                    raise _fail(samples_path, f"{part.name} / {dataset}: query_index {a['query_index']} "
+                                              "appears twice")
+
+
+def _check_record(record: Any, where: str) -> None:
+    if not isinstance(record, dict):
+        raise _fail(where, f"expected a JSON object, found {type(record).__name__}")
+    for name, types in _REQUIRED_FIELDS.items():
+        if name not in record:
+            raise _fail(where, f"missing field {name!r}")
+        value = record[name]
+        if isinstance(value, bool) or not isinstance(value, types):
+            expected = " or ".join("list" if t is list else t.__name__ for t in types)
+            raise _fail(where, f"field {name!r} must be {expected}, found {value!r}")
+    for name in ("query_index", "pass", "test_index", "repeat", "label"):
+        if record[name] < 0:
+            raise _fail(where, f"field {name!r} must be >= 0, found {record[name]}")
+    prediction = record["prediction"]
+    if isinstance(prediction, list):
+        if not prediction:
+            raise _fail(where, "field 'prediction' is an empty list")
+        for value in prediction:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise _fail(where, f"field 'prediction' must hold numbers, found {value!r}")
+
+
+def record_key(record: Dict[str, Any]) -> Tuple[int, int, int]:
+    """(pass, repeat, test index): where a record sits in a run, the same in every run of the same plan."""
+    return record["pass"], record["repeat"], record["test_index"]

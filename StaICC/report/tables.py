@@ -1,0 +1,325 @@
+"""Results and their presentation: a dict that carries how it was made, text tables, JSON."""
+import math
+from typing import Any, Dict, List, Optional
+
+
+from ..results import ResultDict, _jsonable  # noqa: F401  (re-exported)
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, float):
+        return "inf" if math.isinf(value) else f"{value:.4f}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_format_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_format_value(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def flatten(result: Dict[str, Any]) -> Dict[str, Any]:
+    """Per-dataset results as flat columns, keyed like the averaged results.
+
+    ``{"sensitivity": {"consistency": v}}`` becomes ``consistency``; GLER's
+    ``(slope, intercept)`` pairs become their slope; GLER's per-pass dicts are left to JSON.
+    """
+    flat: Dict[str, Any] = {}
+    for key, value in result.items():
+        if key == "sensitivity" and isinstance(value, dict):
+            for metric, v in value.items():
+                flat[metric] = v[0] if isinstance(v, (list, tuple)) else v
+        elif not isinstance(value, dict):
+            flat[key] = value
+    return flat
+
+
+def format_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
+    """A plain-text table: one row per dataset, then the average."""
+    divided = result.get("Divided results", {})
+    rows: List[List[str]] = []
+    columns: List[str] = []
+    for name, value in divided.items():
+        flat = flatten(value)
+        for c in flat:
+            if c not in columns:
+                columns.append(c)
+        rows.append([name] + [_format_value(flat.get(c, "")) for c in columns])
+    averaged = result.get("Averaged results", {})
+    for c in averaged:
+        if c not in columns:
+            columns.append(c)
+    rows = [r + [""] * (len(columns) + 1 - len(r)) for r in rows]
+    rows.append(["Averaged"] + [_format_value(averaged.get(c, "")) for c in columns])
+    header = ["dataset"] + columns
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    lines = [title] if title else []
+    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    lines.append("  ".join("-" * w for w in widths))
+    for r in rows:
+        if r[0] == "Averaged":
+            lines.append("  ".join("-" * w for w in widths))
+        lines.append("  ".join(v.ljust(w) for v, w in zip(r, widths)))
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------
+# tables of runs and comparisons, rendered as text, Markdown, LaTeX, CSV, JSON
+# ----------------------------------------------------------------------------
+FORMATS = ("table", "md", "latex", "csv", "json")
+
+
+class Cell:
+    """A number with an optional interval and significance mark; rendered per format."""
+
+    __slots__ = ("value", "low", "high", "mark", "kind")
+
+    def __init__(self, value: Any, low: Any = None, high: Any = None, mark: bool = False, kind: str = "value") -> None:
+        self.value, self.low, self.high, self.mark, self.kind = value, low, high, mark, kind
+
+    def raw(self) -> Any:
+        return self.value
+
+
+class Table:
+    """A titled table: column names, rows of cells (str, number, None or :class:`Cell`), notes."""
+
+    def __init__(self, title: str, columns: List[str], rows: List[List[Any]], notes: Optional[List[str]] = None) -> None:
+        self.title, self.columns, self.rows, self.notes = title, columns, rows, notes or []
+
+
+def metric_label(benchmark: str, metric: str) -> str:
+    """Column name of a metric: GLER's numbers are regression slopes, and say so."""
+    if benchmark.startswith("GLER"):
+        return f"{metric} slope"
+    return metric
+
+
+def format_number(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return f"{value:.{digits}f}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(format_number(v, digits) for v in value) + "]"
+    return str(value)
+
+
+def format_p(p: Optional[float]) -> str:
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "n/a"
+    if p < 0.001:
+        return "<0.001"
+    return f"{p:.3f}"
+
+
+def _cell_text(cell: Any, ci: Optional[str], fmt: str) -> str:
+    if not isinstance(cell, Cell):
+        return format_number(cell) if not isinstance(cell, str) else cell
+    if cell.kind == "p":
+        text = format_p(cell.value)
+        if fmt == "latex" and text.startswith("<"):
+            text = "$<$" + text[1:]
+    else:
+        text = format_number(cell.value)
+        if ci and cell.low is not None and not isinstance(cell.value, list):
+            if ci == "pm":
+                half = (cell.high - cell.low) / 2
+                text += (r" $\pm$ " if fmt == "latex" else " ± ") + format_number(half)
+            else:
+                text += f" [{format_number(cell.low)}, {format_number(cell.high)}]"
+    if cell.mark:
+        text += r"$^{*}$" if fmt == "latex" else "*"
+    return text
+
+
+_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+
+
+def render_text(table: Table, ci: Optional[str] = "interval") -> str:
+    """The terminal table: rich when installed, else tabulate, else a plain aligned table."""
+    header = table.columns
+    body = [[_cell_text(c, ci, "table") for c in row] for row in table.rows]
+    try:
+        import rich.console  # noqa: F401  (optional: the "rich" extra)
+        import rich.table
+        import io
+        grid = rich.table.Table(title=table.title, show_lines=False)
+        for column in header:
+            grid.add_column(column, no_wrap=True)
+        for row in body:
+            grid.add_row(*row)
+        buffer = io.StringIO()
+        width = sum(max(len(r[i]) for r in body + [header]) + 3 for i in range(len(header))) + 4
+        rich.console.Console(file=buffer, width=max(width, len(table.title or "")), color_system=None).print(grid)
+        text = buffer.getvalue().rstrip("\n")
+    except ImportError:
+        try:
+            import tabulate
+            text = (table.title + "\n" if table.title else "") + tabulate.tabulate(body, headers=header)
+        except ImportError:
+            widths = [max(len(r[i]) for r in body + [header]) for i in range(len(header))]
+            lines = [table.title] if table.title else []
+            lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+            lines.append("  ".join("-" * w for w in widths))
+            lines.extend("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body)
+            text = "\n".join(lines)
+    return text + "".join("\n" + note for note in table.notes)
+
+
+def render_markdown(table: Table, ci: Optional[str] = "interval") -> str:
+    def esc(text: str) -> str:
+        return text.replace("|", r"\|")
+    lines = [f"**{esc(table.title)}**", ""] if table.title else []
+    lines.append("| " + " | ".join(esc(c) for c in table.columns) + " |")
+    lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(table.columns))) + "|")
+    for row in table.rows:
+        lines.append("| " + " | ".join(esc(_cell_text(c, ci, "md")) for c in row) + " |")
+    lines.extend([""] + [esc(n) for n in table.notes] if table.notes else [])
+    return "\n".join(lines)
+
+
+def render_latex(table: Table, ci: Optional[str] = "interval") -> str:
+    """A booktabs table (needs ``\\usepackage{booktabs}``); the title becomes the caption."""
+    spec = "l" + "r" * (len(table.columns) - 1)
+    lines = [r"\begin{table}[t]", r"\centering"]
+    if table.title:
+        lines.append(r"\caption{" + latex_escape(table.title) + "}")
+    lines += [r"\begin{tabular}{" + spec + "}", r"\toprule",
+              " & ".join(latex_escape(c) for c in table.columns) + r" \\", r"\midrule"]
+    for row in table.rows:
+        if row and row[0] == "Averaged":
+            lines.append(r"\midrule")
+        cells = [latex_escape(c) if isinstance(c, str) else _cell_text(c, ci, "latex") for c in row]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    for note in table.notes:
+        lines.append(r"\par\footnotesize " + latex_escape(note))
+    lines.append(r"\end{table}")
+    return "\n".join(lines)
+
+
+def render_csv(tables: List[Table]) -> str:
+    """Long CSV with full-precision numbers; interval columns follow their value."""
+    import csv
+    import io
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for table in tables:
+        header = ["table"]
+        for name, column in zip(table.columns, zip(*table.rows) if table.rows else [[]] * len(table.columns)):
+            header.append(name)
+            if any(isinstance(c, Cell) and c.low is not None for c in column):
+                header += [f"{name} low", f"{name} high"]
+        writer.writerow(header)
+        for row in table.rows:
+            out = [table.title]
+            for i, cell in enumerate(row):
+                out.append(_csv_value(cell.value if isinstance(cell, Cell) else cell))
+                if len(out) < len(header) and header[len(out)].endswith(" low"):
+                    has = isinstance(cell, Cell) and cell.low is not None
+                    out += [_csv_value(cell.low) if has else "", _csv_value(cell.high) if has else ""]
+            writer.writerow(out)
+    return buffer.getvalue()
+
+
+def _csv_value(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, list):
+        return " ".join(_csv_value(v) for v in value)
+    return str(value)
+
+
+def render(tables: List[Table], fmt: str, ci: Optional[str] = "interval") -> str:
+    """All tables in one format (``table``, ``md``, ``latex``, ``csv``); JSON is written by the caller."""
+    if fmt == "csv":
+        return render_csv(tables)
+    renderer = {"table": render_text, "md": render_markdown, "latex": render_latex}.get(fmt)
+    if renderer is None:
+        raise ValueError(f"unknown table format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return "\n\n".join(renderer(t, ci) for t in tables)
+
+
+def run_tables(run, estimates=None) -> List[Table]:
+    """One table per sub-benchmark of a run: datasets x metrics, with intervals when estimated."""
+    tables = []
+    for name, part in run.parts.items():
+        est = estimates.parts.get(name) if estimates is not None else None
+        columns: List[str] = []
+        for result in list(part.divided.values()) + [part.averaged]:
+            for metric in flatten(result):
+                if metric not in columns:
+                    columns.append(metric)
+        rows = []
+        for dataset, result in list(part.divided.items()) + [("Averaged", part.averaged)]:
+            flat = flatten(result)
+            found = (est.averaged if dataset == "Averaged" else est.datasets.get(dataset, {})) if est else {}
+            row: List[Any] = [dataset]
+            for metric in columns:
+                if dataset == "Averaged" and isinstance(flat.get(metric), (int, float)) and metric not in found \
+                        and any(isinstance(flatten(r).get(metric), list) for r in part.divided.values()):
+                    row.append("")  # the standard's 0.0 average of a vector metric says nothing
+                elif metric in found:
+                    e = found[metric]
+                    row.append(Cell(e.value, e.low, e.high))
+                else:
+                    row.append(Cell(flat.get(metric)) if metric in flat else "")
+            rows.append(row)
+        notes = []
+        if est is not None:
+            notes.append(f"{estimates.level:.0%} bootstrap intervals over test items "
+                         f"({estimates.resamples} resamples, seed {estimates.seed})")
+        tables.append(Table(f"{name}: {run.label}", ["dataset"] + [metric_label(name, c) for c in columns], rows, notes))
+    return tables
+
+
+def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
+    """One long table per sub-benchmark: (metric, dataset) rows; each run's value; B - A with CI and p."""
+    tables = []
+    base = comparisons[0]
+    for name, first in base.parts.items():
+        present = [c for c in comparisons if name in c.parts]
+        columns = ["metric", "dataset", base.a] + [c.b for c in present]
+        for c in present:
+            columns += [f"{c.b} - {c.a}", "p", "p (Holm)"]
+        rows = []
+        for metric in first.metrics:
+            for dataset in list(first.datasets) + ["Averaged"]:
+                ref = first.averaged if dataset == "Averaged" else first.datasets.get(dataset, {})
+                if metric not in ref:
+                    continue
+                row: List[Any] = [metric_label(name, metric), dataset, Cell(ref[metric].a)]
+                diffs = []
+                for c in present:
+                    part = c.parts[name]
+                    d = (part.averaged if dataset == "Averaged" else part.datasets.get(dataset, {})).get(metric)
+                    row.append(Cell(d.b) if d else "")
+                    diffs.append(d)
+                for d in diffs:
+                    if d is None:
+                        row += ["", "", ""]
+                    else:
+                        row += [Cell(d.delta, d.low, d.high, mark=d.significant), Cell(d.p_value, kind="p"),
+                                Cell(d.p_adjusted if dataset != "Averaged" else None, kind="p")]
+                rows.append(row)
+        notes = [f"Differences with {base.level:.0%} {'paired ' if base.paired else ''}bootstrap intervals over test "
+                 f"items ({base.resamples} resamples, seed {base.seed}); p: "
+                 + ("McNemar's exact test for accuracy, paired bootstrap otherwise" if base.paired else "bootstrap")
+                 + f"; Holm-corrected across datasets; * significant at {base.alpha} "
+                   "(the averaged row: uncorrected)."]
+        if not base.paired:
+            notes.append("Unpaired comparison: the runs' prompts differ; items resampled independently.")
+        tables.append(Table(f"{name}: " + ", ".join(r.label for r in runs), columns, rows, notes))
+    return tables
