@@ -78,3 +78,13 @@ def check_choice(value: Any, name: str, choices: Sequence[Any], *, at: str = "")
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}{at}, got {value!r}")
     return value
+
+
+def is_int(value: Any) -> bool:
+    """An int or NumPy integer, never a bool: the test behind :func:`check_int`, for callers with their own message."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_real(value: Any) -> bool:
+    """A real number (int, float, Fraction, NumPy scalar), never a bool: the test behind :func:`check_real`."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
