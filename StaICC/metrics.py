@@ -21,8 +21,7 @@ equivalent overflow-free computation is used instead.  For ordinary values the
 standard formula runs unchanged, so its numbers stay bit-identical.
 """
 import math
-from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import warn, warn_tampering
 from .standard import CONSISTENCY_LOOP_LENGTH, ECE_BINS, STRICT_MODE, STRICT_SETTING_WARNING
@@ -466,3 +465,93 @@ def post_bias_metrics() -> Dict[str, Callable]:
 
 def consistency_metrics(loop_length: int = CONSISTENCY_LOOP_LENGTH) -> Dict[str, Callable]:
     return {"consistency": make_consistency(loop_length)}
+
+
+# ----------------------------------------------------------------------------
+# the metric registry
+# ----------------------------------------------------------------------------
+class MetricInfo(NamedTuple):
+    """What tables, reports and statistics need to know about a metric.
+
+    ``needs`` is ``"labels"`` when only each row's argmax matters (int predictions lose
+    nothing) and ``"probabilities"`` when the values themselves are read.
+    ``higher_is_better`` is None for vector-valued metrics, which have no direction.
+    ``result_key`` is the key under which the sub-benchmarks report the metric.
+    """
+
+    name: str
+    function: Callable
+    needs: str
+    higher_is_better: Optional[bool]
+    display_name: str
+    result_key: str
+    vector_valued: bool = False
+    softmaxed: bool = True
+    aliases: Tuple[str, ...] = ()
+
+
+METRICS: Dict[str, MetricInfo] = {info.name: info for info in (
+    MetricInfo("accuracy", accuracy, "labels", True, "Accuracy", "accuracy"),
+    MetricInfo("averaged_truelabel_likelihood", averaged_truelabel_likelihood, "probabilities", True,
+               "True-label likelihood", "averaged_truelabel_likelihood"),
+    MetricInfo("macro_F1", macro_F1, "labels", True, "Macro-F1", "macro_F1"),
+    MetricInfo("expected_calibration_error_1", expected_calibration_error_1, "probabilities", False,
+               "ECE (10 bins)", "expected_calibration_error_1"),
+    MetricInfo("consistency", consistency, "labels", True, "Consistency", "consistency"),
+    MetricInfo("bias_entropy", bias_entropy, "probabilities", True, "Prior entropy", "entropy",
+               softmaxed=False, aliases=("bias_mean_entropy_metric",)),
+    MetricInfo("bias_distribution", bias_distribution, "probabilities", None, "Mean prediction", "distribution",
+               vector_valued=True, softmaxed=False, aliases=("bias_mean_metric",)),
+    MetricInfo("post_bias_dl_div", post_bias_dl_div, "probabilities", False, "KL to label frequencies", "DL div.",
+               softmaxed=False, aliases=("post_bias_dl_metric",)),
+    MetricInfo("post_bias_distribution", post_bias_distribution, "probabilities", None,
+               "Mean prediction - label frequencies", "distribution", vector_valued=True, softmaxed=False,
+               aliases=("post_bias_dis_metric",)),
+)}
+
+#: the metrics each sub-benchmark reports by default, by registry name, in result order
+BENCHMARK_METRICS: Dict[str, Tuple[str, ...]] = {
+    "Normal": ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1"),
+    "GLER": ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1"),
+    "GLER_corrected": ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1"),
+    "Contextual_bias": ("bias_entropy", "bias_distribution"),
+    "Domain_bias": ("bias_entropy", "bias_distribution"),
+    "Post_bias": ("post_bias_dl_div", "post_bias_distribution"),
+    "Template_sens": ("consistency",),
+    "Demo_sens": ("consistency",),
+}
+
+
+def get_metric(name: str, benchmark: Optional[str] = None) -> MetricInfo:
+    """The registry entry for a metric name, an original alias, or a result key.
+
+    Result keys are not unique ("distribution" is reported by both bias benchmarks and
+    Post_bias, with different functions), so a result key is looked up among the
+    metrics of ``benchmark`` when one is given.  A ``consistency_<L>`` name (a
+    consistency bound to a loop length) resolves to consistency.
+    """
+    if benchmark is not None:
+        if benchmark not in BENCHMARK_METRICS:
+            raise ValueError(f"unknown sub-benchmark {benchmark!r}; known: {', '.join(BENCHMARK_METRICS)}")
+        candidates = [METRICS[n] for n in BENCHMARK_METRICS[benchmark]]
+    else:
+        candidates = list(METRICS.values())
+    for info in candidates:
+        if name == info.name or name in info.aliases:
+            return info
+    matches = [info for info in candidates if info.result_key == name]
+    if len(matches) == 1:
+        return matches[0]
+    if name.startswith("consistency_") and name[len("consistency_"):].isdigit():
+        return METRICS["consistency"]
+    if len(matches) > 1:
+        raise ValueError(f"the result key {name!r} is reported by several metrics "
+                         f"({', '.join(m.name for m in matches)}); pass benchmark= to choose")
+    known = sorted(n for info in candidates for n in (info.name, info.result_key) + info.aliases)
+    where_ = f" in {benchmark}" if benchmark else ""
+    raise KeyError(f"unknown metric {name!r}{where_}; known: {', '.join(sorted(set(known)))}")
+
+
+def higher_is_better(name: str, benchmark: Optional[str] = None) -> Optional[bool]:
+    """True/False for scalar metrics, None for vector-valued ones (see :func:`get_metric`)."""
+    return get_metric(name, benchmark).higher_is_better

@@ -5,7 +5,7 @@ parameterised by its procedure.  The original class names below build that exper
 with the settings of the corresponding sub-benchmark, so code that constructed them
 directly keeps working and gets the same numbers as the sub-benchmark.
 """
-from typing import Any, Optional, Sequence
+from typing import Any, List, Optional, Sequence
 
 from ..experiment import (LabelNoiseProcedure, Procedure, SensitivityProcedure, TemplateProcedure,  # noqa: F401
                           single_experimentor)
@@ -35,8 +35,35 @@ class post_bias_experimentor(single_experimentor):
                          metrics if metrics is not None else post_bias_metrics(), repeat_times, dividing, noisy_channel)
 
 
+class _PassResults(Procedure):
+    """The passes of another procedure, summarised as the list of their metric dicts."""
+
+    def __init__(self, inner: Procedure) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def passes(self):
+        return self.inner.passes()
+
+    def summarize(self, pass_results):
+        return list(pass_results)
+
+    def describe(self):
+        return self.inner.describe()
+
+
 class sensitivity_experimentor(single_experimentor):
     """Base of the sensitivity experimentors; on its own it runs one ordinary pass."""
+
+    def inference_run(self, forward_inference, batched_inference: bool = False, _previous_prediction=False) -> List:
+        """Run every pass and return the list of their metric dicts, without the summary ``auto_run`` adds."""
+        procedure = self.procedure
+        self.procedure = _PassResults(procedure)
+        try:
+            results = self.auto_run(forward_inference, None, batched_inference, False, _previous_prediction or None)[0]
+        finally:
+            self.procedure = procedure
+        return results
 
     def __init__(self, triplet_dataset=None, original_dataset=None, k: int = DEFAULT_K,
                  sensitivity_test: int = GLER_INTERPOLATIONS, metrics=None, repeat_times: int = 2,
