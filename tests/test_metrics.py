@@ -318,3 +318,33 @@ def test_gler_rates_and_abscissae():
 def test_gler_interpolations_must_exceed_one(bad):
     with pytest.raises(ValueError, match="^The sensitivity test should be larger than 1"):
         LabelNoiseProcedure(bad)
+
+
+# -- finite inputs near the float maximum give finite results ------------------------------------
+def test_column_means_do_not_overflow():
+    big = 1.7976931348623157e308
+    assert column_means([[big, -big], [big, -big], [big, -big]]) == [big, -big]
+    assert column_means([[1e308, 0.5]] * 3) == [1e308, 0.5]
+    assert column_means([[0.1, 0.2], [0.2, 0.3], [0.3, 0.4]]) == [0.20000000000000004, 0.3]  # plain formula
+
+
+def test_bias_metrics_of_huge_rows_are_finite():
+    rows = [[1e308, 1e308, 1e308]] * 4
+    assert bias_entropy([0] * 4, rows) == entropy([1 / 3] * 3) == pytest.approx(math.log(3))
+    assert bias_distribution([0] * 4, rows) == [1e308] * 3
+    assert bias_entropy([0] * 4, [[-1e308] * 3] * 4) == entropy([1 / 3] * 3)
+
+
+def test_post_bias_kl_of_huge_rows_compares_their_softmax():
+    rows = [[1e308, 1e308]] * 4
+    truth = [0, 1, 1, 1]
+    assert post_bias_dl_div(truth, rows) == post_bias_dl_div(truth, [[0.5, 0.5]] * 4)
+    assert math.isfinite(post_bias_dl_div(truth, [[1e308, 1.0]] * 4))
+    assert post_bias_distribution(truth, rows) == [1e308 - 0.25, 1e308 - 0.75]
+
+
+def test_softmax_of_extremes_and_empty():
+    assert softmax([1e308] * 3) == [1 / 3] * 3
+    assert softmax([1.7976931348623157e308, -1.7976931348623157e308]) == [1.0, 0.0]
+    with pytest.raises(ValueError, match="at least one value"):
+        softmax([])
