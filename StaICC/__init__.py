@@ -22,6 +22,9 @@ _EXPORTS = {
     "InferenceError": "errors", "StaICCWarning": "errors", "TamperingWarning": "errors",
 }
 
+#: submodules the original made available as attributes of the package after ``import StaICC``
+_SUBMODULES = ("util", "normal", "diagnosis")
+
 __all__ = ["Normal", "Triplet_bias", "Contextual_bias", "Domain_bias", "Post_bias", "GLER", "GLER_corrected",
            "Template_sens", "Demo_sens", "SubBenchmark", "single_experimentor", "prompt_writter",
            "demonstration_sampler", "triplet_dataset", "Dataset", "basic_datasets_loader", "InferenceError",
@@ -29,15 +32,21 @@ __all__ = ["Normal", "Triplet_bias", "Contextual_bias", "Domain_bias", "Post_bia
 
 
 def __getattr__(name: str) -> object:
-    """Import the module that defines ``name`` on first access and cache the value here."""
+    """Import the module that defines ``name`` on first access and cache the value here.
+
+    ``import importlib`` stays inside: a module-level import would be paid by every
+    ``import StaICC``.
+    """
+    import importlib
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")  # the import also sets the attribute
     module_name = _EXPORTS.get(name)
     if module_name is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
     value = getattr(importlib.import_module(f"{__name__}.{module_name}"), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> "list[str]":
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))

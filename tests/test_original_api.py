@@ -434,3 +434,39 @@ def test_gler_experimentor_inference_run_returns_the_pass_results():
                          "macro_F1": 0.48232007406565214, "expected_calibration_error_1": 0.3198033950178252}
     summary = GLER_experimentor(original_dataset=rotten_tomatoes()).auto_run(_model)[0]
     assert [summary[str(i)] for i in range(5)] == passes
+
+
+# -- the package imports lazily but every name stays reachable ---------------------------------------
+def _fresh_python(code):
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_import_staicc_loads_only_the_package_and_the_standard_library():
+    loaded = _fresh_python("import sys; before = set(sys.modules); import StaICC; "
+                           "print(sorted(m for m in set(sys.modules) - before))")
+    assert loaded == "['StaICC']"
+
+
+def test_lazy_names_resolve_like_eager_imports():
+    out = _fresh_python(
+        "import StaICC\n"
+        "names = StaICC.__all__\n"
+        "assert set(names) <= set(dir(StaICC)), set(names) - set(dir(StaICC))\n"
+        "ns = {}\n"
+        "exec('from StaICC import *', ns)\n"
+        "assert all(n in ns for n in names if n != '__version__')\n"
+        "from StaICC.benchmark import Normal\n"
+        "assert StaICC.Normal is Normal\n"
+        "assert StaICC.util.functional.bias_mean_metric is StaICC.util.functional.bias_distribution\n"
+        "assert StaICC.normal.Normal is Normal and StaICC.diagnosis.GLER is StaICC.GLER\n"
+        "assert {'util', 'normal', 'diagnosis'} <= set(dir(StaICC))\n"
+        "assert {'functional', 'configs', 'stable_random'} <= set(dir(StaICC.util))\n"
+        "try:\n"
+        "    StaICC.no_such_name\n"
+        "except AttributeError as exc:\n"
+        "    print(exc)\n")
+    assert out == "module 'StaICC' has no attribute 'no_such_name'"
