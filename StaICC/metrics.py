@@ -24,7 +24,8 @@ import math
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import warn, warn_tampering
-from .standard import CONSISTENCY_LOOP_LENGTH, ECE_BINS, STRICT_MODE, STRICT_SETTING_WARNING
+from .standard import (CONSISTENCY_LOOP_LENGTH, DEMO_SENS_TEST_SIZE, ECE_BINS, STRICT_MODE, STRICT_SETTING_WARNING,
+                       TEMPLATE_SENS_TEST_SIZE)
 
 Vector = Sequence[float]
 Matrix = Sequence[Vector]
@@ -522,14 +523,30 @@ BENCHMARK_METRICS: Dict[str, Tuple[str, ...]] = {
 }
 
 
+#: consistency's loop length in the sub-benchmarks that report it (the number of test items)
+CONSISTENCY_LOOP_LENGTHS: Dict[str, int] = {"Template_sens": TEMPLATE_SENS_TEST_SIZE, "Demo_sens": DEMO_SENS_TEST_SIZE}
+
+
 def get_metric(name: str, benchmark: Optional[str] = None) -> MetricInfo:
     """The registry entry for a metric name, an original alias, or a result key.
 
     Result keys are not unique ("distribution" is reported by both bias benchmarks and
     Post_bias, with different functions), so a result key is looked up among the
-    metrics of ``benchmark`` when one is given.  A ``consistency_<L>`` name (a
-    consistency bound to a loop length) resolves to consistency.
+    metrics of ``benchmark`` when one is given.  Consistency depends on a loop length:
+    ``consistency_<L>`` and consistency looked up for Template_sens or Demo_sens give an
+    entry whose ``function`` is bound to that length, so ``function(truth, rows)``
+    recomputes the reported value.
     """
+    info = _find_metric(name, benchmark)
+    if info.name == "consistency":
+        suffix = name[len("consistency_"):] if name.startswith("consistency_") else ""
+        length = int(suffix) if suffix.isdigit() else CONSISTENCY_LOOP_LENGTHS.get(benchmark or "")
+        if length is not None:
+            return info._replace(function=make_consistency(length))
+    return info
+
+
+def _find_metric(name: str, benchmark: Optional[str]) -> MetricInfo:
     if benchmark is not None:
         if benchmark not in BENCHMARK_METRICS:
             raise ValueError(f"unknown sub-benchmark {benchmark!r}; known: {', '.join(BENCHMARK_METRICS)}")

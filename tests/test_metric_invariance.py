@@ -99,7 +99,8 @@ def test_lookup_by_name_alias_and_result_key():
     assert get_metric("DL div.") is METRICS["post_bias_dl_div"]
     assert get_metric("distribution", "Post_bias") is METRICS["post_bias_distribution"]
     assert get_metric("distribution", "Domain_bias") is METRICS["bias_distribution"]
-    assert get_metric("consistency_128", "Demo_sens") is METRICS["consistency"]
+    assert get_metric("consistency_128", "Demo_sens").name == "consistency"
+    assert get_metric("consistency").function is METRICS["consistency"].function
     assert higher_is_better("expected_calibration_error_1") is False
     assert higher_is_better("entropy", "Contextual_bias") is True
     assert higher_is_better("distribution", "Contextual_bias") is None
@@ -219,3 +220,15 @@ def test_direction_consistency():
     varying = [[1.0 if c == (i // LOOP) % N_LABELS else 0.0 for c in range(N_LABELS)] for i in range(N_ROWS)]
     assert call("consistency", truth, stable) == 1 > call("consistency", truth, varying)
     assert METRICS["consistency"].higher_is_better
+
+
+def test_consistency_lookup_binds_the_benchmarks_loop_length():
+    """A statistic recomputing a reported consistency needs the loop length the benchmark used."""
+    from StaICC import Demo_sens, Template_sens
+    model = lambda prompt, label_space: [len(prompt) % 3, 1.0]  # noqa: E731
+    for cls in (Template_sens, Demo_sens):
+        bench = cls(datasets=["rotten_tomatoes"])
+        result, _, outputs = bench[0].auto_run(model, return_outputs=True)
+        info = get_metric("consistency", cls.__name__)
+        assert info.function(outputs["groundtruth"], outputs["prob."]) == result["sensitivity"]["consistency"]
+    assert get_metric("consistency_7").function([0] * 14, [[1, 0]] * 14) == 1.0
