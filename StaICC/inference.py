@@ -20,15 +20,27 @@ Prediction = Union[int, List[float]]
 
 
 def check_output(output: Any, label_count: int, dataset: Optional[str], query_index: Optional[int]) -> Prediction:
-    """One prediction, validated: an int in range, or a finite vector of the right length."""
+    """One prediction, validated: an int in range, or a finite vector of the right length.
+
+    Every refusal is a TypeError (wrong kind of value) or ValueError (right kind, bad
+    value) naming the dataset and the query, raised here so that no bad value reaches
+    the metrics.  Scores must convert to finite floats; a huge int that does not fit a
+    float is refused rather than overflowing later.
+    """
+    from .validation import is_int, is_real
     at = where(dataset, query_index)
     if hasattr(output, "tolist") and not isinstance(output, (list, tuple)):
-        output = output.tolist()  # NumPy arrays and scalars, torch tensors
+        try:
+            output = output.tolist()  # NumPy arrays and scalars, torch tensors
+        except Exception as exc:
+            raise TypeError(f"the inference returned {type(output).__name__}{at}, whose tolist() raised "
+                            f"{type(exc).__name__}: {exc}; expected a list of {label_count} scores or an int label index") from None
     if isinstance(output, bool):
         raise TypeError(f"the inference returned a bool{at}; expected a list of {label_count} scores or an int label index")
-    if isinstance(output, numbers.Integral):
+    if is_int(output):
         if not 0 <= output < label_count:
-            raise ValueError(f"the inference returned label index {output}{at}; expected an int in [0, {label_count})")
+            shown = output if abs(output) < 10 ** 30 else f"{str(output)[:12]}... ({len(str(abs(output)))} digits)"
+            raise ValueError(f"the inference returned label index {shown}{at}; expected an int in [0, {label_count})")
         return int(output)
     if isinstance(output, (str, bytes)):
         raise TypeError(f"the inference returned a string {output[:40]!r}{at}; expected a list of "
@@ -41,13 +53,19 @@ def check_output(output: Any, label_count: int, dataset: Optional[str], query_in
                          f"one per label of the label space")
     row = []
     for value in output:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"the inference returned a non-numeric score {value!r}{at}; expected real numbers")
-        value = float(value)
+        if not is_real(value):
+            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+            raise TypeError(f"the inference returned a non-numeric score {shown}{at}; expected real numbers")
+        try:
+            value = float(value)
+        except OverflowError:
+            raise ValueError(f"the inference returned a score too large for a float{at} "
+                             f"(a number of about {len(str(int(value)))} digits); return floats") from None
         if not math.isfinite(value):
             raise ValueError(f"the inference returned a non-finite score {value}{at}; NaN and inf are not allowed")
         row.append(value)
-    if min(row) < 0 and max(row) <= 1 and abs(math.fsum(row) - 1) <= 1e-6:
+    if -label_count <= min(row) < 0 and max(row) <= 1 and abs(math.fsum(row) - 1) <= 1e-6:
+        # a row in [-n, 1] cannot overflow fsum; a more negative entry cannot sum to 1 with entries <= 1
         raise ValueError(f"the inference returned {row}{at}: it sums to 1 like probabilities but has a "
                          "negative entry; return probabilities in [0, 1] or unnormalised logits")
     return row

@@ -14,7 +14,22 @@ import re
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 _WORD = re.compile(r"\w+")
-_LAST_TOKEN = re.compile(r"(\S+\s*)$")
+
+
+def last_token(text: str) -> Optional[str]:
+    """The last whitespace-delimited word of ``text`` with the whitespace after it, or None if there is none.
+
+    Scans back from the end, so it costs the length of the last word; a regex searched
+    from the start (``(\\S+\\s*)$``) gives the same string but retries at every
+    position of the prompt.  Whitespace is Unicode whitespace (``str.isspace``).
+    """
+    end = len(text.rstrip())
+    if end == 0:
+        return None
+    start = end - 1
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    return text[start:]
 
 
 def _words(text: str) -> Set[str]:
@@ -34,10 +49,10 @@ def _leading_label(segment: str, label_space: Sequence[str]) -> Tuple[Optional[i
 
 def parse_direct(prompt: str, label_space: Sequence[str]) -> Tuple[List[Tuple[str, int]], str]:
     """(demonstrations as (text, label index), query text) of a direct ICL prompt."""
-    match = _LAST_TOKEN.search(prompt)
-    if not match:
+    label_prefix = last_token(prompt)
+    if label_prefix is None:
         return [], prompt
-    segments = prompt.split(match.group(1))
+    segments = prompt.split(label_prefix)
     demos = []
     text = segments[0]
     for segment in segments[1:-1]:
@@ -55,12 +70,12 @@ def parse_noisy_channel(prompts: Sequence[str], label_space: Sequence[str]) -> T
     while start > 0 and not all(p[start:].startswith(label) for p, label in zip(prompts, label_space)):
         start -= 1
     query = first[start + len(label_space[0]):]
-    match = _LAST_TOKEN.search(first[:start])
-    if not match:
+    label_prefix = last_token(first[:start])
+    if label_prefix is None:
         return [], query
-    head = first[:start - len(match.group(1))]
+    head = first[:start - len(label_prefix)]
     demos = []
-    for segment in head.split(match.group(1))[1:]:
+    for segment in head.split(label_prefix)[1:]:
         label, rest = _leading_label(segment, label_space)
         if label is not None:
             demos.append((rest, label))

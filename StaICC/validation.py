@@ -81,5 +81,10 @@ def check_choice(value: Any, name: str, choices: Sequence[Any], *, at: str = "")
 
 
 def is_int(value: Any) -> bool:
-    """Whether ``value`` is an int in the sense of every check here: integral (NumPy too), not a bool."""
+    """An int or NumPy integer, never a bool: the test behind :func:`check_int`, for callers with their own message."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_real(value: Any) -> bool:
+    """A real number (int, float, Fraction, NumPy scalar), never a bool: the test behind :func:`check_real`."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)

@@ -1,4 +1,4 @@
-"""Metrics (STANDARD.md §0, §6.3, §7, §8.7, §10.4), on small hand-computed inputs."""
+"""Metrics, sums, softmax and the GLER regression, on small hand-computed inputs."""
 import math
 import re
 import warnings
@@ -24,7 +24,7 @@ SM_100_0 = 0.5761168847658291
 SM_721_0 = 0.4639634279648094
 
 
-# -- §0 sums, argmax -----------------------------------------------------------------------------
+# -- left-to-right sums, argmax -----------------------------------------------------------------------------
 def test_sequential_sum_is_left_to_right():
     assert sequential_sum([1e16, 1.0, -1e16]) == 0.0
     assert math.fsum([1e16, 1.0, -1e16]) == 1.0
@@ -41,7 +41,7 @@ def test_argmax_argmin_first_index():
     assert argmax([1, 1, 1]) == 0 and argmin([1, 1, 1]) == 0
 
 
-# -- §6.3 probability check and softmax -------------------------------------------------------
+# -- exact probability check and softmax -------------------------------------------------------
 def test_exact_sum_probability_check():
     assert is_probability_vector([0.1, 0.2, 0.7])          # 0.1 + 0.2 = 0.30000000000000004, + 0.7 = 1.0
     assert not is_probability_vector([0.7, 0.2, 0.1])      # 0.7 + 0.2 + 0.1 = 0.9999999999999999
@@ -73,7 +73,7 @@ def test_softmax_unless_probabilities_whole_matrix():
     assert softmax_unless_probabilities(mixed) == [softmax(mixed[0]), softmax(mixed[1])]
 
 
-# -- §7.1 - §7.3 ---------------------------------------------------------------------------------
+# -- accuracy, likelihood, macro-F1 ---------------------------------------------------------------------------------
 def test_accuracy():
     rows = [[1, 0, 0], [0, 1, 0], [0.5, 0.5, 0], [0, 0, 1]]
     assert accuracy([0, 1, 1, 2], rows) == 0.75  # the tie [0.5, 0.5, 0] predicts 0
@@ -120,7 +120,7 @@ def test_length_check(metric):
         metric([0, 1, 0], [[1, 0], [0, 1]])
 
 
-# -- §7.4 ECE -----------------------------------------------------------------------------------------
+# -- ECE -----------------------------------------------------------------------------------------
 def test_ece_hand_computed():
     rows = [[0.75, 0.25], [0.75, 0.25], [0.375, 0.625], [0.5, 0.5]] + [[1.0, 0.0]] * 6
     truth = [0, 1, 1, 1] + [0] * 6
@@ -177,7 +177,7 @@ def test_ece_default_bins_do_not_warn():
         expected_calibration_error_1([0] * 10, [[0.75, 0.25]] * 10)
 
 
-# -- §7.5 consistency ------------------------------------------------------------------------------
+# -- consistency ------------------------------------------------------------------------------
 def test_consistency_groups():
     rows = [[1, 0], [0, 1], [1, 0], [0, 1], [0, 1], [0, 1]]  # labels 0 1 0 1 1 1
     # L = 2: group 0 = labels at 0, 2, 4 = [0, 0, 1] -> 2/3; group 1 = [1, 1, 1] -> 1
@@ -203,7 +203,7 @@ def test_consistency_does_not_check_ground_truth_length():
     assert consistency([0], [[1, 0]] * 4, 2) == 1.0
 
 
-# -- §7.6 / §7.7 bias metrics ------------------------------------------------------------------------
+# -- column means, bias metrics ------------------------------------------------------------------------
 def test_column_means():
     assert column_means([[0.25, 0.75], [0.5, 0.5]]) == [0.375, 0.625]
     assert column_means([[0.1, 0.9]] * 10) == [0.9999999999999999 / 10, 9.000000000000002 / 10]
@@ -236,7 +236,7 @@ def test_bias_entropy_uses_raw_mean():
     assert bias_entropy([0, 0], logits) == -((sm[0] * math.log(sm[0])) + (sm[1] * math.log(sm[1])))
 
 
-# -- §7.8 post-bias -----------------------------------------------------------------------------------
+# -- post-bias -----------------------------------------------------------------------------------
 POST_ROWS = [[0.75, 0.25], [0.75, 0.25], [0.5, 0.5], [0.5, 0.5]]
 POST_TRUTH = [0, 1, 1, 1]
 
@@ -281,7 +281,7 @@ def test_post_bias_absent_label_gives_inf():
     assert post_bias_dl_div([0, 0], [[0.5, 0.5], [0.5, 0.5]]) == math.inf
 
 
-# -- §7.9 / §8.7 regression and GLER constants -----------------------------------------------------------
+# -- regression and GLER constants -----------------------------------------------------------
 def test_linear_regression_formula():
     # Sx = 6, Sy = 13, Sxx = 14, Sxy = 31: a = (93 - 78) / (42 - 36) = 2.5, b = (13 - 15) / 3
     assert linear_regression([1, 2, 3], [2, 4, 7]) == (2.5, (13 - 2.5 * 6) / 3)
@@ -318,3 +318,33 @@ def test_gler_rates_and_abscissae():
 def test_gler_interpolations_must_exceed_one(bad):
     with pytest.raises(ValueError, match="^The sensitivity test should be larger than 1"):
         LabelNoiseProcedure(bad)
+
+
+# -- finite inputs near the float maximum give finite results ------------------------------------
+def test_column_means_do_not_overflow():
+    big = 1.7976931348623157e308
+    assert column_means([[big, -big], [big, -big], [big, -big]]) == [big, -big]
+    assert column_means([[1e308, 0.5]] * 3) == [1e308, 0.5]
+    assert column_means([[0.1, 0.2], [0.2, 0.3], [0.3, 0.4]]) == [0.20000000000000004, 0.3]  # plain formula
+
+
+def test_bias_metrics_of_huge_rows_are_finite():
+    rows = [[1e308, 1e308, 1e308]] * 4
+    assert bias_entropy([0] * 4, rows) == entropy([1 / 3] * 3) == pytest.approx(math.log(3))
+    assert bias_distribution([0] * 4, rows) == [1e308] * 3
+    assert bias_entropy([0] * 4, [[-1e308] * 3] * 4) == entropy([1 / 3] * 3)
+
+
+def test_post_bias_kl_of_huge_rows_compares_their_softmax():
+    rows = [[1e308, 1e308]] * 4
+    truth = [0, 1, 1, 1]
+    assert post_bias_dl_div(truth, rows) == post_bias_dl_div(truth, [[0.5, 0.5]] * 4)
+    assert math.isfinite(post_bias_dl_div(truth, [[1e308, 1.0]] * 4))
+    assert post_bias_distribution(truth, rows) == [1e308 - 0.25, 1e308 - 0.75]
+
+
+def test_softmax_of_extremes_and_empty():
+    assert softmax([1e308] * 3) == [1 / 3] * 3
+    assert softmax([1.7976931348623157e308, -1.7976931348623157e308]) == [1.0, 0.0]
+    with pytest.raises(ValueError, match="at least one value"):
+        softmax([])
