@@ -20,6 +20,9 @@ _EXPORTS = {
     "triplet_dataset": "split",
     "Dataset": "datasets", "basic_datasets_loader": "datasets",
     "InferenceError": "errors", "StaICCWarning": "errors", "TamperingWarning": "errors",
+    "run_suite": "suite", "build_suite": "suite",
+    "Backend": "backends", "FunctionBackend": "backends", "make_backend": "backends",
+    "PredictionCache": "cache",
 }
 
 #: submodules the original made available as attributes of the package after ``import StaICC``
@@ -28,7 +31,8 @@ _SUBMODULES = ("util", "normal", "diagnosis")
 __all__ = ["Normal", "Triplet_bias", "Contextual_bias", "Domain_bias", "Post_bias", "GLER", "GLER_corrected",
            "Template_sens", "Demo_sens", "SubBenchmark", "single_experimentor", "prompt_writter",
            "demonstration_sampler", "triplet_dataset", "Dataset", "basic_datasets_loader", "InferenceError",
-           "StaICCWarning", "TamperingWarning", "__version__"]
+           "StaICCWarning", "TamperingWarning", "run_suite", "build_suite", "Backend", "FunctionBackend",
+           "make_backend", "PredictionCache", "__version__"]
 
 
 def __getattr__(name: str) -> object:

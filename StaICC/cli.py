@@ -49,14 +49,11 @@ def _command(argv: List[str]) -> int:
     parser = OneLineParser(prog="staicc", description="The StaICC benchmark: run models, compare runs, report.")
     sub = parser.add_subparsers(dest="command", parser_class=OneLineParser)
     add_run_parser(sub)
-    try:  # TEMPORARY until the report package lands
-        from .report.commands import add_compare_parser, add_report_parser
-        add_compare_parser(sub)
-        add_report_parser(sub)
-    except ImportError:
-        pass
+    from .report.commands import add_compare_parser, add_report_parser
+    add_compare_parser(sub)
+    add_report_parser(sub)
     args = parser.parse_args(argv)
-    return args.handler(args)
+    return args.func(args)
 
 
 # ----------------------------------------------------------------------------
@@ -82,7 +79,7 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     p.add_argument("--dry-run", action="store_true",
                    help="check everything and count the prompts to ask (distinct, already cached); no inference")
-    p.set_defaults(handler=run_command)
+    p.set_defaults(func=run_command)
 
 
 def run_command(args: argparse.Namespace) -> int:
