@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend, code_digest, function_name
-from .generative import AnswerMapper, answer_instruction, default_messages
+from .generative import AnswerMapper, answer_instruction, check_unparsed_policy, default_messages, parse_aliases
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
@@ -65,8 +65,8 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "max_new_tokens": _args.as_int(arguments.pop("max_new_tokens", 8), "max_new_tokens", minimum=1),
         "chat": _args.as_bool(arguments.pop("chat", False), "chat"),
         "system": _args.as_str(arguments.pop("system", None), "system", optional=True),
-        "unparsed": arguments.pop("unparsed", "uniform"),
-        "aliases": arguments.pop("aliases", None),
+        "unparsed": check_unparsed_policy(arguments.pop("unparsed", "uniform")),
+        "aliases": parse_aliases(arguments.pop("aliases", None)),
         "postprocess": arguments.pop("postprocess", None),
         "answer_hook": arguments.pop("answer_hook", None),
         "message_builder": arguments.pop("message_builder", None),
@@ -243,27 +243,42 @@ def _file_digest(path: str) -> str:
 
 
 def weights_digest(directory: str) -> str:
-    """SHA-256 over the config/index files and each weight file's size and header, not its GBs.
+    """SHA-256 over the config/index files and each weight file's size, header and sampled blocks.
 
-    A safetensors file begins with an 8-byte length and a JSON header listing every
-    tensor's name, dtype, shape and offsets; hashing that and the file size tells two
-    checkpoints apart without reading the weights.  Other weight files: size and first MiB.
+    Reading gigabytes per run is not an option, so each weight file contributes its size,
+    its safetensors header (an 8-byte length, then JSON naming every tensor's dtype, shape
+    and offsets) and :data:`SAMPLED_BLOCKS` blocks spread evenly over the data.  Two
+    checkpoints of one architecture differ in (almost) every block, so retrained or
+    fine-tuned weights get a new digest while the cost stays a few dozen small reads.
     """
     digest = hashlib.sha256()
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
         if name in _CONFIG_FILES:
             digest.update(f"{name}:{_file_digest(path)}\n".encode())
-        elif name.endswith(".safetensors"):
-            with open(path, "rb") as handle:
-                size = int.from_bytes(handle.read(8), "little")
-                header = handle.read(min(size, 100 << 20))
-            digest.update(f"{name}:{os.path.getsize(path)}:".encode() + hashlib.sha256(header).digest())
-        elif name.endswith((".bin", ".pt", ".pth", ".gguf")):
-            with open(path, "rb") as handle:
-                head = handle.read(1 << 20)
-            digest.update(f"{name}:{os.path.getsize(path)}:".encode() + hashlib.sha256(head).digest())
+        elif name.endswith((".safetensors", ".bin", ".pt", ".pth", ".gguf")):
+            digest.update(f"{name}:{os.path.getsize(path)}:".encode() + _sampled_digest(path))
     return digest.hexdigest()
+
+
+#: blocks read per weight file by :func:`weights_digest`, and their size
+SAMPLED_BLOCKS, SAMPLED_BLOCK_BYTES = 32, 4096
+
+
+def _sampled_digest(path: str) -> bytes:
+    size = os.path.getsize(path)
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        start = 0
+        if path.endswith(".safetensors") and size >= 8:
+            header_length = int.from_bytes(handle.read(8), "little")
+            digest.update(handle.read(min(header_length, 100 << 20)))
+            start = 8 + header_length
+        span = max(0, size - start)
+        for block in range(SAMPLED_BLOCKS):
+            handle.seek(start + span * block // SAMPLED_BLOCKS)
+            digest.update(handle.read(SAMPLED_BLOCK_BYTES))
+    return digest.digest()
 
 
 def tokenizer_digest(tokenizer: Any, directory: Optional[str] = None) -> str:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend, code_digest, function_name
-from .generative import AnswerMapper, answer_instruction, default_messages
+from .generative import AnswerMapper, answer_instruction, check_unparsed_policy, default_messages, parse_aliases
 from .hf import tokenizer_digest, weights_digest
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
@@ -73,8 +73,8 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "max_new_tokens": _args.as_int(arguments.get("max_new_tokens", 8), "max_new_tokens", minimum=1),
         "chat": _args.as_bool(arguments.get("chat", False), "chat"),
         "system": _args.as_str(arguments.get("system"), "system", optional=True),
-        "unparsed": arguments.get("unparsed", "uniform"),
-        "aliases": arguments.get("aliases"),
+        "unparsed": check_unparsed_policy(arguments.get("unparsed", "uniform")),
+        "aliases": parse_aliases(arguments.get("aliases")),
         "postprocess": arguments.get("postprocess"),
         "answer_hook": arguments.get("answer_hook"),
         "message_builder": arguments.get("message_builder"),
