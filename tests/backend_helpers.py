@@ -173,6 +173,8 @@ class LlamaCppServer:
 class ScriptedServer:
     """An HTTP server on 127.0.0.1 answering POSTs with scripted ``(status, body, delay, headers)``.
 
+    ``body``: JSON-able, raw bytes, or a function of the request's JSON body.
+
     The last script entry repeats.  ``requests`` records each request's path, headers and JSON body.
     """
 
@@ -189,6 +191,8 @@ class ScriptedServer:
                 entry = owner.script[min(len(owner.requests), len(owner.script)) - 1]
                 status, payload, delay = entry[:3]
                 headers = entry[3] if len(entry) > 3 else {}
+                if callable(payload):
+                    payload = payload(owner.requests[-1]["body"])
                 if delay:
                     time.sleep(delay)
                 raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
