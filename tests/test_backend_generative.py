@@ -111,3 +111,14 @@ def test_default_chat_messages():
         {"role": "user", "content": "Review: fine\nSentiment:"}]
     with pytest.raises(ValueError, match="noisy-channel"):
         default_messages(Request(("a", "b"), SENTIMENT))
+
+
+def test_api_call_kernel_warns_on_inexact_answers_and_can_parse():
+    from StaICC.prefabricate_inference.model_kernel import standard_ICL_inference_with_API_call as kernel
+    e = 2.718281828459045
+    with pytest.warns(UserWarning, match="reads label 'positive'.*parse=True"):
+        assert kernel(lambda p: " Positive.", "x", list(SENTIMENT)) == [0.5, 0.5]  # the standard's number
+    with pytest.warns(UserWarning, match="finds no label"):
+        assert kernel(lambda p: "unsure", "x", list(SENTIMENT)) == [0.5, 0.5]
+    assert kernel(lambda p: " Positive.", "x", list(SENTIMENT), parse=True) == pytest.approx([1 / (1 + e), e / (1 + e)])
+    assert kernel(lambda p: "negative", "x", list(SENTIMENT)) == pytest.approx([e / (1 + e), 1 / (1 + e)])
