@@ -97,3 +97,18 @@ def test_unknown_model_is_a_clear_error(reference_server):
     backend = make_backend("openai", base_url=reference_server.base_url, model="nope", retries="0")
     with pytest.raises(APIError, match="HTTP 404.*model 'nope' not found"):
         backend.score(requests()[:1])
+
+
+def test_gguf_twin_round_trips_through_transformers(tmp_path):
+    """The GGUF helper's layout (Q/K permutation, tokenizer) read back by transformers' GGUF loader."""
+    pytest.importorskip("gguf", reason="the gguf package is not installed: pip install gguf")
+    import torch
+    import transformers
+    write_gguf(str(tmp_path / "tiny.gguf"))
+    model, tokenizer = tiny_pair()
+    twin = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path), gguf_file="tiny.gguf")
+    twin_tokenizer = transformers.AutoTokenizer.from_pretrained(str(tmp_path), gguf_file="tiny.gguf")
+    ids = tokenizer(PROMPTS[1] + "positive")["input_ids"]
+    assert twin_tokenizer(PROMPTS[1] + "positive")["input_ids"] == ids
+    with torch.inference_mode():
+        assert torch.equal(model(input_ids=torch.tensor([ids])).logits, twin(input_ids=torch.tensor([ids])).logits)
