@@ -156,12 +156,32 @@ def noisy_channel_ICL_inference_with_torch_Causal_LM(
 
 
 def standard_ICL_inference_with_API_call(
-    API_call: Callable[[Any], str], prompt: Any, label_space: Sequence[str]
+    API_call: Callable[[Any], str], prompt: Any, label_space: Sequence[str], *, parse: bool = False
 ) -> List[float]:
-    """§9.5: softmax of the one-hot exact-match of the API's answer with each label."""
+    """§9.5: softmax of the one-hot exact-match of the API's answer with each label.
+
+    The standard compares the answer with each label by exact string equality, so
+    " Positive" names no label and the result is uniform.  That is kept (numbers stay
+    comparable), but no longer silently: an answer that matches no label exactly warns,
+    naming the label the documented parser (:mod:`StaICC.backends.generative`: case,
+    whitespace and punctuation insensitive, first mention wins) reads in it.  With
+    ``parse=True`` the parser decides instead of exact equality.
+    """
     _check_label_space(label_space, "standard_ICL_inference_with_API_call")
     answer = API_call(prompt)
-    return softmax([1 if answer == label else 0 for label in label_space])
+    exact = [1 if answer == label else 0 for label in label_space]
+    if any(exact):
+        return softmax(exact)
+    from ..backends.generative import parse_label
+    index = parse_label(answer, label_space) if isinstance(answer, str) else None
+    if parse and index is not None:
+        return softmax([1 if c == index else 0 for c in range(len(label_space))])
+    import warnings
+    reading = (f"the parser reads label {label_space[index]!r} in it; pass parse=True to use that"
+               if index is not None else "the parser finds no label in it either")
+    warnings.warn(f"standard_ICL_inference_with_API_call: the answer {answer!r:.80} is not exactly one of "
+                  f"{list(label_space)}, so the prediction is uniform; {reading}", UserWarning, stacklevel=2)
+    return softmax(exact)
 
 
 def _GPT_API_call(prompt: str, model_name: str = "gpt-3.5-turbo-instruct") -> str:

@@ -1,0 +1,253 @@
+"""Generative classification: a model's free-text answer -> a label index.
+
+Chat and API models answer with text ("Positive.", "The answer is negative").  This
+module turns that text into a prediction with a documented parser, builds chat
+messages from a request, and applies the policy for answers that name no label.
+
+The parser's rule (:class:`LabelParser`):
+
+1. Text and phrases are normalised: Unicode NFKC, case-folded, and cut into *words*:
+   maximal runs of letters and digits; every other character (spaces, newlines,
+   punctuation, symbols) separates words.  A CJK ideograph or kana is a word of its
+   own, since those scripts write no spaces.
+2. Each label, and each of its aliases, is a phrase: a sequence of words.  A phrase
+   matches where its words occur consecutively in the text's words; so "pos" never
+   matches inside "positive", and "Positive." matches "positive".
+3. The first match wins: the match that starts at the earliest word of the text; at
+   the same word, the phrase with the most words (then the most characters) wins, so
+   "not entailment" beats "entailment" in "not entailment".
+4. No match: the answer is *unparsed*; the backend's ``unparsed`` policy decides.
+
+Predictions are one-hot float vectors (the label the text names gets 1.0), so that
+parsed and unparsed answers (a uniform vector) have one kind.
+"""
+import json
+import unicodedata
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from ..requests import Answer, Request
+
+#: post-processor hook: (text, label_space) -> label index, or None when the text names no label
+PostProcessor = Callable[[str, Sequence[str]], Optional[int]]
+#: chat message builder hook: request -> OpenAI-style messages [{"role": ..., "content": ...}]
+MessageBuilder = Callable[[Request], List[Dict[str, str]]]
+#: answer hook: (request, text, answer) -> the answer to record (an evaluator's last word)
+AnswerHook = Callable[[Request, str, Answer], Answer]
+
+UNPARSED_POLICIES = ("uniform", "error", "label:<index>")
+
+
+class UnparsedAnswerError(ValueError):
+    """A generated answer named no label and the policy is ``unparsed=error``."""
+
+
+def _is_unspaced_script(char: str) -> bool:
+    """CJK ideographs, kana and their compatibility forms: scripts written without spaces."""
+    code = ord(char)
+    return (0x3040 <= code <= 0x30FF or 0x3400 <= code <= 0x4DBF or 0x4E00 <= code <= 0x9FFF
+            or 0xF900 <= code <= 0xFAFF or 0x20000 <= code <= 0x2FFFF)
+
+
+def words(text: str) -> List[Tuple[str, int]]:
+    """The normalised words of ``text`` with their start offsets in the normalised text."""
+    normal = unicodedata.normalize("NFKC", text).casefold()
+    out: List[Tuple[str, int]] = []
+    start = -1
+    for i, char in enumerate(normal):
+        if char.isalnum() and not _is_unspaced_script(char):
+            if start < 0:
+                start = i
+            continue
+        if start >= 0:
+            out.append((normal[start:i], start))
+            start = -1
+        if _is_unspaced_script(char):
+            out.append((char, i))
+    if start >= 0:
+        out.append((normal[start:], start))
+    return out
+
+
+class LabelParser:
+    """Maps generated text to a label index by the rule in the module docstring.
+
+    ``aliases`` maps a label (its text) to extra phrases that also name it, e.g.
+    ``{"positive": ["great", "pos"]}``.  A phrase that names two labels, or a label
+    with no letter or digit, is refused at construction.
+    """
+
+    def __init__(self, label_space: Sequence[str], aliases: Optional[Dict[str, Sequence[str]]] = None) -> None:
+        if isinstance(label_space, str) or not label_space or not all(isinstance(l, str) for l in label_space):
+            raise ValueError(f"LabelParser: label_space must be a non-empty list of strings, got {label_space!r}")
+        self.label_space = tuple(label_space)
+        aliases = dict(aliases or {})
+        unknown = [name for name in aliases if name not in self.label_space]
+        if unknown:
+            raise ValueError(f"LabelParser: aliases name labels {unknown} that are not in the label space "
+                             f"{list(self.label_space)}")
+        self._phrases: Dict[str, List[Tuple[Tuple[str, ...], int, int]]] = {}  # first word -> phrases
+        owner: Dict[Tuple[str, ...], int] = {}
+        for index, label in enumerate(self.label_space):
+            for phrase in [label, *aliases.get(label, ())]:
+                if not isinstance(phrase, str):
+                    raise ValueError(f"LabelParser: alias {phrase!r} of label {label!r} must be a string")
+                key = tuple(w for w, _ in words(phrase))
+                if not key:
+                    raise ValueError(f"LabelParser: {phrase!r} (label {label!r}) has no letter or digit, so no "
+                                     "text can name it; give an alias or a post-processor")
+                if owner.get(key, index) != index:
+                    raise ValueError(f"LabelParser: {phrase!r} names both {self.label_space[owner[key]]!r} and "
+                                     f"{label!r}; phrases must name one label")
+                if key in owner:
+                    continue
+                owner[key] = index
+                self._phrases.setdefault(key[0], []).append((key, index, len(" ".join(key))))
+        for candidates in self._phrases.values():  # longest first: the tie rule of step 3
+            candidates.sort(key=lambda c: (-len(c[0]), -c[2]))
+
+    def __call__(self, text: Optional[str], label_space: Optional[Sequence[str]] = None) -> Optional[int]:
+        if label_space is not None and tuple(label_space) != self.label_space:
+            raise ValueError(f"LabelParser: built for {list(self.label_space)}, called with {list(label_space)}")
+        return self.parse(text)
+
+    def parse(self, text: Optional[str]) -> Optional[int]:
+        """The label index the text names first, or None."""
+        if not text:
+            return None
+        tokens = [w for w, _ in words(text)]
+        for start, word in enumerate(tokens):
+            for key, index, _ in self._phrases.get(word, ()):
+                if tuple(tokens[start:start + len(key)]) == key:
+                    return index
+        return None
+
+
+def parse_label(text: Optional[str], label_space: Sequence[str],
+                aliases: Optional[Dict[str, Sequence[str]]] = None) -> Optional[int]:
+    """One-off :class:`LabelParser` call: the index of the label ``text`` names first, or None."""
+    return LabelParser(label_space, aliases).parse(text)
+
+
+def one_hot(index: int, count: int) -> List[float]:
+    return [1.0 if c == index else 0.0 for c in range(count)]
+
+
+def check_unparsed_policy(value: Any) -> str:
+    """``uniform``, ``error`` or ``label:<i>`` (i a non-negative int); an error names the argument."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text in ("uniform", "error"):
+            return text
+        if text.startswith("label:") and text[6:].isdigit():
+            return f"label:{int(text[6:])}"
+    raise ValueError(f"model argument unparsed must be one of {', '.join(UNPARSED_POLICIES)}, got {value!r}")
+
+
+def parse_aliases(value: Any) -> Dict[str, Tuple[str, ...]]:
+    """Aliases from a dict, a JSON object, or ``"positive:great|good;negative:bad"``."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("{"):
+            try:
+                value = json.loads(text)
+            except ValueError as error:
+                raise ValueError(f"model argument aliases is not valid JSON: {error}") from None
+        else:
+            value = {}
+            for part in text.split(";"):
+                if not part.strip():
+                    continue
+                label, sep, phrases = part.partition(":")
+                if not sep or not label.strip():
+                    raise ValueError(f"model argument aliases: {part!r} is not label:alias|alias")
+                value[label.strip()] = [p.strip() for p in phrases.split("|") if p.strip()]
+    if not isinstance(value, dict):
+        raise ValueError(f"model argument aliases must map labels to lists of phrases, got {type(value).__name__}")
+    out: Dict[str, Tuple[str, ...]] = {}
+    for label, phrases in value.items():
+        if isinstance(phrases, str):
+            phrases = [phrases]
+        if not isinstance(label, str) or not all(isinstance(p, str) for p in phrases):
+            raise ValueError(f"model argument aliases: label {label!r} must map to strings, got {phrases!r}")
+        out[label] = tuple(phrases)
+    return out
+
+
+def default_messages(request: Request, system: Optional[str] = None) -> List[Dict[str, str]]:
+    """The default chat builder: an optional system message, then the whole prompt as one user turn."""
+    if request.noisy_channel:
+        raise ValueError("generative scoring cannot answer noisy-channel prompts (one prompt per label); "
+                         "use a log-probability scoring mode")
+    messages = [{"role": "system", "content": system}] if system else []
+    messages.append({"role": "user", "content": request.prompt})
+    return messages
+
+
+def answer_instruction(label_space: Sequence[str]) -> str:
+    """A system message asking for one label (used with ``system=labels``)."""
+    return "Answer with exactly one of: " + ", ".join(label_space) + "."
+
+
+class AnswerMapper:
+    """Generated text -> :class:`Answer`: the parser (or a user post-processor), the unparsed policy, a hook.
+
+    ``postprocess(text, label_space)`` replaces the parser when given; it returns a label
+    index or None.  ``answer_hook(request, text, answer)`` sees every answer last and may
+    replace it (an evaluator's own rule).
+    """
+
+    def __init__(self, unparsed: str = "uniform", aliases: Optional[Dict[str, Sequence[str]]] = None,
+                 postprocess: Optional[PostProcessor] = None, answer_hook: Optional[AnswerHook] = None) -> None:
+        self.unparsed = check_unparsed_policy(unparsed)
+        self.aliases = parse_aliases(aliases)
+        for name, hook in (("postprocess", postprocess), ("answer_hook", answer_hook)):
+            if hook is not None and not callable(hook):
+                raise TypeError(f"model argument {name} must be callable, got {type(hook).__name__}")
+        self.postprocess = postprocess
+        self.answer_hook = answer_hook
+        self._parsers: Dict[Tuple[str, ...], LabelParser] = {}
+
+    def identity(self) -> Dict[str, Any]:
+        from .base import code_digest, function_name
+        out: Dict[str, Any] = {"unparsed": self.unparsed, "aliases": {k: list(v) for k, v in sorted(self.aliases.items())}}
+        for name, hook in (("postprocess", self.postprocess), ("answer_hook", self.answer_hook)):
+            if hook is not None:
+                out[name] = {"function": function_name(hook), "code_sha256": code_digest(hook)}
+        return out
+
+    def index_of(self, text: str, label_space: Tuple[str, ...]) -> Optional[int]:
+        if self.postprocess is not None:
+            index = self.postprocess(text, list(label_space))
+            if index is not None and (isinstance(index, bool) or not isinstance(index, int)
+                                      or not 0 <= index < len(label_space)):
+                raise ValueError(f"the postprocess hook returned {index!r} for {text!r:.80}; expected None or an "
+                                 f"int in [0, {len(label_space)})")
+            return index
+        if label_space not in self._parsers:
+            self._parsers[label_space] = LabelParser(label_space, self.aliases)
+        return self._parsers[label_space].parse(text)
+
+    def answer(self, request: Request, text: str) -> Answer:
+        labels = request.label_space
+        index = self.index_of(text, labels)
+        if index is not None:
+            result = Answer(one_hot(index, len(labels)), text=text, parsed=True)
+        elif self.unparsed == "error":
+            raise UnparsedAnswerError(f"the model's answer {text!r:.200} names none of the labels "
+                                      f"{list(labels)} (dataset {request.dataset!r}, query {request.query_index}); "
+                                      "use unparsed=uniform or unparsed=label:<i>, aliases, or a postprocess hook")
+        elif self.unparsed == "uniform":
+            result = Answer([1.0 / len(labels)] * len(labels), text=text, parsed=False)
+        else:
+            fallback = int(self.unparsed[6:])
+            if fallback >= len(labels):
+                raise ValueError(f"unparsed={self.unparsed} but the label space of dataset {request.dataset!r} has "
+                                 f"{len(labels)} labels")
+            result = Answer(one_hot(fallback, len(labels)), text=text, parsed=False)
+        if self.answer_hook is not None:
+            result = self.answer_hook(request, text, result)
+            if not isinstance(result, Answer):
+                raise TypeError(f"the answer_hook returned {type(result).__name__}; expected an Answer")
+        return result

@@ -1,0 +1,309 @@
+"""``hf``: a local HuggingFace causal LM, scored in batches by ``CausalLMScorer``.
+
+``staicc run --model hf --model-args pretrained=/models/llama,dtype=bfloat16`` or
+``make_backend("hf", pretrained="/models/llama")``.  Scoring modes:
+
+* ``last_token`` (the standard): each label tokenized alone, its last token read at
+  the prompt's last position;
+* ``first_token`` / ``sequence``: the label's first token / all its tokens as a
+  continuation of the prompt (joint tokenization);
+* ``generate``: greedy generation (through the chat template with ``chat=true``),
+  mapped to a label by :mod:`StaICC.backends.generative`.
+
+Noisy-channel prompts are scored by the mean LM loss in every log-probability mode.
+"""
+import hashlib
+import json
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ..requests import Answer, Request
+from . import _args
+from .base import Backend, code_digest, function_name
+from .generative import AnswerMapper, answer_instruction, check_unparsed_policy, default_messages, parse_aliases
+
+SCORING = ("last_token", "first_token", "sequence", "generate")
+DTYPES = ("auto", "float32", "float16", "bfloat16")
+#: requests per ``score`` call: the run commits answers to its cache after each call
+DEFAULT_REQUESTS_PER_CALL = 256
+#: files that decide the weights and the architecture, hashed whole (they are small)
+_CONFIG_FILES = ("config.json", "generation_config.json", "model.safetensors.index.json",
+                 "pytorch_model.bin.index.json")
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
+                    "vocab.json", "merges.txt", "added_tokens.json", "chat_template.jinja", "chat_template.json")
+_HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_size", "revision",
+            "trust_remote_code", "requests_per_call", "max_new_tokens", "chat", "system", "unparsed", "aliases",
+            "postprocess", "answer_hook", "message_builder", "model_id")
+
+
+def hf_backend(**arguments: Any) -> "HFBackend":
+    """The registry's ``hf`` factory: checks every argument, then loads the model."""
+    _args.no_unknown("hf", arguments, _HF_ARGS)
+    pretrained = _args.as_str(arguments.pop("pretrained", None), "pretrained")
+    options = _options(arguments)
+    revision = _args.as_str(arguments.pop("revision", None), "revision", optional=True)
+    trust = _args.as_bool(arguments.pop("trust_remote_code", False), "trust_remote_code")
+    device = _args.as_str(arguments.pop("device", None), "device", optional=True)
+    dtype = _args.as_choice(arguments.pop("dtype", "auto"), "dtype", DTYPES)
+    if os.path.isabs(pretrained) or pretrained.startswith(".") or os.path.exists(pretrained):
+        if not os.path.isdir(pretrained):
+            raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory")
+        pretrained = os.path.abspath(pretrained)
+    model, tokenizer = load_pretrained(pretrained, revision=revision, trust_remote_code=trust, dtype=dtype,
+                                       device=device)
+    return HFBackend(model, tokenizer, pretrained=pretrained, revision=revision, dtype=dtype, **options)
+
+
+def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
+    """The scoring and generation options shared by ``hf_backend`` and ``HFBackend``, converted."""
+    out: Dict[str, Any] = {
+        "scoring": _args.as_choice(arguments.pop("scoring", "last_token"), "scoring", SCORING),
+        "token_budget": _args.as_int(arguments.pop("token_budget", None), "token_budget", minimum=1, optional=True),
+        "batch_size": _args.as_int(arguments.pop("batch_size", None), "batch_size", minimum=1, optional=True),
+        "requests_per_call": _args.as_int(arguments.pop("requests_per_call", DEFAULT_REQUESTS_PER_CALL),
+                                          "requests_per_call", minimum=1),
+        "max_new_tokens": _args.as_int(arguments.pop("max_new_tokens", 8), "max_new_tokens", minimum=1),
+        "chat": _args.as_bool(arguments.pop("chat", False), "chat"),
+        "system": _args.as_str(arguments.pop("system", None), "system", optional=True),
+        "unparsed": check_unparsed_policy(arguments.pop("unparsed", "uniform")),
+        "aliases": parse_aliases(arguments.pop("aliases", None)),
+        "postprocess": arguments.pop("postprocess", None),
+        "answer_hook": arguments.pop("answer_hook", None),
+        "message_builder": arguments.pop("message_builder", None),
+        "model_id": _args.as_str(arguments.pop("model_id", None), "model_id", optional=True),
+    }
+    return out
+
+
+def load_pretrained(pretrained: str, *, revision: Optional[str], trust_remote_code: bool, dtype: str,
+                    device: Optional[str]) -> Tuple[Any, Any]:
+    from ..extras import require
+    torch = require("torch", "the hf backend")
+    transformers = require("transformers", "the hf backend")
+    kwargs: Dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
+    if dtype != "auto":
+        major_minor = tuple(int(p) for p in transformers.__version__.split(".")[:2] if p.isdigit())
+        kwargs["dtype" if major_minor >= (4, 56) else "torch_dtype"] = getattr(torch, dtype)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(pretrained, revision=revision,
+                                                           trust_remote_code=trust_remote_code)
+    model = transformers.AutoModelForCausalLM.from_pretrained(pretrained, **kwargs)
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return model.to(device), tokenizer
+
+
+class HFBackend(Backend):
+    """A loaded ``transformers`` causal LM and its tokenizer as a backend.
+
+    Build it from objects (``HFBackend(model, tokenizer, scoring="sequence")``) or by path
+    through :func:`hf_backend`.  ``model_id`` names an in-memory model in the identity;
+    without it and without ``pretrained`` the identity hashes the config and the first and
+    last weight tensors.
+    """
+
+    name = "hf"
+
+    def __init__(self, model: Any, tokenizer: Any, *, pretrained: Optional[str] = None,
+                 revision: Optional[str] = None, dtype: str = "auto", **options: Any) -> None:
+        options = dict(options)
+        _args.no_unknown("hf", options, _HF_ARGS)
+        options = _options(options)
+        from ..prefabricate_inference.fast_kernel import CausalLMScorer
+        self.scoring = options["scoring"]
+        self.chat = options["chat"]
+        self.system = options["system"]
+        self.max_new_tokens = options["max_new_tokens"]
+        self.batch_size = options["requests_per_call"]
+        self.model_id = options["model_id"]
+        self.message_builder = options["message_builder"]
+        if self.message_builder is not None and not callable(self.message_builder):
+            raise TypeError("model argument message_builder must be callable (request -> messages)")
+        self.mapper = AnswerMapper(options["unparsed"], options["aliases"], options["postprocess"],
+                                   options["answer_hook"])
+        torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
+        self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
+                                     batch_size=options["batch_size"], token_budget=options["token_budget"],
+                                     dtype=torch_dtype)
+        self.model, self.tokenizer = self.scorer.model, tokenizer
+        self.pretrained, self.revision, self.dtype = pretrained, revision, dtype
+        self._identity = self._build_identity()
+
+    # ---------------------------------------------------------------- scoring
+    def score(self, requests: Sequence[Request]) -> List[Answer]:
+        if self.scoring == "generate":
+            texts = self.generate(requests)
+            return [self.mapper.answer(r, t) for r, t in zip(requests, texts)]
+        answers: List[Optional[Answer]] = [None] * len(requests)
+        for (labels, noisy), positions in _groups(requests).items():
+            if noisy:
+                rows = self.scorer.score_noisy_channel([list(requests[i].prompt) for i in positions], list(labels))
+            else:
+                rows = self.scorer.score([requests[i].prompt for i in positions], list(labels))
+            for i, row in zip(positions, rows):
+                answers[i] = Answer(row)
+        return answers  # type: ignore[return-value]
+
+    def chat_text(self, request: Request) -> str:
+        """The prompt as the model sees it in generate mode (chat template applied with ``chat``)."""
+        if not self.chat:
+            if request.noisy_channel:
+                raise ValueError("scoring=generate cannot answer noisy-channel prompts (one prompt per label)")
+            return request.prompt  # type: ignore[return-value]
+        system = answer_instruction(request.label_space) if self.system == "labels" else self.system
+        builder = self.message_builder or (lambda r: default_messages(r, system))
+        messages = builder(request)
+        if getattr(self.tokenizer, "chat_template", None) is None:
+            raise ValueError("chat=true but the tokenizer has no chat template; use chat=false for a base model")
+        return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+    def generate(self, requests: Sequence[Request]) -> List[str]:
+        """Greedy answers, ``max_new_tokens`` at most, one left-padded batch at a time."""
+        torch = self.scorer._torch
+        texts = [self.chat_text(r) for r in requests]
+        step = self.scorer.batch_size or 16
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        out: List[str] = []
+        add_special = not self.chat  # a chat template writes its own BOS
+        with torch.inference_mode():
+            for start in range(0, len(texts), step):
+                encoded = [self.tokenizer(t, add_special_tokens=add_special)["input_ids"] for t in texts[start:start + step]]
+                width = max(len(ids) for ids in encoded)
+                input_ids = torch.full((len(encoded), width), pad if pad is not None else 0, dtype=torch.long)
+                mask = torch.zeros((len(encoded), width), dtype=torch.long)
+                for row, ids in enumerate(encoded):
+                    input_ids[row, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
+                    mask[row, width - len(ids):] = 1
+                generated = self.model.generate(input_ids=input_ids.to(self.scorer.device),
+                                                attention_mask=mask.to(self.scorer.device), do_sample=False,
+                                                max_new_tokens=self.max_new_tokens, pad_token_id=pad)
+                for row in generated[:, width:].tolist():
+                    out.append(self.tokenizer.decode(row, skip_special_tokens=True))
+        return out
+
+    # --------------------------------------------------------------- identity
+    def identity(self) -> Dict[str, Any]:
+        return dict(self._identity)
+
+    def _build_identity(self) -> Dict[str, Any]:
+        model_dtype = next(self.model.parameters()).dtype
+        identity: Dict[str, Any] = {"backend": "hf", "scoring": self.scoring, "dtype": str(model_dtype).replace("torch.", ""),
+                                    "tokenizer_sha256": tokenizer_digest(self.tokenizer, self.pretrained)}
+        if self.model_id is not None:
+            identity["model_id"] = self.model_id
+        if self.pretrained is not None:
+            identity["model"] = self.pretrained
+            identity["revision"] = self.revision or getattr(self.model.config, "_commit_hash", None)
+            if os.path.isdir(self.pretrained):
+                identity["weights_sha256"] = weights_digest(self.pretrained)
+        elif self.model_id is None:
+            identity["model"] = "in-memory " + type(self.model).__name__
+            identity["weights_sha256"] = in_memory_digest(self.model)
+        if self.scoring == "generate":
+            identity.update({"max_new_tokens": self.max_new_tokens, "chat": self.chat, "system": self.system,
+                             **self.mapper.identity()})
+            if self.message_builder is not None:
+                identity["message_builder"] = {"function": function_name(self.message_builder),
+                                               "code_sha256": code_digest(self.message_builder)}
+        return identity
+
+    @property
+    def non_standard(self) -> List[str]:
+        out = []
+        if self.scoring == "generate":
+            out.append("generative answers (scoring=generate)")
+            if self.chat:
+                out.append("chat template (chat=true)")
+        elif self.scoring != "last_token":
+            out.append(f"scoring={self.scoring}")
+        return out
+
+    def close(self) -> None:
+        self.model = self.scorer = None  # type: ignore[assignment]
+
+
+def _groups(requests: Sequence[Request]) -> Dict[Tuple[Tuple[str, ...], bool], List[int]]:
+    """Request positions grouped by label space and kind, in order: one scorer call per group."""
+    groups: Dict[Tuple[Tuple[str, ...], bool], List[int]] = {}
+    for i, r in enumerate(requests):
+        groups.setdefault((tuple(r.label_space), r.noisy_channel), []).append(i)
+    return groups
+
+
+def _torch_dtype(name: str) -> Any:
+    from ..extras import require
+    return getattr(require("torch", "the hf backend"), name)
+
+
+def _file_digest(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def weights_digest(directory: str) -> str:
+    """SHA-256 over the config/index files and each weight file's size, header and sampled blocks.
+
+    Reading gigabytes per run is not an option, so each weight file contributes its size,
+    its safetensors header (an 8-byte length, then JSON naming every tensor's dtype, shape
+    and offsets) and :data:`SAMPLED_BLOCKS` blocks spread evenly over the data.  Two
+    checkpoints of one architecture differ in (almost) every block, so retrained or
+    fine-tuned weights get a new digest while the cost stays a few dozen small reads.
+    """
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if name in _CONFIG_FILES:
+            digest.update(f"{name}:{_file_digest(path)}\n".encode())
+        elif name.endswith((".safetensors", ".bin", ".pt", ".pth", ".gguf")):
+            digest.update(f"{name}:{os.path.getsize(path)}:".encode() + _sampled_digest(path))
+    return digest.hexdigest()
+
+
+#: blocks read per weight file by :func:`weights_digest`, and their size
+SAMPLED_BLOCKS, SAMPLED_BLOCK_BYTES = 32, 4096
+
+
+def _sampled_digest(path: str) -> bytes:
+    size = os.path.getsize(path)
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        start = 0
+        if path.endswith(".safetensors") and size >= 8:
+            header_length = int.from_bytes(handle.read(8), "little")
+            digest.update(handle.read(min(header_length, 100 << 20)))
+            start = 8 + header_length
+        span = max(0, size - start)
+        for block in range(SAMPLED_BLOCKS):
+            handle.seek(start + span * block // SAMPLED_BLOCKS)
+            digest.update(handle.read(SAMPLED_BLOCK_BYTES))
+    return digest.digest()
+
+
+def tokenizer_digest(tokenizer: Any, directory: Optional[str] = None) -> str:
+    """SHA-256 of the tokenizer files in ``directory``, or of the in-memory tokenizer's serialisation."""
+    digest = hashlib.sha256()
+    found = False
+    if directory is not None and os.path.isdir(directory):
+        for name in sorted(os.listdir(directory)):
+            if name in _TOKENIZER_FILES:
+                digest.update(f"{name}:{_file_digest(os.path.join(directory, name))}\n".encode())
+                found = True
+    if not found:
+        backend = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "_tokenizer", None)
+        if backend is not None and hasattr(backend, "to_str"):
+            digest.update(backend.to_str().encode())
+        else:
+            digest.update(json.dumps(sorted(tokenizer.get_vocab().items()), ensure_ascii=False).encode())
+        digest.update(str(getattr(tokenizer, "chat_template", None)).encode())
+    return digest.hexdigest()
+
+
+def in_memory_digest(model: Any) -> str:
+    """Config plus the first and last parameter tensors: tells random seeds apart, reads little."""
+    digest = hashlib.sha256(model.config.to_json_string(use_diff=False).encode())
+    parameters = list(model.parameters())
+    for tensor in (parameters[0], parameters[-1]) if parameters else ():
+        digest.update(tensor.detach().float().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()

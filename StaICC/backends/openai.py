@@ -1,0 +1,349 @@
+"""``openai``: any OpenAI-compatible server (vLLM, SGLang, llama.cpp, TGI, OpenAI itself).
+
+``staicc run --model openai --model-args base_url=http://127.0.0.1:8000/v1,model=my-model``.
+Standard library only: ``urllib`` for HTTP and a bounded thread pool for concurrency.
+
+Scoring modes (``scoring=``):
+
+* ``sequence`` (default): ``/v1/completions`` with ``echo`` and ``logprobs`` on
+  prompt + label; the score of a label is the sum of the log-probabilities of the
+  tokens that cover the label text (the first one may straddle the prompt's last
+  characters, as in the ``hf`` backend's joint tokenization).  Probabilities are the
+  softmax over the labels.
+* ``first_token``: the same request; only the first such token is read.
+* ``generate``: a short greedy answer (``/v1/chat/completions`` with ``chat=true``,
+  otherwise ``/v1/completions``) mapped to a label by :mod:`StaICC.backends.generative`.
+
+The standard's ``last_token`` rule needs each label tokenized *alone*, which the API
+does not expose, so it is refused; for single-token labels ``first_token`` is the same
+number.  Noisy-channel prompts (one per label) are scored in both log-probability
+modes by the mean log-probability of each prompt's tokens, as the ``hf`` backend does.
+
+The API key is read from the environment variable named by ``api_key_env`` and sent
+only in the ``Authorization`` header: it is never part of the identity, an error
+message or a log line.
+"""
+import http.client
+import json
+import math
+import os
+import socket
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ..requests import Answer, Request
+from . import _args
+from .base import Backend, code_digest, function_name
+from .generative import AnswerMapper, answer_instruction, default_messages
+
+SCORING = ("sequence", "first_token", "generate")
+#: HTTP statuses worth retrying: rate limiting and server-side failures
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+MAX_BACKOFF_SECONDS = 60.0
+_OPENAI_ARGS = ("base_url", "model", "api_key_env", "scoring", "concurrency", "retries", "timeout", "backoff",
+                "max_tokens", "chat", "system", "stop", "unparsed", "aliases", "postprocess", "answer_hook",
+                "message_builder", "model_id", "requests_per_call")
+
+
+class APIError(RuntimeError):
+    """The server refused or failed a request after the allowed retries."""
+
+
+class MissingLogprobsError(APIError):
+    """The server's answer lacks what log-probability scoring needs."""
+
+
+def openai_backend(**arguments: Any) -> "OpenAIBackend":
+    """The registry's ``openai`` factory (arguments as strings or Python values)."""
+    return OpenAIBackend(**arguments)
+
+
+class OpenAIBackend(Backend):
+    """An OpenAI-compatible HTTP server as a backend (see the module docstring)."""
+
+    name = "openai"
+
+    def __init__(self, **arguments: Any) -> None:
+        _args.no_unknown("openai", arguments, _OPENAI_ARGS)
+        get = arguments.get
+        self.base_url = _checked_url(_args.as_str(get("base_url"), "base_url"))
+        self.model = _args.as_str(get("model"), "model")
+        self.api_key_env = _args.as_str(get("api_key_env", "OPENAI_API_KEY"), "api_key_env")
+        self.scoring = _args.as_choice(get("scoring", "sequence"), "scoring", SCORING + ("last_token",))
+        if self.scoring == "last_token":
+            raise ValueError("model argument scoring=last_token cannot be computed over an OpenAI-compatible API "
+                             "(it tokenizes each label alone); use scoring=first_token (the same number for "
+                             "single-token labels), scoring=sequence, or the hf/vllm backends")
+        self.concurrency = _args.as_int(get("concurrency", 8), "concurrency", minimum=1)
+        self.retries = _args.as_int(get("retries", 5), "retries", minimum=0)
+        self.timeout = _args.as_float(get("timeout", 120.0), "timeout", minimum=0.001)
+        self.backoff = _args.as_float(get("backoff", 1.0), "backoff", minimum=0.0)
+        self.max_tokens = _args.as_int(get("max_tokens", 8), "max_tokens", minimum=1)
+        self.chat = _args.as_bool(get("chat", False), "chat")
+        self.system = _args.as_str(get("system"), "system", optional=True)
+        self.stop = _args.as_str(get("stop"), "stop", optional=True)
+        self.model_id = _args.as_str(get("model_id"), "model_id", optional=True)
+        self.batch_size = _args.as_int(get("requests_per_call", 64), "requests_per_call", minimum=1)
+        self.message_builder = get("message_builder")
+        if self.message_builder is not None and not callable(self.message_builder):
+            raise TypeError("model argument message_builder must be callable (request -> messages)")
+        self.mapper = AnswerMapper(get("unparsed", "uniform"), get("aliases"), get("postprocess"), get("answer_hook"))
+        self._api_key = os.environ.get(self.api_key_env) or None
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ HTTP
+    def post(self, path: str, body: Dict[str, Any]) -> Dict[str, Any]:
+        """POST JSON to ``base_url + path``; retries 429/5xx/timeouts with exponential backoff."""
+        url = self.base_url + path
+        data = json.dumps(body).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = "Bearer " + self._api_key
+        attempt = 0
+        while True:
+            wait: Optional[float] = None
+            try:
+                request = urllib.request.Request(url, data=data, headers=headers, method="POST")
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    raw = response.read()
+                return self._decoded(raw, url)
+            except urllib.error.HTTPError as error:
+                message = self._redact(_error_body(error))
+                if error.code not in RETRY_STATUSES or attempt >= self.retries:
+                    raise APIError(self._status_message(url, error.code, message, attempt)) from None
+                wait = _retry_after(error.headers.get("Retry-After") if error.headers else None)
+            except (socket.timeout, TimeoutError, urllib.error.URLError, http.client.HTTPException,
+                    ConnectionError) as error:
+                reason = getattr(error, "reason", error)
+                if attempt >= self.retries:
+                    raise APIError(f"POST {url} failed after {attempt + 1} attempt(s): "
+                                   f"{self._redact(str(reason)) or type(reason).__name__} "
+                                   f"(timeout={self.timeout}s; is the server running?)") from None
+            delay = min(MAX_BACKOFF_SECONDS, wait if wait is not None else self.backoff * (2 ** attempt))
+            attempt += 1
+            time.sleep(delay)
+
+    def _decoded(self, raw: bytes, url: str) -> Dict[str, Any]:
+        try:
+            value = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise APIError(f"POST {url} returned malformed JSON: {self._redact(raw[:200].decode('utf-8', 'replace'))!r}"
+                           ) from None
+        if not isinstance(value, dict):
+            raise APIError(f"POST {url} returned JSON {type(value).__name__}, expected an object")
+        if "error" in value and "choices" not in value:
+            raise APIError(f"POST {url} returned an error: {self._redact(json.dumps(value['error'])[:300])}")
+        return value
+
+    def _status_message(self, url: str, status: int, message: str, attempt: int) -> str:
+        text = f"POST {url} failed with HTTP {status} after {attempt + 1} attempt(s): {message[:300]}"
+        if status in (401, 403):
+            text += (f" (authentication failed: put the key in the environment variable {self.api_key_env}, "
+                     "or name another with api_key_env)")
+        elif status == 404:
+            text += f" (check base_url={self.base_url!r}; it usually ends in /v1)"
+        return text
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+    def _map(self, function: Any, items: List[Any]) -> List[Any]:
+        """``function`` over ``items`` with at most ``concurrency`` requests in flight, in order."""
+        if self.concurrency == 1 or len(items) <= 1:
+            return [function(item) for item in items]
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="staicc-openai")
+            pool = self._pool
+        return list(pool.map(function, items))
+
+    # --------------------------------------------------------------- scoring
+    def score(self, requests: Sequence[Request]) -> List[Answer]:
+        if self.scoring == "generate":
+            texts = self._map(self.generate_one, list(requests))
+            return [self.mapper.answer(r, t) for r, t in zip(requests, texts)]
+        jobs: List[Tuple[int, str, Optional[str]]] = []  # (request, context, continuation or None: whole text)
+        for i, r in enumerate(requests):
+            if r.noisy_channel:
+                jobs.extend((i, p, None) for p in r.prompt)
+            else:
+                jobs.extend((i, r.prompt, label) for label in r.label_space)  # type: ignore[misc]
+        values = self._map(lambda job: self.logprob_score(job[1], job[2]), jobs)
+        answers, cursor = [], 0
+        for r in requests:
+            n = len(r.label_space)
+            scores = values[cursor:cursor + n]
+            cursor += n
+            if r.noisy_channel:  # mean log-probability = -loss; softmax(loss_0 - loss_l)
+                scores = [s - scores[0] for s in scores]
+            answers.append(Answer(_softmax(scores)))
+        return answers
+
+    def logprob_score(self, context: str, continuation: Optional[str]) -> float:
+        """Summed (or first) log-probability of ``continuation`` after ``context``; None: mean over ``context``."""
+        text = context + (continuation or "")
+        body = {"model": self.model, "prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1,
+                "temperature": 0}
+        response = self.post("/completions", body)
+        tokens, logprobs, offsets = self._echoed(response, text)
+        if continuation is None:
+            values = [lp for lp in logprobs if lp is not None]
+            if not values:
+                raise MissingLogprobsError(f"{self.base_url}/completions echoed no log-probability for the "
+                                           f"noisy-channel prompt {context[:60]!r}; it needs at least 2 tokens")
+            return math.fsum(values) / len(values)
+        boundary = len(context)
+        picked = [lp for k, lp in enumerate(logprobs) if _token_end(offsets, k, len(text)) > boundary]
+        if not picked:
+            raise MissingLogprobsError(f"{self.base_url}/completions echoed no token covering the label "
+                                       f"{continuation!r}")
+        if any(lp is None for lp in picked):
+            raise MissingLogprobsError(f"{self.base_url}/completions returned null log-probabilities for the "
+                                       f"label {continuation!r}; use scoring=generate")
+        return picked[0] if self.scoring == "first_token" else math.fsum(picked)
+
+    def _echoed(self, response: Dict[str, Any], text: str) -> Tuple[List[str], List[Optional[float]], List[int]]:
+        """The echoed prompt's tokens, log-probabilities and character offsets (generated tokens dropped)."""
+        where = f"{self.base_url}/completions"
+        hint = (" The server must support echo=true with logprobs on /v1/completions (prompt log-probabilities); "
+                "use scoring=generate otherwise.")
+        choices = response.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise MissingLogprobsError(f"{where} returned no choices." + hint)
+        logprobs = choices[0].get("logprobs")
+        if not isinstance(logprobs, dict):
+            raise MissingLogprobsError(f"{where} returned no logprobs object in choices[0]." + hint)
+        missing = [k for k in ("tokens", "token_logprobs", "text_offset") if not isinstance(logprobs.get(k), list)]
+        if missing:
+            raise MissingLogprobsError(f"{where} returned logprobs without {', '.join(missing)}." + hint)
+        tokens, values, offsets = logprobs["tokens"], logprobs["token_logprobs"], logprobs["text_offset"]
+        if not (len(tokens) == len(values) == len(offsets)):
+            raise MissingLogprobsError(f"{where} returned logprobs lists of different lengths." + hint)
+        echoed_text = choices[0].get("text")
+        if isinstance(echoed_text, str) and not echoed_text.startswith(text):
+            raise MissingLogprobsError(f"{where} did not echo the prompt (echo=true ignored)." + hint)
+        keep = [k for k, offset in enumerate(offsets) if isinstance(offset, int) and offset < len(text)]
+        if len(keep) != len(offsets) and len(keep) < len(offsets) - 1:
+            raise MissingLogprobsError(f"{where} returned text offsets that do not fit the prompt." + hint)
+        if not keep:
+            raise MissingLogprobsError(f"{where} returned no log-probability for the prompt's tokens." + hint)
+        for k in keep:
+            if values[k] is not None and (isinstance(values[k], bool) or not isinstance(values[k], (int, float))):
+                raise MissingLogprobsError(f"{where} returned a non-numeric log-probability {values[k]!r}.")
+        return [tokens[k] for k in keep], [values[k] for k in keep], [offsets[k] for k in keep]
+
+    def generate_one(self, request: Request) -> str:
+        """One greedy answer: chat completions with ``chat``, else completions."""
+        if self.chat:
+            system = answer_instruction(request.label_space) if self.system == "labels" else self.system
+            messages = (self.message_builder or (lambda r: default_messages(r, system)))(request)
+            body: Dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": self.max_tokens,
+                                    "temperature": 0}
+            path = "/chat/completions"
+        else:
+            if request.noisy_channel:
+                raise ValueError("scoring=generate cannot answer noisy-channel prompts (one prompt per label)")
+            body = {"model": self.model, "prompt": request.prompt, "max_tokens": self.max_tokens, "temperature": 0}
+            path = "/completions"
+        if self.stop is not None:
+            body["stop"] = [self.stop]
+        response = self.post(path, body)
+        try:
+            choice = response["choices"][0]
+            text = choice["message"]["content"] if self.chat else choice["text"]
+        except (KeyError, IndexError, TypeError):
+            raise APIError(f"{self.base_url}{path} returned no generated text in choices[0]: "
+                           f"{self._redact(json.dumps(response)[:200])}") from None
+        if text is None:
+            text = ""
+        if not isinstance(text, str):
+            raise APIError(f"{self.base_url}{path} returned {type(text).__name__} as generated text")
+        return text
+
+    # -------------------------------------------------------------- identity
+    def identity(self) -> Dict[str, Any]:
+        identity: Dict[str, Any] = {"backend": "openai", "scoring": self.scoring}
+        if self.model_id is not None:
+            identity["model_id"] = self.model_id
+        else:
+            identity.update({"base_url": _public_url(self.base_url), "model": self.model})
+        if self.scoring == "generate":
+            identity.update({"max_tokens": self.max_tokens, "chat": self.chat, "system": self.system,
+                             "stop": self.stop, **self.mapper.identity()})
+            if self.message_builder is not None:
+                identity["message_builder"] = {"function": function_name(self.message_builder),
+                                               "code_sha256": code_digest(self.message_builder)}
+        return identity
+
+    @property
+    def non_standard(self) -> List[str]:
+        if self.scoring == "generate":
+            out = ["generative answers (scoring=generate)"]
+            if self.chat:
+                out.append("chat template (chat=true)")
+            return out
+        return [f"scoring={self.scoring}"]
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend({self.identity()!r})"
+
+
+def _token_end(offsets: List[int], k: int, length: int) -> int:
+    return offsets[k + 1] if k + 1 < len(offsets) else length
+
+
+def _softmax(values: List[float]) -> List[float]:
+    top = max(values)
+    exps = [math.exp(v - top) for v in values]
+    total = math.fsum(exps)
+    return [e / total for e in exps]
+
+
+def _checked_url(url: str) -> str:
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ValueError(f"model argument base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {url!r}")
+    return url.rstrip("/")
+
+
+def _public_url(url: str) -> str:
+    """The URL without user info or query string (either may carry a secret)."""
+    parsed = urllib.parse.urlsplit(url)
+    host = parsed.hostname or ""
+    if parsed.port:
+        host += f":{parsed.port}"
+    return urllib.parse.urlunsplit((parsed.scheme, host, parsed.path, "", ""))
+
+
+def _error_body(error: urllib.error.HTTPError) -> str:
+    try:
+        raw = error.read().decode("utf-8", "replace")
+    except Exception:  # the body is a courtesy; the status is what matters
+        return ""
+    try:
+        value = json.loads(raw)
+        if isinstance(value, dict) and "error" in value:
+            inner = value["error"]
+            return inner.get("message", json.dumps(inner)) if isinstance(inner, dict) else str(inner)
+    except ValueError:
+        pass
+    return raw.strip()
+
+
+def _retry_after(value: Optional[str]) -> Optional[float]:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None

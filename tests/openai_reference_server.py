@@ -1,0 +1,163 @@
+"""A small OpenAI-protocol HTTP server for a HuggingFace causal LM, for tests on 127.0.0.1.
+
+It speaks the subset of the protocol that StaICC's ``openai`` backend uses, the way
+vLLM does: ``POST /v1/completions`` (``prompt``, ``max_tokens``, ``temperature`` 0,
+``echo``, ``logprobs``: per-token ``tokens``/``token_logprobs``/``text_offset``, the first
+token's log-probability null) and ``POST /v1/chat/completions`` (messages joined as
+"role: content" lines, greedy answer), plus ``GET /v1/models``.
+
+Its log-probabilities come from one plain forward pass and ``log_softmax`` — code
+independent of ``CausalLMScorer`` — so comparing the two checks the backend's
+protocol handling and its prompt/label boundary rule.  Run it alone with
+``python tests/openai_reference_server.py --port 8000`` (the tiny random model).
+"""
+import http.server
+import json
+import threading
+import time
+from typing import Any, Dict, List, Tuple
+
+
+class ReferenceServer:
+    """Serves ``model``/``tokenizer`` on 127.0.0.1 (a free port) until ``close()``."""
+
+    def __init__(self, model: Any, tokenizer: Any, name: str = "tiny", port: int = 0) -> None:
+        import torch
+        self.torch, self.model, self.tokenizer, self.name = torch, model.eval(), tokenizer, name
+        self.lock = threading.Lock()  # one forward at a time: torch on a shared CPU
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/") == "/v1/models":
+                    self._send(200, {"object": "list", "data": [{"id": owner.name, "object": "model"}]})
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                try:
+                    body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                except ValueError:
+                    return self._send(400, {"error": {"message": "body is not JSON"}})
+                if body.get("model") != owner.name:
+                    return self._send(404, {"error": {"message": f"model {body.get('model')!r} not found"}})
+                try:
+                    if self.path == "/v1/completions":
+                        return self._send(200, owner.completion(body))
+                    if self.path == "/v1/chat/completions":
+                        return self._send(200, owner.chat(body))
+                except (KeyError, TypeError, ValueError) as error:
+                    return self._send(400, {"error": {"message": str(error)}})
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+            def _send(self, status: int, payload: Dict[str, Any]) -> None:
+                raw = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    # ------------------------------------------------------------ endpoints
+    def completion(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        prompt = body["prompt"]
+        if not isinstance(prompt, str):
+            raise ValueError("prompt must be a string")
+        max_tokens = int(body.get("max_tokens", 16))
+        encoded = self.tokenizer(prompt, return_offsets_mapping=True)
+        ids, offsets = list(encoded["input_ids"]), [start for start, _ in encoded["offset_mapping"]]
+        generated = self._generate(ids, max_tokens)
+        text = self.tokenizer.decode(generated, skip_special_tokens=True)
+        choice: Dict[str, Any] = {"index": 0, "text": (prompt + text) if body.get("echo") else text,
+                                  "finish_reason": "length", "logprobs": None}
+        if body.get("logprobs") is not None:
+            all_ids = ids + generated if body.get("echo") else generated
+            values = self._token_logprobs(ids + generated)
+            values = values if body.get("echo") else values[len(ids):]
+            tokens = [self.tokenizer.decode([i]) for i in all_ids]
+            positions = offsets if body.get("echo") else []
+            position = len(prompt)
+            for token in tokens[len(positions):]:
+                positions.append(position)
+                position += len(token)
+            choice["logprobs"] = {"tokens": tokens, "token_logprobs": values, "text_offset": positions,
+                                  "top_logprobs": None}
+        return {"id": f"cmpl-{time.time_ns()}", "object": "text_completion", "created": int(time.time()),
+                "model": self.name, "choices": [choice]}
+
+    def chat(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        lines = [f"{m['role']}: {m['content']}" for m in body["messages"]]
+        ids = list(self.tokenizer("\n".join(lines) + "\nassistant:")["input_ids"])
+        generated = self._generate(ids, int(body.get("max_tokens", 16)))
+        message = {"role": "assistant", "content": self.tokenizer.decode(generated, skip_special_tokens=True)}
+        return {"id": f"chat-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()),
+                "model": self.name, "choices": [{"index": 0, "message": message, "finish_reason": "length"}]}
+
+    # -------------------------------------------------------------- model
+    def _token_logprobs(self, ids: List[int]) -> List[Any]:
+        """[None, log p(ids[1] | ids[:1]), ...]: one forward pass, float32 log-softmax."""
+        torch = self.torch
+        with self.lock, torch.inference_mode():
+            logits = self.model(input_ids=torch.tensor([ids])).logits[0].float()
+            logprobs = torch.log_softmax(logits, dim=-1)
+            picked = logprobs[torch.arange(len(ids) - 1), torch.tensor(ids[1:])].tolist()
+        return [None] + picked
+
+    def _generate(self, ids: List[int], max_tokens: int) -> List[int]:
+        torch = self.torch
+        out: List[int] = []
+        with self.lock, torch.inference_mode():
+            for _ in range(max_tokens):
+                logits = self.model(input_ids=torch.tensor([ids + out])).logits[0, -1]
+                token = int(torch.argmax(logits))
+                if token == self.tokenizer.eos_token_id:
+                    break
+                out.append(token)
+        return out
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> "ReferenceServer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _main() -> None:  # pragma: no cover - manual use
+    import argparse
+    import sys
+    import os
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from backend_helpers import tiny_pair
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8000)
+    port = parser.parse_args().port
+    model, tokenizer = tiny_pair()
+    server = ReferenceServer(model, tokenizer, port=port)
+    print(f"serving the tiny model as 'tiny' at {server.base_url}", flush=True)
+    try:
+        server.thread.join()
+    except KeyboardInterrupt:
+        server.close()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _main()
+
+
+__all__: Tuple[str, ...] = ("ReferenceServer",)
