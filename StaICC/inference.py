@@ -15,6 +15,7 @@ from .backends.base import Backend, BatchShapeError, FunctionBackend
 from .errors import InferenceError, where
 from .progress import progress_bar
 from .requests import Answer, Request
+from .validation import is_int, is_real
 
 Prediction = Union[int, List[float]]
 
@@ -27,7 +28,6 @@ def check_output(output: Any, label_count: int, dataset: Optional[str], query_in
     the metrics.  Scores must convert to finite floats; a huge int that does not fit a
     float is refused rather than overflowing later.
     """
-    from .validation import is_int, is_real
     at = where(dataset, query_index)
     if hasattr(output, "tolist") and not isinstance(output, (list, tuple)):
         try:
