@@ -7,8 +7,6 @@ Write ``f(prompt, label_space) -> logits | probabilities | int`` and call
 module on first access (module ``__getattr__``), so tools that only need a constant or
 one submodule do not pay for the benchmark machinery.
 """
-from .version import __version__
-
 #: public name -> module (relative to this package) that defines it
 _EXPORTS = {
     "Normal": "benchmark", "Triplet_bias": "benchmark", "Contextual_bias": "benchmark", "Domain_bias": "benchmark",
@@ -22,7 +20,7 @@ _EXPORTS = {
     "InferenceError": "errors", "StaICCWarning": "errors", "TamperingWarning": "errors",
     "run_suite": "suite", "build_suite": "suite",
     "Backend": "backends", "FunctionBackend": "backends", "make_backend": "backends",
-    "PredictionCache": "cache",
+    "PredictionCache": "cache", "__version__": "version",
 }
 
 #: submodules the original made available as attributes of the package after ``import StaICC``

@@ -41,7 +41,6 @@ or store reaches it, or by :meth:`PredictionCache.check`.
 """
 import binascii
 import datetime
-import hashlib
 import json
 import os
 import sqlite3
@@ -100,21 +99,11 @@ class CacheError(ValueError):
 
 Digests = Tuple[bytes, bytes]
 #: A string as json.dumps(..., ensure_ascii=False) writes it (the C function json itself calls).
-_json_string = json.encoder.encode_basestring
 
 
 def request_digests(request: Request) -> Digests:
-    """(SHA-256, BLAKE2b-64) of the request's canonical content; the first equals ``request.key()``.
-
-    The canonical content is the one :func:`StaICC.requests.content_key` hashes: compact
-    JSON of ``[prompt or list of prompts, list of labels]``, UTF-8, written here with
-    json's own string encoder (the same bytes, without building an encoder per call).
-    It is built once and hashed twice.
-    """
-    prompt = request.prompt
-    quoted = _json_string(prompt) if isinstance(prompt, str) else "[" + ",".join(map(_json_string, prompt)) + "]"
-    body = ("[" + quoted + ",[" + ",".join(map(_json_string, request.label_space)) + "]]").encode("utf-8")
-    return hashlib.sha256(body).digest(), hashlib.blake2b(body, digest_size=8).digest()
+    """(SHA-256, BLAKE2b-64) of the request's canonical content; the first is ``request.key()``."""
+    return request.digests
 
 
 _STRUCTS: Dict[int, struct.Struct] = {}

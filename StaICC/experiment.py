@@ -101,9 +101,9 @@ class single_experimentor:
             raise TypeError("add_metric expects a name (str) and a callable metric(ground_truth, prediction)")
         self.metrics[name] = metric
 
-    def get_prompt_writter_from_dataline(self, demos_lines, query_line, cut_by_length: int = 0):
-        """The writer's prompt for explicit (inputs, label) demonstrations and query inputs."""
-        return self.prompt_former.write_prompt_from_dataline(demos_lines, query_line, cut_by_length)
+    def get_prompt_writter_from_dataline(self):
+        """The writer's ``write_prompt_from_dataline`` (demonstration lines, query inputs) -> prompt."""
+        return self.prompt_former.write_prompt_from_dataline
 
     # -- demonstrations -----------------------------------------------------------
     @property

@@ -6,6 +6,7 @@ with its label space and where it comes from.  Backends answer requests with
 a request travels from the prompt writer to the backend and the cache unchanged.
 """
 import hashlib
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Optional, Tuple, Union
@@ -35,27 +36,31 @@ class Request:
         return isinstance(self.prompt, tuple)
 
     @cached_property
-    def _key(self) -> str:
-        return content_key(self.prompt, self.label_space)
+    def digests(self) -> Tuple[bytes, bytes]:
+        """(SHA-256, BLAKE2b-64) of :func:`canonical_content`, computed once per request.
+
+        The SHA-256 is the key; the independent BLAKE2b digest lets the cache tell a hash
+        collision from a hit.
+        """
+        body = canonical_content(self.prompt, self.label_space)
+        return hashlib.sha256(body).digest(), hashlib.blake2b(body, digest_size=8).digest()
 
     def key(self) -> str:
-        """SHA-256 of the prompt(s) and the label space: equal for equal model inputs (computed once)."""
-        return self._key
+        """SHA-256 (hex) of the prompt(s) and the label space: equal for equal model inputs."""
+        return self.digests[0].hex()
+
+
+_json_string = json.encoder.encode_basestring  # json's own C string encoder (ensure_ascii=False)
+
+
+def canonical_content(prompt: Prompt, label_space: Tuple[str, ...]) -> bytes:
+    """Compact JSON of ``[prompt or list of prompts, list of labels]``, UTF-8: the bytes keys hash."""
+    quoted = _json_string(prompt) if isinstance(prompt, str) else "[" + ",".join(map(_json_string, prompt)) + "]"
+    return ("[" + quoted + ",[" + ",".join(map(_json_string, label_space)) + "]]").encode("utf-8", "surrogatepass")
 
 
 def content_key(prompt: Prompt, label_space: Tuple[str, ...]) -> str:
-    """SHA-256 of an unambiguous encoding: every string length-prefixed, prompt kind marked."""
-    digest = hashlib.sha256(b"L" if isinstance(prompt, tuple) else b"S")
-    for text in (prompt if isinstance(prompt, tuple) else (prompt,)):
-        data = text.encode("utf-8")
-        digest.update(b"%d:" % len(data))
-        digest.update(data)
-    digest.update(b"|")
-    for label in label_space:
-        data = label.encode("utf-8")
-        digest.update(b"%d:" % len(data))
-        digest.update(data)
-    return digest.hexdigest()
+    return hashlib.sha256(canonical_content(prompt, label_space)).hexdigest()
 
 
 def prompt_sha256(prompt: Prompt) -> str:

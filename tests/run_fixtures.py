@@ -1,20 +1,13 @@
-"""Run directories made by real runs of the package, in the documented format.
+"""Run directories made by real runs of the package, written by the package's own results writer.
 
-The results writer of ``staicc run`` lives elsewhere; these helpers write exactly what
-``docs/architecture.md`` specifies (``results.json`` + ``samples.jsonl``) from real
-sub-benchmark runs with the built-in reference models, so the statistics and the report
-are tested on real predictions, real prompt hashes and real demonstration indexes.
+The statistics and the report are tested on real predictions, real prompt hashes and
+real demonstration indexes of the built-in reference models.
 """
-import hashlib
-import json
-import math
 import os
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, Sequence
 
 from StaICC.errors import TamperingWarning
-from StaICC.inference import predicted_labels
-from StaICC.requests import prompt_sha256
 
 #: small datasets with 2 and 6 labels: enough variety, fast runs
 FIXTURE_DATASETS = ["rotten_tomatoes", "TREC"]
@@ -22,106 +15,19 @@ FIXTURE_DATASETS = ["rotten_tomatoes", "TREC"]
 TRIPLET_PARTS = {"contextual": "Contextual_bias", "domain": "Domain_bias", "post": "Post_bias"}
 
 
-def _prompt_key(prompt) -> Any:
-    return tuple(prompt) if isinstance(prompt, list) else prompt
-
-
-def prompt_set_sha256(prompts: Sequence) -> str:
-    """SHA-256 of all prompts joined with U+0000 (noisy-channel lists joined with U+0001)."""
-    digest = hashlib.sha256()
-    for i, prompt in enumerate(prompts):
-        if i:
-            digest.update(b"\x00")
-        text = "\x01".join(prompt) if isinstance(prompt, (list, tuple)) else prompt
-        digest.update(text.encode("utf-8"))
-    return digest.hexdigest()
-
-
-def run_sub_benchmark(bench, f: Callable, benchmark_name: Optional[str] = None):
-    """(ResultDict-like body, metadata, records) of one real run of ``bench`` with ``f``."""
-    from StaICC.results import ResultDict
-    name = benchmark_name or bench.benchmark_name
-    divided: Dict[str, Any] = {}
-    records: List[Dict[str, Any]] = []
-    hashes: Dict[str, str] = {}
-    for experimentor in bench:
-        dataset = experimentor.dataset_name
-        prompts = experimentor.prompt_set()
-        result, _ok, outputs = experimentor.auto_run(f, return_outputs=True)
-        divided[dataset] = result
-        hashes[dataset] = prompt_set_sha256(prompts)
-        T = len(experimentor.test_set())
-        per_pass = T * experimentor.get_repeat_times()
-        sampler = experimentor.demonstration_sampler
-        rows, truth = outputs["prob."], outputs["groundtruth"]
-        argmaxes = predicted_labels(rows)
-        for q, prompt in enumerate(prompts):
-            within = q % per_pass
-            records.append({
-                "benchmark": name, "dataset": dataset, "query_index": q, "pass": q // per_pass,
-                "test_index": within % T, "repeat": within // T, "demonstrations": list(sampler[within]),
-                "prompt_sha256": prompt_sha256(_prompt_key(prompt)), "label": truth[q],
-                "prediction": rows[q], "predicted": argmaxes[q]})
-    averaged = bench.averaging(divided, len(bench))
-    metadata = bench._metadata(0.0)
-    metadata["prompt_sha256"] = hashes
-    return ResultDict({"Divided results": divided, "Averaged results": averaged}, metadata=metadata), records
-
-
-def _strict(value: Any, path: str, non_finite: List[str]) -> Any:
-    """JSON-safe copy: tuples as lists, non-finite floats as null (their paths collected)."""
-    if isinstance(value, dict):
-        return {str(k): _strict(v, f"{path}/{k}", non_finite) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_strict(v, f"{path}/{i}", non_finite) for i, v in enumerate(value)]
-    if isinstance(value, float) and not math.isfinite(value):
-        non_finite.append(path)
-        return None
-    return value
-
-
 def write_run(directory: str, model_name: str, f: Callable, benchmarks: Dict[str, Any],
               log_samples: bool = True) -> str:
-    """Run every benchmark of ``benchmarks`` ({name: instance}) with ``f`` and write a run directory.
-
-    A ``Triplet_bias`` instance is written as one entry with its three parts, as the
-    results writer does; its records carry the part's own benchmark name.
-    """
-    os.makedirs(directory, exist_ok=True)
-    body: Dict[str, Any] = {}
-    records: List[Dict[str, Any]] = []
+    """Run ``benchmarks`` ({name: instance}) with ``f`` through the suite runner and write its run directory."""
+    from StaICC.backends import FunctionBackend
+    from StaICC.results.provenance import collect, utc_now
+    from StaICC.results.rundir import write_run_dir
+    from StaICC.suite import run_suite
+    backend = FunctionBackend(f, model_id=model_name)
+    started = utc_now()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TamperingWarning)
-        for name, bench in benchmarks.items():
-            if name == "Triplet_bias":
-                results, metadata = {}, {}
-                for part, part_name in TRIPLET_PARTS.items():
-                    r, recs = run_sub_benchmark(bench[part], f, part_name)
-                    results[part], metadata[part] = dict(r), r.metadata
-                    records.extend(recs)
-                body[name] = {"results": results, "metadata": metadata}
-            else:
-                r, recs = run_sub_benchmark(bench, f, name)
-                body[name] = {"results": dict(r), "metadata": r.metadata}
-                records.extend(recs)
-    non_finite: List[str] = []
-    document = {"format": "staicc-results/1",
-                "provenance": {"model": {"name": model_name}, "fingerprint": hashlib.sha256(model_name.encode()).hexdigest(),
-                               "staicc_version": "0.2.0", "git_commit": None, "python": "3", "packages": {},
-                               "device": "cpu", "data_manifest_sha256": None, "command": ["tests/run_fixtures.py"],
-                               "started": "2025-01-01T00:00:00", "finished": "2025-01-01T00:00:01", "seconds": 1.0},
-                "benchmarks": _strict(body, "/benchmarks", non_finite)}
-    if non_finite:
-        document["non_finite"] = non_finite
-    if log_samples:
-        document["samples"] = "samples.jsonl"
-        with open(os.path.join(directory, "samples.jsonl"), "w", encoding="utf-8") as fh:
-            for record in records:
-                fh.write(json.dumps(_strict(record, "", []), ensure_ascii=False, allow_nan=False))
-                fh.write("\n")
-    with open(os.path.join(directory, "results.json"), "w", encoding="utf-8") as fh:
-        json.dump(document, fh, indent=1, ensure_ascii=False, allow_nan=False)
-        fh.write("\n")
+        result = run_suite(backend, suite=benchmarks, progress=False)
+    write_run_dir(directory, dict(result), collect(backend, {}, started, 1.0, ["tests/run_fixtures.py"]), log_samples)
     return directory
 
 

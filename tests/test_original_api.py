@@ -201,10 +201,6 @@ PENDING = {
         "change_label_affix_triple", "change_label_prefix_triple", "change_label_space_triple",
         "change_query_prefix_triple", "get_alternate_template", "get_dataset_name", "get_default_ground_truth_label",
         "get_default_ground_truth_label_index"),
-    **{("StaICC.util.experimentor", name, "members"): ("get_prompt_writter_from_dataline",)
-       for name in ("single_experimentor", "prior_bias_experimentor", "post_bias_experimentor",
-                    "sensitivity_experimentor", "GLER_experimentor", "template_sensitivity_experimentor",
-                    "demonstration_sensitivity_experimentor")},
     **{("StaICC.util.hgf_dataset_loader", name, "members"): _LOADER_PENDING
        for name in ORIGINAL_NAMES["StaICC.util.hgf_dataset_loader"]},
 }
