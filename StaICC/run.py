@@ -78,10 +78,17 @@ def summarize(plan: RunPlan, procedure: Procedure, metrics: Dict[str, Callable],
 
 
 def prompt_set_digest(requests: Sequence[Request]) -> str:
-    """SHA-256 over every prompt and label space of a run: equal digests, equal prompts."""
+    """SHA-256 over every prompt (length-prefixed UTF-8) and label space of a run: equal digests, equal prompts."""
     digest = hashlib.sha256()
+    label_space = None
     for request in requests:
-        digest.update(request.key().encode("ascii"))
+        if request.label_space != label_space:
+            label_space = request.label_space
+            digest.update(b"L" + "\x00".join(label_space).encode("utf-8", "surrogatepass") + b"\x00")
+        for text in (request.prompt if isinstance(request.prompt, tuple) else (request.prompt,)):
+            data = text.encode("utf-8", "surrogatepass")
+            digest.update(b"%d:" % len(data))
+            digest.update(data)
     return digest.hexdigest()
 
 

@@ -7,7 +7,7 @@ stream state after them is kept so that a reset, and the in/out-of-domain resamp
 that continues the stream, are exact and cheap (rows are never mutated in place, so
 the saved default is a shallow copy, not a deep one).
 """
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .rng import fresh_stream
 from .validation import check_int, check_k, is_int
@@ -26,6 +26,35 @@ class _RowSampler:
 
     def __iter__(self):
         return (list(row) for row in self._rows)
+
+
+#: (k, D, repetition) -> (rows drawn so far from a fresh stream, stream state after each prefix)
+_DRAWN: Dict[Tuple[int, int, bool], Tuple[List[List[int]], List[int]]] = {}
+_DRAWN_LIMIT = 64
+
+
+def default_rows(k: int, demonstration_count: int, rows: int, allow_repetition: bool) -> List[List[int]]:
+    """The first ``rows`` default rows for (k, D): drawn once per process and shared.
+
+    Row q of every default sampler with the same k and D is the same draw of one fresh
+    stream, whatever the row count, so the sub-benchmarks of a suite (and repeated
+    constructions) share one drawing.  Rows are never mutated in place.
+    """
+    key = (k, demonstration_count, allow_repetition)
+    drawn = _DRAWN.get(key)
+    if drawn is None:
+        if len(_DRAWN) >= _DRAWN_LIMIT:
+            _DRAWN.pop(next(iter(_DRAWN)))
+        stream = fresh_stream()
+        drawn = _DRAWN[key] = ([], [stream.state])
+    table, states = drawn
+    if len(table) < rows:
+        stream = fresh_stream()
+        stream.state = states[-1]
+        for _ in range(rows - len(table)):
+            table.append(stream.index_set(k, demonstration_count, allow_repetition=allow_repetition))
+            states.append(stream.state)
+    return table[:rows]
 
 
 class demonstration_sampler(_RowSampler):
@@ -49,8 +78,9 @@ class demonstration_sampler(_RowSampler):
         self.demonstration_count = demonstration_count
         self._repeat = k > demonstration_count
         self._stream = fresh_stream()
-        self._rows: List[List[int]] = [self._draw_row() for _ in range(rows)]
+        self._rows: List[List[int]] = default_rows(k, demonstration_count, rows, self._repeat)
         self._default_rows = list(self._rows)
+        self._stream.state = _DRAWN[(k, demonstration_count, self._repeat)][1][rows]
         self._default_state = self._stream.state
 
     def _draw_row(self) -> List[int]:

@@ -59,14 +59,14 @@ def _parts(bench: Any) -> List[Tuple[str, SubBenchmark]]:
 class _Answered(Backend):
     """The suite's answers, served to each sub-benchmark under the real model's identity."""
 
-    def __init__(self, model: Backend, answers: Dict[str, Answer]) -> None:
+    def __init__(self, model: Backend, answers: Dict[Any, Answer]) -> None:
         self.model, self.answers = model, answers
         self.name = model.name
         self.batch_size = 1 << 30
         self.serves_validated_answers = True
 
     def score(self, requests: Sequence[Request]) -> List[Answer]:
-        return [self.answers[r.key()] for r in requests]
+        return [self.answers[(r.prompt, r.label_space)] for r in requests]
 
     def identity(self) -> Dict[str, Any]:
         return self.model.identity()
@@ -95,7 +95,7 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
     benches = suite if suite is not None else build_suite(benchmarks, datasets, k, **options)
     started = time.perf_counter()
     planned = planned if planned is not None else plan_suite(backend, benches)
-    answers: Dict[str, Answer] = {}
+    answers: Dict[Any, Answer] = {}  # by (prompt, label space): Python's string hashes, no digest per prompt
     counts: Dict[str, int] = {"asked": 0, "cached": 0}
     total = 0
     with opened_cache(cache) as store:
@@ -137,14 +137,14 @@ def plan_suite(backend: Backend, benches: Dict[str, Any]) -> Dict[str, List[Any]
     return planned
 
 
-def _answer_new(backend: Backend, requests: Sequence[Request], answers: Dict[str, Answer], cache: Any,
+def _answer_new(backend: Backend, requests: Sequence[Request], answers: Dict[Any, Answer], cache: Any,
                 progress: Optional[bool], counts: Dict[str, int], description: str) -> None:
     """Ask for the requests whose prompts were not answered earlier in this suite."""
     new: List[Request] = []
-    keys: List[str] = []
+    keys: List[Any] = []
     seen = set()
     for request in requests:
-        key = request.key()
+        key = (request.prompt, request.label_space)
         if key not in answers and key not in seen:
             seen.add(key)
             new.append(request)
