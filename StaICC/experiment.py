@@ -1,27 +1,28 @@
 """One dataset's experiment: the original's ``single_experimentor``, over an immutable run plan.
 
-The experimentor keeps the original's mutating API (``set_k``, samplers, domain modes,
-the prompt writer) but stores each setting once: ``k`` here, the template in the writer,
-the demonstration rows in the sampler (built only when first needed).  Every run takes a
-frozen :class:`~StaICC.plan.RunPlan` of those settings, so a run has no hidden state: it
-starts from fresh streams and leaves the writer as it found it.
+The experimentor keeps the original's mutating API but stores each setting once: the
+template in its prompt writer, k, the repeat count and the rows in its
+:class:`~StaICC.demonstrations.Demonstrations`.  Every run takes a frozen
+:class:`~StaICC.plan.RunPlan` of those settings, so a run has no hidden state: it starts
+from fresh streams and leaves the writer as it found it.
 """
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .backends.base import as_backend
 from .datasets import Dataset
+from .demonstrations import Demonstrations
 from .errors import warn_tampering
 from .metrics import normal_metrics
 from .plan import RunPlan, plan_requests
+from .preflight import check_experimentor
 from .procedures import Procedure
 from .procedures import LabelNoiseProcedure, SensitivityProcedure, TemplateProcedure  # noqa: F401  (old import path)
-from .preflight import check_experimentor, domain_conditions
 from .prompt import domain_query_generator, empty_query_generator, prompt_writter
 from .run import Outcome, answer_plan, summarize
-from .sampling import demonstration_sampler, fixed_sampler, validate_sampler
 from .split import triplet_dataset as TripletDataset
 from .standard import DEFAULT_K, DEFAULT_REPEAT_TIMES, DOMAIN_QUERY_LENGTH
-from .validation import check_int, check_k
+
+CUSTOM_ROWS = "custom demonstration sampler"
 
 
 class single_experimentor:
@@ -40,37 +41,35 @@ class single_experimentor:
                  domain_query_length: int = DOMAIN_QUERY_LENGTH, procedure: Optional[Procedure] = None,
                  test_size: Optional[int] = None, standard_repeat_times: int = DEFAULT_REPEAT_TIMES,
                  benchmark: str = "single_experimentor") -> None:
-        if (triplet_dataset is None) == (original_dataset is None):
-            raise ValueError("You should provide at least one dataset." if triplet_dataset is None
-                             else "You should provide only one dataset.")
-        self.k = check_k(k)
-        self._default_repeat_times = self.repeat_times = check_int(repeat_times, "repeat_times", minimum=1)
-        if triplet_dataset is None:
-            sizes = list(dividing) if dividing is not None else [None, None, None]
-            if len(sizes) != 3:
-                raise ValueError(f"dividing must give 3 sizes (calibration, demonstration, test), got {dividing!r}")
-            if test_size is not None and dividing is None:
-                sizes[2] = test_size
-            triplet_dataset = TripletDataset(original_dataset, *sizes, expected_test_number=test_size)
-        self.triplet_dataset = triplet_dataset
-        self.dataset_name = triplet_dataset.name
-        self.benchmark = benchmark
+        triplet = _split(triplet_dataset, original_dataset, dividing, test_size)
+        self.demonstrations = Demonstrations(triplet, k, repeat_times)
+        self.triplet_dataset, self.dataset_name, self.benchmark = triplet, triplet.name, benchmark
         self._non_standard: List[str] = []
         if repeat_times != standard_repeat_times:
             self._tamper(f"repeat_times {repeat_times} instead of {standard_repeat_times}")
         self.metrics: Dict[str, Callable] = dict(metrics) if metrics is not None else normal_metrics()
         self.procedure = procedure or Procedure()
         self.pseudo_query = pseudo_query
-        self.prompt_former = prompt_writter(triplet_dataset, noisy_channel,
-                                            _pseudo_query(triplet_dataset, pseudo_query, domain_query_length))
-        self._sampler = None  # the default sampler is drawn when first needed
-        self._test_limit: Optional[int] = None
+        self.prompt_former = prompt_writter(triplet, noisy_channel, _pseudo_query(triplet, pseudo_query,
+                                                                                  domain_query_length))
 
     def _tamper(self, cause: str) -> None:
         warn_tampering(f"{cause} ({self.dataset_name})", stacklevel=4)
         self._non_standard.append(cause)
 
-    # -- accessors (original names) ---------------------------------------------
+    # -- the original's accessors -------------------------------------------------------
+    @property
+    def k(self) -> int:
+        return self.demonstrations.k
+
+    @property
+    def repeat_times(self) -> int:
+        return self.demonstrations.repeat_times
+
+    @property
+    def demonstration_sampler(self):
+        return self.demonstrations.current_sampler()
+
     def demonstration_set(self) -> Dataset:
         return self.triplet_dataset.demonstration
 
@@ -89,8 +88,15 @@ class single_experimentor:
     def get_repeat_times(self) -> int:
         return self.repeat_times
 
+    def example(self, k: int = 8):
+        return self.prompt_former.example(k)
+
     def __len__(self) -> int:
-        return len(self.triplet_dataset.test) * self.repeat_times
+        return self.demonstrations.query_count()
+
+    def get_prompt_writter_from_dataline(self):
+        """The writer's ``write_prompt_from_dataline`` (demonstration lines, query inputs) -> prompt."""
+        return self.prompt_former.write_prompt_from_dataline
 
     def non_standard_settings(self) -> List[str]:
         """Every departure from the standard on this experimentor (empty: standard numbers)."""
@@ -101,44 +107,21 @@ class single_experimentor:
             raise TypeError("add_metric expects a name (str) and a callable metric(ground_truth, prediction)")
         self.metrics[name] = metric
 
-    def get_prompt_writter_from_dataline(self):
-        """The writer's ``write_prompt_from_dataline`` (demonstration lines, query inputs) -> prompt."""
-        return self.prompt_former.write_prompt_from_dataline
-
-    # -- demonstrations -----------------------------------------------------------
-    @property
-    def demonstration_sampler(self):
-        if self._sampler is None:
-            D = len(self.triplet_dataset.demonstration)
-            # k > D: rows repeat demonstrations, as the standard draws them (a run refuses such k first)
-            self._sampler = demonstration_sampler(self.k, D, len(self), allow_repetition=self.k > D)
-        return self._sampler
-
-    @demonstration_sampler.setter
-    def demonstration_sampler(self, sampler) -> None:
-        self._sampler = sampler
-
+    # -- demonstrations ----------------------------------------------------------------
     def set_k(self, k: int) -> None:
-        """New k: the default sampler with the construction-time repeat count, drawn when needed."""
-        self.k = check_k(k)
+        """New k: the default rows with the construction-time repeat count, drawn when needed."""
+        self.demonstrations.set_k(k)
         self.reset_demonstration_sampler()
 
     def reset_demonstration_sampler(self) -> None:
-        self.repeat_times = self._default_repeat_times
-        if isinstance(self._sampler, demonstration_sampler) and self._sampler.k == self.k:
-            self._sampler.reset()
-        else:
-            self._sampler = None
-        self._non_standard = [c for c in self._non_standard if not c.startswith("custom demonstration sampler")]
+        self.demonstrations.reset()
+        self._non_standard = [c for c in self._non_standard if not c.startswith(CUSTOM_ROWS)]
 
     def set_demonstration_sampler(self, sampler, *, allow_variable_length: bool = False,
                                   description: Optional[Dict[str, Any]] = None) -> None:
         """Use your own demonstrations: one index list per test item (then R = 1), copied and checked."""
-        rows = validate_sampler(sampler, None if allow_variable_length else self.k, len(self.triplet_dataset.test),
-                                len(self.triplet_dataset.demonstration), self.dataset_name)
-        self._tamper("custom demonstration sampler" + (f" {description}" if description else ""))
-        self._sampler = fixed_sampler(rows)
-        self.repeat_times = 1
+        self.demonstrations.use_rows(sampler, allow_variable_length=allow_variable_length, dataset=self.dataset_name)
+        self._tamper(CUSTOM_ROWS + (f" {description}" if description else ""))
 
     def use_retriever(self, retriever) -> None:
         """Choose demonstrations with a retriever (see :mod:`StaICC.retrieval`); non-standard."""
@@ -147,51 +130,39 @@ class single_experimentor:
 
     def set_out_of_domain_mode(self) -> None:
         """Redraw rows so that no demonstration carries the query's true label."""
-        self._domain_resample(want_label=False)
+        self.reset_demonstration_sampler()
+        self.demonstrations.domain_resample(want_label=False)
 
     def set_in_domain_mode(self) -> None:
         """Redraw rows so that at least one demonstration carries the query's true label."""
-        self._domain_resample(want_label=True)
-
-    def _domain_resample(self, want_label: bool) -> None:
         self.reset_demonstration_sampler()
-        keep, feasible = domain_conditions(self.triplet_dataset, self.k, want_label)
-        self.demonstration_sampler.resample(keep, feasible)
+        self.demonstrations.domain_resample(want_label=True)
 
     def limit_test_items(self, count: int) -> None:
         """Evaluate only the first ``count`` test items (a smoke run; not the standard)."""
-        self._test_limit = check_int(count, "limit", minimum=1)
+        self.demonstrations.limit(count)
         self._tamper(f"limited to the first {count} test items")
 
     def test_count(self) -> int:
-        """Test items a run evaluates (all of them unless limited)."""
-        T = len(self.triplet_dataset.test)
-        return T if self._test_limit is None else min(T, self._test_limit)
+        return self.demonstrations.test_count()
 
-    # -- plan and prompts ---------------------------------------------------------------
+    # -- plan, prompts, runs -------------------------------------------------------------
     def plan(self) -> RunPlan:
         """The frozen description of what a run sends now."""
-        sampler = self.demonstration_sampler
-        T, used = len(self.triplet_dataset.test), self.test_count()
-        rows = tuple(tuple(sampler[j + r * T]) for r in range(self.repeat_times) for j in range(used))
-        return RunPlan(self.benchmark, self.dataset_name, self.k, self.repeat_times, used,
-                       rows, tuple(self.procedure.passes()))
+        rows = self.demonstrations.plan_rows()
+        return RunPlan(self.benchmark, self.dataset_name, self.k, self.repeat_times, self.test_count(), rows,
+                       tuple(self.procedure.passes()))
 
     def requests(self):
         return plan_requests(self.plan(), self.prompt_former)
 
     def ground_truth(self) -> List[int]:
-        labels = self.triplet_dataset.test.label_indexes()
-        return labels[:self.test_count()] * self.repeat_times
+        return self.demonstrations.ground_truth()
 
     def prompt_set(self) -> List:
         """Every prompt a run sends to the inference, in call order (all passes)."""
         return [list(r.prompt) if r.noisy_channel else r.prompt for r in self.requests()]
 
-    def example(self, k: int = 8):
-        return self.prompt_former.example(k)
-
-    # -- running ------------------------------------------------------------------------
     def check_runnable(self) -> None:
         """Raise, in O(1) and before any inference, if this experimentor cannot run."""
         check_experimentor(self)
@@ -202,9 +173,8 @@ class single_experimentor:
         plan = self.plan()
         return plan, plan_requests(plan, self.prompt_former)
 
-    def execute(self, model=None, preentered: Optional[Sequence] = None, *, batched: bool = False,
-                cache=None, progress: Optional[bool] = None, previous: Optional[List] = None,
-                planned=None) -> Outcome:
+    def execute(self, model=None, preentered: Optional[Sequence] = None, *, batched: bool = False, cache=None,
+                progress: Optional[bool] = None, previous: Optional[List] = None, planned=None) -> Outcome:
         """Run the plan with a model (a function or a backend) or preentered predictions."""
         if model is None and preentered is None:
             raise ValueError("You should provide either the forward_inference function or the input_prediction.")
@@ -226,11 +196,28 @@ class single_experimentor:
         return self.auto_run(forward_inference, input_prediction, batched_inference, return_outputs, progress=progress)
 
     def __repr__(self) -> str:
-        return (f"single_experimentor({self.dataset_name!r}, k={self.k}, queries={len(self)}, "
-                f"procedure={self.procedure.name!r})")
+        return f"single_experimentor({self.dataset_name!r}, k={self.k}, queries={len(self)}, " \
+               f"procedure={self.procedure.name!r})"
+
+
+def _split(triplet, original_dataset, dividing, test_size) -> TripletDataset:
+    """The triplet of ``original_dataset`` (sizes from ``dividing``, else the dataset's own, with ``test_size``)."""
+    if triplet is None and original_dataset is None:
+        raise ValueError("You should provide at least one dataset.")
+    if triplet is not None and original_dataset is not None:
+        raise ValueError("You should provide only one dataset.")
+    if triplet is not None:
+        return triplet
+    sizes = list(dividing) if dividing is not None else [None, None, None]
+    if len(sizes) != 3:
+        raise ValueError(f"dividing must give 3 sizes (calibration, demonstration, test), got {dividing!r}")
+    if test_size is not None and dividing is None:
+        sizes[2] = test_size
+    return TripletDataset(original_dataset, *sizes, expected_test_number=test_size)
 
 
 def _pseudo_query(triplet: TripletDataset, kind: Optional[str], length: int):
+    """The pseudo-query generator of a bias diagnosis: empty queries (contextual) or random in-domain words."""
     if kind is None:
         return None
     if kind == "contextual":

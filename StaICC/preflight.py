@@ -13,8 +13,7 @@ def check_experimentor(experimentor) -> None:
     name = experimentor.dataset_name
     triplet = experimentor.triplet_dataset
     D = len(triplet.demonstration)
-    uses_default_sampler = experimentor._sampler is None or type(experimentor._sampler).__name__ == "demonstration_sampler"
-    if uses_default_sampler and experimentor.k > D:
+    if experimentor.demonstrations.uses_default_rows and experimentor.k > D:
         raise ValueError(f"k = {experimentor.k} is larger than the demonstration set ({D} rows){where(name)}: "
                          "use k <= D (the original returned all-zero results here)")
     if experimentor.pseudo_query == "domain" and D == 0:

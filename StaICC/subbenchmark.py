@@ -218,6 +218,8 @@ class SubBenchmark:
         resumes where it stopped.  ``checkpoint`` is the same as ``cache``.  ``model_id`` names a
         plain function's model for the cache (see :class:`~StaICC.backends.FunctionBackend`).
         """
+        if cache is not None and checkpoint is not None:
+            raise ValueError("give cache= or its alias checkpoint=, not both")
         plan = self.prepare(list_of_forward_inference, batched_inference, preentered_predictions, model_id)
         progress = self.progress if progress is None else progress
         with opened_cache(cache if cache is not None else checkpoint) as store:

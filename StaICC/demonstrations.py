@@ -1,0 +1,78 @@
+"""Which demonstrations each query of an experimentor sees: k, the repeat count and the rows.
+
+Each of these is stored here once.  The default rows are drawn when first read (so a
+retriever or a custom sampler that replaces them costs no draw, and a huge k costs
+nothing until a run refuses it); custom rows come with R = 1; in/out-of-domain modes
+redraw rejected rows from the default stream.
+"""
+from typing import List, Optional, Tuple
+
+from .preflight import domain_conditions
+from .sampling import demonstration_sampler, fixed_sampler, validate_sampler
+from .validation import check_int, check_k
+
+
+class Demonstrations:
+    def __init__(self, triplet, k: int, repeat_times: int) -> None:
+        self.triplet = triplet
+        self.k = check_k(k)
+        self.default_repeat_times = self.repeat_times = check_int(repeat_times, "repeat_times", minimum=1)
+        self.sampler = None  # None: the default rows, drawn when first read
+        self.test_limit: Optional[int] = None
+
+    @property
+    def uses_default_rows(self) -> bool:
+        return self.sampler is None or isinstance(self.sampler, demonstration_sampler)
+
+    def current_sampler(self):
+        """The sampler in use; the default one is drawn now if it was not yet."""
+        if self.sampler is None:
+            D = len(self.triplet.demonstration)
+            # k > D: rows repeat demonstrations, as the standard draws them (a run refuses such k first)
+            self.sampler = demonstration_sampler(self.k, D, self.query_count(), allow_repetition=self.k > D)
+        return self.sampler
+
+    def query_count(self) -> int:
+        """Rows of the sampler: every test item in every repeat."""
+        return len(self.triplet.test) * self.repeat_times
+
+    def set_k(self, k: int) -> None:
+        self.k = check_k(k)
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the default rows and the construction-time repeat count."""
+        self.repeat_times = self.default_repeat_times
+        if isinstance(self.sampler, demonstration_sampler) and self.sampler.k == self.k:
+            self.sampler.reset()
+        else:
+            self.sampler = None
+
+    def use_rows(self, rows, *, allow_variable_length: bool, dataset: str) -> None:
+        """Custom rows, one per test item (then R = 1), copied and checked before anything changes."""
+        checked = validate_sampler(rows, None if allow_variable_length else self.k, len(self.triplet.test),
+                                   len(self.triplet.demonstration), dataset)
+        self.sampler = fixed_sampler(checked)
+        self.repeat_times = 1
+
+    def domain_resample(self, want_label: bool) -> None:
+        self.reset()
+        keep, feasible = domain_conditions(self.triplet, self.k, want_label)
+        self.current_sampler().resample(keep, feasible)
+
+    def limit(self, count: int) -> None:
+        self.test_limit = check_int(count, "limit", minimum=1)
+
+    def test_count(self) -> int:
+        """Test items a run evaluates (all of them unless limited)."""
+        T = len(self.triplet.test)
+        return T if self.test_limit is None else min(T, self.test_limit)
+
+    def plan_rows(self) -> Tuple[Tuple[int, ...], ...]:
+        """The rows a run reads, repeat-major over the evaluated test items."""
+        sampler = self.current_sampler()
+        T, used = len(self.triplet.test), self.test_count()
+        return tuple(tuple(sampler[j + r * T]) for r in range(self.repeat_times) for j in range(used))
+
+    def ground_truth(self) -> List[int]:
+        return self.triplet.test.label_indexes()[:self.test_count()] * self.repeat_times
