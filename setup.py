@@ -21,10 +21,13 @@ setup(
     install_requires=[],
     extras_require={
         "hf": ["torch>=2.1", "transformers>=4.43", "numpy"],
+        "vllm": ["vllm"],
+        "plot": ["matplotlib"],
+        "rich": ["rich"],
+        "progress": ["tqdm"],
         "embeddings": ["sentence-transformers"],
         "source": ["datasets"],
-        "progress": ["tqdm"],
-        "test": ["pytest"],
+        "test": ["pytest", "hypothesis", "numpy", "scipy", "matplotlib"],
     },
     entry_points={"console_scripts": ["staicc=StaICC.cli:main"]},
     classifiers=[
