@@ -27,6 +27,12 @@ class _RowSampler:
     def __iter__(self):
         return (list(row) for row in self._rows)
 
+    def get_sampled_indexes(self, index: int) -> List[int]:
+        """The demonstration indexes of query ``index`` (a copy), like ``sampler[index]``."""
+        index = check_int(index, "query index", minimum=0, maximum=len(self._rows) - 1,
+                          at=f" (sampler of {len(self._rows)} rows)")
+        return list(self._rows[index])
+
 
 #: (k, D, repetition) -> (rows drawn so far from a fresh stream, stream state after each prefix)
 _DRAWN: Dict[Tuple[int, int, bool], Tuple[List[List[int]], List[int]]] = {}

@@ -1,10 +1,15 @@
 """Triplet split: calibration, demonstration and test parts of one dataset."""
-from typing import List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from .datasets import Dataset
-from .errors import warn_tampering
-from .standard import SEED
-from .validation import check_int
+from .errors import warn, warn_tampering
+from .standard import SEED, STRICT_TEMPLATE_WARNING
+from .validation import check_int, check_label_space, check_str, check_str_list
+
+#: warned by the ``change_*_triple`` methods: template edits belong to the prompt writer
+TRIPLE_CHANGE_WARNING = ("We don't recommend to use these methods. Use the same method of the prompt writer "
+                         "(dataset_interface.prompt_writter, e.g. experimentor.prompt_former) instead: it "
+                         "edits the template the prompts are written with.")
 
 
 class triplet_dataset:
@@ -43,8 +48,87 @@ class triplet_dataset:
         self.demonstration = original_dataset.with_rows(rows[c:c + d], f"{name}-demonstration")
         self.test = original_dataset.with_rows(rows[c + d:total], f"{name}-test")
 
+    # -- the original's attribute names --------------------------------------
+    @property
+    def dataset_name(self) -> str:
+        return self.name
+
+    @property
+    def alternate_template(self) -> Optional[Dict[str, list]]:
+        return self.original_dataset.alternate_template
+
+    # -- read access ----------------------------------------------------------
     def get_label_space(self) -> List[str]:
         return self.demonstration.get_label_space()
+
+    def get_dataset_name(self) -> str:
+        return self.name
+
+    def get_alternate_template(self) -> Optional[Dict[str, list]]:
+        """The Template_sens alternatives of the dataset (a copy), or None."""
+        return self.original_dataset.get_alternate_template()
+
+    def _at(self) -> str:
+        return f" (dataset {self.name!r})"
+
+    def _test_index(self, index: Any) -> int:
+        return check_int(index, "test index", minimum=0, maximum=len(self.test) - 1,
+                         at=f" (dataset {self.name!r}, {len(self.test)} test items)")
+
+    def get_default_ground_truth_label(self, index: int) -> str:
+        """Label text of test item ``index``."""
+        return self.test.get_label(self._test_index(index))
+
+    def get_default_ground_truth_label_index(self, index: int) -> int:
+        """Ground-truth label index of test item ``index``: position of its label text in the test label space."""
+        return self.test.label_index(self._test_index(index))
+
+    # -- template edits on all three parts (the prompt writer is the place for them) --
+    def _parts(self) -> Tuple[Dataset, Dataset, Dataset]:
+        return self.calibration, self.demonstration, self.test
+
+    def _change_template_triple(self, field: str, value: Any) -> None:
+        """Warn, then ask the parts to change ``field``: strict mode protects a dataset's default
+        template, so each part refuses (one strict-mode warning) and nothing changes."""
+        warn(TRIPLE_CHANGE_WARNING, stacklevel=4)
+        warn_tampering(f"{field} change to {value!r} requested on the three parts of {self.name}", stacklevel=4)
+        warn(STRICT_TEMPLATE_WARNING, stacklevel=4)
+
+    def change_instruction_triple(self, instruction: str) -> None:
+        self._change_template_triple("instruction", check_str(instruction, "instruction", at=self._at()))
+
+    def change_input_text_prefixes_triple(self, prefixes: List[str]) -> None:
+        prefixes = check_str_list(prefixes, "input_text_prefixes", at=self._at())
+        self._change_template_triple("input_text_prefixes", prefixes)
+
+    def change_input_text_affixes_triple(self, affixes: List[str]) -> None:
+        affixes = check_str_list(affixes, "input_text_affixes", at=self._at())
+        self._change_template_triple("input_text_affixes", affixes)
+
+    def change_label_prefix_triple(self, label_prefix: str) -> None:
+        self._change_template_triple("label_prefix", check_str(label_prefix, "label_prefix", at=self._at()))
+
+    def change_label_affix_triple(self, label_affix: str) -> None:
+        self._change_template_triple("label_affix", check_str(label_affix, "label_affix", at=self._at()))
+
+    def change_query_prefix_triple(self, query_prefix: str) -> None:
+        self._change_template_triple("query_prefix", check_str(query_prefix, "query_prefix", at=self._at()))
+
+    def change_label_space_triple(self, label_space: List[str]) -> None:
+        """Change the dataset label words of all three parts (not protected by strict mode, like the loaders').
+
+        The words name the labels in the rows' label texts; label indexes, and so the
+        ground truth, are unchanged.
+        """
+        at = self._at()
+        space = check_label_space(label_space, at=at)
+        expected = len(self.demonstration.label_space)
+        if len(space) != expected:
+            raise ValueError(f"the label space needs {expected} words (one per label){at}, got {len(space)}")
+        warn(TRIPLE_CHANGE_WARNING, stacklevel=3)
+        warn_tampering(f"label space of the three parts of {self.name} changed to {space}")
+        for part in self._parts():
+            part.label_space = list(space)
 
     def __repr__(self) -> str:
         return (f"triplet_dataset({self.name!r}, calibration={len(self.calibration)}, "

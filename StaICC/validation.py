@@ -88,3 +88,20 @@ def is_int(value: Any) -> bool:
 def is_real(value: Any) -> bool:
     """A real number (int, float, Fraction, NumPy scalar), never a bool: the test behind :func:`check_real`."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_str(value: Any, name: str, *, at: str = "") -> str:
+    """A string (template pieces: instruction, prefixes, affixes)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string{at}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def check_str_list(value: Any, name: str, *, at: str = "") -> List[str]:
+    """A list of strings (one template piece per input element), copied."""
+    if not isinstance(value, list):
+        raise TypeError(f"{name} must be a list of strings{at}, got {type(value).__name__} {value!r}")
+    for item in value:
+        if not isinstance(item, str):
+            raise TypeError(f"{name} must hold strings{at}, got {type(item).__name__} {item!r}")
+    return list(value)

@@ -185,24 +185,10 @@ ORIGINAL_NAMES = {
 }
 
 #: names of the original that other modules still lack; each entry must disappear when implemented
-_LOADER_PENDING = ("cut_by_index", "find_index_from_label", "get_alternate_template", "get_dataset", "get_dataset_name",
-                   "get_input_element_numbers", "get_input_text_affixes", "get_input_text_prefixes", "get_instruction",
-                   "get_label_affix", "get_label_prefix", "get_query_prefix", "get_total_length_of_one_data",
-                   "reduct_label_token", "rename_dataset")
 _CALIBRATION = "StaICC.prefabricate_inference.standard_calibration"
 PENDING = {
-    ("StaICC.normal", "ORIGINAL_DATA_LOADER_NORMAL"): "the list of the ten loader classes (lead: StaICC/normal.py)",
-    "StaICC.cached_dataset": "the original's data package (lead)",
     (_CALIBRATION, "calibration"): "the calibration base class (prefab owner)",
     (_CALIBRATION, "knn_prompt"): "kNN prompting (prefab owner)",
-    ("StaICC.util.dataset_interface", "demonstration_sampler", "members"): ("get_sampled_indexes",),
-    ("StaICC.util.dataset_interface", "triplet_dataset", "members"): (
-        "change_input_text_affixes_triple", "change_input_text_prefixes_triple", "change_instruction_triple",
-        "change_label_affix_triple", "change_label_prefix_triple", "change_label_space_triple",
-        "change_query_prefix_triple", "get_alternate_template", "get_dataset_name", "get_default_ground_truth_label",
-        "get_default_ground_truth_label_index"),
-    **{("StaICC.util.hgf_dataset_loader", name, "members"): _LOADER_PENDING
-       for name in ORIGINAL_NAMES["StaICC.util.hgf_dataset_loader"]},
 }
 
 

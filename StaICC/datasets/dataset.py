@@ -8,6 +8,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import warn, warn_tampering
 from ..standard import BASE_TEMPLATE, NOT_APPLICABLE_WARNING, SEED, STRICT_TEMPLATE_WARNING, TEMPLATE_FIELDS
+from ..validation import check_int, check_label_space
 from .bundled import Row  # noqa: F401  (the row type, re-exported)
 from .tables import DrawnSlice, DrawnTable, ListTable
 
@@ -89,7 +90,50 @@ class Dataset:
         return list(self.label_space)
 
     def input_element_numbers(self) -> int:
-        return len(self.table[0][0]) if len(self) else len(self._input_text_prefixes)
+        """Input strings per row (1 for every standard dataset).
+
+        A bundled standard table serves no row by table index; its template has one
+        prefix per input element, so the count is read from there without touching data.
+        """
+        if isinstance(self.table, DrawnTable) or not len(self):
+            return len(self._input_text_prefixes)
+        return len(self.table[0][0])
+
+    def get_input_element_numbers(self) -> int:
+        return self.input_element_numbers()
+
+    def get_dataset_name(self) -> str:
+        return self.dataset_name
+
+    def _row(self, index: Any, what: str):
+        """Row ``index`` of the table; the index must be an int in range (negative ones count from the end)."""
+        index = check_int(index, what, at=f" (dataset {self.dataset_name!r})")
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"{what} {index} is out of range: dataset {self.dataset_name!r} has {len(self)} rows")
+        return self.table[index]
+
+    def get_total_length_of_one_data(self, index: int) -> int:
+        """Sum of the code-point lengths of row ``index``'s input strings (the length the length cut reads)."""
+        total = 0
+        for text in self._row(index, "row index")[0]:
+            total += len(text)
+        return total
+
+    def find_index_from_label(self, label: str) -> int:
+        """Position of the label text in the label space (first match)."""
+        try:
+            return self.label_space.index(label)
+        except ValueError:
+            raise ValueError(f"{label!r} is not in list: the label space of dataset {self.dataset_name!r} "
+                             f"is {self.label_space}") from None
+
+    def get_dataset(self) -> List[Tuple[List[str], int]]:
+        """The raw rows ``([input, ...], raw_label_id)`` as a new list (the row strings are shared, not copied)."""
+        if isinstance(self.table, DrawnTable):
+            raise ValueError(f"get_dataset of {self.dataset_name!r}: StaICC ships only the rows drawn by the "
+                             "standard split, not the whole table; read a split part's rows instead "
+                             "(triplet.test.get_dataset()), or load the dataset from source (from_cache=False)")
+        return [(list(inputs), raw) for inputs, raw in self.table]
 
     @property
     def name(self) -> str:
@@ -99,6 +143,28 @@ class Dataset:
     def default_template(self) -> Dict[str, Any]:
         return template_of(self)
 
+    def get_instruction(self) -> str:
+        return self._instruction
+
+    def get_input_text_prefixes(self) -> List[str]:
+        return list(self._input_text_prefixes)
+
+    def get_input_text_affixes(self) -> List[str]:
+        return list(self._input_text_affixes)
+
+    def get_label_prefix(self) -> str:
+        return self._label_prefix
+
+    def get_label_affix(self) -> str:
+        return self._label_affix
+
+    def get_query_prefix(self) -> str:
+        return self._query_prefix
+
+    def get_alternate_template(self) -> Optional[Dict[str, list]]:
+        """The Template_sens alternatives (a copy: editing it cannot change the benchmark), or None."""
+        return _deepcopy(self.alternate_template) if self.alternate_template is not None else None
+
     # -- strict mode: the default template cannot be edited on the dataset ----
     def _strict(self, *_args) -> None:
         warn(STRICT_TEMPLATE_WARNING)
@@ -107,8 +173,14 @@ class Dataset:
     change_label_prefix = change_label_affix = change_query_prefix = _strict
 
     def change_label_space(self, label_space: Sequence[str]) -> None:
-        warn_tampering(f"label space of {self.dataset_name} changed to {list(label_space)}")
-        self.label_space = list(label_space)
+        """New label words, one per label: the label mapping indexes this list, so the count is fixed."""
+        at = f" (dataset {self.dataset_name!r})"
+        space = check_label_space(label_space, at=at)
+        if len(space) != len(self.label_space):
+            raise ValueError(f"the label space needs {len(self.label_space)} words (one per label){at}, "
+                             f"got {len(space)}")
+        warn_tampering(f"label space of {self.dataset_name} changed to {space}")
+        self.label_space = space
 
     def full_label_token(self) -> None:
         if self.ground_truth_label_space is None:
@@ -121,6 +193,52 @@ class Dataset:
             warn(NOT_APPLICABLE_WARNING)
             return
         self.label_space = list(self.reduced_label_space)
+
+    reduct_label_token = reduce_label_token  # the original's name
+
+    # -- editing the rows and the name (both make the dataset non-standard) ----
+    def cut_by_index(self, n: int) -> "Dataset":
+        """Keep only the first ``n`` rows (all when ``n`` >= the row count); returns this dataset.
+
+        The table object is replaced, never edited, because tables (bundled ones above
+        all) are shared with other Dataset objects and with later benchmarks.  Dropping
+        rows of a standard dataset warns "tampering" and marks it non-standard.
+        """
+        n = check_int(n, "n", minimum=0, at=f" (cut_by_index of dataset {self.dataset_name!r})")
+        if n >= len(self):
+            return self
+        if isinstance(self.table, DrawnTable):
+            raise ValueError(
+                f"cut_by_index({n}) of dataset {self.dataset_name!r}: StaICC ships only the rows drawn by the "
+                "standard split, not the first rows of the table; cut a split part instead "
+                "(triplet.demonstration.cut_by_index(n)), or load the dataset from source (from_cache=False)")
+        if self.standard:
+            warn_tampering(f"{self.dataset_name} cut to its first {n} of {len(self)} rows")
+        self.table = self.table[:n] if isinstance(self.table, DrawnSlice) else ListTable(list(self.table.rows[:n]))
+        self.standard = False
+        return self
+
+    def rename_dataset(self, name: str) -> None:
+        """Give the dataset a new name (the key of its results).
+
+        A name that designates a standard dataset is refused, unless it is this standard
+        dataset's own name: other data must not pass for the standard's.  Renaming a
+        standard dataset warns "tampering" and marks it non-standard, since its results
+        no longer key to the standard name.
+        """
+        from .loaders import standard_dataset_aliases  # deferred: loaders imports this module
+        if not isinstance(name, str) or not name.strip():
+            raise TypeError(f"rename_dataset: the name must be a non-empty string, got {name!r}")
+        if name == self.dataset_name:
+            return
+        if name.lower() in {alias.lower() for alias in standard_dataset_aliases()}:
+            raise ValueError(f"rename_dataset: {name!r} is the name of a standard StaICC dataset; choose another "
+                             f"name for dataset {self.dataset_name!r} so that its results cannot be mistaken "
+                             "for the standard's")
+        if self.standard:
+            warn_tampering(f"{self.dataset_name} renamed to {name}")
+            self.standard = False
+        self.dataset_name = name
 
     # -- splitting ----------------------------------------------------------
     def with_rows(self, rows, name: str) -> "Dataset":
