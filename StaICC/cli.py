@@ -76,7 +76,9 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--batch-size", type=int, metavar="N", help="requests per backend call")
     p.add_argument("--noisy-channel", action="store_true", help="noisy-channel prompts (Normal and the bias benchmarks)")
     p.add_argument("--retriever", metavar="NAME[:K=V,...]", help="choose demonstrations with a retriever (non-standard)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="progress bars on stderr even when it is not a terminal (default: only on a terminal)")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars on stderr")
     p.add_argument("--dry-run", action="store_true",
                    help="check everything and count the prompts to ask (distinct, already cached); no inference")
     p.set_defaults(func=run_command)
@@ -115,8 +117,7 @@ def run_command(args: argparse.Namespace) -> int:
         from .results.provenance import collect, utc_now
         started, started_at = utc_now(), time.perf_counter()
         try:
-            result = run_suite(backend, suite=suite, planned=planned, cache=cache,
-                               progress=False if args.no_progress else None)
+            result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=args.progress)
         except (ValueError, TypeError, RuntimeError) as exc:
             print(f"staicc: error: {str(exc).splitlines()[0]}", file=sys.stderr)
             if args.cache:

@@ -21,7 +21,7 @@ class _Bar:
             elapsed = max(now - self.start, 1e-9)
             rate = self.count / elapsed
             left = (self.total - self.count) / rate if rate > 0 else 0.0
-            sys.stderr.write(f"\r{self.desc}: {self.count}/{self.total} [{rate:.1f} prompts/s, "
+            sys.stderr.write(f"\r{self.desc}: {self.count}/{self.total} [{rate:.1f} prompt/s, "
                              f"{_clock(elapsed)} elapsed, {_clock(left)} left]")
             sys.stderr.flush()
 
