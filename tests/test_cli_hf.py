@@ -24,7 +24,7 @@ def test_run_hf_from_one_command_equals_the_scorer(tmp_path):
     out = tmp_path / "run"
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
     done = subprocess.run([sys.executable, "-m", "StaICC", "run", "--model", "hf", "--model-args",
-                           f"pretrained={model_dir}", "--benchmarks", "Normal", "--datasets", "0", "1",
+                           f"pretrained={model_dir},requests_per_call=1024", "--benchmarks", "Normal", "--datasets", "0", "1",
                            "--output-dir", str(out), "--log-samples", "--progress"],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr
@@ -33,11 +33,14 @@ def test_run_hf_from_one_command_equals_the_scorer(tmp_path):
     document = json.loads((out / "results.json").read_text())
     provenance = document["provenance"]
     assert provenance["model"]["backend"] == "hf"
-    assert provenance["model"]["identity"]["model"] == model_dir and provenance["model"]["arguments"] == {"pretrained": model_dir}
+    assert provenance["model"]["identity"]["model"] == model_dir
+    assert provenance["model"]["arguments"] == {"pretrained": model_dir, "requests_per_call": "1024"}
     assert {"torch", "transformers"} <= set(provenance["packages"])
     assert len((out / "samples.jsonl").read_text().splitlines()) == 2 * 1024
 
+    # One backend call per pass, as a batched function receives it: the scorer forms the same
+    # length-sorted batches, so the numbers are equal to the last bit.
     model = AutoModelForCausalLM.from_pretrained(model_dir)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    direct = Normal(datasets=[0, 1])(CausalLMScorer(model, tokenizer))
+    direct = Normal(datasets=[0, 1])(CausalLMScorer(model, tokenizer), batched_inference=True)
     assert document["benchmarks"]["Normal"]["results"] == json.loads(json.dumps(dict(direct)))
