@@ -8,13 +8,13 @@ table of Template_sens and the exact warning texts.  Per-dataset strings
 """
 from typing import Dict, List, Tuple
 
-# --- stable random generator (spec §1) -------------------------------------
+# --- the stable random generator: a 32-bit LCG ------------------------------
 SEED = 42
 LCG_MULTIPLIER = 1664525
 LCG_INCREMENT = 1013904223
 LCG_MODULUS = 2 ** 32
 
-# --- triplet split sizes (spec §3) ------------------------------------------
+# --- triplet split sizes (calibration, demonstration, test) -----------------
 CALIBRATION_SIZE = 1024
 DEMONSTRATION_SIZE = 4096
 TEST_SIZE = 512
@@ -25,7 +25,7 @@ SPLIT_SIZE_OVERRIDES: Dict[str, Tuple[int, int, int]] = {
 }
 TEMPLATE_SENS_TEST_SIZE = 100
 
-# --- experiments (spec §4, §6, §8) ------------------------------------------
+# --- experiments: k, repeats, diagnosis sizes ------------------------------
 DEFAULT_K = 4
 DEFAULT_REPEAT_TIMES = 2
 DEMO_SENS_REPEAT_TIMES = 8
@@ -43,7 +43,7 @@ ORTHOGONAL_TABLE: Tuple[Tuple[int, int, int, int], ...] = (
 )
 TEMPLATE_KEYS: Tuple[str, ...] = ("instruction", "input_text_prefixes", "label_prefix", "label_affix")
 
-# --- base template defaults (spec §2.1) --------------------------------------
+# --- base template defaults --------------------------------------------------
 BASE_TEMPLATE = {
     "instruction": "",
     "input_text_prefixes": ["Input: "],
@@ -58,7 +58,7 @@ TEMPLATE_FIELDS: Tuple[str, ...] = ("instruction", "input_text_prefixes", "input
 NOISY_CHANNEL_LABEL_AFFIX = " "
 NOISY_CHANNEL_LAST_INPUT_AFFIX = "\n"
 
-# --- warning texts (spec §11.0), exact ----------------------------------------
+# --- warning texts, exactly as the standard prints them ----------------------
 TAMPERING_WARNING = ("You are editing the standard settings of StaICC. You should not use the "
                      "result after editing as any baselines. Be careful.")
 STRICT_TEMPLATE_WARNING = ("You are editing the basic dataset template in the strict mode. Canceled.\n "
