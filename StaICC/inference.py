@@ -126,6 +126,8 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     if counts is not None:
         counts["cached"] = counts.get("cached", 0) + sum(1 for a in answers if a is not None)
         counts.setdefault("asked", 0)
+    if cache is not None and todo and hasattr(cache, "register_model"):
+        cache.register_model(fingerprint, backend.identity())  # so the file says which model each entry is for
     bar = progress_bar(len(todo), description, progress)
     pending: List[int] = []
     last_store = time.monotonic()
