@@ -21,7 +21,7 @@ import math
 import random
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 
 from . import metrics as _metrics
 from .metrics import (PredictionRows, accuracy_from_labels, argmax, consistency_from_labels, ece_bin,
@@ -369,14 +369,27 @@ class Estimate:
         return {"value": self.value, "low": self.low, "high": self.high}
 
 
+Cell = TypeVar("Cell")
+
+
 @dataclass
-class PartEstimates:
-    """Estimates of one sub-benchmark: per dataset, and the averaged row."""
+class _PartTable(Generic[Cell]):
+    """One sub-benchmark's cells (estimates or differences): per dataset and metric, and the averaged row."""
 
     benchmark: str
     metrics: List[str]
-    datasets: Dict[str, Dict[str, Estimate]] = field(default_factory=dict)
-    averaged: Dict[str, Estimate] = field(default_factory=dict)
+    datasets: Dict[str, Dict[str, Cell]] = field(default_factory=dict)
+    averaged: Dict[str, Cell] = field(default_factory=dict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"datasets": {d: {m: x.to_dict() for m, x in v.items()} for d, v in self.datasets.items()},
+                "averaged": {m: x.to_dict() for m, x in self.averaged.items()}}
+
+
+@dataclass
+class PartEstimates(_PartTable[Estimate]):
+    """Estimates of one sub-benchmark: per dataset, and the averaged row."""
+
     #: bootstrap distributions: dataset -> metric -> values (one per resample)
     distributions: Dict[str, Dict[str, List[Any]]] = field(default_factory=dict)
 
@@ -391,10 +404,7 @@ class RunEstimates:
 
     def to_dict(self) -> Dict[str, Any]:
         return {"run": self.label, "seed": self.seed, "resamples": self.resamples, "level": self.level,
-                "benchmarks": {name: {"datasets": {d: {m: e.to_dict() for m, e in v.items()}
-                                                   for d, v in p.datasets.items()},
-                                      "averaged": {m: e.to_dict() for m, e in p.averaged.items()}}
-                               for name, p in self.parts.items()}}
+                "benchmarks": {name: p.to_dict() for name, p in self.parts.items()}}
 
 
 def _interval(values: List[Any], level: float) -> Tuple[Any, Any]:
@@ -582,11 +592,8 @@ class Difference:
 
 
 @dataclass
-class PartComparison:
-    benchmark: str
-    metrics: List[str]
-    datasets: Dict[str, Dict[str, Difference]] = field(default_factory=dict)
-    averaged: Dict[str, Difference] = field(default_factory=dict)
+class PartComparison(_PartTable[Difference]):
+    """Differences of one sub-benchmark: per dataset, and the averaged row."""
 
 
 @dataclass
@@ -609,10 +616,7 @@ class Comparison:
         return {"a": self.a, "b": self.b, "paired": self.paired, "seed": self.seed, "resamples": self.resamples,
                 "level": self.level, "alpha": self.alpha, "skipped": self.skipped,
                 "correction": "Holm across datasets, per sub-benchmark and metric; the averaged row is not corrected",
-                "benchmarks": {name: {"datasets": {d: {m: x.to_dict() for m, x in v.items()}
-                                                   for d, v in p.datasets.items()},
-                                      "averaged": {m: x.to_dict() for m, x in p.averaged.items()}}
-                               for name, p in self.parts.items()}}
+                "benchmarks": {name: p.to_dict() for name, p in self.parts.items()}}
 
 
 def _scalar(value: Any) -> bool:
