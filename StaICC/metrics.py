@@ -177,8 +177,7 @@ def _check_lengths(ground_truth: Sequence[int], prediction: Matrix) -> None:
 def accuracy(ground_truth: Sequence[int], prediction: Matrix) -> float:
     _check_lengths(ground_truth, prediction)
     rows = softmax_unless_probabilities(prediction)
-    hits = sum(1 for g, row in zip(ground_truth, rows) if argmax(row) == g)
-    return hits / len(rows)
+    return accuracy_from_labels(ground_truth, [argmax(row) for row in rows])
 
 
 def averaged_truelabel_likelihood(ground_truth: Sequence[int], prediction: Matrix) -> float:
@@ -190,21 +189,7 @@ def averaged_truelabel_likelihood(ground_truth: Sequence[int], prediction: Matri
 def macro_F1(ground_truth: Sequence[int], prediction: Matrix) -> float:
     _check_lengths(ground_truth, prediction)
     rows = softmax_unless_probabilities(prediction)
-    n = len(rows[0])
-    tp, fp, fn = [0] * n, [0] * n, [0] * n
-    for g, row in zip(ground_truth, rows):
-        a = argmax(row)
-        if a == g:
-            tp[g] += 1
-        else:
-            fp[a] += 1
-            fn[g] += 1
-    scores = []
-    for c in range(n):
-        precision = tp[c] / (tp[c] + fp[c]) if tp[c] + fp[c] else 0
-        recall = tp[c] / (tp[c] + fn[c]) if tp[c] + fn[c] else 0
-        scores.append(((2 * precision) * recall) / (precision + recall) if precision + recall else 0)
-    return sequential_sum(scores) / n
+    return macro_f1_from_labels(ground_truth, [argmax(row) for row in rows], len(rows[0]))
 
 
 def expected_calibration_error_1(ground_truth: Sequence[int], prediction: Matrix, bins: int = ECE_BINS) -> float:
@@ -217,23 +202,11 @@ def expected_calibration_error_1(ground_truth: Sequence[int], prediction: Matrix
             warn(STRICT_SETTING_WARNING)
             bins = ECE_BINS
     _check_lengths(ground_truth, prediction)
-    if bins > len(ground_truth):
-        raise ValueError("bins should be less than the length of ground_truth.")
+    _check_bins_fit(bins, len(ground_truth))
     rows = softmax_unless_probabilities(prediction)
     confidence = [max(row) for row in rows]
     correct = [argmax(row) == g for g, row in zip(ground_truth, rows)]
-    bounds = [j / bins for j in range(bins + 1)]
-    total = len(rows)
-    ece = 0
-    for j in range(bins):
-        low, high = bounds[j], bounds[j + 1]
-        members = [i for i in range(total) if low <= confidence[i] < high]
-        if not members:
-            continue
-        acc = sum(1 for i in members if correct[i]) / len(members)
-        conf = sequential_sum(confidence[i] for i in members) / len(members)
-        ece += (len(members) / total) * abs(acc - conf)
-    return ece
+    return ece_from_confidence(confidence, correct, bins)
 
 
 def consistency(ground_truth: Sequence[int], prediction: Matrix,
@@ -242,14 +215,91 @@ def consistency(ground_truth: Sequence[int], prediction: Matrix,
     if loop_length <= 0 or len(prediction) % loop_length != 0:
         raise ValueError("The length of prediction should be the multiple of loop_length: "
                          f"{len(prediction)} predictions, loop_length {loop_length}")
-    labels = [argmax(row) for row in softmax_unless_probabilities(prediction)]
+    return consistency_from_labels([argmax(row) for row in softmax_unless_probabilities(prediction)], loop_length)
+
+
+# ----------------------------------------------------------------------------
+# the score metrics' formulas on per-row summaries (predicted label, confidence)
+#
+# The metric functions above reduce each row to these summaries and call the
+# functions below; the bootstrap in StaICC.stats computes the summaries once per run
+# and calls the same functions on every resample, so both give the same bits.
+# ----------------------------------------------------------------------------
+def accuracy_from_labels(ground_truth: Sequence[int], predicted: Sequence[int]) -> float:
+    """Share of positions where the predicted label equals the true one."""
+    return sum(1 for g, a in zip(ground_truth, predicted) if a == g) / len(predicted)
+
+
+def macro_f1_from_labels(ground_truth: Sequence[int], predicted: Sequence[int], width: int) -> float:
+    """Unweighted mean over the ``width`` labels of F1 = 2PR / (P + R); an undefined P, R or F1 counts 0."""
+    tp, fp, fn = [0] * width, [0] * width, [0] * width
+    for g, a in zip(ground_truth, predicted):
+        if a == g:
+            tp[g] += 1
+        else:
+            fp[a] += 1
+            fn[g] += 1
+    scores = []
+    for c in range(width):
+        precision = tp[c] / (tp[c] + fp[c]) if tp[c] + fp[c] else 0
+        recall = tp[c] / (tp[c] + fn[c]) if tp[c] + fn[c] else 0
+        scores.append(((2 * precision) * recall) / (precision + recall) if precision + recall else 0)
+    return sequential_sum(scores) / width
+
+
+def _ece_bounds(bins: int) -> List[float]:
+    return [j / bins for j in range(bins + 1)]
+
+
+def _bin_among(confidence: float, bounds: Sequence[float]) -> int:
+    for j in range(len(bounds) - 1):
+        if bounds[j] <= confidence < bounds[j + 1]:
+            return j
+    return -1
+
+
+def ece_bin(confidence: float, bins: int = ECE_BINS) -> int:
+    """The ECE bin j with j/bins <= confidence < (j+1)/bins; -1 when in no bin (1.0, NaN)."""
+    return _bin_among(confidence, _ece_bounds(bins))
+
+
+def _check_bins_fit(bins: int, count: int) -> None:
+    if bins > count:
+        raise ValueError("bins should be less than the length of ground_truth.")
+
+
+def ece_from_confidence(confidence: Sequence[float], correct: Sequence[bool], bins: int = ECE_BINS,
+                        bin_indexes: Optional[Sequence[int]] = None) -> float:
+    """ECE = sum over non-empty bins of (n_j / N) * |accuracy_j - mean confidence_j|.
+
+    ``confidence`` is each row's maximum, ``correct`` whether its argmax is the true
+    label; ``bin_indexes`` (each row's :func:`ece_bin`) may be given when already known.
+    A bin's confidences are summed left to right in row order.
+    """
+    total = len(confidence)
+    _check_bins_fit(bins, total)
+    if bin_indexes is None:
+        bounds = _ece_bounds(bins)
+        bin_indexes = [_bin_among(c, bounds) for c in confidence]
+    counts, hits = [0] * bins, [0] * bins
+    sums: List[float] = [0] * bins
+    for j, c, right in zip(bin_indexes, confidence, correct):
+        if j >= 0:
+            counts[j] += 1
+            hits[j] += right
+            sums[j] += c
+    ece = 0
+    for j in range(bins):
+        if counts[j]:
+            ece += (counts[j] / total) * abs(hits[j] / counts[j] - sums[j] / counts[j])
+    return ece
+
+
+def consistency_from_labels(labels: Sequence[int], loop_length: int) -> float:
+    """Mean over the first ``loop_length`` positions i of the majority share of labels[i::loop_length]."""
     total = 0
     for i in range(loop_length):
-        group = labels[i::loop_length]
-        counts: Dict[int, int] = {}
-        for label in group:
-            counts[label] = counts.get(label, 0) + 1
-        total += max(counts.values()) / len(group)
+        total += single_consistency(labels[i::loop_length])
     return total / loop_length
 
 

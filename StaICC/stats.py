@@ -21,10 +21,12 @@ import math
 import random
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 
 from . import metrics as _metrics
-from .metrics import PredictionRows, argmax, is_probability_matrix, linear_regression, softmax
+from .metrics import (PredictionRows, accuracy_from_labels, argmax, consistency_from_labels, ece_bin,
+                      ece_from_confidence, is_probability_matrix, linear_regression, macro_f1_from_labels,
+                      softmax)
 from .standard import ECE_BINS
 
 DEFAULT_SEED = 20250101
@@ -223,70 +225,33 @@ class ItemTable:
 # ----------------------------------------------------------------------------
 # the score metrics on per-row summaries (bit-identical to the metric functions)
 # ----------------------------------------------------------------------------
-def _ece_bin(confidence: float, bins: int = ECE_BINS) -> int:
-    """The ECE bin of a confidence, with the metric's own bounds j/bins; -1: in no bin (1.0)."""
-    bounds = [j / bins for j in range(bins + 1)]
-    for j in range(bins):
-        if bounds[j] <= confidence < bounds[j + 1]:
-            return j
-    return -1
-
-
 def _row_summary(row: List[float], label: int) -> Tuple[int, float, float, int]:
     """(argmax, confidence, true-label probability, ECE bin) of a normalized row."""
     confidence = max(row)
-    return argmax(row), confidence, row[label], _ece_bin(confidence)
+    return argmax(row), confidence, row[label], ece_bin(confidence)
 
 
 def _score_metrics(summaries: Sequence[Tuple[int, float, float, int]], truth: Sequence[int], width: int,
                    names: Sequence[str]) -> Dict[str, float]:
     """accuracy, averaged_truelabel_likelihood, macro_F1 and ECE from row summaries.
 
-    The same operations in the same order as the functions of :mod:`StaICC.metrics`,
-    so the numbers are the same bits; per-row argmax, confidence and bin are computed
-    once per run instead of once per metric and resample.  :class:`Statistic` checks
-    the identity on the full run before using this.
+    The metric functions of :mod:`StaICC.metrics` reduce their rows to the same
+    summaries and call the same formulas, so the numbers are the same bits; here the
+    per-row argmax, confidence and bin are computed once per run instead of once per
+    metric and resample.  :class:`Statistic` checks the identity on the full run before
+    using this.
     """
-    n = len(summaries)
     out: Dict[str, float] = {}
+    predicted, confidence, truelabel, bin_indexes = zip(*summaries)
     if "accuracy" in names:
-        out["accuracy"] = sum(1 for s, g in zip(summaries, truth) if s[0] == g) / n
+        out["accuracy"] = accuracy_from_labels(truth, predicted)
     if "averaged_truelabel_likelihood" in names:
-        total = 0
-        for s in summaries:
-            total += s[2]
-        out["averaged_truelabel_likelihood"] = total / n
+        out["averaged_truelabel_likelihood"] = _metrics.sequential_sum(truelabel) / len(truelabel)
     if "macro_F1" in names:
-        tp, fp, fn = [0] * width, [0] * width, [0] * width
-        for s, g in zip(summaries, truth):
-            a = s[0]
-            if a == g:
-                tp[g] += 1
-            else:
-                fp[a] += 1
-                fn[g] += 1
-        scores = []
-        for c in range(width):
-            precision = tp[c] / (tp[c] + fp[c]) if tp[c] + fp[c] else 0
-            recall = tp[c] / (tp[c] + fn[c]) if tp[c] + fn[c] else 0
-            scores.append(((2 * precision) * recall) / (precision + recall) if precision + recall else 0)
-        out["macro_F1"] = _metrics.sequential_sum(scores) / width
+        out["macro_F1"] = macro_f1_from_labels(truth, predicted, width)
     if "expected_calibration_error_1" in names:
-        if ECE_BINS > n:
-            raise ValueError("bins should be less than the length of ground_truth.")
-        counts, hits = [0] * ECE_BINS, [0] * ECE_BINS
-        sums: List[Any] = [0] * ECE_BINS
-        for s, g in zip(summaries, truth):
-            j = s[3]
-            if j >= 0:
-                counts[j] += 1
-                hits[j] += s[0] == g
-                sums[j] += s[1]
-        ece = 0
-        for j in range(ECE_BINS):
-            if counts[j]:
-                ece += (counts[j] / n) * abs(hits[j] / counts[j] - sums[j] / counts[j])
-        out["expected_calibration_error_1"] = ece
+        correct = [a == g for a, g in zip(predicted, truth)]
+        out["expected_calibration_error_1"] = ece_from_confidence(confidence, correct, ECE_BINS, bin_indexes)
     return out
 
 
@@ -367,7 +332,7 @@ class Statistic:
                         truth.append(labels[i])
             if self.benchmark in CONSISTENCY_BENCHMARKS:
                 for n in self.fast_names:
-                    values[n] = _consistency([s[0] for s in summaries], len(sample))
+                    values[n] = consistency_from_labels([s[0] for s in summaries], len(sample))
             else:
                 values.update(_score_metrics(summaries, truth, table.width, self.fast_names))
         if slow:
@@ -389,18 +354,6 @@ class Statistic:
         return self._pass_values(sample, [0], fast)
 
 
-def _consistency(labels: Sequence[int], loop_length: int) -> float:
-    """Consistency on argmax labels, in the order of :func:`StaICC.metrics.consistency`."""
-    total = 0
-    for i in range(loop_length):
-        group = labels[i::loop_length]
-        counts: Dict[int, int] = {}
-        for label in group:
-            counts[label] = counts.get(label, 0) + 1
-        total += max(counts.values()) / len(group)
-    return total / loop_length
-
-
 # ----------------------------------------------------------------------------
 # confidence intervals of one run
 # ----------------------------------------------------------------------------
@@ -416,14 +369,27 @@ class Estimate:
         return {"value": self.value, "low": self.low, "high": self.high}
 
 
+Cell = TypeVar("Cell")
+
+
 @dataclass
-class PartEstimates:
-    """Estimates of one sub-benchmark: per dataset, and the averaged row."""
+class _PartTable(Generic[Cell]):
+    """One sub-benchmark's cells (estimates or differences): per dataset and metric, and the averaged row."""
 
     benchmark: str
     metrics: List[str]
-    datasets: Dict[str, Dict[str, Estimate]] = field(default_factory=dict)
-    averaged: Dict[str, Estimate] = field(default_factory=dict)
+    datasets: Dict[str, Dict[str, Cell]] = field(default_factory=dict)
+    averaged: Dict[str, Cell] = field(default_factory=dict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"datasets": {d: {m: x.to_dict() for m, x in v.items()} for d, v in self.datasets.items()},
+                "averaged": {m: x.to_dict() for m, x in self.averaged.items()}}
+
+
+@dataclass
+class PartEstimates(_PartTable[Estimate]):
+    """Estimates of one sub-benchmark: per dataset, and the averaged row."""
+
     #: bootstrap distributions: dataset -> metric -> values (one per resample)
     distributions: Dict[str, Dict[str, List[Any]]] = field(default_factory=dict)
 
@@ -438,10 +404,7 @@ class RunEstimates:
 
     def to_dict(self) -> Dict[str, Any]:
         return {"run": self.label, "seed": self.seed, "resamples": self.resamples, "level": self.level,
-                "benchmarks": {name: {"datasets": {d: {m: e.to_dict() for m, e in v.items()}
-                                                   for d, v in p.datasets.items()},
-                                      "averaged": {m: e.to_dict() for m, e in p.averaged.items()}}
-                               for name, p in self.parts.items()}}
+                "benchmarks": {name: p.to_dict() for name, p in self.parts.items()}}
 
 
 def _interval(values: List[Any], level: float) -> Tuple[Any, Any]:
@@ -629,11 +592,8 @@ class Difference:
 
 
 @dataclass
-class PartComparison:
-    benchmark: str
-    metrics: List[str]
-    datasets: Dict[str, Dict[str, Difference]] = field(default_factory=dict)
-    averaged: Dict[str, Difference] = field(default_factory=dict)
+class PartComparison(_PartTable[Difference]):
+    """Differences of one sub-benchmark: per dataset, and the averaged row."""
 
 
 @dataclass
@@ -656,10 +616,7 @@ class Comparison:
         return {"a": self.a, "b": self.b, "paired": self.paired, "seed": self.seed, "resamples": self.resamples,
                 "level": self.level, "alpha": self.alpha, "skipped": self.skipped,
                 "correction": "Holm across datasets, per sub-benchmark and metric; the averaged row is not corrected",
-                "benchmarks": {name: {"datasets": {d: {m: x.to_dict() for m, x in v.items()}
-                                                   for d, v in p.datasets.items()},
-                                      "averaged": {m: x.to_dict() for m, x in p.averaged.items()}}
-                               for name, p in self.parts.items()}}
+                "benchmarks": {name: p.to_dict() for name, p in self.parts.items()}}
 
 
 def _scalar(value: Any) -> bool:

@@ -4,6 +4,9 @@
 * ``write_gguf()``: the same weights and tokenizer as a float32 GGUF file for llama.cpp
   (Q/K rows permuted as llama.cpp's converter does; GPT-2 pre-tokenizer, which is the
   regex of the tokenizer's ByteLevel pre-tokenizer).
+* ``ThreadedServer``: the base of the servers run in this process (an ``http.server``
+  on a daemon thread); ``ServerProcess``: the base of the servers run as a subprocess
+  (started, waited for until a URL answers, stopped).
 * ``LlamaCppServer``: ``python -m llama_cpp.server`` serving that file (llama-cpp-python).
 * ``ScriptedServer``: an ``http.server`` that answers each POST with the next scripted
   response (status, body, delay) — for the error paths only.
@@ -124,34 +127,69 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class LlamaCppServer:
-    """``python -m llama_cpp.server`` on 127.0.0.1 with a GGUF model; a context manager."""
+class Closing:
+    """A context manager whose exit calls ``close()``: the test servers' common shape."""
 
-    def __init__(self, model_path: str, alias: str = "tiny", startup_seconds: float = 120.0) -> None:
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self.alias = alias
-        command = [sys.executable, "-m", "llama_cpp.server", "--model", model_path, "--model_alias", alias,
-                   "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "512", "--n_threads", "1",
-                   "--n_batch", "512", "--logits_all", "true", "--verbose", "false"]
-        self.log = open(os.path.join(os.path.dirname(model_path), "server.log"), "wb")
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class ThreadedServer(Closing):
+    """An ``http.server`` on 127.0.0.1 served from a daemon thread of this process; ``base_url`` ends in /v1."""
+
+    def _serve(self, handler: type, port: int = 0) -> None:
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self.httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def answers_200(url: str) -> bool:
+    """Whether a GET of ``url`` answers with status 200 within 2 seconds."""
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+class ServerProcess(Closing):
+    """A server run as a subprocess, its output written to a log file; stopped by ``close()``.
+
+    ``_start`` returns once ``ready_url`` answers 200; if the process exits first, or
+    ``startup_seconds`` pass, it stops the process and raises RuntimeError with the end
+    of the log.
+    """
+
+    def _start(self, name: str, command: List[str], log_path: str, ready_url: str, startup_seconds: float,
+               env: Optional[dict] = None) -> None:
+        self.log = open(log_path, "wb")
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + startup_seconds
-        while True:
+        while not answers_200(ready_url):
             if self.process.poll() is not None:
-                self.log.close()
-                with open(self.log.name, "rb") as handle:
-                    raise RuntimeError("llama_cpp.server exited: " + handle.read()[-2000:].decode("utf-8", "replace"))
-            try:
-                with urllib.request.urlopen(self.base_url + "/models", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
+                raise RuntimeError(f"{name} exited with status {self.process.returncode}: "
+                                   + self._close_and_read_log())
             if time.monotonic() > deadline:
-                self.close()
-                raise RuntimeError(f"llama_cpp.server did not answer within {startup_seconds}s")
+                raise RuntimeError(f"{name} did not answer {ready_url} within {startup_seconds}s: "
+                                   + self._close_and_read_log())
             time.sleep(0.2)
+
+    def _close_and_read_log(self) -> str:
+        self.close()
+        with open(self.log.name, "rb") as handle:
+            return handle.read()[-2000:].decode("utf-8", "replace")
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -163,14 +201,22 @@ class LlamaCppServer:
                 self.process.wait()
         self.log.close()
 
-    def __enter__(self) -> "LlamaCppServer":
-        return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+class LlamaCppServer(ServerProcess):
+    """``python -m llama_cpp.server`` on 127.0.0.1 with a GGUF model; a context manager."""
+
+    def __init__(self, model_path: str, alias: str = "tiny", startup_seconds: float = 120.0) -> None:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.alias = alias
+        command = [sys.executable, "-m", "llama_cpp.server", "--model", model_path, "--model_alias", alias,
+                   "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "512", "--n_threads", "1",
+                   "--n_batch", "512", "--logits_all", "true", "--verbose", "false"]
+        self._start("llama_cpp.server", command, os.path.join(os.path.dirname(model_path), "server.log"),
+                    self.base_url + "/models", startup_seconds)
 
 
-class ScriptedServer:
+class ScriptedServer(ThreadedServer):
     """An HTTP server on 127.0.0.1 answering POSTs with scripted ``(status, body, delay, headers)``.
 
     ``body``: JSON-able, raw bytes, or a function of the request's JSON body.
@@ -210,21 +256,7 @@ class ScriptedServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self) -> "ScriptedServer":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+        self._serve(Handler)
 
 
 def completion_with_logprobs(text: str, pieces: List[Tuple[str, Optional[float]]]) -> dict:

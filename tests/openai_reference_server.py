@@ -17,8 +17,10 @@ import threading
 import time
 from typing import Any, Dict, List, Tuple
 
+from backend_helpers import ThreadedServer
 
-class ReferenceServer:
+
+class ReferenceServer(ThreadedServer):
     """Serves ``model``/``tokenizer`` on 127.0.0.1 (a free port) until ``close()``."""
 
     def __init__(self, model: Any, tokenizer: Any, name: str = "tiny", port: int = 0) -> None:
@@ -63,11 +65,7 @@ class ReferenceServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.httpd.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        self._serve(Handler, port)
 
     # ------------------------------------------------------------ endpoints
     def completion(self, body: Dict[str, Any]) -> Dict[str, Any]:
@@ -125,16 +123,6 @@ class ReferenceServer:
                     break
                 out.append(token)
         return out
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self) -> "ReferenceServer":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 def _main() -> None:  # pragma: no cover - manual use

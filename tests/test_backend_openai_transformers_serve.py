@@ -19,10 +19,7 @@ answers with the hf backend's on the same directory:
 Skipped when the serving extra (fastapi, uvicorn, pydantic, openai) is not installed.
 """
 import os
-import subprocess
 import sys
-import time
-import urllib.request
 from typing import Any
 
 import pytest
@@ -41,7 +38,7 @@ from StaICC.backends.registry import make_backend  # noqa: E402
 from StaICC.errors import TamperingWarning  # noqa: E402
 from StaICC.requests import Request  # noqa: E402
 
-from backend_helpers import free_port, save_tiny  # noqa: E402
+from backend_helpers import ServerProcess, free_port, save_tiny  # noqa: E402
 
 #: a plain chat template (the tiny tokenizer has none); it writes its own BOS
 CHAT_TEMPLATE = ("{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
@@ -52,7 +49,7 @@ PROMPTS = ["Review: a gripping, funny film. Sentiment:", "Review: dull, slow and
 MAX_TOKENS = 8
 
 
-class TransformersServe:
+class TransformersServe(ServerProcess):
     """``transformers serve MODEL_DIR`` on 127.0.0.1, offline, CPU, float32; a context manager."""
 
     def __init__(self, model_dir: str, home: str, startup_seconds: float = 120.0) -> None:
@@ -63,45 +60,8 @@ class TransformersServe:
                    "--host", "127.0.0.1", "--port", str(self.port), "--device", "cpu", "--dtype", "float32"]
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HUB_DISABLE_UPDATE_CHECK="1",
                    HF_HUB_DISABLE_TELEMETRY="1", HF_HOME=home, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
-        self.log = open(os.path.join(home, "server.log"), "wb")
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + startup_seconds
-        while not self._healthy():
-            if self.process.poll() is not None:
-                raise RuntimeError(f"transformers serve exited with status {self.process.returncode}: "
-                                   + self._close_and_read_log())
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"transformers serve did not answer /health within {startup_seconds}s: "
-                                   + self._close_and_read_log())
-            time.sleep(0.2)
-
-    def _healthy(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as response:
-                return response.status == 200
-        except OSError:
-            return False
-
-    def _close_and_read_log(self) -> str:
-        self.close()
-        with open(self.log.name, "rb") as handle:
-            return handle.read()[-2000:].decode("utf-8", "replace")
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
-
-    def __enter__(self) -> "TransformersServe":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+        self._start("transformers serve", command, os.path.join(home, "server.log"),
+                    f"http://127.0.0.1:{self.port}/health", startup_seconds, env)
 
 
 @pytest.fixture(scope="module")

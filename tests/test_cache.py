@@ -328,34 +328,42 @@ def test_unusable_paths_fail_at_open(tmp_path):
         PredictionCache(3)
 
 
-def _open_as_unprivileged(path):
-    """The error of opening ``path`` as a user without write access ('' if it opened)."""
-    if os.geteuid() != 0:
-        try:
-            PredictionCache(path).close()
-        except CacheError as exc:
-            return str(exc)
-        return ""
+def _in_forked_child(action):
+    """What ``action()`` (a str) returns when run in a forked child process, which exits right after."""
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child drops root for good, then tries; the parent reads its verdict
+    if pid == 0:
         os.close(read)
         try:
-            os.setgid(65534)
-            os.setuid(65534)
-            try:
-                PredictionCache(path).close()
-                message = ""
-            except CacheError as exc:
-                message = str(exc)
-            os.write(write, message.encode() or b"-")
+            os.write(write, b"-" + action().encode())
         finally:
             os._exit(0)
     os.close(write)
     with os.fdopen(read, "rb") as handle:
         message = handle.read().decode()
     os.waitpid(pid, 0)
-    return "" if message == "-" else message
+    return message[1:]
+
+
+def _error_opening(path):
+    """The error of opening ``path`` as a cache ('' if it opened)."""
+    try:
+        PredictionCache(path).close()
+    except CacheError as exc:
+        return str(exc)
+    return ""
+
+
+def _open_as_unprivileged(path):
+    """The error of opening ``path`` as a user without write access ('' if it opened)."""
+    if os.geteuid() != 0:
+        return _error_opening(path)
+
+    def as_nobody():  # the child drops root for good, then tries; the parent reads its verdict
+        os.setgid(65534)
+        os.setuid(65534)
+        return _error_opening(path)
+    return _in_forked_child(as_nobody)
 
 
 def test_read_only_directory_and_file_fail_at_open(tmp_path):
@@ -484,23 +492,14 @@ def test_concurrent_creation_of_one_new_file(tmp_path):
 
 def test_a_cache_is_not_used_across_fork(tmp_path):
     cache = PredictionCache(str(tmp_path / "c.sqlite"))
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
+
+    def lookup():
         try:
-            try:
-                cache.lookup("m", requests_for(1))
-                message = "no error"
-            except CacheError as exc:
-                message = str(exc)
-            os.write(write, message.encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as handle:
-        message = handle.read().decode()
-    os.waitpid(pid, 0)
+            cache.lookup("m", requests_for(1))
+        except CacheError as exc:
+            return str(exc)
+        return "no error"
+    message = _in_forked_child(lookup)
     assert "opened in another process" in message
     assert cache.lookup("m", requests_for(1)) == [None]
     cache.close()

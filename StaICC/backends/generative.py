@@ -251,3 +251,29 @@ class AnswerMapper:
             if not isinstance(result, Answer):
                 raise TypeError(f"the answer_hook returned {type(result).__name__}; expected an Answer")
         return result
+
+
+def generation_identity(mapper: AnswerMapper, message_builder: Optional[MessageBuilder],
+                        **settings: Any) -> Dict[str, Any]:
+    """What changes a generative backend's answers, for its identity (and so its cache key).
+
+    The backend's own ``settings`` (token limit, chat, system message...), then the
+    mapper's parsing rules and hooks, then the message builder by name and code digest.
+    """
+    from .base import code_digest, function_name
+    identity: Dict[str, Any] = dict(settings)
+    identity.update(mapper.identity())
+    if message_builder is not None:
+        identity["message_builder"] = {"function": function_name(message_builder),
+                                       "code_sha256": code_digest(message_builder)}
+    return identity
+
+
+def scoring_departures(scoring: str, chat: bool, standard: Optional[str] = "last_token") -> List[str]:
+    """A backend's settings that depart from the standard: every scoring but ``standard``, and chat templates.
+
+    ``standard=None`` for a backend that cannot compute the standard scoring.
+    """
+    if scoring == "generate":
+        return ["generative answers (scoring=generate)"] + (["chat template (chat=true)"] if chat else [])
+    return [] if scoring == standard else [f"scoring={scoring}"]

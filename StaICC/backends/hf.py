@@ -19,8 +19,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..requests import Answer, Request
 from . import _args
-from .base import Backend, code_digest, function_name
-from .generative import AnswerMapper, answer_instruction, check_unparsed_policy, default_messages, parse_aliases
+from .base import Backend
+from .generative import (AnswerMapper, answer_instruction, check_unparsed_policy, default_messages,
+                         generation_identity, parse_aliases, scoring_departures)
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
@@ -199,23 +200,13 @@ class HFBackend(Backend):
             identity["model"] = "in-memory " + type(self.model).__name__
             identity["weights_sha256"] = in_memory_digest(self.model)
         if self.scoring == "generate":
-            identity.update({"max_new_tokens": self.max_new_tokens, "chat": self.chat, "system": self.system,
-                             **self.mapper.identity()})
-            if self.message_builder is not None:
-                identity["message_builder"] = {"function": function_name(self.message_builder),
-                                               "code_sha256": code_digest(self.message_builder)}
+            identity.update(generation_identity(self.mapper, self.message_builder, max_new_tokens=self.max_new_tokens,
+                                                chat=self.chat, system=self.system))
         return identity
 
     @property
     def non_standard(self) -> List[str]:
-        out = []
-        if self.scoring == "generate":
-            out.append("generative answers (scoring=generate)")
-            if self.chat:
-                out.append("chat template (chat=true)")
-        elif self.scoring != "last_token":
-            out.append(f"scoring={self.scoring}")
-        return out
+        return scoring_departures(self.scoring, self.chat)
 
     def close(self) -> None:
         self.model = self.scorer = None  # type: ignore[assignment]

@@ -38,8 +38,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..requests import Answer, Request
 from . import _args
-from .base import Backend, code_digest, function_name
-from .generative import AnswerMapper, answer_instruction, default_messages
+from .base import Backend
+from .generative import AnswerMapper, answer_instruction, default_messages, generation_identity, scoring_departures
+from .scores import answers_from_scores
 
 SCORING = ("sequence", "first_token", "generate")
 #: HTTP statuses worth retrying: rate limiting and server-side failures
@@ -175,15 +176,7 @@ class OpenAIBackend(Backend):
             else:
                 jobs.extend((i, r.prompt, label) for label in r.label_space)  # type: ignore[misc]
         values = self._map(lambda job: self.logprob_score(job[1], job[2]), jobs)
-        answers, cursor = [], 0
-        for r in requests:
-            n = len(r.label_space)
-            scores = values[cursor:cursor + n]
-            cursor += n
-            if r.noisy_channel:  # mean log-probability = -loss; softmax(loss_0 - loss_l)
-                scores = [s - scores[0] for s in scores]
-            answers.append(Answer(_softmax(scores)))
-        return answers
+        return answers_from_scores(requests, values)
 
     def logprob_score(self, context: str, continuation: Optional[str]) -> float:
         """Summed (or first) log-probability of ``continuation`` after ``context``; None: mean over ``context``."""
@@ -274,21 +267,13 @@ class OpenAIBackend(Backend):
         else:
             identity.update({"base_url": _public_url(self.base_url), "model": self.model})
         if self.scoring == "generate":
-            identity.update({"max_tokens": self.max_tokens, "chat": self.chat, "system": self.system,
-                             "stop": self.stop, **self.mapper.identity()})
-            if self.message_builder is not None:
-                identity["message_builder"] = {"function": function_name(self.message_builder),
-                                               "code_sha256": code_digest(self.message_builder)}
+            identity.update(generation_identity(self.mapper, self.message_builder, max_tokens=self.max_tokens,
+                                                chat=self.chat, system=self.system, stop=self.stop))
         return identity
 
     @property
     def non_standard(self) -> List[str]:
-        if self.scoring == "generate":
-            out = ["generative answers (scoring=generate)"]
-            if self.chat:
-                out.append("chat template (chat=true)")
-            return out
-        return [f"scoring={self.scoring}"]
+        return scoring_departures(self.scoring, self.chat, standard=None)
 
     def close(self) -> None:
         with self._lock:
@@ -302,13 +287,6 @@ class OpenAIBackend(Backend):
 
 def _token_end(offsets: List[int], k: int, length: int) -> int:
     return offsets[k + 1] if k + 1 < len(offsets) else length
-
-
-def _softmax(values: List[float]) -> List[float]:
-    top = max(values)
-    exps = [math.exp(v - top) for v in values]
-    total = math.fsum(exps)
-    return [e / total for e in exps]
 
 
 def _checked_url(url: str) -> str:

@@ -24,9 +24,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..requests import Answer, Request
 from . import _args
-from .base import Backend, code_digest, function_name
-from .generative import AnswerMapper, answer_instruction, check_unparsed_policy, default_messages, parse_aliases
+from .base import Backend
+from .generative import (AnswerMapper, answer_instruction, check_unparsed_policy, default_messages,
+                         generation_identity, parse_aliases, scoring_departures)
 from .hf import tokenizer_digest, weights_digest
+from .scores import answers_from_scores
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
 _OWN_ARGS = ("pretrained", "scoring", "max_new_tokens", "chat", "system", "unparsed", "aliases", "postprocess",
@@ -135,15 +137,7 @@ class VLLMBackend(Backend):
         if len(outputs) != len(inputs):
             raise RuntimeError(f"vllm returned {len(outputs)} outputs for {len(inputs)} prompts")
         values = [self._read(out, ids, *read) for out, ids, read in zip(outputs, inputs, reads)]
-        answers, cursor = [], 0
-        for r in requests:
-            n = len(r.label_space)
-            scores = values[cursor:cursor + n]
-            cursor += n
-            if r.noisy_channel:  # mean log-probability = -loss; softmax(loss_0 - loss_l)
-                scores = [s - scores[0] for s in scores]
-            answers.append(Answer(_softmax(scores)))
-        return answers
+        return answers_from_scores(requests, values)
 
     def _ids(self, text: str) -> List[int]:
         return list(self.tokenizer(text)["input_ids"])
@@ -209,18 +203,13 @@ class VLLMBackend(Backend):
             if key in self.engine:
                 identity[key] = str(self.engine[key])
         if self.scoring == "generate":
-            identity.update({"max_new_tokens": self.max_new_tokens, "chat": self.chat, "system": self.system,
-                             **self.mapper.identity()})
-            if self.message_builder is not None:
-                identity["message_builder"] = {"function": function_name(self.message_builder),
-                                               "code_sha256": code_digest(self.message_builder)}
+            identity.update(generation_identity(self.mapper, self.message_builder, max_new_tokens=self.max_new_tokens,
+                                                chat=self.chat, system=self.system))
         return identity
 
     @property
     def non_standard(self) -> List[str]:
-        if self.scoring == "generate":
-            return ["generative answers (scoring=generate)"] + (["chat template (chat=true)"] if self.chat else [])
-        return [] if self.scoring == "last_token" else [f"scoring={self.scoring}"]
+        return scoring_departures(self.scoring, self.chat)
 
     def close(self) -> None:
         self.llm = None
@@ -241,10 +230,3 @@ def joint_split(tokenizer: Any, prompt: str, label: str, special: set) -> Tuple[
     if boundary == 0:
         raise ValueError(f"vllm backend: the prompt {prompt!r:.60} has no token before the label {label!r}")
     return ids, boundary, real[-1] + 1
-
-
-def _softmax(values: List[float]) -> List[float]:
-    top = max(values)
-    exps = [math.exp(v - top) for v in values]
-    total = math.fsum(exps)
-    return [e / total for e in exps]
