@@ -1,0 +1,63 @@
+"""Metrics of the standard, as plain functions over plain lists, and their registry.
+
+Every metric has the signature ``metric(ground_truth, prediction) -> value`` with
+``ground_truth`` a list of label indexes and ``prediction`` a list of rows (one
+probability/logit vector per query).  :data:`METRICS` describes each of them (what it
+reads, which direction is better, how to display it); :func:`get_metric` finds one by name.
+
+The package is split by job; every name is importable from ``StaICC.metrics`` itself:
+
+- :mod:`.numeric`: the elementary operations (left-to-right sums, softmax, argmax and
+  argmin, the exact probability checks, column means, entropy, linear regression);
+- :mod:`.scores`: the score metrics (accuracy, likelihood, macro-F1, ECE, consistency)
+  and their formulas on per-row summaries, shared with :mod:`StaICC.stats`;
+- :mod:`.bias`: the prior and posterior bias metrics;
+- :mod:`.registry`: :class:`MetricInfo`, :data:`METRICS`, :func:`get_metric`, and the
+  metric sets of the sub-benchmarks (:func:`normal_metrics`, ...);
+- :mod:`.original`: the original's helper functions (``StaICC.util.functional``).
+
+Only the standard library and :mod:`StaICC.standard` / :mod:`StaICC.errors` are imported.
+"""
+import math
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from ..errors import warn, warn_tampering
+from ..standard import (CONSISTENCY_LOOP_LENGTH, DEMO_SENS_TEST_SIZE, ECE_BINS, STRICT_MODE, STRICT_SETTING_WARNING,
+                        TEMPLATE_SENS_TEST_SIZE)
+from .bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
+from .numeric import (Matrix, PredictionRows, Vector, argmax, argmin, column_means, entropy, is_probability_matrix,
+                      is_probability_vector, linear_regression, sequential_sum, softmax, softmax_unless_probabilities)
+from .original import (L2_dist, bias_mean_entropy_metric, bias_mean_metric, compress_logits_prediction_to_onehot,
+                       exp_to_list, extend_onehot_prediction_to_logits, kl_divergence, linspace, post_bias_dis_metric,
+                       post_bias_dl_metric, probability_matrix_check, probability_vector_check,
+                       two_dimensional_list_mean, unique_check)
+from .registry import (BENCHMARK_METRICS, CONSISTENCY_LOOP_LENGTHS, METRICS, MetricInfo, bias_metrics,
+                       consistency_metrics, get_metric, higher_is_better, normal_metrics, post_bias_metrics)
+from .scores import (accuracy, accuracy_from_labels, averaged_truelabel_likelihood, consistency,
+                     consistency_from_labels, ece_bin, ece_from_confidence, expected_calibration_error_1, macro_F1,
+                     macro_f1_from_labels, make_consistency, single_consistency)
+
+__all__ = [
+    # numeric
+    "Vector", "Matrix", "sequential_sum", "argmax", "argmin", "is_probability_vector", "is_probability_matrix",
+    "softmax", "PredictionRows", "softmax_unless_probabilities", "column_means", "entropy", "linear_regression",
+    # scores
+    "accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1", "consistency",
+    "accuracy_from_labels", "macro_f1_from_labels", "ece_bin", "ece_from_confidence", "consistency_from_labels",
+    "make_consistency", "single_consistency",
+    # bias
+    "bias_distribution", "bias_entropy", "post_bias_distribution", "post_bias_dl_div",
+    # original
+    "probability_vector_check", "probability_matrix_check", "exp_to_list", "two_dimensional_list_mean", "L2_dist",
+    "kl_divergence", "linspace", "unique_check", "compress_logits_prediction_to_onehot",
+    "extend_onehot_prediction_to_logits", "bias_mean_metric", "bias_mean_entropy_metric", "post_bias_dis_metric",
+    "post_bias_dl_metric",
+    # registry
+    "normal_metrics", "bias_metrics", "post_bias_metrics", "consistency_metrics", "MetricInfo", "METRICS",
+    "BENCHMARK_METRICS", "CONSISTENCY_LOOP_LENGTHS", "get_metric", "higher_is_better",
+    # The single module this package replaced also exposed its own imports, and StaICC.util.functional
+    # star-imports this package: they stay so that both namespaces are unchanged.
+    "math", "Callable", "Dict", "List", "NamedTuple", "Optional", "Sequence", "Tuple", "warn", "warn_tampering",
+    "CONSISTENCY_LOOP_LENGTH", "DEMO_SENS_TEST_SIZE", "ECE_BINS", "STRICT_MODE", "STRICT_SETTING_WARNING",
+    "TEMPLATE_SENS_TEST_SIZE",
+]

@@ -1,0 +1,83 @@
+"""The bias metrics: the prior (Contextual_bias, Domain_bias) and the posterior (Post_bias).
+
+They read the raw rows, never softmaxed under the score metrics' rule: the bias
+metrics compare the mean prediction with uniformity (its entropy) or with the label
+frequencies of the ground truth (difference, KL divergence).
+
+Finite inputs give finite results: where the standard's formula would overflow or
+raise (means near the float maximum, a zero mean, logits), an equivalent or
+conventional computation is used instead; for ordinary values the standard formula
+runs unchanged, so its numbers stay bit-identical.
+"""
+import math
+from typing import List, Sequence
+
+from .numeric import Matrix, column_means, entropy, softmax
+
+
+def bias_distribution(ground_truth: Sequence[int], prediction: Matrix) -> List[float]:
+    """Mean of the raw rows (never softmaxed)."""
+    return column_means(prediction)
+
+
+def bias_entropy(ground_truth: Sequence[int], prediction: Matrix) -> float:
+    """Entropy of the mean raw row; the mean is softmaxed first if it fails the exact check."""
+    return entropy(column_means(prediction))
+
+
+def _label_frequencies(ground_truth: Sequence[int], width: int) -> List[float]:
+    counts = [0] * width
+    for g in ground_truth:
+        counts[g] += 1
+    return [c / len(ground_truth) for c in counts]
+
+
+def _post_bias_rows(prediction: Matrix) -> Matrix:
+    """Rows the post-bias metrics compare with the label frequencies.
+
+    Raw rows, as in the standard, whenever every column mean is positive.  When a mean
+    is not positive the original raised (math domain error); then logits (any negative
+    entry) are replaced by their softmax, and zero means are handled by the KL convention.
+    """
+    if all(m > 0 for m in column_means(prediction)):
+        return prediction
+    if any(v < 0 for row in prediction for v in row):
+        return [softmax(row) for row in prediction]
+    return prediction
+
+
+def post_bias_distribution(ground_truth: Sequence[int], prediction: Matrix) -> List[float]:
+    """Mean predicted distribution minus the ground-truth label frequencies."""
+    rows = _post_bias_rows(prediction)
+    means = column_means(rows)
+    freqs = _label_frequencies(ground_truth, len(means))
+    return [m - f for m, f in zip(means, freqs)]
+
+
+def _kl_to_frequencies(means: Sequence[float], freqs: Sequence[float]) -> float:
+    total = 0
+    for m, f in zip(means, freqs):
+        if m == 0:
+            continue
+        if f == 0:
+            return math.inf
+        total += m * math.log(m / f)
+    return total
+
+
+def post_bias_dl_div(ground_truth: Sequence[int], prediction: Matrix) -> float:
+    """KL(mean prediction || label frequencies), summed left to right.
+
+    Where the original raised (a zero mean entry, logits, a label absent from the
+    ground truth), the usual KL conventions apply: 0*log(0/f) = 0, m*log(m/0) = inf.
+    Rows that are not probabilities and whose raw means are so large that the KL sum
+    overflows are scores, not distributions: their softmax is compared instead, which
+    keeps the result finite.
+    """
+    rows = _post_bias_rows(prediction)
+    means = column_means(rows)
+    freqs = _label_frequencies(ground_truth, len(means))
+    result = _kl_to_frequencies(means, freqs)
+    if math.isfinite(result) or not all(math.isfinite(m) for m in means) or 0 in freqs:
+        return result
+    return _kl_to_frequencies(column_means([softmax(row) for row in prediction]), freqs)

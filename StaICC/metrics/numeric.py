@@ -1,0 +1,160 @@
+"""The elementary operations every metric is built on: sums, softmax, argmax/argmin, checks, means.
+
+These are the package's single copies of the operations the standard's numbers depend
+on bit for bit; the inference code, the results writers and the statistics import them
+from here (through :mod:`StaICC.metrics`) instead of keeping their own.
+
+Sums are explicit left-to-right additions starting at the integer 0: CPython 3.12
+changed ``sum()`` of floats to compensated summation, and the standard's numbers were
+produced with the plain left-to-right sum.
+
+The probability check uses exact float equality of the row sum, a quirk of the
+standard reproduced on purpose: rows that "should" be probabilities are often
+softmaxed a second time, and published numbers depend on it.
+"""
+import math
+from typing import List, Sequence, Tuple
+
+Vector = Sequence[float]
+Matrix = Sequence[Vector]
+
+
+def sequential_sum(values) -> float:
+    """Left-to-right sum starting from the integer 0.
+
+    This is what CPython <= 3.11's ``sum()`` did and what every sum of the standard
+    means.  ``sum()`` on CPython >= 3.12 compensates rounding, which changes the last
+    bits of results and, through the exact probability check, which rows get softmaxed.
+    An empty input gives the int 0.
+    """
+    total = 0
+    for v in values:
+        total += v
+    return total
+
+
+def argmax(vector: Vector) -> int:
+    """Index of the maximum; on ties the first such index (the standard's tie rule)."""
+    best = 0
+    for i in range(1, len(vector)):
+        if vector[i] > vector[best]:
+            best = i
+    return best
+
+
+def argmin(vector: Vector) -> int:
+    """Index of the minimum; on ties the first such index (the standard's tie rule)."""
+    best = 0
+    for i in range(1, len(vector)):
+        if vector[i] < vector[best]:
+            best = i
+    return best
+
+
+def is_probability_vector(vector: Vector) -> bool:
+    """All entries in [0, 1] and the sequential sum exactly 1 (the standard's exact check).
+
+    The exact equality is a quirk the standard's numbers depend on: many genuine
+    probability rows sum to 0.9999999999999999 and are then softmaxed again.
+    """
+    return all(0 <= v <= 1 for v in vector) and sequential_sum(vector) == 1
+
+
+def is_probability_matrix(matrix: Matrix) -> bool:
+    """Every row passes :func:`is_probability_vector` (an empty matrix passes)."""
+    return all(is_probability_vector(row) for row in matrix)
+
+
+def softmax(vector: Vector) -> List[float]:
+    """exp(v - max v) / (left-to-right sum of those exponentials), one division per entry.
+
+    The exponentials are computed first, then summed, then each is divided by the sum:
+    the order the standard's numbers were produced with.  Subtracting the maximum keeps
+    every exponent <= 0, so any finite input gives a finite probability vector.
+    """
+    if len(vector) == 0:
+        raise ValueError("softmax needs at least one value, got an empty vector")
+    top = max(vector)
+    exps = [math.exp(v - top) for v in vector]
+    total = sequential_sum(exps)
+    return [e / total for e in exps]
+
+
+class PredictionRows(list):
+    """The rows a run hands its metrics: a plain list that remembers its conditional softmax.
+
+    Every score metric applies the same rule to the same rows; computing it once per
+    pass instead of once per metric is the only reason this class exists.
+    """
+
+    __slots__ = ("normalized",)
+
+    def __init__(self, rows=()) -> None:
+        super().__init__(rows)
+        self.normalized = None
+
+
+def softmax_unless_probabilities(matrix: Matrix) -> Matrix:
+    """The standard's rule for the score metrics: softmax every row unless all rows pass the check."""
+    cached = getattr(matrix, "normalized", None)
+    if cached is not None:
+        return cached
+    result = matrix if is_probability_matrix(matrix) else [softmax(row) for row in matrix]
+    if isinstance(matrix, PredictionRows):
+        matrix.normalized = result
+    return result
+
+
+def column_means(matrix: Matrix) -> List[float]:
+    """mean_c = (left-to-right sum over the rows of p_i[c]) / N, per column.
+
+    When a column's sum overflows although its entries are finite (values near the
+    float maximum), the column is summed again with every entry scaled by a power of
+    two small enough that no partial sum can overflow, and the mean scaled back.
+    Scaling by a power of two is exact, so this path is only taken where the plain
+    formula would have returned inf or NaN.
+    """
+    count = len(matrix)
+    width = len(matrix[0])
+    totals = [0] * width
+    for row in matrix:
+        for c in range(width):
+            totals[c] += row[c]
+    means = [t / count for t in totals]
+    for c, mean in enumerate(means):
+        if not math.isfinite(mean) and all(math.isfinite(row[c]) for row in matrix):
+            means[c] = _scaled_column_mean(matrix, c)
+    return means
+
+
+def _scaled_column_mean(matrix: Matrix, column: int) -> float:
+    """Mean of one column summed at scale 2**-e with 2**e >= 2N: partial sums stay below max/2."""
+    count = len(matrix)
+    shift = count.bit_length() + 1
+    total = 0
+    for row in matrix:
+        total += math.ldexp(row[column], -shift)
+    return math.ldexp(total / count, shift)
+
+
+def entropy(vector: Vector) -> float:
+    """Entropy in nats, -(left-to-right sum of v*log v over the non-zero entries).
+
+    A vector that fails the exact probability check is softmaxed first (the
+    standard's rule for the bias entropy, applied to the mean row).
+    """
+    if not is_probability_vector(vector):
+        vector = softmax(vector)
+    return -sequential_sum(v * math.log(v) for v in vector if v != 0)
+
+
+def linear_regression(x: Sequence[float], y: Sequence[float]) -> Tuple[float, float]:
+    """Least-squares (slope, intercept) with the standard's formula and sequential sums."""
+    if len(x) != len(y):
+        raise ValueError(f"x and y should have the same length: {len(x)} and {len(y)}")
+    n = len(x)
+    sx, sy = sequential_sum(x), sequential_sum(y)
+    sxx = sequential_sum(v * v for v in x)
+    sxy = sequential_sum(a * b for a, b in zip(x, y))
+    slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+    return slope, (sy - slope * sx) / n

@@ -1,0 +1,172 @@
+"""The score metrics of the standard (Normal, GLER, the sensitivity benchmarks) and their formulas.
+
+Each metric, e.g. :func:`accuracy`, softmaxes its rows under the standard's rule, reduces
+every row to a summary (predicted label, confidence, ECE bin) and calls a formula on
+those summaries (:func:`accuracy_from_labels`, :func:`ece_from_confidence`, ...).  The
+formulas are public because the bootstrap in :mod:`StaICC.stats` computes the summaries
+once per run and calls the same formulas on every resample, so both give the same bits.
+
+ECE puts a confidence of exactly 1.0 in no bin: a quirk of the standard that published
+numbers depend on.
+"""
+from typing import Callable, Dict, List, Optional, Sequence
+
+from ..errors import warn, warn_tampering
+from ..standard import CONSISTENCY_LOOP_LENGTH, ECE_BINS, STRICT_MODE, STRICT_SETTING_WARNING
+from .numeric import Matrix, argmax, sequential_sum, softmax_unless_probabilities
+
+
+def _check_lengths(ground_truth: Sequence[int], prediction: Matrix) -> None:
+    if len(ground_truth) != len(prediction):
+        raise ValueError(f"The length of ground_truth and prediction should be the same: "
+                         f"{len(ground_truth)} ground-truth labels, {len(prediction)} predictions")
+    if not prediction:
+        raise ValueError("metrics need at least one prediction")
+
+
+# ----------------------------------------------------------------------------
+# score metrics (Normal, GLER)
+# ----------------------------------------------------------------------------
+def accuracy(ground_truth: Sequence[int], prediction: Matrix) -> float:
+    _check_lengths(ground_truth, prediction)
+    rows = softmax_unless_probabilities(prediction)
+    return accuracy_from_labels(ground_truth, [argmax(row) for row in rows])
+
+
+def averaged_truelabel_likelihood(ground_truth: Sequence[int], prediction: Matrix) -> float:
+    _check_lengths(ground_truth, prediction)
+    rows = softmax_unless_probabilities(prediction)
+    return sequential_sum(row[g] for g, row in zip(ground_truth, rows)) / len(rows)
+
+
+def macro_F1(ground_truth: Sequence[int], prediction: Matrix) -> float:
+    _check_lengths(ground_truth, prediction)
+    rows = softmax_unless_probabilities(prediction)
+    return macro_f1_from_labels(ground_truth, [argmax(row) for row in rows], len(rows[0]))
+
+
+def expected_calibration_error_1(ground_truth: Sequence[int], prediction: Matrix, bins: int = ECE_BINS) -> float:
+    """ECE over 10 equal-width confidence bins [j/10, (j+1)/10); confidence 1.0 is in no bin."""
+    if bins <= 1:
+        raise ValueError(f"bins should be larger than 1, got {bins}")
+    if bins != ECE_BINS:
+        warn_tampering(f"ECE with {bins} bins")
+        if STRICT_MODE:
+            warn(STRICT_SETTING_WARNING)
+            bins = ECE_BINS
+    _check_lengths(ground_truth, prediction)
+    _check_bins_fit(bins, len(ground_truth))
+    rows = softmax_unless_probabilities(prediction)
+    confidence = [max(row) for row in rows]
+    correct = [argmax(row) == g for g, row in zip(ground_truth, rows)]
+    return ece_from_confidence(confidence, correct, bins)
+
+
+def consistency(ground_truth: Sequence[int], prediction: Matrix,
+                loop_length: int = CONSISTENCY_LOOP_LENGTH) -> float:
+    """Mean, over the L items, of the majority share of their predictions (items repeat every L)."""
+    if loop_length <= 0 or len(prediction) % loop_length != 0:
+        raise ValueError("The length of prediction should be the multiple of loop_length: "
+                         f"{len(prediction)} predictions, loop_length {loop_length}")
+    return consistency_from_labels([argmax(row) for row in softmax_unless_probabilities(prediction)], loop_length)
+
+
+# ----------------------------------------------------------------------------
+# the score metrics' formulas on per-row summaries (predicted label, confidence)
+#
+# The metric functions above reduce each row to these summaries and call the
+# functions below; the bootstrap in StaICC.stats computes the summaries once per run
+# and calls the same functions on every resample, so both give the same bits.
+# ----------------------------------------------------------------------------
+def accuracy_from_labels(ground_truth: Sequence[int], predicted: Sequence[int]) -> float:
+    """Share of positions where the predicted label equals the true one."""
+    return sum(1 for g, a in zip(ground_truth, predicted) if a == g) / len(predicted)
+
+
+def macro_f1_from_labels(ground_truth: Sequence[int], predicted: Sequence[int], width: int) -> float:
+    """Unweighted mean over the ``width`` labels of F1 = 2PR / (P + R); an undefined P, R or F1 counts 0."""
+    tp, fp, fn = [0] * width, [0] * width, [0] * width
+    for g, a in zip(ground_truth, predicted):
+        if a == g:
+            tp[g] += 1
+        else:
+            fp[a] += 1
+            fn[g] += 1
+    scores = []
+    for c in range(width):
+        precision = tp[c] / (tp[c] + fp[c]) if tp[c] + fp[c] else 0
+        recall = tp[c] / (tp[c] + fn[c]) if tp[c] + fn[c] else 0
+        scores.append(((2 * precision) * recall) / (precision + recall) if precision + recall else 0)
+    return sequential_sum(scores) / width
+
+
+def _ece_bounds(bins: int) -> List[float]:
+    return [j / bins for j in range(bins + 1)]
+
+
+def _bin_among(confidence: float, bounds: Sequence[float]) -> int:
+    for j in range(len(bounds) - 1):
+        if bounds[j] <= confidence < bounds[j + 1]:
+            return j
+    return -1
+
+
+def ece_bin(confidence: float, bins: int = ECE_BINS) -> int:
+    """The ECE bin j with j/bins <= confidence < (j+1)/bins; -1 when in no bin (1.0, NaN)."""
+    return _bin_among(confidence, _ece_bounds(bins))
+
+
+def _check_bins_fit(bins: int, count: int) -> None:
+    if bins > count:
+        raise ValueError("bins should be less than the length of ground_truth.")
+
+
+def ece_from_confidence(confidence: Sequence[float], correct: Sequence[bool], bins: int = ECE_BINS,
+                        bin_indexes: Optional[Sequence[int]] = None) -> float:
+    """ECE = sum over non-empty bins of (n_j / N) * |accuracy_j - mean confidence_j|.
+
+    ``confidence`` is each row's maximum, ``correct`` whether its argmax is the true
+    label; ``bin_indexes`` (each row's :func:`ece_bin`) may be given when already known.
+    A bin's confidences are summed left to right in row order.
+    """
+    total = len(confidence)
+    _check_bins_fit(bins, total)
+    if bin_indexes is None:
+        bounds = _ece_bounds(bins)
+        bin_indexes = [_bin_among(c, bounds) for c in confidence]
+    counts, hits = [0] * bins, [0] * bins
+    sums: List[float] = [0] * bins
+    for j, c, right in zip(bin_indexes, confidence, correct):
+        if j >= 0:
+            counts[j] += 1
+            hits[j] += right
+            sums[j] += c
+    ece = 0
+    for j in range(bins):
+        if counts[j]:
+            ece += (counts[j] / total) * abs(hits[j] / counts[j] - sums[j] / counts[j])
+    return ece
+
+
+def consistency_from_labels(labels: Sequence[int], loop_length: int) -> float:
+    """Mean over the first ``loop_length`` positions i of the majority share of labels[i::loop_length]."""
+    total = 0
+    for i in range(loop_length):
+        total += single_consistency(labels[i::loop_length])
+    return total / loop_length
+
+
+def make_consistency(loop_length: int) -> Callable[[Sequence[int], Matrix], float]:
+    """Consistency bound to a loop length, named for result dictionaries."""
+    def metric(ground_truth: Sequence[int], prediction: Matrix) -> float:
+        return consistency(ground_truth, prediction, loop_length)
+    metric.__name__ = f"consistency_{loop_length}"
+    return metric
+
+
+def single_consistency(prediction: Sequence[int]) -> float:
+    """Share of the most frequent label among ``prediction`` (labels, not rows)."""
+    counts: Dict[int, int] = {}
+    for label in prediction:
+        counts[label] = counts.get(label, 0) + 1
+    return max(counts.values()) / len(prediction)

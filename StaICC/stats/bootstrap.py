@@ -1,0 +1,185 @@
+"""Bootstrap confidence intervals of one run: per sub-benchmark, dataset and metric, and the averaged row.
+
+Every dataset's test items are resampled with replacement; each resample's metric
+values come from :class:`~StaICC.stats.statistic.Statistic`, and the interval is the
+central percentile interval of those values.  Before any resampling, the metrics
+recomputed from the run's records must match its results.json, so that intervals are
+never reported around numbers the records do not produce.
+"""
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
+
+from ..metrics import sequential_sum
+from .items import ItemTable, draw_resamples
+from .significance import percentile_interval
+from .statistic import Statistic
+
+#: defaults of bootstrap_run, compare_runs and the staicc commands that call them
+DEFAULT_SEED = 20250101
+DEFAULT_RESAMPLES = 1000
+DEFAULT_LEVEL = 0.95
+DEFAULT_ALPHA = 0.05
+
+
+# ----------------------------------------------------------------------------
+# confidence intervals of one run
+# ----------------------------------------------------------------------------
+@dataclass
+class Estimate:
+    """A metric's value and its bootstrap interval (vectors: one interval per component)."""
+
+    value: Any
+    low: Any = None
+    high: Any = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"value": self.value, "low": self.low, "high": self.high}
+
+
+Cell = TypeVar("Cell")
+
+
+@dataclass
+class _PartTable(Generic[Cell]):
+    """One sub-benchmark's cells (estimates or differences): per dataset and metric, and the averaged row."""
+
+    benchmark: str
+    metrics: List[str]
+    datasets: Dict[str, Dict[str, Cell]] = field(default_factory=dict)
+    averaged: Dict[str, Cell] = field(default_factory=dict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"datasets": {d: {m: x.to_dict() for m, x in v.items()} for d, v in self.datasets.items()},
+                "averaged": {m: x.to_dict() for m, x in self.averaged.items()}}
+
+
+@dataclass
+class PartEstimates(_PartTable[Estimate]):
+    """Estimates of one sub-benchmark: per dataset, and the averaged row."""
+
+    #: bootstrap distributions: dataset -> metric -> values (one per resample)
+    distributions: Dict[str, Dict[str, List[Any]]] = field(default_factory=dict)
+
+
+@dataclass
+class RunEstimates:
+    label: str
+    seed: int
+    resamples: int
+    level: float
+    parts: Dict[str, PartEstimates] = field(default_factory=dict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"run": self.label, "seed": self.seed, "resamples": self.resamples, "level": self.level,
+                "benchmarks": {name: p.to_dict() for name, p in self.parts.items()}}
+
+
+def _interval(values: List[Any], level: float) -> Tuple[Any, Any]:
+    if values and isinstance(values[0], list):
+        pairs = [percentile_interval([v[c] for v in values], level) for c in range(len(values[0]))]
+        return [a for a, _ in pairs], [b for _, b in pairs]
+    return percentile_interval(values, level)
+
+
+def _same(recomputed: Any, recorded: Any) -> bool:
+    if isinstance(recomputed, list):
+        return isinstance(recorded, list) and len(recorded) == len(recomputed) and \
+            all(_same(a, b) for a, b in zip(recomputed, recorded))
+    if recorded is None:  # a non-finite number written as null
+        return not math.isfinite(recomputed)
+    if isinstance(recorded, bool) or not isinstance(recorded, (int, float)):
+        return False
+    return recomputed == recorded or math.isclose(recomputed, recorded, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _recorded(result: Dict[str, Any]) -> Dict[str, Any]:
+    from ..report.tables import flatten
+    return flatten(result)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sequential_sum(values) / len(values)
+
+
+def part_statistics(part, *, check: bool = True) -> Dict[str, Statistic]:
+    """One :class:`Statistic` per dataset of a loaded sub-benchmark (``report.runs.Part``)."""
+    if not part.records:
+        raise ValueError(f"{part.name}: the run has no per-query records (samples.jsonl); "
+                         "confidence intervals need them: run with --log-samples")
+    statistics = {}
+    for dataset in part.datasets():
+        if dataset not in part.records:
+            raise ValueError(f"{part.name} / {dataset}: no records for this dataset in samples.jsonl")
+        recorded = _recorded(part.divided.get(dataset, {}))
+        table = ItemTable(part.name, dataset, part.records[dataset])
+        statistic = Statistic(part.name, table, list(recorded), part.metadata)
+        if check:
+            point = statistic(table.identity())
+            for name, value in point.items():
+                if name in recorded and not _same(value, recorded[name]):
+                    raise ValueError(f"{part.name} / {dataset}: {name} recomputed from the records is {value!r}, "
+                                     f"but results.json records {recorded[name]!r}: the records do not belong "
+                                     "to these results")
+        statistics[dataset] = statistic
+    return statistics
+
+
+def estimate_part(part, draws: Dict[str, List[List[int]]], level: float,
+                  statistics: Optional[Dict[str, Statistic]] = None) -> PartEstimates:
+    """Estimates of one sub-benchmark from given resamples (``draws[dataset]``)."""
+    statistics = statistics or part_statistics(part)
+    names: List[str] = []
+    for s in statistics.values():
+        names.extend(n for n in s.names() if n not in names)
+    estimates = PartEstimates(part.name, names)
+    for dataset, statistic in statistics.items():
+        point = statistic(statistic.table.identity())
+        values = [statistic(sample) for sample in draws[dataset]]
+        estimates.distributions[dataset] = {n: [v[n] for v in values] for n in point}
+        estimates.datasets[dataset] = {}
+        for n, value in point.items():
+            low, high = _interval(estimates.distributions[dataset][n], level)
+            estimates.datasets[dataset][n] = Estimate(value, low, high)
+    for n in names:
+        per_dataset = [d[n] for d in estimates.distributions.values() if n in d]
+        if len(per_dataset) != len(statistics) or isinstance(per_dataset[0][0], list):
+            continue  # vectors (the bias distributions) have no averaged value
+        value = _mean([estimates.datasets[d][n].value for d in statistics])
+        averaged = [_mean(column) for column in zip(*per_dataset)]
+        low, high = percentile_interval(averaged, level)
+        estimates.averaged[n] = Estimate(value, low, high)
+        estimates.distributions.setdefault("Averaged", {})[n] = averaged
+    return estimates
+
+
+def _check_options(resamples: int, level: float, seed: int) -> None:
+    from ..validation import check_int, check_real
+    check_int(resamples, "resamples", minimum=1)
+    check_int(seed, "seed")
+    if check_real(level, "level") <= 0 or level >= 1:
+        raise ValueError(f"level must be strictly between 0 and 1, got {level}")
+
+
+def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                  level: float = DEFAULT_LEVEL, benchmarks: Optional[Sequence[str]] = None) -> RunEstimates:
+    """Bootstrap intervals over test items for every metric of every sub-benchmark with records.
+
+    ``benchmarks`` limits the work to some sub-benchmarks (names as in the records).
+    """
+    _check_options(resamples, level, seed)
+    if benchmarks is not None:
+        unknown = [b for b in benchmarks if b not in run.parts]
+        if unknown:
+            raise ValueError(f"run {run.label!r} has no sub-benchmark {unknown}; it has {list(run.parts)}")
+    result = RunEstimates(run.label, seed, resamples, level)
+    for name, part in run.parts.items():
+        if not part.records or (benchmarks is not None and name not in benchmarks):
+            continue
+        statistics = part_statistics(part)
+        draws = {d: draw_resamples(len(s.table), resamples, seed, name, d) for d, s in statistics.items()}
+        result.parts[name] = estimate_part(part, draws, level, statistics)
+    if not result.parts:
+        raise ValueError(f"run {run.label!r} ({run.path}) has no per-query records: confidence intervals "
+                         "need samples.jsonl (run with --log-samples)")
+    return result

@@ -1,0 +1,211 @@
+"""Comparing two runs: run B minus run A per metric, with intervals, p-values and Holm's correction.
+
+Two runs on the same prompts are compared *paired*: both are resampled with the same
+items, and accuracy also gets McNemar's exact test on the discordant prompts.  Runs on
+different prompts can only be compared as independent samples; a paired comparison of
+them raises :class:`UnpairedRunsError` saying what differs.  p-values of one metric are
+Holm-corrected across datasets; the averaged row is a test of its own.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from .bootstrap import (DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, RunEstimates, _check_options,
+                        _PartTable, estimate_part, part_statistics)
+from .items import CONSISTENCY_BENCHMARKS, SLOPE_BENCHMARKS, draw_resamples
+from .significance import bootstrap_p_value, holm, mcnemar_exact, percentile_interval
+
+
+class UnpairedRunsError(ValueError):
+    """Two runs that were not run on the same prompts cannot be compared paired."""
+
+
+# ----------------------------------------------------------------------------
+# comparing two runs
+# ----------------------------------------------------------------------------
+def prompt_differences(a, b) -> List[str]:
+    """What makes two runs' prompts differ (empty: the same prompts, a paired comparison is valid)."""
+    differences: List[str] = []
+    for name in a.parts:
+        if name not in b.parts:
+            continue
+        pa, pb = a.parts[name], b.parts[name]
+        ma, mb = pa.metadata, pb.metadata
+        for key in ("k", "noisy_channel", "retriever", "datasets"):
+            if key in ma and key in mb and ma[key] != mb[key]:
+                differences.append(f"{name}: {key} {_short(ma[key])} vs {_short(mb[key])}")
+        ha, hb = ma.get("prompt_sha256") or {}, mb.get("prompt_sha256") or {}
+        differing = set()
+        for dataset in ha:
+            if dataset in hb and ha[dataset] != hb[dataset]:
+                differing.add(dataset)
+                differences.append(f"{name} / {dataset}: prompt set sha256 {ha[dataset][:12]}... vs {hb[dataset][:12]}...")
+        for dataset in pa.records:
+            if dataset not in pb.records or dataset in differing:
+                continue
+            ra, rb = pa.records[dataset], pb.records[dataset]
+            if len(ra) != len(rb):
+                differences.append(f"{name} / {dataset}: {len(ra)} vs {len(rb)} records")
+                continue
+            for x, y in zip(ra, rb):
+                if x["prompt_sha256"] != y["prompt_sha256"] or x["query_index"] != y["query_index"]:
+                    differences.append(f"{name} / {dataset}: prompt of query {x['query_index']} (test item "
+                                       f"{x['test_index']}, repeat {x['repeat']}) differs")
+                    break
+        if set(pa.datasets()) != set(pb.datasets()) and "datasets" not in ma:
+            differences.append(f"{name}: datasets {pa.datasets()} vs {pb.datasets()}")
+    return differences
+
+
+def _short(value: Any) -> str:
+    """A metadata value in a message: a retriever by its name, not its parameters."""
+    if isinstance(value, dict) and "retriever" in value:
+        return repr(value["retriever"])
+    return repr(value)
+
+
+def check_same_prompts(a, b) -> None:
+    """Raise :class:`UnpairedRunsError` saying what differs when two runs' prompts differ."""
+    differences = prompt_differences(a, b)
+    if differences:
+        raise UnpairedRunsError(
+            f"runs {a.label!r} and {b.label!r} were not run on the same prompts, so they cannot be compared "
+            f"paired: {'; '.join(differences)}. Compare them as independent samples with paired=False "
+            "(staicc compare --unpaired)")
+
+
+@dataclass
+class Difference:
+    """Run B minus run A for one metric: the difference, its interval, its p-value."""
+
+    a: Any
+    b: Any
+    delta: Any
+    low: Any = None
+    high: Any = None
+    p_value: Optional[float] = None
+    test: str = ""
+    p_adjusted: Optional[float] = None
+    significant: bool = False
+    counts: Optional[Dict[str, int]] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {k: getattr(self, k) for k in ("a", "b", "delta", "low", "high", "p_value", "test", "p_adjusted",
+                                               "significant", "counts")}
+
+
+@dataclass
+class PartComparison(_PartTable[Difference]):
+    """Differences of one sub-benchmark: per dataset, and the averaged row."""
+
+
+@dataclass
+class Comparison:
+    """Run B against run A (the baseline), per sub-benchmark, dataset and metric."""
+
+    a: str
+    b: str
+    paired: bool
+    seed: int
+    resamples: int
+    level: float
+    alpha: float
+    parts: Dict[str, PartComparison] = field(default_factory=dict)
+    estimates_a: Optional[RunEstimates] = None
+    estimates_b: Optional[RunEstimates] = None
+    skipped: List[str] = field(default_factory=list)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"a": self.a, "b": self.b, "paired": self.paired, "seed": self.seed, "resamples": self.resamples,
+                "level": self.level, "alpha": self.alpha, "skipped": self.skipped,
+                "correction": "Holm across datasets, per sub-benchmark and metric; the averaged row is not corrected",
+                "benchmarks": {name: p.to_dict() for name, p in self.parts.items()}}
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                 level: float = DEFAULT_LEVEL, alpha: float = DEFAULT_ALPHA) -> Comparison:
+    """Compare run ``b`` with run ``a`` on every sub-benchmark both have records for.
+
+    Paired (default): both runs must have been run on the same prompts (checked with the
+    prompt hashes; :class:`UnpairedRunsError` says what differs); every resample uses the
+    same test items in both runs, and accuracy gets McNemar's exact test on the
+    prompts where exactly one run is right.  ``paired=False``: independent resamples of
+    each run; p-values from the bootstrap distribution of the difference.
+    """
+    _check_options(resamples, level, seed)
+    if paired:
+        check_same_prompts(a, b)
+    result = Comparison(a.label, b.label, paired, seed, resamples, level, alpha)
+    result.estimates_a = RunEstimates(a.label, seed, resamples, level)
+    result.estimates_b = RunEstimates(b.label, seed, resamples, level)
+    for name in a.parts:
+        if name not in b.parts:
+            result.skipped.append(f"{name}: only in {a.label}")
+            continue
+        pa, pb = a.parts[name], b.parts[name]
+        for run, part in ((a, pa), (b, pb)):
+            if not part.records:
+                raise ValueError(f"{name}: run {run.label!r} ({run.path}) has no per-query records; comparing "
+                                 "runs needs samples.jsonl (run with --log-samples)")
+        sa, sb = part_statistics(pa), part_statistics(pb)
+        common = [d for d in sa if d in sb]
+        sa = {d: sa[d] for d in common}
+        sb = {d: sb[d] for d in common}
+        for d in common:
+            if len(sa[d].table) != len(sb[d].table) and paired:
+                raise UnpairedRunsError(f"{name} / {d}: {len(sa[d].table)} vs {len(sb[d].table)} test items")
+        draws_a = {d: draw_resamples(len(s.table), resamples, seed, name, d) for d, s in sa.items()}
+        draws_b = draws_a if paired else \
+            {d: draw_resamples(len(s.table), resamples, seed, name, d, "unpaired-second-run") for d, s in sb.items()}
+        ea = estimate_part(pa, draws_a, level, sa)
+        eb = estimate_part(pb, draws_b, level, sb)
+        result.estimates_a.parts[name], result.estimates_b.parts[name] = ea, eb
+        names = [n for n in ea.metrics if n in eb.metrics]
+        comparison = PartComparison(name, names)
+        for d in common + ["Averaged"]:
+            if d not in ea.distributions or d not in eb.distributions:
+                continue
+            row: Dict[str, Difference] = {}
+            for n in names:
+                if n not in ea.distributions[d] or n not in eb.distributions[d]:
+                    continue
+                va = ea.averaged[n].value if d == "Averaged" else ea.datasets[d][n].value
+                vb = eb.averaged[n].value if d == "Averaged" else eb.datasets[d][n].value
+                if not (_scalar(va) and _scalar(vb)):
+                    continue
+                deltas = [y - x for x, y in zip(ea.distributions[d][n], eb.distributions[d][n])]
+                low, high = percentile_interval(deltas, level)
+                difference = Difference(va, vb, vb - va, low, high, bootstrap_p_value(deltas),
+                                        "paired bootstrap" if paired else "bootstrap")
+                if paired and n == "accuracy" and d != "Averaged" and name not in SLOPE_BENCHMARKS \
+                        and name not in CONSISTENCY_BENCHMARKS:
+                    right_a, right_b = sa[d].table.correct(), sb[d].table.correct()
+                    only_a = sum(1 for x, y in zip(right_a, right_b) if x and not y)
+                    only_b = sum(1 for x, y in zip(right_a, right_b) if y and not x)
+                    difference.p_value = mcnemar_exact(only_a, only_b)
+                    difference.test = "McNemar exact"
+                    difference.counts = {"only_a": only_a, "only_b": only_b, "prompts": len(right_a)}
+                row[n] = difference
+            if row:
+                comparison.datasets[d] = row
+        averaged = comparison.datasets.pop("Averaged", {})
+        for n in names:
+            family = [comparison.datasets[d][n] for d in comparison.datasets if n in comparison.datasets[d]]
+            for difference, adjusted in zip(family, holm([x.p_value for x in family])):
+                difference.p_adjusted = adjusted
+                difference.significant = adjusted is not None and adjusted < alpha
+        for difference in averaged.values():
+            difference.p_adjusted = difference.p_value
+            difference.significant = difference.p_value is not None and difference.p_value < alpha
+        comparison.averaged = averaged
+        result.parts[name] = comparison
+    for name in b.parts:
+        if name not in a.parts:
+            result.skipped.append(f"{name}: only in {b.label}")
+    if not result.parts:
+        raise ValueError(f"runs {a.label!r} and {b.label!r} have no sub-benchmark in common "
+                         f"({', '.join(a.parts)} vs {', '.join(b.parts)})")
+    return result
