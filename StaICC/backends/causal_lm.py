@@ -1,4 +1,4 @@
-"""A batched causal-LM scorer: the fast replacement of the §9.2–9.4 kernels.
+"""A batched causal-LM scorer: the fast replacement of the one-prompt kernels.
 
 ``CausalLMScorer`` is an inference function for StaICC in both call styles:
 
@@ -7,41 +7,46 @@
   probability list per prompt;
 * per prompt: ``scorer(prompt="...", label_space=[...])`` returns one list.
 
-Why it is fast: prompts are tokenized together, sorted by length (longest
-first, so an out-of-memory error shows up on the first batch) and run in real
-padded batches sized by a token budget; only the logits of the positions that
-are read are computed (``logits_to_keep``); no hidden states unless asked;
-``torch.inference_mode``; bf16/fp16 on GPU.  A CUDA out-of-memory error halves
+Why it is fast (see :mod:`.lm_engine`): prompts are tokenized together and run
+in padded batches sized by a token budget, longest first; a prefix shared by
+several sequences (the prompt before each label continuation, demonstrations
+before each query, the common start of noisy-channel prompts) is computed once
+and continued from its KV cache where a cost model says it pays; only the
+logits of read positions are computed and they are gathered on the device;
+``torch.inference_mode``; bf16/fp16 on GPU.  An out-of-memory error halves
 the batch and retries.
 
 Scoring modes (``scoring=``):
 
-* ``"last_token"`` (default): the standard's rule (§9.2).  Each label is
-  tokenized alone with the tokenizer's default special tokens and only its
-  last token id is scored at the prompt's last position.  Numbers match
-  ``model_kernel.standard_ICL_inference_with_torch_Causal_LM``.
+* ``"last_token"`` (default): the standard's rule.  Each label is tokenized
+  alone with the tokenizer's default special tokens and only its last token
+  id is scored at the prompt's last position.  Numbers match
+  ``standard_ICL_inference_with_torch_Causal_LM``.
 * ``"first_token"``: the label's first token *as a continuation of the
   prompt*: prompt + label are tokenized jointly and split at the character
   boundary, so a label that merges with the prompt's trailing space
   (" positive") is scored by the merged token given the shortened context.
 * ``"sequence"``: the sum of log-probabilities of every token of the label
-  continuation (same joint tokenization), all labels of all prompts scored
-  in the same batches.
+  continuation (same joint tokenization).  The prompt is computed once per
+  query; the label tokens continue from its KV cache.
 
-Noisy-channel prompts (one prompt per label, §9.4) are scored in batches too:
+Noisy-channel prompts (one prompt per label) are scored in batches too:
 score_ℓ = loss₀ − loss_ℓ with loss the mean next-token loss of prompt ℓ.
 
 Every method returns Python lists of Python floats.
 """
-import inspect
 import warnings
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence
 
 from ..extras import require
 from ..metrics import softmax
-from ..validation import check_int, check_label_space
+from ..validation import check_bool, check_int, check_label_space
+from . import prefix_tree
+from .joint_tokens import JointSplit, split_joint
 from .kernels import label_token_ids, model_device
+from .lm_engine import SHARE_MODES, ForwardEngine
+
+__all__ = ["CausalLMScorer", "SCORING_MODES", "PADDING_SIDES"]
 
 SCORING_MODES = ("last_token", "first_token", "sequence")
 PADDING_SIDES = ("left", "right")
@@ -51,32 +56,11 @@ DEFAULT_TOKEN_BUDGET_CPU = 4096
 DEFAULT_TOKEN_BUDGET_GPU = 65536
 #: bytes of float32 logits that one batch may materialise (the kept positions × vocabulary)
 DEFAULT_LOGITS_BUDGET_BYTES = 1 << 30
-#: output_hidden_states keeps all layers' activations: batches asking for them use budget / this
-HIDDEN_STATE_BUDGET_DIVISOR = 4
+
+_JointSplit = JointSplit  # the name tests and older code used
 
 
-@dataclass
-class _Sequence:
-    """One model input: token ids and the positions whose next-token logits are read."""
-
-    ids: List[int]
-    read_from: int  # first position whose logits are read
-    read_to: int  # one past the last position read
-
-    @property
-    def reads(self) -> int:
-        return self.read_to - self.read_from
-
-
-@dataclass
-class _JointSplit:
-    """A prompt + label tokenized jointly and split at the character boundary."""
-
-    context: List[int]
-    continuation: List[int]
-
-
-class CausalLMScorer:
+class CausalLMScorer(ForwardEngine):
     """Batched label scoring with a HuggingFace causal LM (see the module docstring).
 
     Args:
@@ -96,6 +80,17 @@ class CausalLMScorer:
         noisy_channel: treat a ``list[str]`` prompt as the per-label prompts of
             one query (noisy-channel experimentors) instead of a batch of queries.
         logits_budget_bytes: bound on the float32 logits one batch may hold.
+
+    Keyword-only options:
+        share_prefixes: "auto" (default) computes a prefix shared by several
+            sequences once where the cost model says it saves work; True shares
+            every common prefix; False runs one row per distinct sequence.
+        prefix_overhead_tokens: tokens a shared prefix must save to be worth one
+            more forward call (default 64 on CPU, 2048 on GPU).
+        compile_model: run the model through ``torch.compile`` (dynamic shapes).
+
+    After a run, ``stats`` (an :class:`~StaICC.backends.lm_engine.EngineStats`)
+    and ``largest_batch`` say how many rows and tokens the batches held.
     """
 
     def __init__(
@@ -111,18 +106,28 @@ class CausalLMScorer:
         dtype: Any = None,
         noisy_channel: bool = False,
         logits_budget_bytes: int = DEFAULT_LOGITS_BUDGET_BYTES,
+        *,
+        share_prefixes: Any = "auto",
+        prefix_overhead_tokens: Optional[int] = None,
+        compile_model: bool = False,
     ) -> None:
-        self._torch = require("torch", "CausalLMScorer")
+        torch = require("torch", "CausalLMScorer")
         if scoring not in SCORING_MODES:
             raise ValueError(f"CausalLMScorer: scoring must be one of {SCORING_MODES}, got {scoring!r}")
         if padding_side not in PADDING_SIDES:
             raise ValueError(f"CausalLMScorer: padding_side must be one of {PADDING_SIDES}, got {padding_side!r}")
-        for name, value in (("batch_size", batch_size), ("token_budget", token_budget)):
+        if share_prefixes not in SHARE_MODES or isinstance(share_prefixes, int) and not isinstance(share_prefixes, bool):
+            raise ValueError(f"CausalLMScorer: share_prefixes must be 'auto', True or False, got {share_prefixes!r}")
+        for name, value in (("batch_size", batch_size), ("token_budget", token_budget),
+                            ("prefix_overhead_tokens", prefix_overhead_tokens)):
             if value is not None:
-                check_int(value, name, minimum=1, at=" in CausalLMScorer")
+                check_int(value, name, minimum=0 if name == "prefix_overhead_tokens" else 1, at=" in CausalLMScorer")
+        check_int(logits_budget_bytes, "logits_budget_bytes", minimum=1, at=" in CausalLMScorer")
+        check_bool(noisy_channel, "noisy_channel", at=" in CausalLMScorer")
+        check_bool(compile_model, "compile_model", at=" in CausalLMScorer")
         if label_space is not None:
             label_space = _checked_labels(label_space, "CausalLMScorer(label_space=...)")
-        self.model = _prepared_model(self._torch, model, device, dtype)
+        self.model = _prepared_model(torch, model, device, dtype)
         self.tokenizer = tokenizer
         self.label_space = label_space
         self.scoring = scoring
@@ -130,17 +135,21 @@ class CausalLMScorer:
         self.noisy_channel = noisy_channel
         self.batch_size = batch_size
         self.device = model_device(self.model)
-        default_budget = DEFAULT_TOKEN_BUDGET_GPU if self.device.type == "cuda" else DEFAULT_TOKEN_BUDGET_CPU
-        self.token_budget = token_budget if token_budget is not None else default_budget
+        on_gpu = self.device.type == "cuda"
+        self.token_budget = token_budget if token_budget is not None else (
+            DEFAULT_TOKEN_BUDGET_GPU if on_gpu else DEFAULT_TOKEN_BUDGET_CPU)
         self.logits_budget_bytes = logits_budget_bytes
+        self.share_prefixes = share_prefixes
+        self.prefix_overhead_tokens = prefix_overhead_tokens if prefix_overhead_tokens is not None else (
+            prefix_tree.DEFAULT_OVERHEAD_TOKENS_GPU if on_gpu else prefix_tree.DEFAULT_OVERHEAD_TOKENS_CPU)
         self._pad_id = _pad_token_id(tokenizer)
         self._special_ids = set(getattr(tokenizer, "all_special_ids", []) or [])
-        parameters = inspect.signature(self.model.forward).parameters
-        self._takes_position_ids = "position_ids" in parameters
-        self._keep_argument = next((name for name in ("logits_to_keep", "num_logits_to_keep") if name in parameters), None)
-        self._label_id_cache: Dict[Tuple[str, ...], List[int]] = {}
+        self._label_id_cache: dict = {}
         self._warned_shared_ids: set = set()
-        self._vocab = self._vocab_size_of_model()
+        self._vocab = _vocab_size_of_model(self.model)
+        self._init_engine(torch)
+        if compile_model:
+            self.model = torch.compile(self.model, dynamic=True)
 
     # ------------------------------------------------------------------ calls
     def __call__(self, prompt: Any, label_space: Optional[Sequence[str]] = None) -> Any:
@@ -164,13 +173,12 @@ class CausalLMScorer:
         labels = self._labels(label_space)
         prompts = _checked_prompts(prompt, "CausalLMScorer.score")
         if self.scoring == "last_token":
-            rows = self._last_position(self._encode(prompts), self._last_token_ids(labels))
-            return [softmax(list(row.label_logits)) for row in rows]
+            return [softmax(list(row)) for row in self._last_position(self._encode(prompts), self._last_token_ids(labels))[0]]
         return self._score_joint(prompts, labels)
 
     def score_noisy_channel(self, prompt_lists: Sequence[Sequence[str]],
                             label_space: Optional[Sequence[str]] = None) -> List[List[float]]:
-        """§9.4 in batches: per query, softmax([loss₀ − loss_ℓ]) over its per-label prompts."""
+        """Per query, softmax([loss₀ − loss_ℓ]) over its per-label prompts, all queries batched."""
         labels = self._labels(label_space)
         flat: List[str] = []
         for query, prompts in enumerate(prompt_lists):
@@ -183,8 +191,9 @@ class CausalLMScorer:
             if len(ids) < 2:
                 raise ValueError(f"CausalLMScorer: noisy-channel prompt {flat[position]!r} has fewer than 2 tokens; "
                                  "its mean next-token loss is undefined")
-        sums, counts = self._continuation_logprobs([_Sequence(ids, 0, len(ids) - 1) for ids in encoded])
-        losses = [-total / count for total, count in zip(sums, counts)]
+        # the loss reads every position but the last, whose logits predict nothing: it is not fed
+        sums = self._logprob_sums([ids[:-1] for ids in encoded], [0] * len(encoded), [ids[1:] for ids in encoded])
+        losses = [-total / (len(ids) - 1) for total, ids in zip(sums, encoded)]
         n = len(labels)
         return [softmax([losses[q * n] - losses[q * n + l] for l in range(n)]) for q in range(len(prompt_lists))]
 
@@ -194,18 +203,19 @@ class CausalLMScorer:
 
         Returns ``(probs, hidden, full_vocab_logits)`` per prompt (a list of them
         for a list of prompts); the states are float32 NumPy arrays, or None when
-        not asked.  Like §9.2 with both flags set.
+        not asked.  Like the one-prompt kernel with both state flags set.
         """
         labels = self._labels(label_space)
         single = isinstance(prompt, str)
         prompts = _checked_prompts([prompt] if single else prompt, "CausalLMScorer.with_states")
         ids = self._last_token_ids(labels) if self.scoring == "last_token" else []
-        rows = self._last_position(self._encode(prompts), ids, want_full=full_vocab, want_hidden=hidden_state)
+        values, full, hidden = self._last_position(self._encode(prompts), ids, want_full=full_vocab,
+                                                   want_hidden=hidden_state)
         if self.scoring == "last_token":
-            probs = [softmax(list(row.label_logits)) for row in rows]
+            probs = [softmax(list(row)) for row in values]
         else:
             probs = self._score_joint(prompts, labels)
-        out = [(p, row.hidden, row.full_vocab) for p, row in zip(probs, rows)]
+        out = [(p, hidden[i] if hidden else None, full[i] if full else None) for i, p in enumerate(probs)]
         return out[0] if single else out
 
     def feedforward_with_hidden_state(self, prompt: Any, label_space: Optional[Sequence[str]] = None) -> Any:
@@ -222,7 +232,7 @@ class CausalLMScorer:
         """An inference function returning ``calibration_function(probs, full_vocab, hidden)`` per prompt.
 
         Works per prompt and batched, like the scorer itself; use it with any
-        trained calibration's ``inference`` (standard_calibration).
+        trained calibration's ``inference`` (:mod:`StaICC.calibration`).
         """
         def calibrated_inference(prompt: Any, label_space: Optional[Sequence[str]] = None) -> Any:
             result = self.with_states(prompt, label_space)
@@ -252,7 +262,7 @@ class CausalLMScorer:
         return self._label_id_cache[key]
 
     def _encode(self, texts: List[str]) -> List[List[int]]:
-        """Token ids with the tokenizer's default special tokens (BOS etc.), as §9.2 does."""
+        """Token ids with the tokenizer's default special tokens (BOS etc.), as the one-prompt kernel has them."""
         encoded = self.tokenizer(list(texts))["input_ids"]
         for text, ids in zip(texts, encoded):
             if len(ids) == 0:
@@ -260,286 +270,53 @@ class CausalLMScorer:
         return [list(ids) for ids in encoded]
 
     def _score_joint(self, prompts: List[str], labels: List[str]) -> List[List[float]]:
-        """first_token / sequence modes: label continuations after a joint tokenization."""
-        flat = self._split_joint_many([(p, label) for p in prompts for label in labels])
-        n = len(labels)
-        splits = [flat[i * n:(i + 1) * n] for i in range(len(prompts))]
-        shared: List[int] = []  # prompts whose labels all share one context: one forward reads all
-        separate: List[int] = []
-        for index, prompt_splits in enumerate(splits):
-            same_context = all(s.context == prompt_splits[0].context for s in prompt_splits)
-            (shared if self.scoring == "first_token" and same_context else separate).append(index)
-        results: List[Optional[List[float]]] = [None] * len(prompts)
-        if shared:
-            contexts = [splits[i][0].context for i in shared]
-            rows = self._last_position_many(contexts, [[s.continuation[0] for s in splits[i]] for i in shared])
-            for i, row in zip(shared, rows):
-                results[i] = softmax(list(row.label_logits))
-        if separate:
-            sequences = []
-            for i in separate:
-                for s in splits[i]:
-                    continuation = s.continuation[:1] if self.scoring == "first_token" else s.continuation
-                    ids = s.context + continuation
-                    sequences.append(_Sequence(ids, len(s.context) - 1, len(ids) - 1))
-            sums, _ = self._continuation_logprobs(sequences)
-            for j, i in enumerate(separate):
-                results[i] = softmax(sums[j * n:(j + 1) * n])
-        return results  # type: ignore[return-value]
+        """first_token / sequence: Σ log p(continuation token) after the joint split, softmaxed per prompt.
 
-    def _split_joint(self, prompt: str, label: str) -> _JointSplit:
+        Row (prompt, label) feeds context + continuation[:-1] (the last token's
+        logits predict nothing) and reads the continuation's tokens; the rows of
+        one prompt share their context, which the prefix tree computes once.
+        """
+        n = len(labels)
+        splits = self._split_joint_many([(p, label) for p in prompts for label in labels])
+        feeds, starts, targets = [], [], []
+        for split in splits:
+            continuation = split.continuation[:1] if self.scoring == "first_token" else split.continuation
+            feeds.append(split.context + continuation[:-1])
+            starts.append(len(split.context) - 1)
+            targets.append(continuation)
+        sums = self._logprob_sums(feeds, starts, targets)
+        return [softmax(sums[q * n:(q + 1) * n]) for q in range(len(prompts))]
+
+    def _split_joint(self, prompt: str, label: str) -> JointSplit:
         """Tokenize prompt + label together and split at the first token that covers label text."""
         return self._split_joint_many([(prompt, label)])[0]
 
-    def _split_joint_many(self, pairs: List[Tuple[str, str]]) -> List[_JointSplit]:
-        """Joint tokenization of every (prompt, label) in one tokenizer call, split at the boundary.
+    def _split_joint_many(self, pairs: List[Any]) -> List[JointSplit]:
+        return split_joint(self.tokenizer, pairs, self._special_ids, "CausalLMScorer")
 
-        A token that straddles the boundary (the label merged with the
-        prompt's last characters, e.g. " positive") belongs to the
-        continuation, so no label ever scores zero tokens.  Trailing special
-        tokens (EOS) are dropped.  Slow tokenizers have no offsets: the
-        boundary is then the common prefix with the prompt tokenized alone.
-        """
-        for _, label in pairs:
-            if label == "":
-                raise ValueError("CausalLMScorer: an empty label cannot be scored as a continuation")
-        texts = [prompt + label for prompt, label in pairs]
-        if getattr(self.tokenizer, "is_fast", False):
-            encoded = self.tokenizer(texts, return_offsets_mapping=True, return_special_tokens_mask=True)
-            bounds = [_offset_boundary(offsets, special, len(prompt)) for (prompt, _), offsets, special
-                      in zip(pairs, encoded["offset_mapping"], encoded["special_tokens_mask"])]
-        else:
-            encoded = self.tokenizer(texts)
-            alone = self.tokenizer([prompt for prompt, _ in pairs])["input_ids"]
-            bounds = [_prefix_boundary(list(ids), list(own), self._special_ids)
-                      for ids, own in zip(encoded["input_ids"], alone)]
-        splits = []
-        for (prompt, label), ids, (boundary, end) in zip(pairs, encoded["input_ids"], bounds):
-            if boundary is None or boundary >= end:
-                raise ValueError(f"CausalLMScorer: the label {label!r} adds no token after the prompt "
-                                 f"ending {prompt[-30:]!r}; it cannot be scored as a continuation")
-            if boundary == 0:
-                raise ValueError(f"CausalLMScorer: the label {label!r} merges with the whole prompt "
-                                 f"{prompt[-30:]!r}; no context token is left to condition on")
-            splits.append(_JointSplit(list(ids[:boundary]), list(ids[boundary:end])))
-        return splits
+    # ------------------------------------------------------ reads for the modes
+    def _last_position(self, encoded: List[List[int]], label_ids: List[int], want_full: bool = False,
+                       want_hidden: bool = False) -> Any:
+        """Per sequence: float32 logits of ``label_ids`` at its last position, full logits, hidden state."""
+        reads = self._run_reads(encoded, [[len(ids) - 1] for ids in encoded], [[label_ids]] * len(encoded),
+                                log_softmax=False, want_full=want_full, want_hidden=want_hidden)
+        values = [row[0] for row in reads.values]
+        full = [row[0] for row in reads.full] if reads.full is not None else None
+        hidden = [row[0] for row in reads.hidden] if reads.hidden is not None else None
+        return values, full, hidden
 
-    # --------------------------------------------------------- model engine
-    def _last_position(self, encoded: List[List[int]], label_ids: List[int],
-                       want_full: bool = False, want_hidden: bool = False) -> List["_Row"]:
-        return self._last_position_many(encoded, [label_ids] * len(encoded), want_full, want_hidden)
-
-    def _last_position_many(self, encoded: List[List[int]], label_ids: List[List[int]],
-                            want_full: bool = False, want_hidden: bool = False) -> List["_Row"]:
-        """Per sequence: the float32 logits of its label ids at its last position (+ states)."""
-        torch = self._torch
-        np = require("numpy", "CausalLMScorer")
-        sequences = [_Sequence(ids, len(ids) - 1, len(ids)) for ids in encoded]
-        rows: List[Optional[_Row]] = [None] * len(sequences)
-
-        def consume(batch: List[int], logits: Any, hidden: Any) -> None:
-            width = max(len(label_ids[i]) for i in batch)
-            index = torch.tensor([label_ids[i] + [0] * (width - len(label_ids[i])) for i in batch],
-                                 device=logits.device, dtype=torch.long)
-            picked = logits.gather(1, index).float().cpu().numpy()
-            full = logits.float().cpu().numpy() if want_full else None
-            states = hidden.float().cpu().numpy() if want_hidden else None
-            for j, i in enumerate(batch):
-                rows[i] = _Row(picked[j, :len(label_ids[i])].astype(np.float32),
-                               full[j] if full is not None else None,
-                               states[j] if states is not None else None)
-
-        self._run(sequences, consume, want_hidden)
-        return rows  # type: ignore[return-value]
-
-    def _continuation_logprobs(self, sequences: List[_Sequence]) -> Tuple[List[float], List[int]]:
-        """Per sequence: Σ log p(ids[t+1] | ids[..t]) over its read positions, and their count."""
-        torch = self._torch
-        sums: List[float] = [0.0] * len(sequences)
-        counts = [s.reads for s in sequences]
-
-        def consume(batch: List[int], logits: Any, hidden: Any) -> None:
-            targets = [sequences[i].ids[t + 1] for i in batch for t in range(sequences[i].read_from, sequences[i].read_to)]
-            owner = [j for j, i in enumerate(batch) for _ in range(sequences[i].reads)]
-            target = torch.tensor(targets, device=logits.device, dtype=torch.long)
-            logprob = torch.log_softmax(logits.float(), dim=-1).gather(1, target[:, None])[:, 0]
-            totals = torch.zeros(len(batch), dtype=torch.float64, device=logits.device)
-            totals.index_add_(0, torch.tensor(owner, device=logits.device), logprob.double())
-            for j, value in enumerate(totals.cpu().tolist()):
-                sums[batch[j]] = value
-
-        self._run(sequences, consume, want_hidden=False)
-        return sums, counts
-
-    def _run(self, sequences: List[_Sequence], consume: Callable[[List[int], Any, Any], None],
-             want_hidden: bool) -> None:
-        """Forward all sequences in length-sorted batches; ``consume`` gets the read rows.
-
-        ``consume(batch, logits, hidden)`` receives the batch's sequence indexes
-        and, stacked in (sequence, position) order, the logits [P, V] of every
-        read position and the last hidden states [P, H] (or None).
-        """
-        torch = self._torch
-        order = sorted(range(len(sequences)), key=lambda i: -len(sequences[i].ids))
-        pending = list(self._batches(order, sequences, want_hidden))
-        pending.reverse()  # pop() from the end: longest batch first
-        with torch.inference_mode():
-            while pending:
-                batch = pending.pop()
-                try:
-                    logits, hidden = self._forward_batch([sequences[i] for i in batch], want_hidden)
-                except Exception as error:  # only out-of-memory is retried
-                    if not _is_out_of_memory(torch, error) or len(batch) == 1:
-                        raise
-                    self._after_out_of_memory(len(batch))
-                    half = len(batch) // 2
-                    pending.extend([batch[half:], batch[:half]])
-                    continue
-                consume(batch, logits, hidden)
-
-    def _batches(self, order: List[int], sequences: List[_Sequence], want_hidden: bool) -> Iterator[List[int]]:
-        """Greedy consecutive batches within the row, token and logits budgets.
-
-        Hidden states keep every layer's activations, so they get a quarter of the token budget.
-        """
-        tokens = max(1, self.token_budget // HIDDEN_STATE_BUDGET_DIVISOR) if want_hidden else self.token_budget
-        batch: List[int] = []
-        state: Tuple[int, int, frozenset] = (0, 0, frozenset())  # longest, deepest read, read positions
-        for i in order:
-            candidate = _grown(state, sequences[i])
-            if batch and not self._fits(len(batch) + 1, candidate, tokens):
-                yield batch
-                batch, candidate = [], _grown((0, 0, frozenset()), sequences[i])
-            batch.append(i)
-            state = candidate
-        if batch:
-            yield batch
-
-    def _fits(self, rows: int, state: Tuple[int, int, frozenset], token_budget: int) -> bool:
-        longest, deepest, positions = state
-        if self._keep_argument is None:
-            kept = longest  # the model computes every position's logits
-        elif self.padding_side == "right" and self._keep_argument == "logits_to_keep":
-            kept = len(positions)
-        else:
-            kept = deepest if self.padding_side == "left" else longest
-        return (rows * longest <= token_budget
-                and (self.batch_size is None or rows <= self.batch_size)
-                and rows * kept * self._vocab_size() * 4 <= self.logits_budget_bytes)
-
-    def _forward_batch(self, batch: List[_Sequence], want_hidden: bool) -> Tuple[Any, Any]:
-        """Pad, run the model once and return the logits (and last hidden states) at the read positions."""
-        torch = self._torch
-        width = max(len(s.ids) for s in batch)
-        input_ids = torch.full((len(batch), width), self._pad_id, dtype=torch.long)
-        attention = torch.zeros((len(batch), width), dtype=torch.long)
-        starts = []  # column of each sequence's first token
-        for row, s in enumerate(batch):
-            start = width - len(s.ids) if self.padding_side == "left" else 0
-            input_ids[row, start:start + len(s.ids)] = torch.tensor(s.ids, dtype=torch.long)
-            attention[row, start:start + len(s.ids)] = 1
-            starts.append(start)
-        rows_index = [row for row, s in enumerate(batch) for _ in range(s.reads)]
-        columns = [starts[row] + t for row, s in enumerate(batch) for t in range(s.read_from, s.read_to)]
-        kwargs: Dict[str, Any] = {
-            "input_ids": input_ids.to(self.device),
-            "attention_mask": attention.to(self.device),
-            "use_cache": False,
-        }
-        if self._takes_position_ids:  # absolute positions must skip the left padding
-            kwargs["position_ids"] = (attention.cumsum(-1) - 1).clamp(min=0).to(self.device)
-        if want_hidden:
-            kwargs["output_hidden_states"] = True
-        kept_columns = self._kept_columns(columns, width)
-        if kept_columns is not None:
-            kwargs[self._keep_argument] = kept_columns[0]
-        output = self.model(**kwargs)
-        logits = output.logits
-        if kept_columns is not None:
-            column_of = kept_columns[1]
-            if logits.shape[1] != len(column_of):
-                raise RuntimeError(f"CausalLMScorer: the model ignored {self._keep_argument}= "
-                                   f"(expected {len(column_of)} positions, got {logits.shape[1]})")
-            local = [column_of[c] for c in columns]
-        else:
-            local = columns
-        rows_tensor = torch.tensor(rows_index, device=logits.device)
-        picked = logits[rows_tensor, torch.tensor(local, device=logits.device)]
-        hidden = None
-        if want_hidden:
-            last_layer = output.hidden_states[-1]
-            hidden = last_layer[rows_tensor, torch.tensor(columns, device=last_layer.device)]
-        return picked, hidden
-
-    def _kept_columns(self, columns: List[int], width: int) -> Optional[Tuple[Any, Dict[int, int]]]:
-        """What to pass as ``logits_to_keep`` and where each kept column lands, or None for all."""
-        if self._keep_argument is None:
-            return None
-        first = min(columns)
-        if self.padding_side == "left" or self._keep_argument == "num_logits_to_keep":
-            keep = width - first  # a suffix of the sequence
-            return keep, {c: c - first for c in range(first, width)}
-        unique = sorted(set(columns))
-        return self._torch.tensor(unique, device=self.device), {c: k for k, c in enumerate(unique)}
-
-    def _vocab_size(self) -> int:
-        return self._vocab
-
-    def _vocab_size_of_model(self) -> int:
-        head = self.model.get_output_embeddings() if hasattr(self.model, "get_output_embeddings") else None
-        if head is not None and hasattr(head, "weight"):
-            return int(head.weight.shape[0])
-        return int(getattr(getattr(self.model, "config", None), "vocab_size", 0) or 32000)
-
-    def _after_out_of_memory(self, rows: int) -> None:
-        """Shrink the budgets for the rest of the run and free the cache."""
-        self.token_budget = max(1, self.token_budget // 2)
-        self.batch_size = max(1, rows // 2)
-        if self.device.type == "cuda":
-            self._torch.cuda.empty_cache()
-        warnings.warn(f"CausalLMScorer: out of memory with {rows} sequences; retrying with at most "
-                      f"{self.batch_size} per batch", stacklevel=4)
-
-
-def _grown(state: Tuple[int, int, frozenset], sequence: _Sequence) -> Tuple[int, int, frozenset]:
-    """Batch statistics after adding ``sequence`` (right padding keeps positions as they are)."""
-    longest, deepest, positions = state
-    return (max(longest, len(sequence.ids)), max(deepest, len(sequence.ids) - sequence.read_from),
-            positions | frozenset(range(sequence.read_from, sequence.read_to)))
-
-
-@dataclass
-class _Row:
-    """What the scorer reads at a prompt's last position."""
-
-    label_logits: Any  # float32 NumPy array, one entry per label
-    full_vocab: Any  # float32 NumPy array over the vocabulary, or None
-    hidden: Any  # float32 NumPy array, or None
-
-
-def _offset_boundary(offsets: Sequence[Tuple[int, int]], special: Sequence[int],
-                     prompt_length: int) -> Tuple[Optional[int], int]:
-    """(first non-special token ending past the prompt, one past the last non-special token)."""
-    real = [i for i in range(len(offsets)) if not special[i]]
-    boundary = next((i for i in real if offsets[i][1] > prompt_length), None)
-    return boundary, (real[-1] + 1 if real else 0)
-
-
-def _prefix_boundary(joint: List[int], alone: List[int], special_ids: set) -> Tuple[Optional[int], int]:
-    """Slow-tokenizer fallback: the common prefix of joint and prompt-alone ids (trailing specials dropped)."""
-    while alone and alone[-1] in special_ids:
-        alone.pop()
-    end = len(joint)
-    while end > 0 and joint[end - 1] in special_ids:
-        end -= 1
-    boundary = 0
-    while boundary < min(len(alone), end) and joint[boundary] == alone[boundary]:
-        boundary += 1
-    return (boundary if boundary < end else None), end
-
-
-def _checked_labels(label_space: Sequence[str], where: str) -> List[str]:
-    return check_label_space(label_space, at=f" in {where}", name="label_space")
+    def _logprob_sums(self, feeds: List[List[int]], starts: List[int], targets: List[List[int]]) -> List[float]:
+        """Per row: Σ→ log p(targets[t] | feed[..starts + t]), summed left to right in double."""
+        positions = [[start + t for t in range(len(target))] for start, target in zip(starts, targets)]
+        ids = [[[token] for token in target] for target in targets]
+        reads = self._run_reads(feeds, positions, ids, log_softmax=True)
+        sums = []
+        for row in reads.values:
+            total = 0.0
+            for value in row:
+                total += float(value[0])
+            sums.append(total)
+        return sums
 
 
 def _checked_prompts(prompts: Any, where: str) -> List[str]:
@@ -551,6 +328,10 @@ def _checked_prompts(prompts: Any, where: str) -> List[str]:
     return list(prompts)
 
 
+def _checked_labels(label_space: Sequence[str], where: str) -> List[str]:
+    return check_label_space(label_space, at=f" in {where}", name="label_space")
+
+
 def _pad_token_id(tokenizer: Any) -> int:
     """Any valid id works: padded positions are masked out and never read."""
     for name in ("pad_token_id", "eos_token_id", "unk_token_id"):
@@ -558,6 +339,13 @@ def _pad_token_id(tokenizer: Any) -> int:
         if isinstance(value, int):
             return value
     return 0
+
+
+def _vocab_size_of_model(model: Any) -> int:
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    if head is not None and hasattr(head, "weight"):
+        return int(head.weight.shape[0])
+    return int(getattr(getattr(model, "config", None), "vocab_size", 0) or 32000)
 
 
 def _prepared_model(torch: Any, model: Any, device: Any, dtype: Any) -> Any:
@@ -572,9 +360,3 @@ def _prepared_model(torch: Any, model: Any, device: Any, dtype: Any) -> Any:
         model = model.to(dtype)
     model.eval()
     return model
-
-
-def _is_out_of_memory(torch: Any, error: Exception) -> bool:
-    oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
-                                  getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)) if t)
-    return isinstance(error, oom_types) or "out of memory" in str(error).lower()
