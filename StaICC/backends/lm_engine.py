@@ -51,7 +51,7 @@ class EngineStats:
     tokens_computed: int = 0  # tokens actually run through the model (after prefix sharing)
     padded_tokens: int = 0  # rows × width over all batches
     largest_batch_rows: int = 0
-    largest_batch_tokens: int = 0  # rows × (width + cached width)
+    largest_batch_tokens: int = 0  # the token budget a batch used: rows × (width + CACHED_TOKEN_WEIGHT × cached width)
 
 
 @dataclass
@@ -224,7 +224,7 @@ class ForwardEngine:
         if kept is not None:
             kwargs[self._keep_argument] = kept[0]
         output = self.model(**kwargs)
-        self._record(len(batch), width, int(mask.shape[1]), sum(len(node.tokens) for node, _ in batch))
+        self._record(len(batch), width, int(mask.shape[1]) - width)
         if slots:
             self._store_reads(output, slots, entries, kept, read_ids, out, log_softmax, want_hidden)
         if not need_cache:
@@ -282,13 +282,13 @@ class ForwardEngine:
         unique = sorted(set(columns))
         return self._torch.tensor(unique, device=self.device), {c: k for k, c in enumerate(unique)}
 
-    def _record(self, rows: int, width: int, attended: int, tokens: int) -> None:
+    def _record(self, rows: int, width: int, cached: int) -> None:
         stats = self.stats
         stats.forward_calls += 1
         stats.rows += rows
         stats.padded_tokens += rows * width
         stats.largest_batch_rows = max(stats.largest_batch_rows, rows)
-        stats.largest_batch_tokens = max(stats.largest_batch_tokens, rows * attended)
+        stats.largest_batch_tokens = max(stats.largest_batch_tokens, int(rows * (width + CACHED_TOKEN_WEIGHT * cached)))
 
     def _after_out_of_memory(self, rows: int) -> None:
         """Shrink the budgets for the rest of the run and free the cache."""
