@@ -22,8 +22,8 @@ from typing import Any, Callable, Tuple
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from StaICC import Normal  # noqa: E402
-from StaICC.prefabricate_inference import standard_calibration as sc  # noqa: E402
-from StaICC.prefabricate_inference.fast_kernel import CausalLMScorer  # noqa: E402
+from StaICC import calibration as sc  # noqa: E402
+from StaICC.backends.causal_lm import CausalLMScorer  # noqa: E402
 
 CALIBRATIONS = ["none", "contextual", "domain", "batch", "hidden", "knn", "knn_centroid"]
 
@@ -31,7 +31,7 @@ CALIBRATIONS = ["none", "contextual", "domain", "batch", "hidden", "knn", "knn_c
 def load(args: argparse.Namespace) -> Tuple[Any, Any]:
     import torch
     if args.tiny:
-        from StaICC.prefabricate_inference.tiny_models import tiny_causal_lm, tiny_tokenizer
+        from StaICC.backends.tiny_models import tiny_causal_lm, tiny_tokenizer
         demonstrations = Normal(k=0, datasets=[0])[0].demonstration_set()
         texts = [demonstrations[i][0][0] for i in range(len(demonstrations))]
         tokenizer = tiny_tokenizer(texts)

@@ -26,7 +26,7 @@ def corpus(datasets: Tuple[str, ...] = ("rotten_tomatoes", "GLUE-SST2", "agnews"
 
 @functools.lru_cache(maxsize=None)
 def tiny_tokenizer(bos: bool = True, vocab_size: int = 4096):
-    from StaICC.prefabricate_inference.tiny_models import tiny_tokenizer as build
+    from StaICC.backends.tiny_models import tiny_tokenizer as build
     return build(corpus(), bos=bos, vocab_size=vocab_size)
 
 
@@ -34,7 +34,7 @@ def tiny_tokenizer(bos: bool = True, vocab_size: int = 4096):
 def tiny_model(family: str = "llama", vocab_size: int = 4096, seed: int = 0):
     import torch
 
-    from StaICC.prefabricate_inference.tiny_models import tiny_causal_lm
+    from StaICC.backends.tiny_models import tiny_causal_lm
     # one intra-op thread: these models are too small to gain from more, and on a
     # shared 2-core runner competing OpenMP threads made the suite several times slower
     torch.set_num_threads(1)

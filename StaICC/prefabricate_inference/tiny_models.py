@@ -1,69 +1,10 @@
-"""Tiny random causal LMs and locally trained tokenizers, for offline tests and benchmarks.
+"""Original import path, kept working: the code lives in :mod:`StaICC.backends.tiny_models` (tiny random models for tests)."""
+from typing import Any
 
-Nothing is downloaded: the tokenizer is a byte-level BPE trained on the texts
-you pass (for example a dataset's demonstration texts) and the model is
-randomly initialised from a small config.  The predictions are meaningless;
-the shapes, tokenization quirks (BOS, merges at the prompt/label join) and
-code paths are those of real HuggingFace models.
-"""
-from typing import Any, Iterable
-
-from ._deps import require_torch, require_transformers
-
-SPECIAL_TOKENS = ["<pad>", "<s>", "</s>"]
-PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
+import StaICC.backends.tiny_models as _implementation
+from StaICC.backends.tiny_models import *  # noqa: F401,F403
 
 
-def tiny_tokenizer(texts: Iterable[str], bos: bool = True, vocab_size: int = 4096) -> Any:
-    """A GPT-2 style byte-level BPE wrapped in ``PreTrainedTokenizerFast``.
-
-    With ``bos`` every text starts with "<s>" (like Llama tokenizers); without,
-    nothing is added (like GPT-2).
-    """
-    require_transformers("tiny_tokenizer")
-    try:
-        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    except ImportError:  # pragma: no cover - tokenizers is a transformers dependency
-        raise ImportError("tiny_tokenizer needs 'tokenizers': pip install StaICC[hf]") from None
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(list(texts), trainer=trainer)
-    if bos:
-        tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", BOS_ID)])
-    else:
-        tok.post_processor = processors.ByteLevel(trim_offsets=False)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                                   model_input_names=["input_ids", "attention_mask"])  # no token_type_ids, like GPT-2/Llama
-
-
-def tiny_causal_lm(family: str = "llama", vocab_size: int = 4096, hidden_size: int = 64, layers: int = 2,
-                   seed: int = 0, sharpen: float = 8.0) -> Any:
-    """A randomly initialised float32 causal LM ("llama" or "gpt2") in eval mode.
-
-    ``sharpen`` scales the output head so that the random model's label
-    distributions are far from uniform and argmax comparisons are meaningful.
-    """
-    torch = require_torch("tiny_causal_lm")
-    transformers = require_transformers("tiny_causal_lm")
-    torch.manual_seed(seed)
-    if family == "llama":
-        config = transformers.LlamaConfig(
-            vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=2 * hidden_size,
-            num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
-            bos_token_id=BOS_ID, eos_token_id=EOS_ID, pad_token_id=PAD_ID)
-        model = transformers.LlamaForCausalLM(config)
-    elif family == "gpt2":
-        config = transformers.GPT2Config(
-            vocab_size=vocab_size, n_embd=hidden_size, n_layer=layers, n_head=4, n_positions=4096,
-            bos_token_id=BOS_ID, eos_token_id=EOS_ID, pad_token_id=PAD_ID)
-        model = transformers.GPT2LMHeadModel(config)
-    else:
-        raise ValueError(f"tiny_causal_lm: family must be 'llama' or 'gpt2', got {family!r}")
-    with torch.no_grad():
-        model.get_output_embeddings().weight.mul_(sharpen)
-    return model.eval()
+def __getattr__(name: str) -> Any:
+    """Every other name (private helpers too) resolves to the implementation module's."""
+    return getattr(_implementation, name)
