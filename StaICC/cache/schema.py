@@ -130,8 +130,11 @@ class _CacheFile:
 
     def _inspect(self, connection: sqlite3.Connection) -> str:
         """'ours' or 'empty'; anything else raises.  Reads only."""
-        application_id = connection.execute("PRAGMA application_id").fetchone()[0]
+        # Tables first, then the id: another process creates both in one transaction, so once its
+        # tables are visible its application_id is too.  Read the other way round, a commit landing
+        # between the two reads showed "id 0 with tables" and refused a new cache as foreign.
         tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master")]
+        application_id = connection.execute("PRAGMA application_id").fetchone()[0]
         if application_id == APPLICATION_ID:
             return "ours"
         if application_id == 0 and not tables:
