@@ -1,0 +1,70 @@
+"""How an answer is stored: value encoding, the CRC-32 of an entry, the request digests.
+
+Pure functions, no SQLite: a prediction becomes an int label index or little-endian
+IEEE-754 doubles (bit-exact, never pickled), every stored field is covered by a CRC-32
+that detects bytes changed on disk, and a request's (SHA-256, BLAKE2b-64) pair keys and
+checks its entry.
+"""
+import binascii
+import struct
+from typing import Any, Dict, Optional, Tuple, Union
+
+from ..requests import Answer, Request
+
+Digests = Tuple[bytes, bytes]
+
+
+def request_digests(request: Request) -> Digests:
+    """(SHA-256, BLAKE2b-64) of the request's canonical content; the first is ``request.key()``."""
+    return request.digests
+
+
+_STRUCTS: Dict[int, struct.Struct] = {}
+
+
+def _doubles(count: int) -> struct.Struct:
+    packer = _STRUCTS.get(count)
+    if packer is None:
+        packer = _STRUCTS[count] = struct.Struct(f"<{count}d")
+    return packer
+
+
+def _crc(key: bytes, check: bytes, value: Union[int, bytes], text: Optional[str], parsed: int) -> int:
+    """CRC-32 over every stored field of an entry (the model id excepted: it is part of the key)."""
+    body = value if isinstance(value, bytes) else str(value).encode("ascii")
+    crc = binascii.crc32(key)
+    crc = binascii.crc32(check, crc)
+    crc = binascii.crc32(body, crc)
+    crc = binascii.crc32(b"\x00" if text is None else b"\x01" + text.encode("utf-8", "surrogatepass"), crc)
+    return binascii.crc32(b"\x01" if parsed else b"\x00", crc)
+
+
+def _encode(request: Request, answer: Any, position: int) -> Tuple[Union[int, bytes], Optional[str], int]:
+    """An answer as (value, text, parsed), checked against the request's label space."""
+    if not isinstance(answer, Answer):
+        raise TypeError(f"answers[{position}] must be an Answer, got {type(answer).__name__}")
+    labels = len(request.label_space)
+    prediction = answer.prediction
+    if isinstance(prediction, int) and not isinstance(prediction, bool):
+        if not 0 <= prediction < labels:
+            raise ValueError(f"answers[{position}] predicts label index {prediction}; "
+                             f"the request has {labels} labels")
+        value: Union[int, bytes] = prediction
+    elif isinstance(prediction, (list, tuple)):
+        if len(prediction) != labels:
+            raise ValueError(f"answers[{position}] has {len(prediction)} scores; the request has {labels} labels")
+        for score in prediction:
+            if isinstance(score, bool) or not isinstance(score, (int, float)):
+                raise TypeError(f"answers[{position}] holds a non-numeric score {score!r}; "
+                                "store validated predictions (floats)")
+        value = _doubles(labels).pack(*prediction)
+    else:
+        raise TypeError(f"answers[{position}].prediction must be an int label index or a list of floats, "
+                        f"got {type(prediction).__name__}; store validated predictions")
+    text = answer.text
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"answers[{position}].text must be a string or None, got {type(text).__name__}")
+    if not isinstance(answer.parsed, bool):
+        raise TypeError(f"answers[{position}].parsed must be True or False, got {answer.parsed!r}")
+    return value, text, int(answer.parsed)
+

@@ -1,0 +1,302 @@
+"""The :class:`PredictionCache` itself: lookup, store, model registry, statistics, closing.
+
+Opening and verifying the file is inherited from :class:`~StaICC.cache.schema._CacheFile`;
+the encoding of values and the digests come from :mod:`StaICC.cache.codec`.  This module
+holds what a run does with an open cache.
+"""
+import datetime
+import json
+import os
+import sqlite3
+import threading
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from ..requests import Answer, Request
+from .codec import Digests, _crc, _doubles, _encode, request_digests
+from .schema import _COLLISION, DEFAULT_TIMEOUT, CacheError, _CacheFile
+
+_CHUNK = 500  # keys per ``IN (...)`` query: far below SQLite's variable limit, large enough to amortise
+
+
+def _check_fingerprint(fingerprint: Any) -> str:
+    if not isinstance(fingerprint, str) or not fingerprint:
+        raise TypeError(f"fingerprint must be a non-empty string (Backend.fingerprint()), got {fingerprint!r}")
+    return fingerprint
+
+
+def _check_requests(requests: Any) -> Sequence[Request]:
+    if isinstance(requests, (str, bytes)) or not isinstance(requests, Sequence):
+        raise TypeError(f"requests must be a sequence of Request, got {type(requests).__name__}")
+    for i, request in enumerate(requests):
+        if not isinstance(request, Request):
+            raise TypeError(f"requests[{i}] must be a Request, got {type(request).__name__}")
+    return requests
+
+
+class PredictionCache(_CacheFile):
+    """An SQLite file of model answers, shared safely by threads and processes.
+
+    ``PredictionCache(path)`` creates the file or opens an existing StaICC cache; any
+    other file is refused (see :mod:`StaICC.cache`).  ``timeout``: seconds to wait for
+    another process's write lock before :class:`CacheError`.  Use it as a context
+    manager or call :meth:`close`.  A cache object belongs to the process that opened
+    it: open one per process (after a fork, open again in the child).
+    """
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"], *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"the cache path must be a string or a path, got {type(path).__name__}")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.path = os.fspath(path)
+        if not self.path:
+            raise ValueError("the cache path is empty")
+        self.timeout = float(timeout)
+        self._lock = threading.RLock()
+        self._pid = os.getpid()
+        self._model_ids: Dict[str, int] = {}
+        # id(request) -> (request, digests) of the last lookup's misses: the store that usually
+        # follows reuses them instead of hashing each prompt again (the request is held, so its id
+        # cannot be reused by another object meanwhile)
+        self._missed: Dict[int, Tuple[Request, Digests]] = {}
+        self._connection: Optional[sqlite3.Connection] = None
+        self._connection = self._open()
+
+    # ------------------------------------------------------------------ use
+    def _db(self) -> sqlite3.Connection:
+        if self._connection is None:
+            raise self._fail("is closed")
+        if os.getpid() != self._pid:
+            raise self._fail("was opened in another process; open the cache again in each worker process")
+        return self._connection
+
+    def _model_id(self, connection: sqlite3.Connection, fingerprint: str) -> Optional[int]:
+        model = self._model_ids.get(fingerprint)
+        if model is None:
+            row = connection.execute("SELECT id FROM models WHERE fingerprint = ?", (fingerprint,)).fetchone()
+            if row is not None:
+                model = self._model_ids[fingerprint] = row[0]
+        return model
+
+    def lookup(self, fingerprint: str, requests: Sequence[Request]) -> List[Optional[Answer]]:
+        """The stored answer of each request for this model, or None where there is none."""
+        fingerprint = _check_fingerprint(fingerprint)
+        requests = _check_requests(requests)
+        if not requests:
+            return []
+        digests = [request_digests(r) for r in requests]
+        with self._lock:
+            connection = self._db()
+            try:
+                rows = self._retry(lambda: self._select(connection, fingerprint, digests))
+            except sqlite3.DatabaseError as exc:
+                raise self._database_error(exc, "looking answers up") from None
+        answers: List[Optional[Answer]] = []
+        missed: Dict[int, Tuple[Request, Digests]] = {}
+        for position, (request, (key, check)) in enumerate(zip(requests, digests)):
+            row = rows.get(key)
+            if row is None:
+                answers.append(None)
+                missed[id(request)] = (request, (key, check))
+                continue
+            stored_check, value, text, parsed, crc = row
+            if _crc(key, stored_check, value, text, parsed) != crc:
+                raise self._fail(f"is damaged: the entry of requests[{position}] (key {key.hex()}) fails its "
+                                 "CRC check; move the file away and rerun")
+            if stored_check != check:
+                raise self._collision(key, position)
+            answers.append(self._decode(value, text, parsed, len(request.label_space), key))
+        self._missed = missed
+        return answers
+
+    def _select(self, connection: sqlite3.Connection, fingerprint: str,
+                digests: List[Digests]) -> Dict[bytes, tuple]:
+        rows: Dict[bytes, tuple] = {}
+        connection.execute("BEGIN")  # one read snapshot for every chunk
+        try:
+            model = self._model_id(connection, fingerprint)
+            if model is None:
+                return rows
+            keys = list(dict.fromkeys(key for key, _check in digests))
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start:start + _CHUNK]
+                query = ("SELECT content_key, check_key, value, text, parsed, crc FROM predictions "
+                         f"WHERE model = ? AND content_key IN ({','.join('?' * len(chunk))})")
+                for key, *rest in connection.execute(query, [model, *chunk]):
+                    rows[key] = tuple(rest)
+        finally:
+            connection.execute("COMMIT")
+        return rows
+
+    def _decode(self, value: Any, text: Optional[str], parsed: int, labels: int, key: bytes) -> Answer:
+        if isinstance(value, int):
+            prediction: Any = value
+        elif isinstance(value, bytes) and len(value) == 8 * labels:
+            prediction = list(_doubles(labels).unpack(value))
+        else:
+            raise self._fail(f"is damaged: the entry with key {key.hex()} does not fit its label space of {labels}")
+        return Answer(prediction, text, bool(parsed))
+
+    def _collision(self, key: bytes, position: Optional[int] = None) -> CacheError:
+        where = f"requests[{position}] " if position is not None else ""
+        return self._fail(f"SHA-256 collision: {where}has content key {key.hex()}, as a stored entry for "
+                          "different content (their BLAKE2b digests differ). This is astronomically unlikely "
+                          "by chance: the file was probably edited; move it away")
+
+    def store(self, fingerprint: str, requests: Sequence[Request], answers: Sequence[Answer]) -> None:
+        """Store one answer per request for this model, in one transaction.
+
+        An entry already stored for the same model and content is kept (the first writer
+        wins; concurrent writers of the same keys never fail).
+        """
+        fingerprint = _check_fingerprint(fingerprint)
+        requests = _check_requests(requests)
+        if isinstance(answers, (str, bytes)) or not isinstance(answers, Sequence):
+            raise TypeError(f"answers must be a sequence of Answer, got {type(answers).__name__}")
+        if len(answers) != len(requests):
+            raise ValueError(f"store got {len(answers)} answers for {len(requests)} requests; give one per request")
+        if not requests:
+            return
+        rows = []
+        missed = self._missed
+        for position, (request, answer) in enumerate(zip(requests, answers)):
+            value, text, parsed = _encode(request, answer, position)
+            known = missed.get(id(request))
+            key, check = known[1] if known is not None and known[0] is request else request_digests(request)
+            rows.append((key, check, value, text, parsed, _crc(key, check, value, text, parsed)))
+        with self._lock:
+            connection = self._db()
+            try:
+                self._retry(lambda: self._insert(connection, fingerprint, rows))
+            except sqlite3.IntegrityError as exc:
+                if _COLLISION in str(exc):
+                    raise self._collision_in(connection, fingerprint, rows) from None
+                raise self._database_error(exc, "storing answers") from None
+            except sqlite3.DatabaseError as exc:
+                raise self._database_error(exc, "storing answers") from None
+
+    def _insert(self, connection: sqlite3.Connection, fingerprint: str, rows: List[tuple]) -> None:
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            model = self._ensure_model(connection, fingerprint)
+            connection.executemany(
+                "INSERT OR IGNORE INTO predictions (model, content_key, check_key, value, text, parsed, crc) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", [(model, *row) for row in rows])
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+
+    def _ensure_model(self, connection: sqlite3.Connection, fingerprint: str,
+                      identity: Optional[str] = None) -> int:
+        model = self._model_id(connection, fingerprint)
+        if model is None:
+            now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            connection.execute("INSERT OR IGNORE INTO models (fingerprint, identity, created) VALUES (?, ?, ?)",
+                               (fingerprint, identity, now))
+            model = connection.execute("SELECT id FROM models WHERE fingerprint = ?", (fingerprint,)).fetchone()[0]
+            # remembered only once committed: a rolled-back id may be reused by another process
+        return model
+
+    def _collision_in(self, connection: sqlite3.Connection, fingerprint: str, rows: List[tuple]) -> CacheError:
+        """The collision error, naming the first stored entry whose BLAKE2b differs from the batch's."""
+        model = self._model_id(connection, fingerprint)
+        for position, row in enumerate(rows):
+            stored = connection.execute("SELECT check_key FROM predictions WHERE model = ? AND content_key = ?",
+                                        (model, row[0])).fetchone()
+            if stored is not None and stored[0] != row[1]:
+                return self._collision(row[0], position)
+        return self._fail("SHA-256 collision while storing answers")
+
+    # ------------------------------------------------------------------ inspection
+    def register_model(self, fingerprint: str, identity: Dict[str, Any]) -> None:
+        """Record the identity a fingerprint stands for (provenance; the first identity stays)."""
+        fingerprint = _check_fingerprint(fingerprint)
+        if not isinstance(identity, dict):
+            raise TypeError(f"identity must be a dict (Backend.identity()), got {type(identity).__name__}")
+        body = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+        def register(connection: sqlite3.Connection) -> None:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                self._ensure_model(connection, fingerprint, body)
+                connection.execute("UPDATE models SET identity = ? WHERE fingerprint = ? AND identity IS NULL",
+                                   (body, fingerprint))
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+
+        with self._lock:
+            connection = self._db()
+            try:
+                self._retry(lambda: register(connection))
+            except sqlite3.DatabaseError as exc:
+                raise self._database_error(exc, "registering a model") from None
+
+    def models(self) -> List[Dict[str, Any]]:
+        """Every model with entries or a registration: fingerprint, identity (or None), entries, created."""
+        query = ("SELECT m.fingerprint, m.identity, m.created, "
+                 "(SELECT COUNT(*) FROM predictions p WHERE p.model = m.id) FROM models m ORDER BY m.id")
+        rows = self._read(query, "listing models")
+        return [{"fingerprint": f, "identity": json.loads(i) if i is not None else None, "entries": n,
+                 "created": c} for f, i, c, n in rows]
+
+    def stats(self) -> Dict[str, Any]:
+        """Entries, models and file size (bytes, WAL included)."""
+        entries = self._read("SELECT COUNT(*) FROM predictions", "counting entries")[0][0]
+        models = self._read("SELECT COUNT(*) FROM models", "counting models")[0][0]
+        size = sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
+        return {"path": self.path, "entries": entries, "models": models, "bytes": size}
+
+    def check(self) -> List[str]:
+        """SQLite's full ``integrity_check`` (reads the whole file): [] when the file is sound."""
+        rows = self._read("PRAGMA integrity_check", "checking integrity")
+        return [] if [r[0] for r in rows] == ["ok"] else [str(r[0]) for r in rows]
+
+    def _read(self, query: str, doing: str) -> List[tuple]:
+        with self._lock:
+            connection = self._db()
+            try:
+                return self._retry(lambda: connection.execute(query).fetchall())
+            except sqlite3.DatabaseError as exc:
+                raise self._database_error(exc, doing) from None
+
+    # ------------------------------------------------------------------ closing
+    def close(self) -> None:
+        """Close the file (idempotent).  The last process to close folds the WAL into the file."""
+        with self._lock:
+            connection, self._connection = self._connection, None
+            if connection is not None and os.getpid() == self._pid:
+                connection.close()
+
+    def __enter__(self) -> "PredictionCache":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        state = "closed" if self._connection is None else "open"
+        return f"PredictionCache({self.path!r}, {state})"
+
+
+def open_cache(cache: Union[None, str, "os.PathLike[str]", PredictionCache]) -> Optional[PredictionCache]:
+    """A cache from a path, a cache as it is, or None for no cache.
+
+    The caller closes what this opened: close the result when it ``is not`` the argument.
+    """
+    if cache is None or isinstance(cache, PredictionCache):
+        return cache
+    if isinstance(cache, (str, os.PathLike)):
+        return PredictionCache(cache)
+    raise TypeError(f"cache must be a file path or a PredictionCache, got {type(cache).__name__}")
+

@@ -1,0 +1,38 @@
+"""Custom classification datasets: your own data through the standard's machinery.
+
+Build a :class:`StaICC.datasets.Dataset` from a list of records (dicts), a JSON Lines
+file, a CSV file or a HuggingFace ``datasets`` object, then pass it to any
+sub-benchmark, alone or beside the standard ten::
+
+    from StaICC import Normal
+    from StaICC.custom_datasets import from_csv
+
+    mine = from_csv("reviews.csv", name="my_reviews", input_columns="text", label_column="label")
+    Normal(datasets=["GLUE-SST2", mine])(my_inference)
+
+The split (calibration, demonstration, test), the demonstration sampler, the prompt
+writer, the metrics and every diagnosis are the standard's; only the rows, the label
+words, the template and the split sizes are yours.  Results that involve a custom
+dataset are marked non-standard (``result.metadata["standard"] is False``).
+
+Bad data is refused with :class:`CustomDatasetError` (a ``ValueError``) naming the
+file, the row (1-based line number in files, 0-based index for records and HuggingFace
+rows) and the column.  Only the standard library is used; ``datasets`` is imported
+only when :func:`from_hf` is given a dataset *name* to lo
+
+The package is split by job: :mod:`.readers` (the four input forms), :mod:`.builder`
+(the checks and the builder they share, split sizes, template defaults),
+:mod:`.labels` (raw label values to label words and ids) and :mod:`.errors`.  Every
+name stays importable from ``StaICC.custom_datasets``.
+"""
+# re-exports: every name the single module ``StaICC/custom_datasets.py`` defined stays importable from here
+from .builder import (MIN_ECE_PREDICTIONS, MIN_ROWS, Columns, _build, _check_alternate_template,  # noqa: F401
+                      _check_name, _check_split_sizes, _check_string, _check_string_list, _columns,
+                      default_input_text_prefixes, default_split_sizes)
+from .errors import CustomDatasetError, _Locator  # noqa: F401
+from .labels import _INTEGER, LabelWords, _check_words, _raw_label, _resolve_labels  # noqa: F401
+from .readers import (_class_label_names, _csv_records, _jsonl_records, _read_text, from_csv, from_hf,  # noqa: F401
+                      from_jsonl, from_records)
+
+__all__ = ["CustomDatasetError", "from_records", "from_jsonl", "from_csv", "from_hf", "default_split_sizes",
+           "default_input_text_prefixes", "MIN_ROWS", "MIN_ECE_PREDICTIONS"]

@@ -1,0 +1,198 @@
+"""The builder every input form shares, and the checks of its options.
+
+:func:`_build` turns (row number, record) pairs into a :class:`~StaICC.datasets.Dataset`:
+it checks the name, the columns, the template strings, the alternate templates and
+the split sizes, reads every row's texts and label, and resolves the labels.  The
+split-size and prefix defaults live here too, since the builder applies them.
+"""
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ..datasets import Dataset, standard_dataset_aliases
+from ..standard import CALIBRATION_SIZE, DEMONSTRATION_SIZE, ECE_BINS, TEMPLATE_KEYS, TEST_SIZE
+from ..validation import check_int
+from .errors import _Locator
+from .labels import LabelWords, _raw_label, _resolve_labels
+
+#: the fewest rows a custom dataset may have: one each for calibration, demonstration and test
+MIN_ROWS = 3
+#: the fewest predictions ECE accepts (one per confidence bin); Normal makes test rows x 2 repeats
+MIN_ECE_PREDICTIONS = ECE_BINS
+
+Columns = Union[str, Sequence[str]]
+
+
+def default_split_sizes(n_rows: int) -> Tuple[int, int, int]:
+    """Default (calibration, demonstration, test) sizes for a dataset of ``n_rows`` rows.
+
+    ``T = min(512, max(1, N // 5))``, ``C = min(1024, max(1, N // 5))`` and
+    ``D = min(4096, N - C - T)``: a fifth of the data each for calibration and test and
+    the rest for demonstrations, capped at the standard's (1024, 4096, 512), which a
+    dataset of 5 640 rows or more gets exactly.  Every part has at least one row
+    (``N >= 3``).
+    """
+    if check_int(n_rows, "n_rows") < MIN_ROWS:
+        raise ValueError(f"a custom dataset needs at least {MIN_ROWS} rows (one per split part), got {n_rows!r}")
+    fifth = max(1, n_rows // 5)
+    test = min(TEST_SIZE, fifth)
+    calibration = min(CALIBRATION_SIZE, fifth)
+    demonstration = min(DEMONSTRATION_SIZE, n_rows - calibration - test)
+    return calibration, demonstration, test
+
+
+def default_input_text_prefixes(input_columns: Columns) -> List[str]:
+    """One prefix per input column: the column name followed by ``": "``."""
+    return [f"{column}: " for column in _columns(input_columns)]
+
+
+def _columns(input_columns: Columns) -> List[str]:
+    columns = [input_columns] if isinstance(input_columns, str) else input_columns
+    if not isinstance(columns, (list, tuple)) or not columns:
+        raise TypeError(f"input_columns must be a column name or a non-empty list of column names, "
+                        f"got {input_columns!r}")
+    for column in columns:
+        if not isinstance(column, str) or not column:
+            raise TypeError(f"input_columns must hold non-empty strings, got {column!r}")
+    duplicated = sorted({c for c in columns if columns.count(c) > 1})
+    if duplicated:
+        raise ValueError(f"input_columns lists {duplicated} more than once")
+    return list(columns)
+
+
+def _check_string(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _check_string_list(value: Any, count: int, what: str) -> List[str]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{what} must be a list of strings (one per input column), got {value!r}")
+    if len(value) != count:
+        raise ValueError(f"{what} needs one entry per input column ({count}), got {len(value)}: {list(value)!r}")
+    return list(value)
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"name must be a non-empty string, got {name!r}")
+    reserved = {alias.lower() for alias in standard_dataset_aliases()}
+    if name.lower() in reserved:
+        raise ValueError(f"name {name!r} is the name of a standard StaICC dataset; choose another name so that "
+                         "custom results cannot be mistaken for standard ones")
+    return name
+
+
+def _check_alternate_template(alternate: Any, defaults: Dict[str, Any], count: int) -> Optional[Dict[str, list]]:
+    """Shape check: the 4 keys of the L9 table, 3 options each, option 0 = the default."""
+    if alternate is None:
+        return None
+    if not isinstance(alternate, Mapping):
+        raise TypeError(f"alternate_template must be a dict with keys {list(TEMPLATE_KEYS)}, got "
+                        f"{type(alternate).__name__}")
+    missing = [key for key in TEMPLATE_KEYS if key not in alternate]
+    extra = [key for key in alternate if key not in TEMPLATE_KEYS]
+    if missing or extra:
+        raise ValueError(f"alternate_template needs exactly the keys {list(TEMPLATE_KEYS)}"
+                         + (f"; missing {missing}" if missing else "") + (f"; unknown {extra}" if extra else ""))
+    checked: Dict[str, list] = {}
+    for key in TEMPLATE_KEYS:
+        options = alternate[key]
+        if not isinstance(options, (list, tuple)) or len(options) != 3:
+            raise ValueError(f"alternate_template[{key!r}] must be a list of exactly 3 options "
+                             f"(option 0 = the default), got {options!r}")
+        if key == "input_text_prefixes":
+            options = [_check_string_list(o, count, f"alternate_template['input_text_prefixes'][{i}]")
+                       for i, o in enumerate(options)]
+        else:
+            options = [_check_string(o, f"alternate_template[{key!r}][{i}]") for i, o in enumerate(options)]
+        if options[0] != defaults[key]:
+            raise ValueError(f"alternate_template[{key!r}][0] must equal the dataset's default {key} "
+                             f"{defaults[key]!r} (row 0 of Template_sens is the Normal template), "
+                             f"got {options[0]!r}")
+        checked[key] = options
+    return checked
+
+
+def _check_split_sizes(split_sizes: Any, n_rows: int, locator: _Locator) -> Tuple[int, int, int]:
+    if split_sizes is None:
+        return default_split_sizes(n_rows)
+    if not isinstance(split_sizes, (list, tuple)) or len(split_sizes) != 3:
+        raise TypeError(f"split_sizes must be (calibration, demonstration, test), got {split_sizes!r}")
+    for what, value in zip(("calibration", "demonstration", "test"), split_sizes):
+        if check_int(value, f"split_sizes: the {what} size") < 0:
+            raise ValueError(f"split_sizes: the {what} size must be a non-negative int, got {value!r}")
+    c, d, t = (int(value) for value in split_sizes)
+    if t < 1:
+        raise ValueError("split_sizes: the test part needs at least one row")
+    if c + d + t > n_rows:
+        raise locator.error(f"split_sizes {tuple(split_sizes)} need {c + d + t} rows, the data has only {n_rows}")
+    return c, d, t
+
+
+def _build(records: Iterable[Tuple[int, Any]], locator: _Locator, *, name: str, input_columns: Columns,
+           label_column: str, label_words: LabelWords = None, instruction: str = "",
+           input_text_prefixes: Optional[Sequence[str]] = None,
+           input_text_affixes: Optional[Sequence[str]] = None, label_prefix: str = "Label: ",
+           label_affix: str = "\n", query_prefix: str = "", alternate_template: Optional[Dict[str, list]] = None,
+           split_sizes: Optional[Sequence[int]] = None, source: Optional[str] = None) -> Dataset:
+    name = _check_name(name)
+    columns = _columns(input_columns)
+    if not isinstance(label_column, str) or not label_column:
+        raise TypeError(f"label_column must be a column name, got {label_column!r}")
+    if label_column in columns:
+        raise ValueError(f"label_column {label_column!r} is also an input column")
+    count = len(columns)
+    template = {
+        "instruction": _check_string(instruction, "instruction"),
+        "input_text_prefixes": _check_string_list(default_input_text_prefixes(columns) if input_text_prefixes is None
+                                                  else input_text_prefixes, count, "input_text_prefixes"),
+        "input_text_affixes": _check_string_list([" "] * count if input_text_affixes is None
+                                                 else input_text_affixes, count, "input_text_affixes"),
+        "label_prefix": _check_string(label_prefix, "label_prefix"),
+        "label_affix": _check_string(label_affix, "label_affix"),
+        "query_prefix": _check_string(query_prefix, "query_prefix"),
+    }
+    alternate = _check_alternate_template(alternate_template, template, count)
+    if source is not None:
+        _check_string(source, "source")
+
+    inputs_per_row: List[List[str]] = []
+    raw_labels: List[Tuple[int, Union[int, str]]] = []
+    for row, record in records:
+        if not isinstance(record, Mapping):
+            raise locator.error(f"expected a mapping of column names to values, got {type(record).__name__}", row)
+        inputs = []
+        for column in columns + [label_column]:
+            if column not in record:
+                present = ", ".join(repr(str(k)) for k in record)
+                raise locator.error(f"missing column (the row has {present or 'no columns'})", row, column)
+        for column in columns:
+            text = record[column]
+            if not isinstance(text, str):
+                kind = "missing (null)" if text is None else f"a {type(text).__name__} ({text!r})"
+                raise locator.error(f"the text is {kind}, expected a string", row, column)
+            if not text.strip():
+                raise locator.error("the text is empty", row, column)
+            inputs.append(text)
+        inputs_per_row.append(inputs)
+        raw_labels.append((row, _raw_label(record[label_column], row, label_column, locator)))
+
+    n_rows = len(inputs_per_row)
+    if n_rows == 0:
+        raise locator.error("no data rows")
+    if n_rows < MIN_ROWS:
+        raise locator.error(f"only {n_rows} data rows; a custom dataset needs at least {MIN_ROWS} "
+                            "(one each for calibration, demonstration and test)")
+    words, ids = _resolve_labels(raw_labels, label_words, label_column, locator)
+    sizes = _check_split_sizes(split_sizes, n_rows, locator)
+    rows = [(inputs, label) for inputs, label in zip(inputs_per_row, ids)]
+    dataset = Dataset(name, rows, words, instruction=template["instruction"],
+                      input_text_prefixes=template["input_text_prefixes"],
+                      input_text_affixes=template["input_text_affixes"], label_prefix=template["label_prefix"],
+                      label_affix=template["label_affix"], query_prefix=template["query_prefix"],
+                      alternate_template=alternate, split_sizes=sizes, standard=False)
+    dataset.source = source if source is not None else locator.source
+    dataset.input_columns = list(columns)
+    dataset.label_column = label_column
+    return dataset
+

@@ -1,0 +1,243 @@
+"""The template (one frozen value) and the pure prompt-writing functions.
+
+:class:`Template` is everything a prompt's text depends on besides the data and the
+streams; :class:`CompiledTemplate` binds it to a triplet split once per run;
+:func:`write_prompt` and :func:`iter_prompts` are pure functions of (template, data,
+indexes, query, noise stream).  They are kept apart from the stateful
+:class:`~StaICC.prompt.writer.prompt_writter` so they can be read and tested alone.
+
+Prompts are direct (``x label x label ... query label-prefix``) or noisy channel (one
+prompt per candidate label, label before input).  Strings are assembled from a list
+of pieces and joined once.
+"""
+from dataclasses import dataclass, fields
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+from ..errors import warn
+from ..rng import StableRandom
+from ..standard import WRONG_LABEL_COUNT_WARNING
+from ..validation import check_int, check_label_space, check_real, is_int
+
+DemoLine = Tuple[Sequence[str], str]
+#: a direct prompt is one string; a noisy-channel prompt is one string per label
+Prompt = Union[str, List[str]]
+
+
+# ----------------------------------------------------------------------------
+# the template: one frozen value
+# ----------------------------------------------------------------------------
+def _is_str_tuple(value) -> bool:
+    return isinstance(value, tuple) and all(isinstance(v, str) for v in value)
+
+
+@dataclass(frozen=True)
+class Template:
+    """Everything a prompt's text depends on besides the data and the streams.
+
+    ``label_space`` holds the writer's label words, one per label of the dataset (they
+    replace the dataset's label texts in prompts and are what the inference receives).
+    ``label_wrong_rate`` is the share of demonstration labels flipped to the next label;
+    ``cut_by_length`` characters are dropped from the end of every prompt (Python slice
+    rules: ``prompt[:len(prompt) - cut_by_length]``).
+    """
+
+    instruction: str
+    input_text_prefixes: Tuple[str, ...]
+    input_text_affixes: Tuple[str, ...]
+    label_prefix: str
+    label_affix: str
+    query_prefix: str
+    label_space: Tuple[str, ...]
+    label_wrong_rate: float = 0
+    noisy_channel: bool = False
+    cut_by_length: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("instruction", "label_prefix", "label_affix", "query_prefix"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"Template.{name} must be a str, got {type(getattr(self, name)).__name__}")
+        for name in ("input_text_prefixes", "input_text_affixes", "label_space"):
+            if not _is_str_tuple(getattr(self, name)):
+                raise TypeError(f"Template.{name} must be a tuple of str, got {getattr(self, name)!r}")
+        if len(self.input_text_prefixes) != len(self.input_text_affixes):
+            raise ValueError(f"Template needs one input text affix per prefix: {len(self.input_text_prefixes)} "
+                             f"prefixes, {len(self.input_text_affixes)} affixes")
+        check_label_space(self.label_space, at=" (Template.label_space)")
+        check_real(self.label_wrong_rate, "the label wrong rate", minimum=0, maximum=1)
+        if not isinstance(self.noisy_channel, bool):
+            raise TypeError(f"Template.noisy_channel must be True or False, got {self.noisy_channel!r}")
+        check_int(self.cut_by_length, "cut_by_length")
+
+    @classmethod
+    def from_dataset(cls, demonstration, test) -> "Template":
+        """The standard template of a dataset: the demonstration part's, with the test part's query prefix."""
+        values = demonstration.default_template()
+        check_label_space(demonstration.label_space, at=f" (dataset {demonstration.name!r})")
+        return cls(instruction=values["instruction"], input_text_prefixes=tuple(values["input_text_prefixes"]),
+                   input_text_affixes=tuple(values["input_text_affixes"]), label_prefix=values["label_prefix"],
+                   label_affix=values["label_affix"], query_prefix=test.default_template()["query_prefix"],
+                   label_space=tuple(demonstration.label_space))
+
+    def config_dict(self) -> dict:
+        """The original's config dictionary: these 9 keys in this order, lists for sequences."""
+        return {"instruction": self.instruction, "input_text_prefixes": list(self.input_text_prefixes),
+                "input_text_affixes": list(self.input_text_affixes), "label_prefix": self.label_prefix,
+                "label_affix": self.label_affix, "query_prefix": self.query_prefix,
+                "label_space": list(self.label_space), "label_wrong_rate": self.label_wrong_rate,
+                "use_noisy_channel": self.noisy_channel}
+
+
+#: field names accepted by ``apply_template``: the Template's, plus the config-dict spelling of the flag
+_TEMPLATE_FIELDS = frozenset(f.name for f in fields(Template))
+_KEY_ALIASES = {"use_noisy_channel": "noisy_channel"}
+
+
+@dataclass(frozen=True)
+class WriterState:
+    """What a run may change on a writer: its template and its list of departures from the standard."""
+
+    template: Template
+    tampered: Tuple[str, ...]
+
+
+# ----------------------------------------------------------------------------
+# writing: pure functions of (template, data, indexes, query, noise stream)
+# ----------------------------------------------------------------------------
+Line = Tuple[Sequence[str], str]  # (input texts, label word as written)
+
+
+class CompiledTemplate:
+    """A template bound to a triplet split: label words per raw label precomputed, once.
+
+    Writing many prompts with one template (a run) compiles once; :func:`write_prompt`
+    compiles per call.  The object is valid while the template and the demonstration
+    part's label space, label mapping and rows are the ones it was built from
+    (:meth:`matches`).
+    """
+
+    __slots__ = ("template", "triplet", "demonstration", "space", "mapping", "rows", "word", "wrong_word")
+
+    def __init__(self, template: Template, triplet) -> None:
+        demo = triplet.demonstration
+        space, mapping = demo.label_space, demo.label_mapping
+        words = template.label_space
+        if len(words) != len(space):
+            raise ValueError(f"the template has {len(words)} label words, the dataset {triplet.name!r} has "
+                             f"{len(space)} labels: give one word per label")
+        self.template, self.triplet, self.demonstration = template, triplet, demo
+        self.space, self.mapping, self.rows = list(space), dict(mapping), demo.table.rows
+        # A raw label is written as the word at the position of its text in the dataset's label
+        # space (first match); a wrong label is the next label, cyclically.
+        position = {raw: space.index(space[index]) for raw, index in mapping.items()}
+        self.word = {raw: words[p] for raw, p in position.items()}
+        self.wrong_word = {raw: words[space.index(space[(p + 1) % len(space)])] for raw, p in position.items()}
+
+    def matches(self, template: Template, triplet) -> bool:
+        """Whether this compilation still describes ``template`` on ``triplet`` (cheap: identity, small lists)."""
+        demo = self.demonstration
+        return (template is self.template and triplet is self.triplet and triplet.demonstration is demo
+                and demo.table.rows is self.rows and demo.label_space == self.space and demo.label_mapping == self.mapping)
+
+    def lines(self, demos_indexes: Sequence[int], noise_stream: Optional[StableRandom] = None) -> List[Line]:
+        """(input texts, label word) of each demonstration, label noise applied.
+
+        W = int(len(demos) * label_wrong_rate) demonstration index values are drawn, without
+        repetition, from ``noise_stream`` (exactly W floats; none when W = 0); every
+        demonstration whose index is among them (by value, so repeated indexes all flip)
+        gets the next label, cyclically.  A non-integer W / len(demos) ratio warns.
+        """
+        count = len(demos_indexes)
+        rate = self.template.label_wrong_rate
+        wrong = int(count * rate)
+        corrupted: Sequence[int] = ()
+        if wrong:
+            if wrong / count != rate:
+                warn(WRONG_LABEL_COUNT_WARNING, stacklevel=4)
+            if noise_stream is None:
+                raise ValueError(f"label wrong rate {rate} needs a label-noise stream (dataset {self.triplet.name!r})")
+            corrupted = noise_stream.n_elements(demos_indexes, wrong)
+        rows, word, wrong_word = self.rows, self.word, self.wrong_word
+        size = len(rows)
+        lines = []
+        for v in demos_indexes:
+            if not 0 <= v < size:
+                raise ValueError(f"Index out of range: demonstration index {v} not in [0, {size}) "
+                                 f"(dataset {self.triplet.name!r})")
+            inputs, raw = rows[v]
+            lines.append((inputs, wrong_word[raw] if corrupted and v in corrupted else word[raw]))
+        return lines
+
+    def query_inputs(self, query_index: int) -> Sequence[str]:
+        """The input texts of test item ``query_index``."""
+        test = self.triplet.test.table.rows
+        if not (type(query_index) is int or is_int(query_index)) or not 0 <= query_index < len(test):
+            raise ValueError(f"Index out of range: query index {query_index!r} not in [0, {len(test)}) "
+                             f"(dataset {self.triplet.name!r})")
+        return test[query_index][0]
+
+    def render(self, lines: Sequence[Line], query: Sequence[str]) -> Prompt:
+        """The prompt text for (inputs, label word) demonstrations and the query's input texts.
+
+        Direct: instruction, then per demonstration [prefix_e input_e affix_e]... label-prefix
+        word label-affix, then query-prefix [prefix_e query_e affix_e]... label-prefix.
+        Noisy channel, one prompt per label word l: instruction, then per demonstration
+        label-prefix word label-affix [prefix_e input_e affix_e]..., then label-prefix l
+        label-affix query-prefix [prefix_e query_e affix_e]... (nothing after the query).
+        Every prompt then loses its last ``cut_by_length`` characters.
+        """
+        template = self.template
+        pre, aff = template.input_text_prefixes, template.input_text_affixes
+        lp, la = template.label_prefix, template.label_affix
+        parts = [template.instruction]
+        try:
+            if not template.noisy_channel:
+                for inputs, word in lines:
+                    for e, text in enumerate(inputs):
+                        parts += (pre[e], text, aff[e])
+                    parts += (lp, word, la)
+                parts.append(template.query_prefix)
+                for e, text in enumerate(query):
+                    parts += (pre[e], text, aff[e])
+                parts.append(lp)
+                return _cut("".join(parts), template.cut_by_length)
+            for inputs, word in lines:
+                parts += (lp, word, la)
+                for e, text in enumerate(inputs):
+                    parts += (pre[e], text, aff[e])
+            tail = [template.query_prefix]
+            for e, text in enumerate(query):
+                tail += (pre[e], text, aff[e])
+        except IndexError:
+            raise ValueError(f"a row has more input texts than the template has input text prefixes "
+                             f"({len(pre)}) (dataset {self.triplet.name!r})") from None
+        head, end = "".join(parts), "".join(tail)
+        return [_cut(head + lp + word + la + end, template.cut_by_length) for word in template.label_space]
+
+    def write(self, demos_indexes: Sequence[int], query: Union[int, Sequence[str]],
+              noise_stream: Optional[StableRandom] = None) -> Prompt:
+        """One prompt; ``query`` is a test index or the query's input texts (a pseudo query)."""
+        lines = self.lines(demos_indexes, noise_stream)
+        return self.render(lines, query if isinstance(query, (list, tuple)) else self.query_inputs(query))
+
+
+def write_prompt(template: Template, triplet, demos_indexes: Sequence[int], query: Union[int, Sequence[str]],
+                 noise_stream: Optional[StableRandom] = None) -> Prompt:
+    """The prompt for demonstration indexes and a query (a test index, or the query's input texts).
+
+    Depends only on its arguments; ``noise_stream`` advances by W floats (see
+    :meth:`CompiledTemplate.lines`), so writing from a fresh stream is reproducible.
+    """
+    return CompiledTemplate(template, triplet).write(demos_indexes, query, noise_stream)
+
+
+def iter_prompts(template: Template, triplet, plan: Iterable[Tuple[Sequence[int], Union[int, Sequence[str]]]],
+                 noise_stream: Optional[StableRandom] = None) -> Iterator[Prompt]:
+    """The prompts of ``plan`` ((demonstration indexes, query) pairs), in order, lazily; one compilation."""
+    compiled = CompiledTemplate(template, triplet)
+    for demos_indexes, query in plan:
+        yield compiled.write(demos_indexes, query, noise_stream)
+
+
+def _cut(prompt: str, cut_by_length: int) -> str:
+    """Drop the last ``cut_by_length`` characters (Python slice semantics, as the standard)."""
+    return prompt[:len(prompt) - cut_by_length] if cut_by_length else prompt
