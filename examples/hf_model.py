@@ -22,6 +22,7 @@ from typing import Any, Callable, Tuple
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from StaICC import Normal  # noqa: E402
+from StaICC.extras import require  # noqa: E402
 from StaICC import calibration as sc  # noqa: E402
 from StaICC.backends.causal_lm import CausalLMScorer  # noqa: E402
 
@@ -29,14 +30,14 @@ CALIBRATIONS = ["none", "contextual", "domain", "batch", "hidden", "knn", "knn_c
 
 
 def load(args: argparse.Namespace) -> Tuple[Any, Any]:
-    import torch
+    torch = require("torch", "examples/hf_model.py")  # a missing extra names its install command
     if args.tiny:
         from StaICC.backends.tiny_models import tiny_causal_lm, tiny_tokenizer
         demonstrations = Normal(k=0, datasets=[0])[0].demonstration_set()
         texts = [demonstrations[i][0][0] for i in range(len(demonstrations))]
         tokenizer = tiny_tokenizer(texts)
         return tiny_causal_lm(vocab_size=len(tokenizer)).to(args.device), tokenizer
-    import transformers
+    transformers = require("transformers", "examples/hf_model.py")
     dtype = torch.bfloat16 if args.device.startswith("cuda") else torch.float32
     dtype_keyword = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
     model = transformers.AutoModelForCausalLM.from_pretrained(args.model, **{dtype_keyword: dtype})
