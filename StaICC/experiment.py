@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from .backends.base import as_backend
 from .datasets import Dataset
 from .demonstrations import Demonstrations
+from .experiment_accessors import OriginalAccessors
 from .errors import warn_tampering
 from .metrics import normal_metrics
 from .plan import RunPlan, plan_requests
@@ -25,7 +26,7 @@ from .standard import DEFAULT_K, DEFAULT_REPEAT_TIMES, DOMAIN_QUERY_LENGTH
 CUSTOM_ROWS = "custom demonstration sampler"
 
 
-class single_experimentor:
+class single_experimentor(OriginalAccessors):
     """Runs one dataset: prompts, inference, metrics.
 
     Parameters follow the original (``triplet_dataset`` or ``original_dataset``, ``k``,
@@ -57,7 +58,7 @@ class single_experimentor:
         warn_tampering(f"{cause} ({self.dataset_name})", stacklevel=4)
         self._non_standard.append(cause)
 
-    # -- the original's accessors -------------------------------------------------------
+    # -- what the experimentor holds ------------------------------------------------------
     @property
     def k(self) -> int:
         return self.demonstrations.k
@@ -70,42 +71,12 @@ class single_experimentor:
     def demonstration_sampler(self):
         return self.demonstrations.current_sampler()
 
-    def demonstration_set(self) -> Dataset:
-        return self.triplet_dataset.demonstration
-
-    def test_set(self) -> Dataset:
-        return self.triplet_dataset.test
-
-    def calibration_set(self) -> Dataset:
-        return self.triplet_dataset.calibration
-
-    def get_label_space(self) -> List[str]:
-        return self.prompt_former.get_label_space()
-
-    def get_k(self) -> int:
-        return self.k
-
-    def get_repeat_times(self) -> int:
-        return self.repeat_times
-
-    def example(self, k: int = 8):
-        return self.prompt_former.example(k)
-
     def __len__(self) -> int:
         return self.demonstrations.query_count()
-
-    def get_prompt_writter_from_dataline(self):
-        """The writer's ``write_prompt_from_dataline`` (demonstration lines, query inputs) -> prompt."""
-        return self.prompt_former.write_prompt_from_dataline
 
     def non_standard_settings(self) -> List[str]:
         """Every departure from the standard on this experimentor (empty: standard numbers)."""
         return self._non_standard + self.prompt_former.non_standard_settings()
-
-    def add_metric(self, name: str, metric: Callable) -> None:
-        if not isinstance(name, str) or not callable(metric):
-            raise TypeError("add_metric expects a name (str) and a callable metric(ground_truth, prediction)")
-        self.metrics[name] = metric
 
     # -- demonstrations ----------------------------------------------------------------
     def set_k(self, k: int) -> None:
@@ -194,10 +165,6 @@ class single_experimentor:
     def __call__(self, forward_inference: Optional[Callable] = None, input_prediction: Optional[Sequence] = None,
                  batched_inference: bool = False, return_outputs: bool = False, *, progress: Optional[bool] = None):
         return self.auto_run(forward_inference, input_prediction, batched_inference, return_outputs, progress=progress)
-
-    def __repr__(self) -> str:
-        return f"single_experimentor({self.dataset_name!r}, k={self.k}, queries={len(self)}, " \
-               f"procedure={self.procedure.name!r})"
 
 
 def _split(triplet, original_dataset, dividing, test_size) -> TripletDataset:
