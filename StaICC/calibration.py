@@ -33,7 +33,7 @@ from .metrics import argmin as first_argmin, softmax
 from .validation import check_int, check_label_space
 from .vectors import as_vector, sequential_l2
 
-__all__ = ["contextual_calibration", "domain_calibration", "batch_calibration", "hidden_calibration", "knn_prompting", "knn_prompt_centroid", "INITIAL_CONTEXT_MASS", "DEFAULT_CALIBRATION_NUMBER", "DEFAULT_DOMAIN_SAMPLE_LENGTH", "DEFAULT_BATCH_SIZE", "MISSING_CATEGORY_WARNING"]
+__all__ = ["calibration", "knn_prompt", "contextual_calibration", "domain_calibration", "batch_calibration", "hidden_calibration", "knn_prompting", "knn_prompt_centroid", "INITIAL_CONTEXT_MASS", "DEFAULT_CALIBRATION_NUMBER", "DEFAULT_DOMAIN_SAMPLE_LENGTH", "DEFAULT_BATCH_SIZE", "MISSING_CATEGORY_WARNING"]
 
 INITIAL_CONTEXT_MASS = 1e-5
 DEFAULT_CALIBRATION_NUMBER = 128
@@ -117,8 +117,30 @@ def _distance_scores(centroids: Any, vector: Any) -> List[float]:
     return softmax([distances[0] - d for d in distances])
 
 
+# --------------------------------------------------------------------------- the common interface
+class calibration:
+    """What every trained calibration offers (the original's base class).
+
+    ``train(default_prompt_maker, feedforward, calibration_set, ...)`` fits it on the
+    calibration part; ``inference(label_space_prob, full_vocab_prob=None, hidden_state=None)``
+    (also ``calibration(...)``) maps one prediction to calibrated probabilities.
+    """
+
+    def __init__(self, label_space: Sequence[str]) -> None:
+        self.label_space = _checked_label_space(label_space, type(self).__name__)
+
+    def train(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not implement train")
+
+    def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} does not implement inference")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.inference(*args, **kwargs)
+
+
 # --------------------------------------------------------------------------- contextual and domain
-class contextual_calibration:
+class contextual_calibration(calibration):
     """Contextual calibration (Zhao et al. 2021): divide by the content-free prediction.
 
     ``train`` averages the predictions for prompts whose query inputs are all
@@ -212,7 +234,7 @@ def batch_calibration(probs_list: Sequence[Sequence[Any]], batch_size: int = DEF
 
 
 # --------------------------------------------------------------------------- hidden and kNN
-class _demonstration_query_trained:
+class _demonstration_query_trained(calibration):
     """Shared hidden-calibration / kNN sampling: per calibration query, k demonstrations and one query row."""
 
     def __init__(self, label_space: Sequence[str]) -> None:
@@ -376,3 +398,7 @@ DomainCalibration = domain_calibration
 HiddenCalibration = hidden_calibration
 KNNPrompting = knn_prompting
 KNNPromptCentroid = knn_prompt_centroid
+
+
+#: the original's name for kNN prompting
+knn_prompt = knn_prompting

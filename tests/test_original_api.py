@@ -186,10 +186,7 @@ ORIGINAL_NAMES = {
 
 #: names of the original that other modules still lack; each entry must disappear when implemented
 _CALIBRATION = "StaICC.prefabricate_inference.standard_calibration"
-PENDING = {
-    (_CALIBRATION, "calibration"): "the calibration base class (prefab owner)",
-    (_CALIBRATION, "knn_prompt"): "kNN prompting (prefab owner)",
-}
+PENDING = {}
 
 
 def _module(name):

@@ -291,3 +291,16 @@ def test_label_space_triple_changes_all_three_parts(triplet):
     assert rotten_tomatoes().get_label_space() == ["negative", "positive"]  # the source is untouched
     with pytest.raises(ValueError, match="needs 2 words"):
         triplet.change_label_space_triple(["a"])
+
+
+def test_calibration_base_class_and_knn_prompt_name():
+    from StaICC.prefabricate_inference import standard_calibration as sc
+    assert sc.knn_prompt is sc.knn_prompting
+    for cls in (sc.contextual_calibration, sc.domain_calibration, sc.hidden_calibration, sc.knn_prompt,
+                sc.knn_prompt_centroid):
+        assert issubclass(cls, sc.calibration)
+    base = sc.calibration(["no", "yes"])
+    with pytest.raises(NotImplementedError, match="calibration does not implement inference"):
+        base([0.5, 0.5])
+    with pytest.raises(ValueError, match="twice"):
+        sc.calibration(["yes", "yes"])
