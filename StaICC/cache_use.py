@@ -1,22 +1,21 @@
-"""Opening the prediction cache a run was given: a path, an open cache, or nothing."""
+"""The prediction cache a run was given, open for the run's duration.
+
+The ``cache/`` package (and ``sqlite3`` with it) is imported only when a cache is given.
+"""
 import contextlib
 from typing import Any, Iterator, Optional
 
 
 @contextlib.contextmanager
 def opened_cache(cache: Any) -> Iterator[Optional[Any]]:
-    """Yield an open :class:`~StaICC.cache.PredictionCache` (closed afterwards if opened here) or None."""
+    """Yield :func:`~StaICC.cache.open_cache`'s cache (or None); close it afterwards if it was opened here."""
     if cache is None:
         yield None
         return
-    if hasattr(cache, "lookup") and hasattr(cache, "store"):
-        yield cache
-        return
-    if not isinstance(cache, (str, bytes)) and not hasattr(cache, "__fspath__"):
-        raise TypeError(f"cache must be a file path or a PredictionCache, got {type(cache).__name__}")
-    from .cache import PredictionCache
-    store = PredictionCache(cache)
+    from .cache import open_cache
+    store = open_cache(cache)
     try:
         yield store
     finally:
-        store.close()
+        if store is not cache:
+            store.close()

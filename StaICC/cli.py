@@ -171,10 +171,11 @@ def _dry_run(planned, backend, cache) -> int:
 
 
 def _open_cache(path: Optional[str]):
+    """The run's cache, opened before any inference so that a foreign file is an argument error."""
     if path is None:
         return None
-    from .cache import PredictionCache
-    return PredictionCache(path)
+    from .cache import open_cache
+    return open_cache(path)
 
 
 def _retriever(spec: str):

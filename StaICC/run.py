@@ -40,7 +40,7 @@ def answer_plan(plan: RunPlan, requests: Sequence[Request], *, backend=None, pre
         chunk = requests[number * per_pass:(number + 1) * per_pass]
         try:
             answers.extend(score_requests(backend, chunk, cache=cache, progress=progress,
-                                          description=_description(plan, number, spec.describe())))
+                                          description=pass_description(plan, number, spec.describe())))
         except BaseException as exc:
             earlier = [a.prediction for a in answers]
             exc.partial_predictions = earlier + getattr(exc, "partial_predictions", [])  # type: ignore[attr-defined]
@@ -48,7 +48,7 @@ def answer_plan(plan: RunPlan, requests: Sequence[Request], *, backend=None, pre
     return answers
 
 
-def _description(plan: RunPlan, number: int, detail: str) -> str:
+def pass_description(plan: RunPlan, number: int, detail: str) -> str:
     text = f"{plan.benchmark} {plan.dataset}"
     if len(plan.passes) > 1:
         text += f" pass {number + 1}/{len(plan.passes)}"

@@ -20,7 +20,7 @@ from .inference import score_requests
 from .requests import Answer, Request
 from .results import ResultDict
 from .results.records import Records
-from .run import _description
+from .run import pass_description
 from .standard import DEFAULT_K
 
 #: what ``benchmarks="all"`` runs: the seven sub-benchmarks of the standard (Triplet_bias is three)
@@ -128,7 +128,7 @@ def _run_suite(backend: Backend, benches: Dict[str, Any], cache: Any, progress: 
                 for number in range(len(plan.passes)):
                     chunk = requests[number * plan.queries_per_pass:(number + 1) * plan.queries_per_pass]
                     _answer_new(backend, chunk, answers, store, progress, counts,
-                                _description(plan, number, plan.passes[number].describe()))
+                                pass_description(plan, number, plan.passes[number].describe()))
     served = _Answered(backend, answers)
     results: Dict[str, Any] = {}
     for name, bench in benches.items():
