@@ -3,7 +3,10 @@
 The suite builds every sub-benchmark, collects each experimentor's plan and requests, asks
 the model for the prompts it has not answered yet (pass by pass, so progress reads
 "GLER sst2 pass 2/5" and a killed run resumes from the cache where it stopped), then
-computes each sub-benchmark's results from the answers.  Post_bias sends Normal's prompts,
+computes each sub-benchmark's results from the answers.  A backend that computes shared
+prefixes once (``Backend.shares_prefixes``: the hf engine) is asked dataset by dataset
+instead, every sub-benchmark's prompts together in text order, so that the prompts that
+share demonstrations (a query's GLER passes, Triplet_bias's parts) meet in one call.  Post_bias sends Normal's prompts,
 GLER's first pass is Normal again, Demo_sens and Template_sens repeat some of Normal's:
 those are not asked twice.  Each result equals the sub-benchmark's own call, bit for bit.
 """
@@ -122,13 +125,19 @@ def _run_suite(backend: Backend, benches: Dict[str, Any], cache: Any, progress: 
     counts: Dict[str, int] = {"asked": 0, "cached": 0}
     total = 0
     with opened_cache(cache) as store:
-        for part_name, plans in planned.items():
-            for plan, requests in plans:
+        if backend.shares_prefixes:
+            for dataset, (part_names, requests) in _by_dataset(planned).items():
                 total += len(requests)
-                for number in range(len(plan.passes)):
-                    chunk = requests[number * plan.queries_per_pass:(number + 1) * plan.queries_per_pass]
-                    _answer_new(backend, chunk, answers, store, progress, counts,
-                                pass_description(plan, number, plan.passes[number].describe()))
+                _answer_new(backend, requests, answers, store, progress, counts,
+                            f"{', '.join(part_names)} {dataset}", in_text_order=True)
+        else:
+            for part_name, plans in planned.items():
+                for plan, requests in plans:
+                    total += len(requests)
+                    for number in range(len(plan.passes)):
+                        chunk = requests[number * plan.queries_per_pass:(number + 1) * plan.queries_per_pass]
+                        _answer_new(backend, chunk, answers, store, progress, counts,
+                                    pass_description(plan, number, plan.passes[number].describe()))
     served = _Answered(backend, answers)
     results: Dict[str, Any] = {}
     for name, bench in benches.items():
@@ -160,9 +169,33 @@ def plan_suite(backend: Backend, benches: Dict[str, Any]) -> Dict[str, List[Any]
     return planned
 
 
+def _by_dataset(planned: Dict[str, List[Any]]) -> Dict[str, Tuple[List[str], List[Request]]]:
+    """Every planned request grouped by dataset, with the sub-benchmarks that ask them."""
+    grouped: Dict[str, Tuple[List[str], List[Request]]] = {}
+    for part_name, plans in planned.items():
+        for _, requests in plans:
+            for request in requests:
+                names, found = grouped.setdefault(request.dataset, ([], []))
+                if not names or names[-1] != part_name:
+                    names.append(part_name)
+                found.append(request)
+    return grouped
+
+
+def _text_order(request: Request) -> Tuple[Tuple[str, ...], Any]:
+    """Sort key that puts prompts with a common beginning next to each other."""
+    prompt = request.prompt
+    return request.label_space, (prompt,) if isinstance(prompt, str) else tuple(prompt)
+
+
 def _answer_new(backend: Backend, requests: Sequence[Request], answers: Dict[Any, Answer], cache: Any,
-                progress: Optional[bool], counts: Dict[str, int], description: str) -> None:
-    """Ask for the requests whose prompts were not answered earlier in this suite."""
+                progress: Optional[bool], counts: Dict[str, int], description: str,
+                in_text_order: bool = False) -> None:
+    """Ask for the requests whose prompts were not answered earlier in this suite.
+
+    ``in_text_order``: ask them sorted by prompt text, so that each backend call holds
+    prompts with shared beginnings (answers are keyed by prompt: the order changes nothing else).
+    """
     new: List[Request] = []
     keys: List[Any] = []
     seen = set()
@@ -174,6 +207,9 @@ def _answer_new(backend: Backend, requests: Sequence[Request], answers: Dict[Any
             keys.append(key)
     if not new:
         return
+    if in_text_order:
+        order = sorted(range(len(new)), key=lambda i: _text_order(new[i]))
+        new, keys = [new[i] for i in order], [keys[i] for i in order]
     for key, answer in zip(keys, score_requests(backend, new, cache=cache, progress=progress,
                                                 description=description, counts=counts)):
         answers[key] = answer

@@ -1,9 +1,13 @@
 """The suite runner: each distinct prompt asked once, results equal to each sub-benchmark alone."""
+from pathlib import Path
+
 import pytest
 
 from StaICC import GLER, Demo_sens, Normal, Template_sens, Triplet_bias
+from StaICC.backends.base import FunctionBackend
 from StaICC.suite import STANDARD_SUITE, resolve_benchmark_names, run_suite
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 ALONE = {"Normal": Normal, "Triplet_bias": Triplet_bias, "GLER": GLER, "Template_sens": Template_sens,
          "Demo_sens": Demo_sens}
 
@@ -101,3 +105,53 @@ def test_the_suite_resumes_from_its_cache(tmp_path):
     other = Counting(lambda prompt, label_space: [1.0] + [0.0] * (len(label_space) - 1))
     run_suite(other, "Normal", datasets=datasets, cache=path, model_id="another model")
     assert other.calls == 2048  # answers written for model "m" are never used for another model
+
+
+class PrefixSharingFunction(FunctionBackend):
+    """A batched function that says it computes shared prefixes once, as the hf engine does."""
+
+    shares_prefixes = True
+
+
+def test_a_prefix_sharing_backend_gets_each_dataset_together_in_text_order():
+    calls = []
+
+    def batched(prompt, label_space):
+        calls.append(list(prompt))
+        return [scores(p, label_space) for p in prompt]
+
+    datasets = ["TREC", "SST5"]
+    result = run_suite(PrefixSharingFunction(batched, batched=True, model_id="sharing"), "Normal,Triplet_bias,GLER",
+                       datasets=datasets)
+    per_dataset = [sum(1 for r in result.records if r["dataset"] == d) for d in datasets]
+    assert len(calls) == 2 and sum(map(len, calls)) == result.metadata["distinct_prompts"] < sum(per_dataset)
+    for prompts in calls:
+        assert prompts == sorted(prompts) and len(set(prompts)) == len(prompts)
+    for name in ("Normal", "Triplet_bias", "GLER"):
+        assert result[name] == ALONE[name](datasets=datasets)(scores)
+
+
+def test_the_hf_backend_shares_demonstrations_across_passes():
+    """A query's GLER passes and its Normal prompt meet in one call and share their demonstrations' KV."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from backend_helpers import tiny_pair
+
+    from StaICC.backends.hf import HFBackend
+
+    from StaICC.custom_datasets import from_csv
+
+    reviews = from_csv(str(EXAMPLES / "data" / "sentiment.csv"), name="reviews", input_columns="text",
+                       label_column="label", split_sizes=(60, 120, 60))
+    model, tokenizer = tiny_pair()
+    sharing = HFBackend(model, tokenizer, model_id="tiny", requests_per_call=512)
+    shared = run_suite(sharing, "Normal,GLER", datasets=[reviews])
+    alone = HFBackend(model, tokenizer, model_id="tiny", requests_per_call=512)
+    alone.shares_prefixes = False  # pass by pass, as a backend without a prefix tree is asked
+    unshared = run_suite(alone, "Normal,GLER", datasets=[reviews])
+    stats = sharing.scorer.stats, alone.scorer.stats
+    assert stats[0].tokens_requested == stats[1].tokens_requested
+    assert stats[0].tokens_computed < 0.8 * stats[1].tokens_computed
+    for a, b in zip(shared.records, unshared.records):
+        assert a["predicted"] == b["predicted"]
+        assert a["prediction"] == pytest.approx(b["prediction"], abs=1e-5)

@@ -29,6 +29,11 @@ class Backend(abc.ABC):
     batch_size: int = 1
     #: True only for backends that serve answers already validated for these requests
     serves_validated_answers: bool = False
+    #: True for backends that compute a prefix shared by several prompts of one call once
+    #: (the hf engine's prefix tree, a server's prefix cache): the suite then sends each
+    #: dataset's prompts together, in text order, so that one call holds the prompts that
+    #: share demonstrations (a query's GLER passes, Triplet_bias's parts)
+    shares_prefixes: bool = False
 
     @abc.abstractmethod
     def score(self, requests: Sequence[Request]) -> List[Answer]:
