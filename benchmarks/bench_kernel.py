@@ -32,7 +32,8 @@ is bf16 rounding.
 The random models' predictions are meaningless; their shapes, tokenization and code
 paths are a real model's (the tokenizer is a byte-level BPE trained on the datasets'
 demonstrations).  The FLOP-bound columns are 2 · parameters · tokens / --peak-flops
-(400e12 by default, an effective bf16 dense figure for an H100-class GPU): "bound s"
+(on CUDA 400e12 by default, an effective bf16 dense figure for an H100-class GPU; on CPU
+only when given): "bound s"
 counts the tokens the method computed, "× bound" divides the wall time by the bound of
 the tokens given (every distinct prompt computed once, nothing shared).
 """
@@ -110,7 +111,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--runner-calls", default="256",
                         help="suite: comma-separated requests_per_call values, one runner row each (0: no runner)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the model in the scorers")
-    parser.add_argument("--peak-flops", type=float, default=400e12, help="for the FLOP-bound columns")
+    parser.add_argument("--peak-flops", type=float, default=None,
+                        help="for the FLOP-bound columns (default 400e12 on CUDA; none on CPU unless given)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     return parser.parse_args()
 
@@ -344,7 +346,9 @@ def main() -> None:
     datasets = ", ".join(g.dataset for g in groups) if len(groups) < 4 else f"{len(groups)} datasets"
     print(f"prompts: {prompts} ({args.workload}, {datasets}, k={args.k}), {prompt_tokens} tokens, "
           f"mean {prompt_tokens / prompts:.0f}; noisy-channel queries {noisy_queries}, {noisy_tokens} tokens")
-    print(f"rounds: {args.rounds} interleaved, fastest shown; FLOP bounds at {args.peak_flops / 1e12:.0f} TFLOP/s\n")
+    peak = args.peak_flops or (400e12 if cuda else None)
+    print(f"rounds: {args.rounds} interleaved, fastest shown"
+          + (f"; FLOP bounds at {peak / 1e12:.0f} TFLOP/s\n" if peak else "\n"))
     header = (f"{'method':34} {'quantity':10} {'prompts/s':>9} {'tokens/s':>9} {'wall s':>8} {'bound s':>8} "
               f"{'x bound':>7} {'tokens run':>10} {'argmax %':>8} {'max |dp|':>8} {'fp32 argmax %':>13} "
               f"{'largest batch':>13} {'peak mem':>9} {'speed-up':>14}")
@@ -355,7 +359,7 @@ def main() -> None:
         noisy = method.quantity == "noisy"
         count, given = (noisy_queries, noisy_tokens) if noisy else (prompts, prompt_tokens)
         ran = computed.get(method.name, given if method.name == "per-prompt kernel" else 0)
-        bound_given = 2 * params * given / args.peak_flops
+        bound = f"{2 * params * ran / peak:8.3g} {wall / (2 * params * given / peak):7.2f}" if peak and ran else " " * 16
         agree, diff = (agreement(results[method.name], results[method.reference])
                        if method.reference in results and results[method.name] else (None, None))
         fp32_agree = (agreement(results[method.name], fp32)[0]
@@ -363,7 +367,7 @@ def main() -> None:
         speed = (f"{min(times[method.reference]) / wall:.2f}x {_short(method.reference)}"
                  if method.reference in times else "")
         print(f"{method.name:34} {method.quantity:10} {count / wall:9.1f} {given / wall:9.0f} {wall:8.2f} "
-              f"{2 * params * ran / args.peak_flops if ran else float('nan'):8.3g} {wall / bound_given:7.2f} "
+              f"{bound} "
               f"{ran if ran else '':>10} {_fmt(agree, '.1f'):>8} {_fmt(diff, '.1e'):>8} {_fmt(fp32_agree, '.1f'):>13} "
               f"{method.engine.largest_batch if method.engine is not None else '':>13} {peaks[method.name]:>9} "
               f"{speed:>14}")
