@@ -28,6 +28,15 @@ class OneLineParser(argparse.ArgumentParser):
         raise ArgumentError(message)
 
 
+#: every character str.splitlines() breaks at, shown escaped so that an error stays one line
+_LINE_BREAKS = {ord(c): ascii(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(message: str) -> str:
+    """``message`` with line-breaking characters (an argument may hold any) written as escapes."""
+    return message.translate(_LINE_BREAKS)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -35,7 +44,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             return _command(argv)
         return _legacy(argv)
     except ArgumentError as exc:
-        print(f"staicc: error: {exc}", file=sys.stderr)
+        print(f"staicc: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `staicc | head`: the reader left, nothing to report
         sys.stderr.close()

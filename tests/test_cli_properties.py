@@ -2,7 +2,7 @@
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from StaICC.cli import main  # noqa: E402
@@ -30,6 +30,8 @@ def arguments(draw):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(arguments())
+@example(["--model", "", "--bogus", "\x1e0"])  # str.splitlines() breaks at \x1e: escaped in the error line
+@example(["--benchmarks", "a\u2028b\nc"])
 def test_run_arguments_never_crash(tmp_path_factory, args):
     # Every example is a dry run on one dataset: checks and planning only, never inference.
     import contextlib
