@@ -7,7 +7,6 @@ dataset and the query index.  Int predictions become one-hot rows as wide as the
 label space (the original used max(prediction) + 1 and crashed).
 """
 import math
-import numbers
 import time
 from typing import Any, Dict, List, Optional, Sequence, Union
 

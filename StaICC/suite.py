@@ -6,9 +6,10 @@ the model for the prompts it has not answered yet (pass by pass, so progress rea
 computes each sub-benchmark's results from the answers.  A backend that computes shared
 prefixes once (``Backend.shares_prefixes``: the hf engine) is asked dataset by dataset
 instead, every sub-benchmark's prompts together in text order, so that the prompts that
-share demonstrations (a query's GLER passes, Triplet_bias's parts) meet in one call.  Post_bias sends Normal's prompts,
-GLER's first pass is Normal again, Demo_sens and Template_sens repeat some of Normal's:
-those are not asked twice.  Each result equals the sub-benchmark's own call, bit for bit.
+share demonstrations (a query's GLER passes, Triplet_bias's parts) meet in one call.
+Post_bias sends Normal's prompts, GLER's first pass is Normal again, Demo_sens and
+Template_sens repeat some of Normal's: those are not asked twice.  Each result equals the
+sub-benchmark's own call, bit for bit.
 """
 import contextlib
 import gc
@@ -173,12 +174,12 @@ def _by_dataset(planned: Dict[str, List[Any]]) -> Dict[str, Tuple[List[str], Lis
     """Every planned request grouped by dataset, with the sub-benchmarks that ask them."""
     grouped: Dict[str, Tuple[List[str], List[Request]]] = {}
     for part_name, plans in planned.items():
-        for _, requests in plans:
-            for request in requests:
-                names, found = grouped.setdefault(request.dataset, ([], []))
-                if not names or names[-1] != part_name:
+        for _, requests in plans:  # one experimentor: one dataset
+            if requests:
+                names, found = grouped.setdefault(requests[0].dataset, ([], []))
+                if part_name not in names:
                     names.append(part_name)
-                found.append(request)
+                found.extend(requests)
     return grouped
 
 

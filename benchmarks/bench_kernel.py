@@ -167,7 +167,7 @@ def load_model(args: argparse.Namespace, texts: List[str]) -> Tuple[Any, Any, st
         tokenizer = transformers.AutoTokenizer.from_pretrained(args.model)
         model = transformers.AutoModelForCausalLM.from_pretrained(args.model, dtype=dtype, attn_implementation="sdpa")
         return model.to(args.device).eval(), tokenizer, args.model
-    from StaICC.backends.tiny_models import BOS_ID, EOS_ID, PAD_ID, tiny_tokenizer
+    from StaICC.backends.tiny_models import tiny_tokenizer
     vocab = args.vocab or (32000 if args.preset else 4096)
     tokenizer = tiny_tokenizer(texts + ["sentiment: review: sentence: negative positive\n"] * 20, vocab_size=vocab)
     if args.preset:
@@ -177,14 +177,22 @@ def load_model(args: argparse.Namespace, texts: List[str]) -> Tuple[Any, Any, st
         shape = dict(hidden_size=args.hidden, num_hidden_layers=args.layers, num_attention_heads=4,
                      num_key_value_heads=2, intermediate_size=2 * args.hidden, vocab_size=len(tokenizer))
         name = f"tiny random Llama (hidden {args.hidden}, {args.layers} layers)"
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(max_position_embeddings=8192, bos_token_id=BOS_ID, eos_token_id=EOS_ID,
-                                      pad_token_id=PAD_ID, attn_implementation="sdpa", **shape)
-    with torch.device(args.device):
-        model = transformers.LlamaForCausalLM(config).to(dtype)
+    model = random_llama(shape, args.device, dtype)
     with torch.no_grad():
         model.get_output_embeddings().weight.mul_(8.0)  # sharper label distributions: argmax comparisons mean something
     return model.to(args.device).eval(), tokenizer, name
+
+
+def random_llama(shape: Dict[str, Any], device: str, dtype: Any) -> Any:
+    """A LlamaForCausalLM of this shape with seed-0 random weights, built on ``device``."""
+    import torch
+    import transformers
+    from StaICC.backends.tiny_models import BOS_ID, EOS_ID, PAD_ID
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(max_position_embeddings=8192, bos_token_id=BOS_ID, eos_token_id=EOS_ID,
+                                      pad_token_id=PAD_ID, attn_implementation="sdpa", **shape)
+    with torch.device(device):
+        return transformers.LlamaForCausalLM(config).to(dtype)
 
 
 def lm_eval_scorer(model: Any, tokenizer: Any, batch_size: int) -> Optional[Callable[[List[str], List[str]], Any]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_kernel import PRESETS, suite_groups  # noqa: E402
+from bench_kernel import PRESETS, random_llama, suite_groups  # noqa: E402
 
 
 def main() -> None:
@@ -24,17 +24,12 @@ def main() -> None:
     parser.add_argument("--dtype", default="bfloat16", choices=["float32", "bfloat16", "float16"])
     args = parser.parse_args()
     import torch
-    import transformers
 
-    from StaICC.backends.tiny_models import BOS_ID, EOS_ID, PAD_ID, tiny_tokenizer
+    from StaICC.backends.tiny_models import tiny_tokenizer
     _, texts = suite_groups(list(range(10)), 4, 0)
     tokenizer = tiny_tokenizer(texts, vocab_size=args.vocab)
-    config = transformers.LlamaConfig(max_position_embeddings=8192, bos_token_id=BOS_ID, eos_token_id=EOS_ID,
-                                      pad_token_id=PAD_ID, **PRESETS[args.preset])
-    torch.manual_seed(0)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    with torch.device(device):
-        model = transformers.LlamaForCausalLM(config).to(getattr(torch, args.dtype))
+    model = random_llama(PRESETS[args.preset], "cuda" if torch.cuda.is_available() else "cpu",
+                         getattr(torch, args.dtype))
     model.save_pretrained(args.out)
     tokenizer.save_pretrained(args.out)
     print(f"saved {sum(p.numel() for p in model.parameters()) / 1e6:.0f} M parameters to {args.out}")

@@ -28,6 +28,7 @@ from .base import Backend
 from .generative import (AnswerMapper, answer_instruction, check_unparsed_policy, default_messages,
                          generation_identity, parse_aliases, scoring_departures)
 from .hf import tokenizer_digest, weights_digest
+from .joint_tokens import split_joint
 from .scores import answers_from_scores
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
@@ -154,9 +155,10 @@ class VLLMBackend(Backend):
                 out.append((context + [label_ids[-1]], len(context), len(context) + 1))
             return out
         out = []
-        for label in labels:
-            ids, boundary, end = joint_split(self.tokenizer, prompt, label, self._special)
-            out.append((ids[:end], boundary, boundary + 1 if self.scoring == "first_token" else end))
+        for split in split_joint(self.tokenizer, [(prompt, label) for label in labels], self._special, "vllm backend"):
+            boundary = len(split.context)
+            read_end = boundary + 1 if self.scoring == "first_token" else boundary + len(split.continuation)
+            out.append((split.context + split.continuation, boundary, read_end))
         return out
 
     def _read(self, output: Any, ids: List[int], start: int, end: int, mean: bool) -> float:
@@ -213,20 +215,3 @@ class VLLMBackend(Backend):
 
     def close(self) -> None:
         self.llm = None
-
-
-def joint_split(tokenizer: Any, prompt: str, label: str, special: set) -> Tuple[List[int], int, int]:
-    """``(ids, boundary, end)``: prompt + label tokenized together; ``ids[boundary:end]`` covers the label.
-
-    The boundary token is the first non-special token whose characters end past the
-    prompt (it may straddle the join); ``end`` is one past the last non-special token.
-    """
-    encoded = tokenizer(prompt + label, return_offsets_mapping=True)
-    ids, offsets = list(encoded["input_ids"]), list(encoded["offset_mapping"])
-    real = [i for i in range(len(ids)) if ids[i] not in special]
-    boundary = next((i for i in real if offsets[i][1] > len(prompt)), None)
-    if boundary is None:
-        raise ValueError(f"vllm backend: the label {label!r} adds no token after the prompt")
-    if boundary == 0:
-        raise ValueError(f"vllm backend: the prompt {prompt!r:.60} has no token before the label {label!r}")
-    return ids, boundary, real[-1] + 1

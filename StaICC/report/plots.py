@@ -4,9 +4,9 @@ Every ``*_data`` function returns plain numbers (bins, curves, grids) computed f
 loaded run with the package's own rules; the ``draw_*`` functions only turn those
 numbers into a matplotlib figure (Agg backend, no display, no network).
 """
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence
 
-from ..metrics import argmax, column_means
+from ..metrics import column_means
 from ..standard import ECE_BINS
 
 
