@@ -9,6 +9,8 @@ from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
 from ..standard import CONSISTENCY_LOOP_LENGTH, DEMO_SENS_TEST_SIZE, TEMPLATE_SENS_TEST_SIZE
 from .bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
+from .calibration_metrics import (brier_score, classwise_ece, coverage_accuracy_area, ece_equal_mass_1,
+                                  ece_equal_mass_10, ece_platt, selective_accuracy)
 from .scores import (accuracy, averaged_truelabel_likelihood, consistency, expected_calibration_error_1, macro_F1,
                      make_consistency)
 
@@ -70,7 +72,22 @@ METRICS: Dict[str, MetricInfo] = {info.name: info for info in (
     MetricInfo("post_bias_distribution", post_bias_distribution, "probabilities", None,
                "Mean prediction - label frequencies", "distribution", vector_valued=True, softmaxed=False,
                aliases=("post_bias_dis_metric",)),
+    # calibration metrics outside the standard: no sub-benchmark reports them by default
+    MetricInfo("brier_score", brier_score, "probabilities", False, "Brier score", "brier_score"),
+    MetricInfo("ece_equal_mass_1", ece_equal_mass_1, "probabilities", False, "ECE (1 bin)", "ece_equal_mass_1"),
+    MetricInfo("ece_equal_mass_10", ece_equal_mass_10, "probabilities", False, "ECE (10 equal-mass bins)",
+               "ece_equal_mass_10"),
+    MetricInfo("classwise_ece", classwise_ece, "probabilities", False, "Classwise ECE", "classwise_ece"),
+    MetricInfo("selective_accuracy", selective_accuracy, "probabilities", True, "Selective accuracy (top 10%)",
+               "selective_accuracy"),
+    MetricInfo("coverage_accuracy_area", coverage_accuracy_area, "probabilities", True, "Coverage-accuracy area",
+               "coverage_accuracy_area"),
+    MetricInfo("ece_platt", ece_platt, "probabilities", False, "ECE after Platt scaling", "ece_platt"),
 )}
+
+#: the calibration metrics outside the standard, in display order (computable on any score result)
+CALIBRATION_METRICS: Tuple[str, ...] = ("brier_score", "ece_equal_mass_1", "ece_equal_mass_10", "classwise_ece",
+                                        "selective_accuracy", "coverage_accuracy_area", "ece_platt")
 
 #: the metrics each sub-benchmark reports by default, by registry name, in result order
 BENCHMARK_METRICS: Dict[str, Tuple[str, ...]] = {
