@@ -15,8 +15,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..metrics import PredictionRows, argmax, ece_bin, is_probability_matrix, softmax
 
+#: diagnoses outside the standard whose metrics read the B passes or repeats of an item together
+#: (:mod:`StaICC.metrics.agreement`: consistency, per-block accuracy spread, kappa)
+GROUPED_BENCHMARKS = ("Order_sens", "Format_spread")
 #: sub-benchmarks whose metric is the consistency over all passes of an item
-CONSISTENCY_BENCHMARKS = ("Template_sens", "Demo_sens")
+CONSISTENCY_BENCHMARKS = ("Template_sens", "Demo_sens") + GROUPED_BENCHMARKS
 #: sub-benchmarks whose numbers are regression slopes over label-noise passes
 SLOPE_BENCHMARKS = ("GLER", "GLER_corrected")
 

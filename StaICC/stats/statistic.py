@@ -12,7 +12,7 @@ from .. import metrics as _metrics
 from ..metrics import (accuracy_from_labels, consistency_from_labels, ece_from_confidence, linear_regression,
                        macro_f1_from_labels)
 from ..standard import ECE_BINS
-from .items import CONSISTENCY_BENCHMARKS, SLOPE_BENCHMARKS, ItemTable
+from .items import CONSISTENCY_BENCHMARKS, GROUPED_BENCHMARKS, SLOPE_BENCHMARKS, ItemTable
 
 #: direction of the metrics of the standard (None: no better direction)
 _HIGHER_IS_BETTER: Dict[str, Optional[bool]] = {
@@ -99,7 +99,10 @@ class Statistic:
         self.benchmark = benchmark
         self.table = table
         self.functions: Dict[str, Callable] = {}
-        if benchmark in CONSISTENCY_BENCHMARKS:
+        if benchmark in GROUPED_BENCHMARKS:
+            from ..metrics.agreement import GROUPED_METRICS
+            self.functions = {n: GROUPED_METRICS[n] for n in metric_names if n in GROUPED_METRICS}
+        elif benchmark in CONSISTENCY_BENCHMARKS:
             self.functions = {n: _metrics.consistency for n in metric_names if n.startswith("consistency")}
         else:
             for name in metric_names:
