@@ -99,7 +99,7 @@ def draw_agreement(data: Dict[str, Dict[str, Dict[str, float]]], title: str = ""
     ax.set_ylabel("Fleiss' κ of predicted labels")
     ax.axhline(0, color="black", linewidth=0.5)
     ax.set_ylim(min(0.0, ax.get_ylim()[0]), 1.05)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
@@ -130,7 +130,7 @@ def draw_blocks(data: Dict[str, Dict[str, Any]], what: str, title: str = ""):
     from .plots import pyplot
     plt = pyplot()
     datasets = [d for d in data if data[d]["accuracy"]]
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(datasets) + 2), 3.6))
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(datasets) + 2) + (2.5 if what == "format" else 0), 3.6))
     for x, dataset in enumerate(datasets):
         d = data[dataset]
         ys = d["accuracy"]
@@ -141,11 +141,12 @@ def draw_blocks(data: Dict[str, Dict[str, Any]], what: str, title: str = ""):
         if what == "format" and ys:
             ax.scatter([x + offsets[0]], [ys[0]], s=40, marker="*", color="#C44E52", zorder=4,
                        label="dataset template" if x == 0 else None)
-        for name, y in (("accuracy_min", low), ("accuracy_max", high)):
+        for name, y, shift, colour in (("accuracy_min", low, 0.17, "#C44E52"), ("accuracy_max", high, 0.25, "#4C72B0")):
             bounds = d["intervals"].get(name)
             if bounds:
-                ax.errorbar([x + 0.18], [y], yerr=[[y - bounds[0]], [bounds[1] - y]], fmt="_", color="black",
-                            capsize=3, linewidth=0.8)
+                ax.errorbar([x + shift], [y], yerr=[[max(0.0, y - bounds[0])], [max(0.0, bounds[1] - y)]], fmt="_",
+                            color=colour, capsize=3, linewidth=0.9,
+                            label=f"95% interval of the {name[9:]}imum" if x == 0 else None)
         label = f"spread {high - low:.3f}"
         if d.get("fleiss") is not None:
             label += f"\nκ {d['fleiss']:.2f}"
@@ -157,7 +158,7 @@ def draw_blocks(data: Dict[str, Dict[str, Any]], what: str, title: str = ""):
     top = ax.get_ylim()[1]
     ax.set_ylim(ax.get_ylim()[0], top + 0.1 * (top - ax.get_ylim()[0]) + 0.02)
     if what == "format" and datasets:
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig

@@ -12,15 +12,15 @@ import math
 import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..demonstrations import Demonstrations
+from ..engine.procedures import PassSpec, Procedure
 from ..metrics import argmax, softmax_unless_probabilities
 from ..metrics.agreement import bind_grouped, block_accuracies
-from ..procedures import PassSpec, Procedure
-from ..sampling import default_rows, fixed_sampler, validate_sampler
+from ..sampling.demonstrations import Demonstrations
+from ..sampling.rows import default_rows, fixed_sampler, validate_sampler
 from ..standard import DEFAULT_K, DEMO_SENS_TEST_SIZE
-from ..subbenchmark import SubBenchmark
 from ..validation import check_int
 from .formats import FORMAT_GRAMMAR_SIZE, describe_format, format_template, sample_formats
+from .generic import SubBenchmark
 
 #: the permutations per query of Order_sens, and its test items
 ORDER_PERMUTATIONS = 6
@@ -332,3 +332,7 @@ def format_intervals(ground_truth: Sequence[int], prediction: Sequence[Sequence[
         values.sort()
         out[name] = (values[int(math.floor(tail * (resamples - 1)))], values[int(math.ceil((1 - tail) * (resamples - 1)))])
     return out
+
+
+#: the diagnoses of this module by name (the suite and the CLI find them beside the standard's)
+EXTENSION_BENCHMARKS = {cls.benchmark_name: cls for cls in (Order_sens, Format_spread)}
