@@ -68,6 +68,14 @@ def _add_statistics_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unpaired", action="store_true",
                         help="compare runs whose prompts differ (other k, data or demonstrations) as independent "
                              "samples; without it such runs are refused")
+    parser.add_argument("--calibration", action="store_true",
+                        help="also estimate and compare the calibration metrics outside the standard (Brier, "
+                             "equal-mass and classwise ECE, selective accuracy, ECE after Platt scaling)")
+
+
+def _extra_metrics(args) -> tuple:
+    from ..metrics import CALIBRATION_METRICS
+    return CALIBRATION_METRICS if getattr(args, "calibration", False) else ()
 
 
 def add_compare_parser(subparsers) -> argparse.ArgumentParser:
@@ -155,7 +163,7 @@ def _emit(text: str, output: Optional[str]) -> None:
 def _comparisons(runs, args) -> List[Any]:
     from ..stats import compare_runs
     return [compare_runs(runs[0], other, paired=not args.unpaired, resamples=args.resamples, seed=args.seed,
-                         level=args.level, alpha=args.alpha) for other in runs[1:]]
+                         level=args.level, alpha=args.alpha, extra_metrics=_extra_metrics(args)) for other in runs[1:]]
 
 
 def _run(body, args) -> int:
@@ -215,7 +223,8 @@ def _report(args) -> int:
     for i, run in enumerate(runs):
         with_records = [name for name, part in run.parts.items() if part.records]
         if with_records and (estimates[i] is None or set(estimates[i].parts) != set(with_records)):
-            estimates[i] = bootstrap_run(run, resamples=args.resamples, seed=args.seed, level=args.level)
+            estimates[i] = bootstrap_run(run, resamples=args.resamples, seed=args.seed, level=args.level,
+                                         extra_metrics=_extra_metrics(args))
     if args.html:
         from .html import build_report
         figures_dir = args.figures_dir or os.path.splitext(args.html)[0] + "_figures"

@@ -102,8 +102,24 @@ def _mean(values: Sequence[float]) -> float:
     return sequential_sum(values) / len(values)
 
 
-def part_statistics(part, *, check: bool = True) -> Dict[str, Statistic]:
-    """One :class:`Statistic` per dataset of a loaded sub-benchmark (``report.runs.Part``)."""
+def extra_metric_names(part, recorded: Dict[str, Any], extra_metrics: Sequence[str]) -> List[str]:
+    """The extra metrics (e.g. the calibration metrics outside the standard) that apply to a part.
+
+    They apply to the parts that score each query once (their results report accuracy,
+    and they are neither grouped by item nor regression slopes), and are estimated and
+    compared beside the recorded metrics; nothing recorded changes.
+    """
+    from .items import CONSISTENCY_BENCHMARKS, SLOPE_BENCHMARKS
+    if "accuracy" not in recorded or part.name in CONSISTENCY_BENCHMARKS or part.name in SLOPE_BENCHMARKS:
+        return []
+    return [n for n in extra_metrics if n not in recorded]
+
+
+def part_statistics(part, *, check: bool = True, extra_metrics: Sequence[str] = ()) -> Dict[str, Statistic]:
+    """One :class:`Statistic` per dataset of a loaded sub-benchmark (``report.runs.Part``).
+
+    ``extra_metrics``: registry names estimated beside the recorded ones (see :func:`extra_metric_names`).
+    """
     if not part.records:
         raise ValueError(f"{part.name}: the run has no per-query records (samples.jsonl); "
                          "confidence intervals need them: run with --log-samples")
@@ -113,7 +129,8 @@ def part_statistics(part, *, check: bool = True) -> Dict[str, Statistic]:
             raise ValueError(f"{part.name} / {dataset}: no records for this dataset in samples.jsonl")
         recorded = _recorded(part.divided.get(dataset, {}))
         table = ItemTable(part.name, dataset, part.records[dataset])
-        statistic = Statistic(part.name, table, list(recorded), part.metadata)
+        statistic = Statistic(part.name, table, list(recorded) + extra_metric_names(part, recorded, extra_metrics),
+                              part.metadata)
         if check:
             point = statistic(table.identity())
             for name, value in point.items():
@@ -162,10 +179,12 @@ def _check_options(resamples: int, level: float, seed: int) -> None:
 
 
 def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                  level: float = DEFAULT_LEVEL, benchmarks: Optional[Sequence[str]] = None) -> RunEstimates:
+                  level: float = DEFAULT_LEVEL, benchmarks: Optional[Sequence[str]] = None,
+                  extra_metrics: Sequence[str] = ()) -> RunEstimates:
     """Bootstrap intervals over test items for every metric of every sub-benchmark with records.
 
-    ``benchmarks`` limits the work to some sub-benchmarks (names as in the records).
+    ``benchmarks`` limits the work to some sub-benchmarks (names as in the records);
+    ``extra_metrics`` adds registry metrics to the parts they apply to (:func:`extra_metric_names`).
     """
     _check_options(resamples, level, seed)
     if benchmarks is not None:
@@ -176,7 +195,7 @@ def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
     for name, part in run.parts.items():
         if not part.records or (benchmarks is not None and name not in benchmarks):
             continue
-        statistics = part_statistics(part)
+        statistics = part_statistics(part, extra_metrics=extra_metrics)
         draws = {d: draw_resamples(len(s.table), resamples, seed, name, d) for d, s in statistics.items()}
         result.parts[name] = estimate_part(part, draws, level, statistics)
     if not result.parts:

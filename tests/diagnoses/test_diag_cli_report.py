@@ -102,3 +102,19 @@ def test_run_with_a_tiny_hf_model(tmp_path):
     assert set(order) == {"consistency", "accuracy_mean", "accuracy_min", "accuracy_max", "accuracy_spread",
                           "cohen_kappa", "fleiss_kappa"}
     assert document["Format_spread"]["results"]["Averaged results"]["accuracy_spread"] >= 0
+
+
+def test_compare_adds_the_calibration_metrics_only_when_asked(runs):
+    a, b = str(runs[("reference", "all,Order_sens,Format_spread")]), str(runs[("uniform", "all,Order_sens,Format_spread")])
+    plain = staicc("compare", a, b, "--format", "json", "--resamples", "30")
+    asked = staicc("compare", a, b, "--format", "json", "--resamples", "30", "--calibration")
+    assert plain.returncode == asked.returncode == 0, plain.stderr + asked.stderr
+    assert "brier_score" not in plain.stdout
+    normal = json.loads(asked.stdout)
+    text = json.dumps(normal)
+    for name in ("brier_score", "ece_equal_mass_10", "classwise_ece", "selective_accuracy", "coverage_accuracy_area",
+                 "ece_platt"):
+        assert name in text
+    # the recorded metrics are compared exactly as without the option
+    assert json.loads(plain.stdout)["comparisons"][0]["benchmarks"]["Normal"]["datasets"]["rotten_tomatoes"]["accuracy"] \
+        == normal["comparisons"][0]["benchmarks"]["Normal"]["datasets"]["rotten_tomatoes"]["accuracy"]
