@@ -10,17 +10,28 @@ import math
 from operator import mul
 from typing import Any, Dict, List, Optional
 
+from ..extras import require
 from ..validation import check_int
 from .base import EmbedFn, Retriever, _check_pool, _top_k, check_order, check_parameter
 from .embedding import EmbeddingSpace
 from .reference_embedder import reference_embedder
 
 
-def dpp_kernel(relevance: List[float], vectors: List[List[float]], scale_factor: float) -> List[List[float]]:
-    """L_ij = r_i * (cos_ij + 1) / 2 * r_j with r_i = exp(((rel_i + 1) / 2 - max_j (rel_j + 1) / 2) / (2 * scale))."""
+def dpp_kernel(relevance: List[float], vectors: List[List[float]], scale_factor: float,
+               backend: str = "python") -> List[List[float]]:
+    """L_ij = r_i * (cos_ij + 1) / 2 * r_j with r_i = exp(((rel_i + 1) / 2 - max_j (rel_j + 1) / 2) / (2 * scale)).
+
+    ``backend="numpy"`` computes the cosines as one matrix product (rounding may differ
+    in the last bits, and so may near-ties of the greedy choice).
+    """
     shifted = [(r + 1) / 2 for r in relevance]
     top = max(shifted)
     weight = [math.exp((s - top) / (2 * scale_factor)) for s in shifted]
+    if backend == "numpy":
+        numpy = require("numpy", "backend='numpy' of the DPP retriever")
+        matrix = numpy.asarray(vectors, dtype=float)
+        w = numpy.asarray(weight)
+        return (w[:, None] * ((matrix @ matrix.T + 1) / 2) * w[None, :]).tolist()
     return [[weight[i] * ((sum(map(mul, vectors[i], vectors[j])) + 1) / 2) * weight[j]
              for j in range(len(vectors))] for i in range(len(vectors))]
 
@@ -92,7 +103,8 @@ class DPPRetriever(Retriever):
             available = len(similarities) - len(ban)
             _check_pool(k, available, q)
             pool = _top_k(similarities, min(size, available), q, ban, {})
-            kernel = dpp_kernel([relevance[d] for d in pool], [vectors[d] for d in pool], self.scale_factor)
+            kernel = dpp_kernel([relevance[d] for d in pool], [vectors[d] for d in pool], self.scale_factor,
+                                self.space.backend)
             picks = [pool[p] for p in greedy_map_dpp(kernel, k)]
             picks.sort(key=lambda d: (-relevance[d], d))
             rows.append(picks[::-1] if self.order == "ascending" else picks)

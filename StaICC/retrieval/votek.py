@@ -18,26 +18,33 @@ from .embedding import EmbeddingSpace
 from .reference_embedder import reference_embedder
 
 
-def pairwise_similarities(vectors: List[List[float]], backend: str) -> List[List[float]]:
-    """The matrix of dot products between the (unit) vectors; ``backend="numpy"`` for large pools."""
-    if backend == "numpy" and vectors:
+def nearest_others(vectors: List[List[float]], votek_k: int, backend: str) -> List[List[int]]:
+    """Per demonstration, its ``votek_k`` most similar others (dot products of unit vectors), ties to the lower index.
+
+    ``backend="numpy"`` computes the N x N similarities as one matrix product and sorts
+    them with a stable sort (the same ties rule); the Python path scans each row.
+    """
+    n = len(vectors)
+    count = min(votek_k, n - 1)
+    if backend == "numpy" and n:
         numpy = require("numpy", "backend='numpy' of the Vote-k retriever")
         matrix = numpy.asarray(vectors, dtype=float)
-        return (matrix @ matrix.T).tolist()
-    return [[sum(map(mul, a, b)) for b in vectors] for a in vectors]
+        similarity = matrix @ matrix.T
+        numpy.fill_diagonal(similarity, -numpy.inf)
+        return numpy.argsort(-similarity, axis=1, kind="stable")[:, :count].tolist()
+    neighbours = []
+    for i, a in enumerate(vectors):
+        row = [sum(map(mul, a, b)) for b in vectors]
+        row[i] = float("-inf")
+        neighbours.append(_best_positions(row, count))
+    return neighbours
 
 
-def vote_graph(similarity: List[List[float]], votek_k: int) -> List[Set[int]]:
-    """voters[j]: the demonstrations i != j having j among their ``votek_k`` most similar others.
-
-    Ties go to the lower index, so the graph depends only on the similarities.
-    """
-    n = len(similarity)
-    voters: List[Set[int]] = [set() for _ in range(n)]
-    for i, row in enumerate(similarity):
-        others = list(row)
-        others[i] = float("-inf")
-        for j in _best_positions(others, min(votek_k, n - 1)):
+def vote_graph(neighbours: List[List[int]]) -> List[Set[int]]:
+    """voters[j]: the demonstrations i having j among their nearest others."""
+    voters: List[Set[int]] = [set() for _ in neighbours]
+    for i, row in enumerate(neighbours):
+        for j in row:
             voters[j].add(i)
     return voters
 
@@ -95,8 +102,8 @@ class VoteKRetriever(Retriever):
     def ranking(self, demo_texts: List[str]) -> List[int]:
         """Every demonstration index, best first (see :func:`votek_ranking`)."""
         self.space.index(demo_texts)
-        similarity = pairwise_similarities(self.space.vectors, self.space.backend)
-        return votek_ranking(vote_graph(similarity, self.votek_k), self.overlap_threshold, self.seed)
+        neighbours = nearest_others(self.space.vectors, self.votek_k, self.space.backend)
+        return votek_ranking(vote_graph(neighbours), self.overlap_threshold, self.seed)
 
     def _select(self, demo_texts, demo_labels, query_texts, k, banned):
         if not k:

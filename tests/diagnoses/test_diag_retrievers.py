@@ -5,10 +5,10 @@ import random
 import numpy as np
 import pytest
 
-from StaICC.reference_model import lexical_icl
+from StaICC.methods.reference_model import lexical_icl
 from StaICC.retrieval import (DPPRetriever, MDLRetriever, VoteKRetriever, reference_embedder, retriever_from_name)
 from StaICC.retrieval.dpp import dpp_kernel, greedy_map_dpp
-from StaICC.retrieval.votek import vote_graph
+from StaICC.retrieval.votek import nearest_others, vote_graph
 
 
 def angle_embedder(angles):
@@ -25,8 +25,9 @@ POOL = [(name, "x") for name in CLUSTERS]
 
 def test_vote_graph_counts_nearest_neighbour_votes():
     vectors = [angle_embedder(CLUSTERS)(name) for name in CLUSTERS]
-    similarity = np.asarray(vectors) @ np.asarray(vectors).T
-    voters = vote_graph(similarity.tolist(), 2)
+    neighbours = nearest_others(vectors, 2, "python")
+    assert nearest_others(vectors, 2, "numpy") == neighbours
+    voters = vote_graph(neighbours)
     names = list(CLUSTERS)
     got = {names[j]: sorted(names[i] for i in voters[j]) for j in range(len(names))}
     # the outlier c votes for the two nearest points of cluster b
@@ -146,6 +147,14 @@ def test_cli_names_and_errors():
         VoteKRetriever(votek_k=0)
     with pytest.raises(ValueError, match="needs 3 demonstrations"):
         DPPRetriever().build_sampler([("a b", "x"), ("c d", "x")], [("q", None)], 3)
+
+
+def test_numpy_backend_gives_the_same_rows_on_separated_data():
+    demos = [(name, "x") for name in CLUSTERS]
+    for make in (lambda b: VoteKRetriever(angle_embedder(CLUSTERS), votek_k=2, overlap_threshold=0.5, backend=b),
+                 lambda b: DPPRetriever(angle_embedder({**CLUSTERS, "q": 0.7}), backend=b)):
+        assert make("numpy").build_sampler(demos, [("q", None)], 3) == make("python").build_sampler(
+            demos, [("q", None)], 3)
 
 
 def test_same_inputs_same_rows_for_every_retriever():
