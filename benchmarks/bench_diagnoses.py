@@ -28,11 +28,11 @@ def main() -> None:
     args = parser.parse_args()
     for cls in (Order_sens, Format_spread):
         bench = cls(datasets=args.datasets)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = bench(lexical_icl)
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         prompts = sum(len(e.prompt_set()) for e in bench)
-        print(f"{cls.__name__}: {prompts} prompts in {seconds:.2f} s")
+        print(f"{cls.__name__}: {prompts} prompts in {seconds:.2f} s ({cpu:.2f} s of CPU)")
         for dataset, values in result["Divided results"].items():
             print(f"  {dataset}: " + ", ".join(f"{k} {v:.4f}" for k, v in values["sensitivity"].items()))
     normal = Normal(datasets=args.datasets)
@@ -40,10 +40,11 @@ def main() -> None:
         demos, queries = experimentor.demonstration_set(), list(experimentor.test_set())[:args.queries]
         for retriever in (VoteKRetriever(backend="numpy"), DPPRetriever(backend="numpy"),
                           MDLRetriever(lexical_icl, backend="numpy")):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             retriever.build_sampler(demos, queries, 4)
             print(f"{type(retriever).__name__} {experimentor.dataset_name}: {len(queries)} queries over "
-                  f"{len(demos)} demonstrations in {time.perf_counter() - started:.2f} s")
+                  f"{len(demos)} demonstrations in {time.perf_counter() - started:.2f} s "
+                  f"({time.process_time() - cpu:.2f} s of CPU)")
         result, _, outputs = experimentor.auto_run(lexical_icl, return_outputs=True)
         started = time.perf_counter()
         values = {n: METRICS[n].function(outputs["groundtruth"], outputs["prob."]) for n in CALIBRATION_METRICS}
