@@ -11,6 +11,7 @@ from ..validation import check_k
 from .base import METRICS, ORDERS, EmbedFn, Retriever, Sampler, Tokenizer, callable_name, normalise_text  # noqa: F401
 from .embedding import EmbeddingSpace, EmbeddingTopKRetriever, sentence_transformers_embedder
 from .lexical import K1_MAX, BM25Index, BM25Retriever, TopKRetriever, default_tokenizer
+from .cone import ConERetriever, causal_lm_loglik
 from .dpp import DPPRetriever
 from .mdl import MDLRetriever
 from .mmr import MMRRetriever
@@ -21,7 +22,8 @@ from .votek import VoteKRetriever
 __all__ = ["Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "BM25Retriever", "TopKRetriever",
            "BM25Index", "EmbeddingTopKRetriever", "EmbeddingSpace", "MMRRetriever", "sentence_transformers_embedder",
            "default_tokenizer", "normalise_text", "check_k", "retriever_from_name", "RETRIEVERS", "ORDERS",
-           "METRICS", "K1_MAX", "VoteKRetriever", "DPPRetriever", "MDLRetriever", "reference_embedder"]
+           "METRICS", "K1_MAX", "VoteKRetriever", "DPPRetriever", "MDLRetriever", "reference_embedder",
+           "ConERetriever", "causal_lm_loglik"]
 
 RETRIEVERS: Dict[str, type] = {
     "zero": ZeroRetriever,

@@ -1,4 +1,4 @@
-"""Vote-k, DPP and MDL on hand-made data where the right choice is known."""
+"""Vote-k, DPP, MDL and ConE on hand-made data where the right choice is known."""
 import math
 import random
 
@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from StaICC.methods.reference_model import lexical_icl
-from StaICC.retrieval import (DPPRetriever, MDLRetriever, VoteKRetriever, reference_embedder, retriever_from_name)
+from StaICC.retrieval import (ConERetriever, DPPRetriever, MDLRetriever, VoteKRetriever, causal_lm_loglik,
+                              reference_embedder, retriever_from_name)
+from StaICC.retrieval.cone import default_blocks
 from StaICC.retrieval.dpp import dpp_kernel, greedy_map_dpp
 from StaICC.retrieval.votek import nearest_others, vote_graph
 
@@ -165,3 +167,42 @@ def test_same_inputs_same_rows_for_every_retriever():
     for make in (lambda: VoteKRetriever(seed=2), lambda: DPPRetriever(),
                  lambda: MDLRetriever(lexical_icl, seed=2)):
         assert make().build_sampler(demos, queries, 3) == make().build_sampler(demos, queries, 3)
+
+
+# -- ConE ----------------------------------------------------------------------------------------------
+def test_cone_keeps_the_demonstrations_that_make_the_query_most_likely():
+    demos = [(f"demo {i}", "x") for i in range(6)]
+    calls = []
+
+    def loglik(context, continuation):
+        calls.append((context, continuation))
+        # the query is most likely after demo 4, then demo 1; the others are equally poor
+        return {"demo 4": -1.0, "demo 1": -2.0}.get(context.split("\n")[0][len("Input: "):], -9.0)
+
+    rows = ConERetriever(loglik, candidates=6, order="descending").build_sampler(demos, [("demo query", None)], 2)
+    assert rows == [[4, 1]]
+    assert len(calls) == 6 and all(c[1] == "Input: demo query\nLabel:" for c in calls)
+    assert ConERetriever(loglik, candidates=6).build_sampler(demos, [("demo query", None)], 2) == [[1, 4]]
+
+
+def test_cone_with_a_tiny_causal_lm():
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import sys
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from backend_helpers import tiny_pair
+    import torch
+    model, tokenizer = tiny_pair("llama", 0)
+    loglik = causal_lm_loglik(model, tokenizer)
+    # the sum of the continuation's token log-probabilities, checked against one forward pass by hand
+    head = tokenizer("Input: a cat\nLabel: x\n\n")["input_ids"]
+    tail = tokenizer("Input: a dog\nLabel:", add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([head + tail])).logits[0].double()
+    expected = sum(float(torch.log_softmax(logits[len(head) - 1 + t], -1)[token]) for t, token in enumerate(tail))
+    assert loglik("Input: a cat\nLabel: x\n\n", "Input: a dog\nLabel:") == pytest.approx(expected, rel=1e-9)
+    demos = [("a cat", "x"), ("a dog", "y"), ("the stock", "z")]
+    rows = ConERetriever(loglik, candidates=3).build_sampler(demos, [("a dog barks", None)], 2)
+    scores = {d: -loglik(*default_blocks(demos[d], "a dog barks")) for d in range(3)}
+    assert rows[0] == sorted(range(3), key=lambda d: (scores[d], d))[:2][::-1]
