@@ -118,3 +118,33 @@ def test_compare_adds_the_calibration_metrics_only_when_asked(runs):
     # the recorded metrics are compared exactly as without the option
     assert json.loads(plain.stdout)["comparisons"][0]["benchmarks"]["Normal"]["datasets"]["rotten_tomatoes"]["accuracy"] \
         == normal["comparisons"][0]["benchmarks"]["Normal"]["datasets"]["rotten_tomatoes"]["accuracy"]
+
+
+def test_per_factor_kappa_and_calibration_tables_against_the_samples(runs):
+    """The report's numbers recomputed from samples.jsonl with NumPy / scikit-learn."""
+    np = pytest.importorskip("numpy")
+    metrics = pytest.importorskip("sklearn.metrics")
+    from StaICC.metrics import CALIBRATION_METRICS, METRICS
+    from StaICC.report.diagnoses import agreement_data, calibration_data
+    from StaICC.report.runs import load_run
+    directory = runs[("reference", "all,Order_sens,Format_spread")]
+    run = load_run(str(directory))
+    data = agreement_data(run)
+    assert set(data) == {"Template_sens", "Demo_sens", "Order_sens"}
+    records = [json.loads(line) for line in (directory / "samples.jsonl").read_text().splitlines()]
+    for name, raters in (("Template_sens", 9), ("Demo_sens", 8), ("Order_sens", 6)):
+        rows = sorted((r for r in records if r["benchmark"] == name), key=lambda r: (r["pass"], r["repeat"], r["test_index"]))
+        labels = np.asarray([r["predicted"] for r in rows]).reshape(raters, -1)
+        pairs = []
+        for a in range(raters):
+            for b in range(a + 1, raters):
+                value = metrics.cohen_kappa_score(labels[a], labels[b])
+                pairs.append(1.0 if np.isnan(value) else value)
+        assert data[name]["rotten_tomatoes"]["cohen"] == pytest.approx(float(np.mean(pairs)), abs=1e-9)
+        assert data[name]["rotten_tomatoes"]["raters"] == raters
+    normal = [r for r in records if r["benchmark"] == "Normal"]
+    normal.sort(key=lambda r: (r["repeat"], r["test_index"]))
+    truth, rows = [r["label"] for r in normal], [r["prediction"] for r in normal]
+    found = calibration_data(run.parts["Normal"])["rotten_tomatoes"]["metrics"]
+    for name in CALIBRATION_METRICS:
+        assert found[name] == pytest.approx(METRICS[name].function(truth, rows), abs=1e-12)
