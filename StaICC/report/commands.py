@@ -71,11 +71,15 @@ def _add_statistics_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calibration", action="store_true",
                         help="also estimate and compare the calibration metrics outside the standard (Brier, "
                              "equal-mass and classwise ECE, selective accuracy, ECE after Platt scaling)")
+    parser.add_argument("--agreement", action="store_true",
+                        help="also estimate and compare Cohen's and Fleiss' kappa across the templates of "
+                             "Template_sens and the demonstration sets of Demo_sens")
 
 
 def _extra_metrics(args) -> tuple:
     from ..metrics import CALIBRATION_METRICS
-    return CALIBRATION_METRICS if getattr(args, "calibration", False) else ()
+    extra = CALIBRATION_METRICS if getattr(args, "calibration", False) else ()
+    return extra + (("cohen_kappa", "fleiss_kappa") if getattr(args, "agreement", False) else ())
 
 
 def add_compare_parser(subparsers) -> argparse.ArgumentParser:

@@ -105,14 +105,19 @@ def _mean(values: Sequence[float]) -> float:
 def extra_metric_names(part, recorded: Dict[str, Any], extra_metrics: Sequence[str]) -> List[str]:
     """The extra metrics (e.g. the calibration metrics outside the standard) that apply to a part.
 
-    They apply to the parts that score each query once (their results report accuracy,
-    and they are neither grouped by item nor regression slopes), and are estimated and
-    compared beside the recorded metrics; nothing recorded changes.
+    Score metrics apply to the parts that score each query once (their results report
+    accuracy, and they are neither grouped by item nor regression slopes); the grouped
+    metrics of :mod:`StaICC.metrics.agreement` (kappa) to the parts that ask each item
+    several times (Template_sens, Demo_sens).  They are estimated and compared beside the
+    recorded metrics; nothing recorded changes.
     """
+    from ..metrics.agreement import GROUPED_METRICS
     from .items import CONSISTENCY_BENCHMARKS, SLOPE_BENCHMARKS
-    if "accuracy" not in recorded or part.name in CONSISTENCY_BENCHMARKS or part.name in SLOPE_BENCHMARKS:
+    if part.name in CONSISTENCY_BENCHMARKS:  # the agreement metrics over an item's passes or repeats
+        return [n for n in extra_metrics if n in GROUPED_METRICS and n not in recorded]
+    if "accuracy" not in recorded or part.name in SLOPE_BENCHMARKS:
         return []
-    return [n for n in extra_metrics if n not in recorded]
+    return [n for n in extra_metrics if n not in recorded and n not in GROUPED_METRICS]
 
 
 def part_statistics(part, *, check: bool = True, extra_metrics: Sequence[str] = ()) -> Dict[str, Statistic]:

@@ -103,7 +103,9 @@ class Statistic:
             from ..metrics.agreement import GROUPED_METRICS
             self.functions = {n: GROUPED_METRICS[n] for n in metric_names if n in GROUPED_METRICS}
         elif benchmark in CONSISTENCY_BENCHMARKS:
-            self.functions = {n: _metrics.consistency for n in metric_names if n.startswith("consistency")}
+            from ..metrics.agreement import GROUPED_METRICS
+            self.functions = {n: _metrics.consistency if n.startswith("consistency") else GROUPED_METRICS[n]
+                              for n in metric_names if n.startswith("consistency") or n in GROUPED_METRICS}
         else:
             for name in metric_names:
                 f = metric_function(benchmark, name)

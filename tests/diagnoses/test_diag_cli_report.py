@@ -148,3 +148,20 @@ def test_per_factor_kappa_and_calibration_tables_against_the_samples(runs):
     found = calibration_data(run.parts["Normal"])["rotten_tomatoes"]["metrics"]
     for name in CALIBRATION_METRICS:
         assert found[name] == pytest.approx(METRICS[name].function(truth, rows), abs=1e-12)
+
+
+def test_compare_adds_kappa_on_template_and_demo_sens_only_when_asked(runs):
+    a, b = str(runs[("reference", "all,Order_sens,Format_spread")]), str(runs[("uniform", "all,Order_sens,Format_spread")])
+    done = staicc("compare", a, b, "--format", "json", "--resamples", "30", "--agreement")
+    assert done.returncode == 0, done.stderr
+    parts = json.loads(done.stdout)["comparisons"][0]["benchmarks"]
+    for name in ("Template_sens", "Demo_sens"):
+        row = parts[name]["datasets"]["rotten_tomatoes"]
+        assert {"consistency", "cohen_kappa", "fleiss_kappa"} <= set(row)
+    assert "fleiss_kappa" not in json.dumps(parts["Normal"])
+    # the point values are the report's per-factor table
+    from StaICC.report.diagnoses import agreement_data
+    from StaICC.report.runs import load_run
+    data = agreement_data(load_run(a))
+    assert parts["Template_sens"]["datasets"]["rotten_tomatoes"]["fleiss_kappa"]["a"] == pytest.approx(
+        data["Template_sens"]["rotten_tomatoes"]["fleiss"], abs=1e-12)
