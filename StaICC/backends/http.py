@@ -33,9 +33,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from .secrets import redact_text, redact_url
+from .secrets import is_secret_name, redact_text, redact_url, register_secret
 
 #: HTTP statuses worth retrying: rate limiting and server-side failures
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -151,6 +151,17 @@ def split_credentials(url: str) -> Tuple[str, Optional[str]]:
     return urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)), "Basic " + token
 
 
+def _url_secrets(url: str) -> List[str]:
+    """The password of the URL's user info and the values of its secret-named query parameters."""
+    parts = urllib.parse.urlsplit(url)
+    found = []
+    if "@" in parts.netloc:
+        info = parts.netloc.rpartition("@")[0]
+        found.append(urllib.parse.unquote(info.partition(":")[2]))
+    found += [value for name, value in urllib.parse.parse_qsl(parts.query) if is_secret_name(name)]
+    return [value for value in found if value]
+
+
 def join_url(base_url: str, path: str) -> str:
     """``base_url`` with ``path`` appended to its path (its query string kept after it)."""
     parts = urllib.parse.urlsplit(base_url)
@@ -195,7 +206,9 @@ class JSONClient:
         self.headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
         if basic is not None and "Authorization" not in self.headers:
             self.headers["Authorization"] = basic
-        self.secrets = [s for s in secrets if s] + ([basic.split(" ", 1)[1]] if basic else [])
+        self.secrets = [s for s in secrets if s] + _url_secrets(base_url) + ([basic.split(" ", 1)[1]] if basic else [])
+        for secret in self.secrets:
+            register_secret(secret)  # so that the command line's error printer redacts them too
         self.hint = hint or (lambda status: "")
 
     def redact(self, text: str) -> str:

@@ -24,8 +24,9 @@ _SECRET_ENDINGS = ("key", "token", "secret", "password")
 REDACTED = "<redacted>"
 #: what stands in for a secret found inside a text (a URL, an error body, generated text)
 MASK = "***"
-#: shorter values are not treated as secrets in free text: redacting "a" everywhere would garble output
-MIN_SECRET_LENGTH = 4
+#: shorter values are not searched for in free text (redacting "1234" everywhere would garble numbers);
+#: inside URLs they are still redacted, by position
+MIN_SECRET_LENGTH = 8
 
 _registered: Set[str] = set()
 _lock = threading.Lock()

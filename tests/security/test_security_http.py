@@ -5,7 +5,6 @@ and impossible or partial log-probabilities are errors, not answers."""
 import http.server
 import math
 import os
-import socketserver
 import sys
 import threading
 import time
@@ -220,5 +219,3 @@ def test_url_credentials_go_in_a_header_never_in_messages():
     assert sent["headers"]["Authorization"] == "Bearer " + CANARY  # the configured key wins over user info
     assert sent["path"].startswith("/v1/completions?api_key=")  # the query string stays after the path
 
-
-assert socketserver  # the servers above are socketserver-based
