@@ -19,8 +19,11 @@ _LINE_BREAKS = {ord(c): ascii(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\
 
 
 def one_line(message: str) -> str:
-    """``message`` with line-breaking characters (an argument may hold any) written as escapes."""
-    return message.translate(_LINE_BREAKS)
+    """``message`` as the command line prints it: secrets redacted (a URL's password, a key a
+    server echoed, in any case) and line-breaking characters (an argument may hold any)
+    written as escapes."""
+    from ..backends.secrets import redact_text
+    return redact_text(str(message)).translate(_LINE_BREAKS)
 
 
 def parse_retriever(spec: str):
