@@ -37,7 +37,9 @@ _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_m
                     "vocab.json", "merges.txt", "added_tokens.json", "chat_template.jinja", "chat_template.json")
 _HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_size", "revision",
             "trust_remote_code", "requests_per_call", "max_new_tokens", "chat", "system", "unparsed", "aliases",
-            "postprocess", "answer_hook", "message_builder", "model_id")
+            "postprocess", "answer_hook", "message_builder", "model_id", "weights_hash")
+#: how the weights of a model directory are hashed into the identity (see weights_digest)
+WEIGHTS_HASHES = ("sampled", "full")
 
 
 def hf_backend(**arguments: Any) -> "HFBackend":
@@ -75,6 +77,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "answer_hook": arguments.pop("answer_hook", None),
         "message_builder": arguments.pop("message_builder", None),
         "model_id": _args.as_str(arguments.pop("model_id", None), "model_id", optional=True),
+        "weights_hash": _args.as_choice(arguments.pop("weights_hash", "sampled"), "weights_hash", WEIGHTS_HASHES),
     }
     return out
 
@@ -119,6 +122,7 @@ class HFBackend(Backend):
         self.max_new_tokens = options["max_new_tokens"]
         self.shares_prefixes = self.scoring != "generate"  # the scorer's prefix tree; generation runs row by row
         self.model_id = options["model_id"]
+        self.weights_hash = options["weights_hash"]
         self.message_builder = options["message_builder"]
         if self.message_builder is not None and not callable(self.message_builder):
             raise TypeError("model argument message_builder must be callable (request -> messages)")
@@ -200,7 +204,10 @@ class HFBackend(Backend):
             identity["model"] = self.pretrained
             identity["revision"] = self.revision or getattr(self.model.config, "_commit_hash", None)
             if os.path.isdir(self.pretrained):
-                identity["weights_sha256"] = weights_digest(self.pretrained)
+                full = self.weights_hash == "full"
+                identity["weights_sha256"] = weights_digest(self.pretrained, full=full)
+                if full:
+                    identity["weights_hash"] = "full"
         elif self.model_id is None:
             identity["model"] = "in-memory " + type(self.model).__name__
             identity["weights_sha256"] = in_memory_digest(self.model)
