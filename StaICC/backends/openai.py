@@ -1,7 +1,8 @@
 """``openai``: any OpenAI-compatible server (vLLM, SGLang, llama.cpp, TGI, OpenAI itself).
 
 ``staicc run --model openai --model-args base_url=http://127.0.0.1:8000/v1,model=my-model``.
-Standard library only: ``urllib`` for HTTP and a bounded thread pool for concurrency.
+Standard library only: HTTP through :mod:`StaICC.backends.http` (no redirects followed, a total
+``deadline`` and a ``max_response_bytes`` cap per request) and a bounded thread pool for concurrency.
 
 Scoring modes (``scoring=``):
 
@@ -21,7 +22,8 @@ modes by the mean log-probability of each prompt's tokens, as the ``hf`` backend
 
 The API key is read from the environment variable named by ``api_key_env`` and sent
 only in the ``Authorization`` header: it is never part of the identity, an error
-message or a log line.
+message or a log line, and a server that echoes it in generated text gets it replaced
+by ``***`` before the text is stored (:mod:`StaICC.backends.secrets`).
 """
 import json
 import math

@@ -68,8 +68,8 @@ def redact_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = MASK + "@" + netloc.rpartition("@")[2]
-    query = _redact_pairs(parts.query)
-    fragment = _redact_pairs(parts.fragment)
+    query = _redact_pairs("?" + parts.query)[1:]  # every pair of a query string is a query pair
+    fragment = _redact_pairs("?" + parts.fragment)[1:]
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
 
 
@@ -103,5 +103,12 @@ def redact_command(argv: Iterable[Any]) -> List[Any]:
 
 
 def _redact_pairs(text: str) -> str:
-    return _PAIR.sub(lambda m: m.group("name") + "=" + MASK if is_secret_name(m.group("name"))
-                     else m.group(0), text)
+    """Secret-named ``name=value`` pairs with the value masked: always in a query string (after
+    ``?``, ``&`` or ``;``), elsewhere only when the value is long enough to be a key (so that a
+    message such as "expected key=value" stays readable)."""
+    def mask(match: "re.Match[str]") -> str:
+        before = text[match.start() - 1] if match.start() else ""
+        secret = is_secret_name(match.group("name")) and \
+            (before in ("?", "&", ";") or len(match.group("value")) >= MIN_SECRET_LENGTH)
+        return match.group("name") + "=" + MASK if secret else match.group(0)
+    return _PAIR.sub(mask, text)

@@ -37,6 +37,8 @@ def test_redaction_rules():
         {"api_key": REDACTED, "api_key_env": "K", "max_tokens": 8, "base_url": f"http://h/v1?token={MASK}"}
     assert redact_command(["run", f"--model-args=base_url=http://a:{PASSWORD}@h/v1"]) == \
         ["run", f"--model-args=base_url=http://{MASK}@h/v1"]
+    assert redact_url("http://h/v1?key=ab&model=m") == f"http://h/v1?key={MASK}&model=m"  # short, still a query secret
+    assert redact_text("expected key=value") == "expected key=value"  # prose stays readable
     assert [is_secret_name(n) for n in ("apiKey", "access_token", "x-api-key", "tokenizer", "max_tokens",
                                         "api_key_env", "password")] == [True, True, True, False, False, False, True]
 
