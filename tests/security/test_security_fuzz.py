@@ -162,3 +162,30 @@ def test_a_huge_samples_file_is_refused_before_it_is_read(real_run, tmp_path):
         load_run(str(tmp_path))
     code, err = _cli(["report", str(tmp_path)])
     assert code == 1 and "over the" in err and len(err.strip().splitlines()) == 1
+
+
+def test_json_to_a_directory_is_refused_before_any_work(tmp_path):
+    code, err = _cli(["--datasets", "0", "--json", str(tmp_path)])
+    assert code == 2 and err.strip() == f"staicc: error: --json {tmp_path} is a directory; give a file name such as " \
+                                         f"{tmp_path}/results.json"
+
+
+def test_deeply_nested_and_huge_number_results_files_end_in_one_line(real_run, tmp_path):
+    document, _records = real_run
+    for name, text in (("deep", "[" * 100000 + "]" * 100000), ("digits", '{"format": ' + "9" * 5000 + "}")):
+        directory = tmp_path / name
+        directory.mkdir()
+        (directory / "results.json").write_text(text)
+        code, err = _cli(["report", str(directory)])
+        assert code == 1 and len(err.strip().splitlines()) == 1, err
+        assert "results.json" in err and ("nested too deeply" in err or "cannot be read" in err), err
+
+
+def test_report_output_to_a_directory_is_one_line(real_run, tmp_path):
+    document, records = real_run
+    (tmp_path / "results.json").write_text(json.dumps(document))
+    (tmp_path / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    target = tmp_path / "out"
+    target.mkdir()
+    code, err = _cli(["report", str(tmp_path), "-o", str(target)])
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "is a directory" in err, err
