@@ -116,13 +116,22 @@ def test_public_api_refuses_odd_values_clearly(value):
     calls = [lambda: LabelNoiseProcedure(value), lambda: retriever_from_name(value),
              lambda: parse_model_args(value), lambda: make_backend(value), lambda: load_run(value),
              lambda: make_backend("openai", base_url=value, model="m")]
+    from StaICC import GLER, Normal
+    from StaICC.custom_datasets import from_records
+    calls += [lambda: Normal(k=value, datasets=["TREC"]), lambda: Normal(datasets=[value]),
+              lambda: GLER(interpolations=value, datasets=["TREC"]),
+              lambda: from_records(value, name="x", input_columns="text", label_column="label"),
+              lambda: from_records([{"text": "a", "label": value}] * 30, name="x", input_columns="text",
+                                   label_column="label")]
     if not isinstance(value, str) or not value or "\x00" in value:
         calls.append(lambda: PredictionCache(value))  # a plain string would create a cache file here
-    for call in calls:
-        try:
-            call()
-        except CLEAR:
-            pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for call in calls:
+            try:
+                call()
+            except CLEAR:
+                pass
 
 
 def test_gler_with_a_huge_interpolation_count_is_refused_up_front():
