@@ -12,9 +12,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 RESULTS_FORMAT = "staicc-results/1"
 RESULTS_FILE = "results.json"
-#: the largest records file read (bytes; records are held in memory, about 5x their file size):
+#: the largest records file read (bytes; records are held in memory, about 5x their file size; a full
+#: standard suite writes a few tens of MB):
 #: ``load_run(..., max_samples_bytes=...)`` or the environment variable STAICC_MAX_SAMPLES_BYTES
-MAX_SAMPLES_BYTES = 1 << 30
+MAX_SAMPLES_BYTES = 256 << 20
 #: the largest results.json and the longest records line read (a record is a few hundred bytes)
 MAX_RESULTS_BYTES = 256 << 20
 MAX_LINE_BYTES = 1 << 20
