@@ -36,8 +36,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend
-from .http import MAX_BACKOFF_SECONDS, RETRY_STATUSES, APIError, JSONClient, Limits  # noqa: F401
-from .http import retry_after as _retry_after  # noqa: F401
+from .http import MAX_BACKOFF_SECONDS, RETRY_STATUSES, APIError, JSONClient, Limits  # noqa: F401  (re-exported)
 from .secrets import redact_text, redact_url, register_secret
 from .generative import AnswerMapper, answer_instruction, default_messages, generation_identity, scoring_departures
 from .scores import answers_from_scores
@@ -65,8 +64,9 @@ class OpenAIBackend(Backend):
     def __init__(self, **arguments: Any) -> None:
         _args.no_unknown("openai", arguments, _OPENAI_ARGS)
         get = arguments.get
-        self.base_url = _checked_url(_args.as_str(get("base_url"), "base_url"))
-        self._shown = redact_url(self.base_url)  # the address as messages print it
+        address = _checked_url(_args.as_str(get("base_url"), "base_url"))
+        # only the client holds the address with its credentials; everything else sees it redacted
+        self.base_url = redact_url(address)
         self.model = _args.as_str(get("model"), "model")
         self.api_key_env = _args.as_str(get("api_key_env", "OPENAI_API_KEY"), "api_key_env")
         self.scoring = _args.as_choice(get("scoring", "sequence"), "scoring", SCORING + ("last_token",))
@@ -93,7 +93,7 @@ class OpenAIBackend(Backend):
         self._api_key = os.environ.get(self.api_key_env) or None
         register_secret(self._api_key)
         headers = {"Authorization": "Bearer " + self._api_key} if self._api_key else {}
-        self.client = JSONClient(self.base_url, headers=headers, secrets=[self._api_key] if self._api_key else [],
+        self.client = JSONClient(address, headers=headers, secrets=[self._api_key] if self._api_key else [],
                                  hint=self._hint,
                                  limits=Limits(timeout=self.timeout, deadline=self.deadline,
                                                max_response_bytes=self.max_response_bytes, retries=self.retries,
@@ -111,7 +111,7 @@ class OpenAIBackend(Backend):
             return (f" (authentication failed: put the key in the environment variable {self.api_key_env}, "
                     "or name another with api_key_env)")
         if status == 404:
-            return f" (check base_url={redact_url(self.base_url)!r}; it usually ends in /v1)"
+            return f" (check base_url={self.base_url!r}; it usually ends in /v1)"
         return ""
 
     def _redact(self, text: str) -> str:
@@ -151,22 +151,22 @@ class OpenAIBackend(Backend):
         if continuation is None:
             values = [lp for lp in logprobs if lp is not None]
             if not values:
-                raise MissingLogprobsError(f"{self._shown}/completions echoed no log-probability for the "
+                raise MissingLogprobsError(f"{self.base_url}/completions echoed no log-probability for the "
                                            f"noisy-channel prompt {context[:60]!r}; it needs at least 2 tokens")
             return math.fsum(values) / len(values)
         boundary = len(context)
         picked = [lp for k, lp in enumerate(logprobs) if _token_end(offsets, k, len(text)) > boundary]
         if not picked:
-            raise MissingLogprobsError(f"{self._shown}/completions echoed no token covering the label "
+            raise MissingLogprobsError(f"{self.base_url}/completions echoed no token covering the label "
                                        f"{continuation!r}")
         if any(lp is None for lp in picked):
-            raise MissingLogprobsError(f"{self._shown}/completions returned null log-probabilities for the "
+            raise MissingLogprobsError(f"{self.base_url}/completions returned null log-probabilities for the "
                                        f"label {continuation!r}; use scoring=generate")
         return picked[0] if self.scoring == "first_token" else math.fsum(picked)
 
     def _echoed(self, response: Dict[str, Any], text: str) -> Tuple[List[str], List[Optional[float]], List[int]]:
         """The echoed prompt's tokens, log-probabilities and character offsets (generated tokens dropped)."""
-        where = f"{self._shown}/completions"
+        where = f"{self.base_url}/completions"
         hint = (" The server must support echo=true with logprobs on /v1/completions (prompt log-probabilities); "
                 "use scoring=generate otherwise.")
         choices = response.get("choices")
@@ -219,12 +219,12 @@ class OpenAIBackend(Backend):
             choice = response["choices"][0]
             text = choice["message"]["content"] if self.chat else choice["text"]
         except (KeyError, IndexError, TypeError):
-            raise APIError(f"{self._shown}{path} returned no generated text in choices[0]: "
+            raise APIError(f"{self.base_url}{path} returned no generated text in choices[0]: "
                            f"{self._redact(json.dumps(response)[:200])}") from None
         if text is None:
             text = ""
         if not isinstance(text, str):
-            raise APIError(f"{self._shown}{path} returned {type(text).__name__} as generated text")
+            raise APIError(f"{self.base_url}{path} returned {type(text).__name__} as generated text")
         return self._redact(text)  # a server echoing the key must not get it stored in samples or the cache
 
     # -------------------------------------------------------------- identity
