@@ -78,3 +78,25 @@ def test_a_canary_key_lands_in_no_file_and_no_stream(tmp_path, failing):
         assert any(MASK in part for part in document["provenance"]["command"])
         samples = (out / "samples.jsonl").read_text().splitlines()
         assert samples and all(f"key {MASK} / {MASK}" in json.loads(line)["text"] for line in samples)
+
+
+@pytest.mark.parametrize("model_args", [
+    f"base_url=ftp://user:{PASSWORD}@h/v1?api_key={CANARY},model=m",
+    f"base_url=http://user:{PASSWORD}@127.0.0.1:9/v1?token={CANARY},model=m,retries=x",
+    f"base_url=http://user:{PASSWORD}@127.0.0.1:9/v1?token={CANARY},model=m,bogus=1",
+])
+def test_argument_errors_hold_no_secret(model_args, capsys):
+    from StaICC.cli import main
+    code = main(["run", "--model", "openai", "--model-args", model_args, "--datasets", "0", "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert_clean(err, "the argument error")
+
+
+def test_an_error_line_shows_control_characters_escaped(tmp_path, capsys):
+    from StaICC.cli import main
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code = main(["run", "--output-dir", str(blocker) + "/\x1b[2J\x1b]0;owned\x07", "--datasets", "0", "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 2 and "\x1b" not in err and "\x07" not in err and "\\x1b[2J" in err, err
