@@ -108,3 +108,22 @@ def test_a_full_disk_under_the_output_dir_keeps_the_answers_and_says_where(tmp_p
                            capture_output=True, text=True, env=env(), timeout=300)
     assert again.returncode == 0, again.stderr
     assert " 0 asked," in again.stdout  # every answer came back from the cache
+
+
+def test_report_output_on_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
+    run = tmp_path / "run"
+    first = subprocess.run(RUN + ["--output-dir", str(run)], capture_output=True, text=True, env=env(), timeout=300)
+    assert first.returncode == 0, first.stderr
+    target = tmp_path / "tables.txt"
+    target.write_text("previous tables")
+    limited = ("import resource, signal, sys\n"
+               "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+               "resource.setrlimit(resource.RLIMIT_FSIZE, (100, resource.RLIM_INFINITY))\n"
+               "from StaICC.cli import main\n"
+               "sys.exit(main(sys.argv[1:]))\n")
+    done = subprocess.run([sys.executable, "-c", limited, "report", str(run), "-o", str(target)],
+                          capture_output=True, text=True, env=env(), timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "File too large" in done.stderr, done.stderr
+    assert target.read_text() == "previous tables"
+    assert sorted(os.listdir(tmp_path)) == ["run", "tables.txt"]
