@@ -218,7 +218,8 @@ def _benchmarks(value: Any, key: str, path: str) -> Tuple[str, ...]:
 def _choice(choices: Tuple[str, ...]) -> Callable[[Any, str, str], str]:
     def check(value: Any, key: str, path: str) -> str:
         if value not in choices:
-            hint = nearest(str(value), choices).replace("valid keys", "choose from")
+            hint = nearest(str(value), choices)
+            hint = hint if hint.startswith("; did you mean") else ""
             raise TaskError(f"expected one of {', '.join(choices)}, got {value!r}{hint}", path=path, key=key)
         return value
     return check

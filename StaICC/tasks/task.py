@@ -160,8 +160,18 @@ def task_from_source(source: TaskSource) -> Task:
     dataset, departures = resolve_dataset(config, source)
     task = Task(config, source, dataset, tuple(departures), _evaluator_keys(source, dataset))
     _check_metrics(config, source.path)
+    _check_benchmarks(config, source.path)
     task.retriever()
     return task
+
+
+def _check_benchmarks(config: TaskConfig, path: str) -> None:
+    from ..suite import resolve_benchmark_names  # LAYOUT: ..subbenchmarks.suite
+    if config.run.benchmarks is not None:
+        try:
+            resolve_benchmark_names(",".join(config.run.benchmarks))
+        except ValueError as exc:
+            raise TaskError(str(exc), path=path, key="run.benchmarks") from None
 
 
 def _check_metrics(config: TaskConfig, path: str) -> None:
