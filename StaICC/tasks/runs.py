@@ -83,7 +83,7 @@ def command_settings(specs: Optional[str], include_paths: Sequence[str], benchma
     any model loads; without ``--tasks`` the command's own defaults stand.
     """
     from .registry import find_tasks
-    from ..suite import resolve_benchmark_names  # LAYOUT: ..subbenchmarks.suite
+    from ..subbenchmarks.suite import resolve_benchmark_names
     names = [s.strip() for s in specs.split(",") if s.strip()] if specs else []
     if specs is not None and not names:
         raise ValueError("--tasks names no task; give NAME or FILE[,...]")

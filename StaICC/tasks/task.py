@@ -166,7 +166,7 @@ def task_from_source(source: TaskSource) -> Task:
 
 
 def _check_benchmarks(config: TaskConfig, path: str) -> None:
-    from ..suite import resolve_benchmark_names  # LAYOUT: ..subbenchmarks.suite
+    from ..subbenchmarks.suite import resolve_benchmark_names
     if config.run.benchmarks is not None:
         try:
             resolve_benchmark_names(",".join(config.run.benchmarks))

@@ -34,8 +34,8 @@ def add_tasks_parser(sub: Any, parser_class: Any) -> None:
 
 
 def tasks_command(args: argparse.Namespace) -> int:
-    from .cli import ArgumentError
-    from . import tasks
+    from .common import ArgumentError
+    from .. import tasks
     try:
         if args.tasks_command == "list":
             return _list(tasks, args.include_path)
@@ -57,19 +57,19 @@ def _list(tasks: Any, include_paths: List[str]) -> int:
 
 
 def _show(tasks: Any, name: str, include_paths: List[str]) -> int:
-    from .datasets import standard_dataset_aliases
+    from ..datasets import standard_dataset_aliases
     if name in standard_dataset_aliases() and not os.path.isfile(name):
         sys.stdout.write(tasks.to_toml(tasks.standard_task_mapping(name)))
         return 0
-    from .tasks.schema import to_mapping
+    from ..tasks.schema import to_mapping
     task = tasks.find_task(name, include_paths)
     sys.stdout.write(tasks.to_toml(to_mapping(task.config)))
     return 0
 
 
 def _validate(tasks: Any, args: argparse.Namespace) -> int:
-    from .tasks.runs import run_settings
-    from .suite import resolve_benchmark_names  # LAYOUT: .subbenchmarks.suite
+    from ..tasks.runs import run_settings
+    from ..subbenchmarks.suite import resolve_benchmark_names
     task = tasks.find_task(args.name, args.include_path)
     if args.k is not None and args.k < 0:
         raise ValueError(f"--k must be >= 0, got {args.k}")
@@ -92,14 +92,14 @@ def _validate(tasks: Any, args: argparse.Namespace) -> int:
 
 
 def _new(tasks: Any, args: argparse.Namespace) -> int:
-    from .datasets import dataset_constants, standard_dataset_aliases
-    from .tasks.show import SCAFFOLD_HEADER
+    from ..datasets import dataset_constants, standard_dataset_aliases
+    from ..tasks.show import SCAFFOLD_HEADER
     if args.source in standard_dataset_aliases():
         const_name = dataset_constants(args.source)["name"]
         mapping = tasks.scaffold_mapping(args.source, args.name or f"my_{const_name}")
         header = SCAFFOLD_HEADER.format(source=const_name)
     else:
-        from .tasks.schema import to_mapping
+        from ..tasks.schema import to_mapping
         task = tasks.find_task(args.source, args.include_path)
         mapping = to_mapping(task.config)
         mapping["name"] = args.name or f"my_{task.name}"
