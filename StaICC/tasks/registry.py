@@ -45,6 +45,8 @@ def find_task(spec: str, include_paths: Sequence[str] = ()) -> Task:
     if spec in standard_dataset_aliases():
         return standard_task(spec)
     matches = [path for stem, path in included_files(include_paths) if stem == spec]
+    if not matches:  # a data file's own name key, as lm-eval finds a task by its `task:` key
+        matches = [path for _, path in included_files(include_paths) if _declared_name(path) == spec]
     if len(matches) > 1:
         raise ValueError(f"task {spec!r} is defined by several files: {', '.join(matches)}")
     if matches:
@@ -73,13 +75,21 @@ def list_tasks(include_paths: Sequence[str] = ()) -> List[Tuple[str, str, str]]:
     return rows
 
 
-def _describe(path: str) -> str:
+def _declared_name(path: str) -> Optional[str]:
+    """The ``name`` key of a data task file (None for a Python asset, whose code is not run to list it)."""
     if path.lower().endswith(".py"):
-        return f"{path} (Python asset, read when run)"
+        return None
     try:
         with open(path, encoding="utf-8") as handle:
             mapping = _parse_text(handle.read(), FORMATS[os.path.splitext(path)[1].lower()], path)
-    except (OSError, UnicodeDecodeError, ValueError, ImportError) as exc:
-        return f"{path} (unreadable: {str(exc).splitlines()[0]})"
-    name: Optional[str] = mapping.get("name") if isinstance(mapping, dict) else None
-    return f"{path}" + (f" (name {name!r})" if name else "")
+    except (OSError, UnicodeDecodeError, ValueError, ImportError):
+        return None
+    name = mapping.get("name") if isinstance(mapping, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _describe(path: str) -> str:
+    if path.lower().endswith(".py"):
+        return f"{path} (Python asset, read when run)"
+    name = _declared_name(path)
+    return f"{path}" + (f" (name {name!r})" if name else " (no readable name)")
