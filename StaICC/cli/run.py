@@ -59,7 +59,8 @@ def run_command(args: argparse.Namespace) -> int:
     from ..tasks.runs import command_settings
     settings = as_argument_error(command_settings, args.tasks, args.include_path, args.benchmarks, args.k,
                                  args.model, arguments)
-    args.benchmarks, args.k, args.model, arguments = (settings[key] for key in ("benchmarks", "k", "model", "arguments"))
+    args.benchmarks, args.k, args.model, arguments, recorded = (
+        settings[key] for key in ("benchmarks", "k", "model", "arguments", "recorded_arguments"))
     args.task_objects = settings["tasks"]
     if args.task_objects:
         datasets = (datasets or []) + [task.dataset for task in args.task_objects]
@@ -88,7 +89,7 @@ def run_command(args: argparse.Namespace) -> int:
             backend.close()
             if cache is not None:
                 cache.close()
-    provenance = collect(backend, arguments, started, time.perf_counter() - started_at)
+    provenance = collect(backend, recorded, started, time.perf_counter() - started_at)
     provenance["suite"] = result.metadata
     if args.task_objects:
         from ..tasks.runs import provenance as task_provenance

@@ -93,4 +93,12 @@ def command_settings(specs: Optional[str], include_paths: Sequence[str], benchma
     for task in tasks:
         task.check_for_run(chosen, k)
     name, merged = model_choice(tasks, model, arguments)
-    return {"tasks": tasks, "benchmarks": benchmarks, "k": k, "model": name, "arguments": merged}
+    return {"tasks": tasks, "benchmarks": benchmarks, "k": k, "model": name, "arguments": merged,
+            "recorded_arguments": recorded_arguments(merged)}
+
+
+def recorded_arguments(arguments: Dict[str, Any]) -> Dict[str, Any]:
+    """Model arguments as provenance can hold them: a task's hook (a function) by its name."""
+    from ..backends.base import function_name
+    return {key: f"<function {function_name(value)}>" if callable(value) else value
+            for key, value in arguments.items()}

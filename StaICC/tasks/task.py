@@ -6,7 +6,6 @@ will use (retriever, extra metrics, the evaluator's answer shape) before any mod
 retriever and metrics, the model-argument defaults (scoring, parser, chat template,
 ``post_process`` / ``messages`` hooks) and the provenance entry of ``results.json``.
 """
-import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -76,7 +75,7 @@ class Task:
             if self.config.labels.aliases:
                 out["aliases"] = {word: list(p) for word, p in self.config.labels.aliases.items()}
             if "post_process" in self.source.hooks:
-                out["postprocess"] = _label_index_hook(self.source.hooks["post_process"])
+                out["postprocess"] = _LabelIndexHook(self.source.hooks["post_process"])
             if "messages" in self.source.hooks:
                 out["message_builder"] = self.source.hooks["messages"]
         return out
@@ -127,20 +126,21 @@ def _evaluator_metric(score: Callable, key: str, words: List[str]) -> Callable:
     return metric
 
 
-def _label_index_hook(post_process: Callable) -> Callable:
+class _LabelIndexHook:
     """``post_process(text)`` as the backends' ``postprocess(text, label_space)``: an index, a label word or None.
 
-    The hook carries the user function's code and name, so that the backend identity (the
-    cache key of generated answers) changes when the user's function does.
+    ``__func__`` is the user's function, which the backend identity (the cache key of
+    generated answers) names and hashes: it changes when the user's function does.
     """
-    @functools.wraps(post_process)
-    def postprocess(text: str, label_space: List[str]) -> Optional[int]:
-        value = post_process(text)
+
+    def __init__(self, post_process: Callable) -> None:
+        self.__func__ = post_process
+
+    def __call__(self, text: str, label_space: List[str]) -> Optional[int]:
+        value = self.__func__(text)
         if isinstance(value, str):
             return label_space.index(value) if value in label_space else None
         return value
-    postprocess.__code__ = post_process.__code__ if hasattr(post_process, "__code__") else postprocess.__code__
-    return postprocess
 
 
 # ----------------------------------------------------------------------------
