@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from .errors import TaskError
 
@@ -88,8 +88,9 @@ def _parse_text(text: str, kind: str, path: str) -> Any:
         raise TaskError(f"malformed YAML: {getattr(exc, 'problem', None) or exc}{at}", path=path) from None
 
 
-def _toml_module() -> Any:
-    if sys.version_info >= (3, 11):
+def _toml_module(version: Tuple[int, ...] = tuple(sys.version_info)) -> Any:
+    """``tomllib`` on Python 3.11+, else ``tomli`` (the ``tasks`` extra)."""
+    if version >= (3, 11):
         import tomllib
         return tomllib
     from ..extras import require
