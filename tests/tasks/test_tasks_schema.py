@@ -54,7 +54,7 @@ def test_one_change_to_a_standard_dataset_is_named_and_not_standard(change, depa
     task = task_from_source(TaskSource("t.toml", "toml", mapping, "0" * 64))
     assert not task.standard and not task.dataset.standard
     assert task.departures[0].startswith(departure)
-    assert task.departures[1:] in ([], ["Template_sens alternates differ from the standard's"])
+    assert list(task.departures[1:]) in ([], ["Template_sens alternates differ from the standard's"])
     assert task.dataset.departures == ["task: " + d for d in task.departures]
     assert load_standard_dataset("TREC").label_space[0] == "short"  # the standard object is untouched
     if departure.startswith("template label_prefix"):  # Template_sens row 0 follows the task's template
