@@ -10,18 +10,21 @@ import os
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from .errors import nearest
-from .files import FORMATS, TaskSource, _parse_text
+from .files import FORMATS, TaskSource, _parse_text, read_task_file
 from .show import standard_task_mapping, to_toml
-from .task import Task, load_task, task_from_source
+from .task import Task, checked_config, resolve_task, task_from_source
+
+
+def standard_source(name: str) -> TaskSource:
+    """A standard dataset as a task source: the mapping ``tasks show`` prints, hashed as that text."""
+    mapping = standard_task_mapping(name)
+    text = to_toml(mapping)
+    return TaskSource(f"<standard {mapping['name']}>", "standard", mapping,
+                      hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
 def standard_task(name: str) -> Task:
-    """A standard dataset as a task: the mapping ``tasks show`` prints, hashed as that text."""
-    mapping = standard_task_mapping(name)
-    text = to_toml(mapping)
-    source = TaskSource(f"<standard {mapping['name']}>", "standard", mapping,
-                        hashlib.sha256(text.encode("utf-8")).hexdigest())
-    return task_from_source(source)
+    return task_from_source(standard_source(name))
 
 
 def included_files(include_paths: Sequence[str]) -> List[Tuple[str, str]]:
@@ -37,33 +40,39 @@ def included_files(include_paths: Sequence[str]) -> List[Tuple[str, str]]:
     return found
 
 
-def find_task(spec: str, include_paths: Sequence[str] = ()) -> Task:
-    """The task ``spec`` names: a file path, a standard dataset, or a file stem in an include folder."""
+def find_source(spec: str, include_paths: Sequence[str] = ()) -> TaskSource:
+    """The task file ``spec`` names, read: a file path, a standard dataset, or a task in an include folder."""
     from ..datasets import standard_dataset_aliases, standard_dataset_names
     if os.path.isfile(spec) or os.path.splitext(spec)[1].lower() in FORMATS:
-        return load_task(spec)
+        return read_task_file(spec)
     if spec in standard_dataset_aliases():
-        return standard_task(spec)
+        return standard_source(spec)
     matches = [path for stem, path in included_files(include_paths) if stem == spec]
     if not matches:  # a data file's own name key, as lm-eval finds a task by its `task:` key
         matches = [path for _, path in included_files(include_paths) if _declared_name(path) == spec]
     if len(matches) > 1:
         raise ValueError(f"task {spec!r} is defined by several files: {', '.join(matches)}")
     if matches:
-        return load_task(matches[0])
+        return read_task_file(matches[0])
     known = list(standard_dataset_names()) + [stem for stem, _ in included_files(include_paths)]
     raise ValueError(f"unknown task {spec!r}: not a file, a standard dataset, or a task file in --include-path"
                      + nearest(spec, known).replace("valid keys", "known tasks"))
 
 
+def find_task(spec: str, include_paths: Sequence[str] = ()) -> Task:
+    return task_from_source(find_source(spec, include_paths))
+
+
 def find_tasks(specs: Iterable[str], include_paths: Sequence[str] = ()) -> List[Task]:
-    """Each named task, checked; two tasks that would give results under one name are refused."""
-    tasks = [find_task(spec, include_paths) for spec in specs]
-    names = [t.name for t in tasks]
+    """Each named task, checked: every file's keys first, then the data (nothing is loaded for a
+    task while another has a wrong key); two tasks that would give results under one name are refused."""
+    sources = [find_source(spec, include_paths) for spec in specs]
+    configs = [checked_config(source) for source in sources]
+    names = [c.name for c in configs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ValueError(f"two tasks are named {twice[0]!r}; results are keyed by task name")
-    return tasks
+    return [resolve_task(source, config) for source, config in zip(sources, configs)]
 
 
 def list_tasks(include_paths: Sequence[str] = ()) -> List[Tuple[str, str, str]]:

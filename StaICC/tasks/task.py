@@ -152,15 +152,25 @@ def load_task(path: str) -> Task:
 
 
 def task_from_source(source: TaskSource) -> Task:
+    return resolve_task(source, checked_config(source))
+
+
+def checked_config(source: TaskSource) -> TaskConfig:
+    """Every check that needs no data: keys, kinds, sub-benchmark, metric and retriever names."""
     config = parse_task(source.mapping, source.path)
     model = config.model
     if model.backend is None and (model.args or any(getattr(model, key) is not None for key in _MODEL_KEYS)):
         raise TaskError("name the backend these model defaults are for (e.g. hf)", path=source.path,
                         key="model.backend")
-    dataset, departures = resolve_dataset(config, source)
-    task = Task(config, source, dataset, tuple(departures), _evaluator_keys(source, dataset))
     _check_metrics(config, source.path)
     _check_benchmarks(config, source.path)
+    return config
+
+
+def resolve_task(source: TaskSource, config: TaskConfig) -> Task:
+    """The checked config against its data (which may load a HuggingFace dataset), then the evaluator."""
+    dataset, departures = resolve_dataset(config, source)
+    task = Task(config, source, dataset, tuple(departures), _evaluator_keys(source, dataset))
     task.retriever()
     return task
 

@@ -212,3 +212,9 @@ def test_two_tasks_that_disagree_on_k_are_refused(tmp_path, capsys):
     assert cli.main(["run", "--tasks", ",".join(map(str, paths))]) == 2
     assert capsys.readouterr().err.splitlines() == [
         "staicc: error: tasks 'a' and 'b' set different k (2, 3); run them separately or give --k"]
+
+
+def test_dry_run_counts_a_tasks_prompts_without_inference(capsys):
+    printed = run(["run", "--tasks", os.path.join(EXAMPLES, "sentiment.toml"), "--benchmarks", "all", "--dry-run"],
+                  capsys)
+    assert printed.startswith("3864 prompts, 3080 distinct, 0 already in the cache, 3080 to ask")

@@ -143,3 +143,15 @@ def test_toml_before_python_3_11_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "tomli", None)  # tomli not installed
     with pytest.raises(ImportError, match=r'pip install "StaICC\[tasks\]"'):
         files._toml_module((3, 10))
+
+
+def test_no_task_data_is_read_while_another_task_has_a_wrong_key(tmp_path, monkeypatch):
+    from StaICC.tasks import find_tasks, task
+    resolved = []
+    monkeypatch.setattr(task, "resolve_dataset", lambda config, source: resolved.append(config.name))
+    good, bad = tmp_path / "good.toml", tmp_path / "bad.toml"
+    good.write_text(to_toml(standard_task_mapping("SST5")), encoding="utf-8")
+    bad.write_text('name = "x"\n[data]\nsplitt = "train"\n', encoding="utf-8")
+    with pytest.raises(TaskError, match="key 'data.splitt'"):
+        find_tasks([str(good), str(bad)])
+    assert resolved == []
