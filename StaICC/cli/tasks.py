@@ -15,7 +15,8 @@ from typing import Any, List
 def add_tasks_parser(sub: Any, parser_class: Any) -> None:
     p = sub.add_parser("tasks", help="list, show, validate or start task files",
                        description="Task files: your own classification task, run with staicc run --tasks.")
-    commands = p.add_subparsers(dest="tasks_command", parser_class=parser_class, required=True)
+    commands = p.add_subparsers(dest="tasks_command", metavar="list|show|validate|new", parser_class=parser_class,
+                                required=True)
     listing = commands.add_parser("list", help="the tasks --tasks accepts: the standard datasets and included files")
     show = commands.add_parser("show", help="print a task as a TOML task file")
     show.add_argument("name", help="a standard dataset, a task file, or a task in --include-path")
@@ -103,6 +104,7 @@ def _new(tasks: Any, args: argparse.Namespace) -> int:
         task = tasks.find_task(args.source, args.include_path)
         mapping = to_mapping(task.config)
         mapping["name"] = args.name or f"my_{task.name}"
+        _move_data_path(mapping, task.source.directory, args.output)
         header = f"# A StaICC task started from {task.source.path}.  Keys: docs/tasks.md\n"
     text = tasks.to_toml(mapping, header)
     if args.output is None:
@@ -114,3 +116,13 @@ def _new(tasks: Any, args: argparse.Namespace) -> int:
         handle.write(text)
     print(f"wrote {args.output}; check it with: staicc tasks validate {args.output}")
     return 0
+
+
+def _move_data_path(mapping: dict, source_directory: str, output: Any) -> None:
+    """A relative ``data.path`` rewritten so that the copy still finds the data (relative to where it is written)."""
+    path = mapping.get("data", {}).get("path")
+    if path is None or os.path.isabs(path):
+        return
+    absolute = os.path.normpath(os.path.join(source_directory, path))
+    target = os.path.dirname(os.path.abspath(output)) if output is not None else None
+    mapping["data"]["path"] = os.path.relpath(absolute, target) if target is not None else absolute

@@ -218,3 +218,11 @@ def test_dry_run_counts_a_tasks_prompts_without_inference(capsys):
     printed = run(["run", "--tasks", os.path.join(EXAMPLES, "sentiment.toml"), "--benchmarks", "all", "--dry-run"],
                   capsys)
     assert printed.startswith("3864 prompts, 3080 distinct, 0 already in the cache, 3080 to ask")
+
+
+def test_new_from_a_task_file_keeps_finding_its_data(tmp_path, capsys):
+    target = tmp_path / "deeper" / "copy.toml"
+    target.parent.mkdir()
+    run(["tasks", "new", "--from", os.path.join(EXAMPLES, "nli.yaml"), "-o", str(target)], capsys)
+    printed = run(["tasks", "validate", str(target)], capsys)
+    assert "task 'my_toy_nli' is valid" in printed and "rows: 300" in printed
