@@ -99,14 +99,17 @@ def _toml_module(version: Tuple[int, ...] = tuple(sys.version_info)) -> Any:
 
 def _python_asset(path: str) -> tuple:
     """Import the asset from its path (the user's code) and read ``config()`` and its hooks."""
-    name = "staicc_task_" + hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:16]
+    stem = "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
+    name = f"staicc_task_{stem}_{hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:8]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise TaskError("cannot import this file as a Python module", path=path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an import would: code that looks its module up (dataclasses) finds it
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # the user's code: any error it raises is reported, one line
+        del sys.modules[name]
         raise TaskError(f"importing the asset raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
                         path=path) from None
     if "prompt" in vars(module):
