@@ -23,6 +23,9 @@ _MODEL_KEYS = ("scoring", "unparsed", "max_new_tokens", "apply_chat_template", "
 
 @dataclass(frozen=True)
 class Task:
+    """A checked task: ``departures`` lists each way it differs from the standard (empty: it is the
+    standard dataset itself); ``evaluator_keys`` the numbers its asset's ``score`` reports."""
+
     config: TaskConfig
     source: TaskSource
     dataset: Dataset
