@@ -89,13 +89,13 @@ class Task:
         entry: Dict[str, Any] = {"name": self.name, "file": self.source.path, "format": self.source.format,
                                  "sha256": self.source.sha256, "standard": self.standard,
                                  "departures": list(self.departures),
-                                 "resolved": {"config": to_mapping(self.config),
+                                 "resolved": {"config": _redacted(to_mapping(self.config)),
                                               "dataset": describe_dataset(self.dataset)}}
         if self.source.hooks:
             entry["hooks"] = {name: code_digest(hook) for name, hook in sorted(self.source.hooks.items())}
         metadata = asset_metadata(self.source)
         if metadata is not None:
-            entry["metadata"] = metadata
+            entry["metadata"] = _redacted(metadata)
         return entry
 
     # -- checks that need the run's settings ----------------------------------------------
@@ -115,6 +115,16 @@ class Task:
         if any(b in benchmarks for b in _ECE_BENCHMARKS) and 2 * sizes[2] < 10:
             raise TaskError(f"the ECE of Normal, GLER and Post_bias needs 10 predictions (test rows x 2); the test "
                             f"part has {sizes[2]} rows: give at least 5", path=path, key="split.test")
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` as provenance may hold it: secret-named keys (``api_key``) and URL credentials masked."""
+    from ..backends.secrets import REDACTED, is_secret_name, redact_text
+    if isinstance(value, dict):
+        return {k: REDACTED if is_secret_name(str(k)) else _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return redact_text(value) if isinstance(value, str) else value
 
 
 def _evaluator_metric(score: Callable, key: str, words: List[str]) -> Callable:

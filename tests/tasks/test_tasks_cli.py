@@ -226,3 +226,15 @@ def test_new_from_a_task_file_keeps_finding_its_data(tmp_path, capsys):
     run(["tasks", "new", "--from", os.path.join(EXAMPLES, "nli.yaml"), "-o", str(target)], capsys)
     printed = run(["tasks", "validate", str(target)], capsys)
     assert "task 'my_toy_nli' is valid" in printed and "rows: 300" in printed
+
+
+def test_a_secret_in_a_task_file_is_not_copied_into_provenance(tmp_path, capsys):
+    secret = "sk-task-secret-0123456789"
+    task = tmp_path / "t.toml"
+    task.write_text(run(["tasks", "show", "SST5"], capsys).replace('name = "SST5"', 'name = "my_sst5"')
+                    + f'\n[model]\nbackend = "reference"\n[model.args]\napi_key = "{secret}"\n'
+                    + '\n[run]\nbenchmarks = "Normal"\n', encoding="utf-8")
+    from StaICC.tasks import load_task
+    entry = load_task(str(task)).provenance()
+    assert entry["resolved"]["config"]["model"]["args"] == {"api_key": "<redacted>"}
+    assert secret not in json.dumps(entry)
