@@ -165,3 +165,11 @@ def test_format_intervals_against_a_numpy_bootstrap():
 
 def test_cohen_kappa_helper_is_the_one_the_benchmarks_use():
     assert cohen_kappa([0, 1, 0, 1], [0, 1, 1, 1]) == pytest.approx(0.5)
+
+
+def test_the_first_order_and_the_first_format_are_normals_prompts():
+    from StaICC import Normal
+    normal = Normal(datasets=["TREC"])[0].prompt_set()[:5]
+    order = Order_sens(datasets=["TREC"])[0].prompt_set()
+    spread = Format_spread(datasets=["TREC"])[0].prompt_set()
+    assert order[:5] == normal == spread[:5]
