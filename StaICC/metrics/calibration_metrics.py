@@ -24,6 +24,9 @@ from typing import List, Sequence, Tuple
 from .numeric import Matrix, argmax, softmax_unless_probabilities
 from .scores import _check_lengths
 
+#: the calibration metrics outside the standard, by registry name, in display order
+CALIBRATION_METRICS: Tuple[str, ...] = ("brier_score", "ece_equal_mass_1", "ece_equal_mass_10", "classwise_ece",
+                                        "selective_accuracy", "coverage_accuracy_area", "ece_platt")
 #: the number of equal-mass bins of the binned metrics (HELM's 10-bin ECE)
 EQUAL_MASS_BINS = 10
 #: the number of equal-width bins of classwise ECE

@@ -9,8 +9,9 @@ from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
 from ..standard import CONSISTENCY_LOOP_LENGTH, DEMO_SENS_TEST_SIZE, TEMPLATE_SENS_TEST_SIZE
 from .bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
-from .calibration_metrics import (brier_score, classwise_ece, coverage_accuracy_area, ece_equal_mass_1,
-                                  ece_equal_mass_10, ece_platt, selective_accuracy)
+from .calibration_metrics import (CALIBRATION_METRICS, brier_score, classwise_ece,  # noqa: F401  (re-exported)
+                                  coverage_accuracy_area, ece_equal_mass_1, ece_equal_mass_10, ece_platt,
+                                  selective_accuracy)
 from .scores import (accuracy, averaged_truelabel_likelihood, consistency, expected_calibration_error_1, macro_F1,
                      make_consistency)
 
@@ -84,10 +85,6 @@ METRICS: Dict[str, MetricInfo] = {info.name: info for info in (
                "coverage_accuracy_area"),
     MetricInfo("ece_platt", ece_platt, "probabilities", False, "ECE after Platt scaling", "ece_platt"),
 )}
-
-#: the calibration metrics outside the standard, in display order (computable on any score result)
-CALIBRATION_METRICS: Tuple[str, ...] = ("brier_score", "ece_equal_mass_1", "ece_equal_mass_10", "classwise_ece",
-                                        "selective_accuracy", "coverage_accuracy_area", "ece_platt")
 
 #: the metrics each sub-benchmark reports by default, by registry name, in result order
 BENCHMARK_METRICS: Dict[str, Tuple[str, ...]] = {
