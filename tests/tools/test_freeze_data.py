@@ -4,13 +4,13 @@ The hostile pickles are built here, in the test, with the pickle module; StaICC 
 imports pickle.
 """
 import importlib.util
-import os
 import pickle
 import time
 
 import pytest
+from conftest import REPO_ROOT
 
-TOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "freeze_data.py")
+TOOL = str(REPO_ROOT / "tools" / "freeze_data.py")
 
 
 @pytest.fixture(scope="module")

@@ -1,14 +1,12 @@
 """Datasets, bundled data and the triplet split (STANDARD.md §2, §3, §10.1, §10.2)."""
-import gzip
 import hashlib
-import json
 import re
 import warnings
 
 import pytest
 
 import StaICC.datasets as dsm
-from StaICC.datasets import (DataFileError, Dataset, ListTable, bundled_table, dataset_constants,
+from StaICC.datasets import (Dataset, ListTable, bundled_table, dataset_constants,
                              load_standard_dataset, resolve_dataset, resolve_datasets)
 from StaICC.errors import StaICCWarning, TamperingWarning
 from StaICC.rng import fresh_stream
@@ -321,7 +319,7 @@ def test_full_label_token():
     assert sst2.label_space == ["negative", "positive"]
 
 
-# Bundled-file verification (hashes, tampering): tests/test_data_integrity.py
+# Bundled-file verification (hashes, tampering): tests/datasets/test_data_integrity.py
 
 
 def test_full_label_variants_switch_to_the_ground_truth_words(reference):

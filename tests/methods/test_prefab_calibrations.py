@@ -17,6 +17,7 @@ from StaICC.prefabricate_inference.standard_calibration import (  # noqa: E402
     MISSING_CATEGORY_WARNING, batch_calibration, contextual_calibration, domain_calibration, hidden_calibration,
     knn_prompt_centroid, knn_prompting)
 from StaICC.rng import fresh_stream  # noqa: E402
+from conftest import REPO_ROOT  # noqa: E402
 
 LABELS = ["negative", "positive"]
 
@@ -61,7 +62,7 @@ def test_importing_the_prefab_modules_does_not_import_torch():
     code = ("import sys, StaICC, StaICC.prefabricate_inference as p; "
             "from StaICC.prefabricate_inference import model_kernel, fast_kernel, standard_calibration, "
             "prompt_template_edit; assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
-    repository = str(__import__("pathlib").Path(__file__).resolve().parents[1])
+    repository = str(REPO_ROOT)
     subprocess.run([sys.executable, "-c", code], check=True, cwd=repository)
 
 

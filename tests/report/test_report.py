@@ -15,8 +15,9 @@ from StaICC.report.commands import main
 from StaICC.report.runs import load_run
 from StaICC.report.tables import comparison_tables, render, run_tables
 from StaICC.stats import bootstrap_run, compare_runs
+from conftest import REPO_ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(REPO_ROOT)
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import REPO_ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(REPO_ROOT)
 
 
 @pytest.mark.parametrize("script, expected", [

@@ -18,9 +18,9 @@ from StaICC.datasets import (DataFileError, bundled, bundled_table, load_standar
                              verify_datasets)
 from StaICC.datasets.split import triplet_dataset
 
-from conftest import DATASET_NAMES
+from conftest import DATASET_NAMES, REPO_ROOT
 
-PACKAGE_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "StaICC", "data")
+PACKAGE_DATA = str(REPO_ROOT / "StaICC" / "data")
 
 
 @pytest.fixture

@@ -1,5 +1,4 @@
 """The inference contract and every bad input: clear errors naming what and where."""
-import json
 import math
 
 import pytest

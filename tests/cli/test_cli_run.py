@@ -8,8 +8,9 @@ import pytest
 
 from StaICC import GLER, Normal
 from StaICC.methods.reference_model import lexical_icl
+from conftest import REPO_ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(REPO_ROOT)
 
 
 def staicc(*args, check=True):

@@ -12,8 +12,9 @@ pytest.importorskip("transformers", reason="the [hf] extra is not installed (pip
 from backend_helpers import save_tiny  # noqa: E402
 
 from StaICC import Normal  # noqa: E402
+from conftest import REPO_ROOT  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(REPO_ROOT)
 
 
 def test_run_hf_from_one_command_equals_the_scorer(tmp_path):

@@ -1,7 +1,6 @@
 """Custom datasets (StaICC.custom_datasets): every input form, label words, templates, split
 sizes, refused data, and every sub-benchmark run on the result."""
 import json
-import pathlib
 import sys
 import warnings
 
@@ -17,8 +16,9 @@ from StaICC.metrics import accuracy
 from StaICC.methods.reference_model import lexical_icl
 from StaICC.rng import StableRandom
 from StaICC.standard import ORTHOGONAL_TABLE, TEMPLATE_KEYS
+from conftest import REPO_ROOT
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples" / "data"
+EXAMPLES = REPO_ROOT / "examples" / "data"
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
 
 

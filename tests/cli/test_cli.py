@@ -3,8 +3,9 @@ import json
 import os
 import subprocess
 import sys
+from conftest import REPO_ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(REPO_ROOT)
 
 
 def run(*args, check=True):

@@ -5,15 +5,15 @@ and every per-dataset and averaged number against the reference file.
 """
 import hashlib
 import json
-import os
 import warnings
 
 import pytest
 
 import StaICC
 from StaICC.metrics import softmax
+from conftest import REFERENCE_PATH
 
-REFERENCE = json.load(open(os.path.join(os.path.dirname(__file__), "reference", "datasets.json"), encoding="utf-8"))
+REFERENCE = json.load(open(REFERENCE_PATH, encoding="utf-8"))
 
 
 def dummy(prompt, label_space):

@@ -1,13 +1,13 @@
 """The suite runner: each distinct prompt asked once, results equal to each sub-benchmark alone."""
-from pathlib import Path
 
 import pytest
 
 from StaICC import GLER, Demo_sens, Normal, Template_sens, Triplet_bias
 from StaICC.backends.base import FunctionBackend
 from StaICC.subbenchmarks.suite import STANDARD_SUITE, resolve_benchmark_names, run_suite
+from conftest import REPO_ROOT
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = REPO_ROOT / "examples"
 ALONE = {"Normal": Normal, "Triplet_bias": Triplet_bias, "GLER": GLER, "Template_sens": Template_sens,
          "Demo_sens": Demo_sens}
 

@@ -18,10 +18,10 @@ import os
 import warnings
 
 import pytest
+from conftest import REPO_ROOT, TESTS_DIR
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-GOLDEN_DIR = os.path.join(HERE, "reference", "golden")
+REPO = str(REPO_ROOT)
+GOLDEN_DIR = str(TESTS_DIR / "reference" / "golden")
 
 if not os.path.isdir(GOLDEN_DIR):
     pytest.skip("golden folder missing", allow_module_level=True)

@@ -13,8 +13,9 @@ import pytest
 from StaICC.cache import (APPLICATION_ID, SCHEMA_VERSION, CacheError, PredictionCache, open_cache,
                           request_digests)
 from StaICC.requests import Answer, Request
+from conftest import TESTS_DIR
 
-WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cache_worker.py")
+WORKER = str(TESTS_DIR / "cache_worker.py")
 sys.path.insert(0, os.path.dirname(WORKER))
 import cache_worker  # noqa: E402
 
