@@ -112,7 +112,7 @@ class HFBackend(Backend):
         options = dict(options)
         _args.no_unknown("hf", options, _HF_ARGS)
         options = _options(options)
-        from ..prefabricate_inference.fast_kernel import CausalLMScorer
+        from .causal_lm import CausalLMScorer
         self.scoring = options["scoring"]
         self.chat = options["chat"]
         self.system = options["system"]

@@ -171,7 +171,7 @@ def test_collision_is_detected_on_lookup_and_store(tmp_path):
     key, check = request_digests(requests[1])
     forged_check = bytes(b ^ 0xFF for b in check)
     value = struct.pack("<2d", 0.5, 0.5)
-    from StaICC.cache import _crc
+    from StaICC.cache.codec import _crc
     with sqlite3.connect(path) as raw:  # an entry with requests[1]'s SHA-256 but other content
         model = raw.execute("SELECT id FROM models").fetchone()[0]
         raw.execute("INSERT INTO predictions VALUES (?, ?, ?, ?, NULL, 1, ?)",

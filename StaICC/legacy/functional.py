@@ -1,15 +1,17 @@
-"""The original package's helper functions (``StaICC.util.functional``), with the same results.
+"""The original package's ``StaICC.util.functional``: its helper functions, with the same results.
 
 Thin names over the operations of :mod:`StaICC.metrics.numeric` and the original's
 small list utilities, kept so that code written for the original keeps working; the
-benchmark itself does not call them.  ``single_consistency`` lives with the
-consistency formula in :mod:`StaICC.metrics.scores`.
+benchmark itself does not call them.  The original module also held the metrics, so
+every public name of :mod:`StaICC.metrics` is importable from here too.
 """
 import math
 from typing import List, Sequence
 
-from .bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
-from .numeric import Matrix, Vector, argmax, column_means, is_probability_matrix, is_probability_vector, sequential_sum
+from ..metrics import *  # noqa: F401,F403  (the original module held the metrics as well)
+from ..metrics.bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
+from ..metrics.numeric import (Matrix, Vector, argmax, column_means, is_probability_matrix, is_probability_vector,
+                               sequential_sum)
 
 
 def probability_vector_check(x: Vector) -> bool:

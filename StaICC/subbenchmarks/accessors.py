@@ -1,7 +1,10 @@
-"""The original experimentor's read-only accessors, kept apart from the run logic they do not touch.
+"""The experimentor's read-only accessors, kept apart from the run logic they do not touch.
 
-``single_experimentor`` inherits them; each reads the triplet, the demonstrations or
-the prompt writer and changes nothing (``add_metric`` adds to the metric dict).
+They carry the original's names and are part of ``single_experimentor``'s public surface,
+which the package itself reads too (the retrievers, the calibrations, the prompt edits), so
+they live with the experimentor rather than in :mod:`StaICC.legacy`.  Each reads the
+triplet, the demonstrations or the prompt writer and changes nothing (``add_metric`` adds
+to the metric dict).
 """
 from typing import Callable, List
 
