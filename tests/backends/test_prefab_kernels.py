@@ -415,16 +415,30 @@ def test_sa_icl_topk_and_entropy_selection():
     assert max_diff([fast_choice], [slow_choice]) < 1e-4
     # run through the experimentor (batched, one prediction per test item); fewer, shorter candidates for speed
     small = functools.partial(sa.inference_interface, nearest_k=3, inference_demos_number=1, return_length=3)
-    result, success = experimentor.auto_run(forward_inference=small, batched_inference=True)
-    assert success and 0 <= result["accuracy"] <= 1
-    assert max_diff([small(prompt=[""] * 512, label_space=LABELS)[7]], [sa._inference(7, 3, 1, 3)]) < 1e-5
+    result, success, outputs = experimentor.auto_run(forward_inference=small, batched_inference=True,
+                                                     return_outputs=True)
+    direct = small(prompt=[""] * 512, label_space=LABELS)
+    assert success is True and len(outputs["prob."]) == 512  # R = 1: one query per test item
+    assert max_diff(outputs["prob."], direct) < 1e-5
+    assert max_diff([direct[7]], [sa._inference(7, 3, 1, 3)]) < 1e-5
+    assert_accuracy_of(result, direct, experimentor)
     with pytest.raises(ValueError, match="one prompt per test item"):
         sa.inference_interface(["p"] * 3, LABELS)
     # TopK demonstrations: sampler row i holds test item i's nearest demonstrations
     sa.set_TopK_to_demonstration(2)
     assert len(experimentor.prompt_set()) == len(experimentor.test_set())
-    result, success = experimentor.auto_run(forward_inference=scorer, batched_inference=True)
-    assert success
+    result, success, outputs = experimentor.auto_run(forward_inference=scorer, batched_inference=True,
+                                                     return_outputs=True)
+    prompts = experimentor.prompt_set()
+    assert success is True and max_diff(outputs["prob."][:6], scorer(prompt=prompts[:6], label_space=LABELS)) < 1e-5
+    assert_accuracy_of(result, outputs["prob."], experimentor)
+
+
+def assert_accuracy_of(result, rows, experimentor):
+    """The run's accuracy equals the share of rows whose argmax is the query's true label, counted here."""
+    truth = [experimentor.get_label_space().index(label) for _, label in experimentor.test_set()]
+    hits = sum(1 for predicted, label in zip(argmaxes(rows), truth) if predicted == label)
+    assert len(rows) == len(truth) and result["accuracy"] == pytest.approx(hits / len(truth), abs=1e-12)
 
 
 class NoOffsetsTokenizer:

@@ -184,17 +184,13 @@ ORIGINAL_NAMES = {
     },
 }
 
-#: names of the original that other modules still lack; each entry must disappear when implemented
 _CALIBRATION = "StaICC.prefabricate_inference.standard_calibration"
-PENDING = {}
 
 
 def _module(name):
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        if name in PENDING:
-            pytest.xfail(f"{name}: {PENDING[name]}")
         raise AssertionError(f"the original module {name} cannot be imported: {exc}") from exc
 
 
@@ -207,8 +203,6 @@ def test_original_name_exists(module_name, name):
     module = _module(module_name)
     if name is None:
         return
-    if (module_name, name) in PENDING:
-        pytest.xfail(PENDING[(module_name, name)])
     assert hasattr(module, name), f"{module_name}.{name} is missing"
 
 
@@ -230,16 +224,11 @@ def _members_of(module_name, name):
 
 @pytest.mark.parametrize("module_name, name", CLASSES, ids=[f"{m}.{n}" for m, n in CLASSES])
 def test_original_class_members_exist(module_name, name):
-    if (module_name, name) in PENDING or module_name in PENDING:
-        pytest.xfail(str(PENDING.get((module_name, name), PENDING.get(module_name))))
     if module_name == _CALIBRATION:
         pytest.importorskip("numpy")
     places = _members_of(module_name, name)
     missing = [m for m in ORIGINAL_NAMES[module_name][name] if not any(hasattr(p, m) for p in places)]
-    pending = set(PENDING.get((module_name, name, "members"), ()))
-    assert [m for m in missing if m not in pending] == [], f"{module_name}.{name} lacks {missing}"
-    assert pending <= set(missing) or not pending, (
-        f"{sorted(pending - set(missing))} now exist: remove them from PENDING")
+    assert missing == [], f"{module_name}.{name} lacks {missing}"
 
 
 # -- behaviour of the original helpers: values the original returned for these inputs -------------

@@ -312,8 +312,8 @@ def test_trained_calibration_runs_on_a_sub_benchmark(name):
     for index in (0, 5):  # batched and per-prompt calibrated inference agree
         single = inference(prompt=prompts[index], label_space=labels)
         assert single == pytest.approx(calibrated[index], abs=1e-4)
-    result, success = experimentor.auto_run(forward_inference=inference, batched_inference=True)
-    assert success and 0 <= result["accuracy"] <= 1
+    outputs = _run_and_check(experimentor, inference)
+    assert _largest_gap(outputs[:6], calibrated) < 1e-4  # the run's rows are the calibrated ones
 
 
 def test_batch_calibration_runs_on_a_sub_benchmark():
@@ -322,8 +322,38 @@ def test_batch_calibration_runs_on_a_sub_benchmark():
     def inference(prompt, label_space):
         return batch_calibration(scorer(prompt=prompt, label_space=label_space))
 
-    result, success = experimentor.auto_run(forward_inference=inference, batched_inference=True)
-    assert success and 0 <= result["accuracy"] <= 1
+    outputs = _run_and_check(experimentor, inference)
+    plain = scorer(prompt=experimentor.prompt_set()[:6], label_space=experimentor.get_label_space())
+    assert _largest_gap(outputs[:6], plain) > 1e-6  # the calibration changed the predictions
+
+
+def _run_and_check(experimentor, inference):
+    """Run ``inference`` through the experimentor; its rows and accuracy must be what the model answered.
+
+    The rows are recorded as the model returns them (by prompt), the true labels are read from the
+    test set, and the accuracy is counted here: the run must agree with all three.
+    """
+    answered = {}
+
+    def recorded(prompt, label_space):
+        rows = inference(prompt=prompt, label_space=label_space)
+        answered.update(zip(prompt, rows))
+        return rows
+
+    result, success, outputs = experimentor.auto_run(forward_inference=recorded, batched_inference=True,
+                                                     return_outputs=True)
+    labels = experimentor.get_label_space()
+    truth = [labels.index(label) for _, label in experimentor.test_set()] * experimentor.get_repeat_times()
+    rows = [answered[prompt] for prompt in experimentor.prompt_set()]
+    assert success is True and outputs["groundtruth"] == truth
+    assert len(outputs["prob."]) == len(rows) and _largest_gap(outputs["prob."], rows) < 1e-9
+    hits = sum(1 for row, label in zip(rows, truth) if max(range(len(row)), key=row.__getitem__) == label)
+    assert result["accuracy"] == pytest.approx(hits / len(truth), abs=1e-12)
+    return outputs["prob."]
+
+
+def _largest_gap(rows, other_rows):
+    return max(abs(a - b) for row, other in zip(rows, other_rows) for a, b in zip(row, other))
 
 
 def test_vectorised_distances_equal_the_pure_python_loop():
