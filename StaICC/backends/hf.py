@@ -20,8 +20,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend
-from .generative import (AnswerMapper, answer_instruction, check_unparsed_policy, default_messages,
-                         generation_identity, parse_aliases, scoring_departures)
+from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
+                         parse_aliases)
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
@@ -96,7 +96,7 @@ def load_pretrained(pretrained: str, *, revision: Optional[str], trust_remote_co
     return model.to(device), tokenizer
 
 
-class HFBackend(Backend):
+class HFBackend(ScoringModes, Backend):
     """A loaded ``transformers`` causal LM and its tokenizer as a backend.
 
     Build it from objects (``HFBackend(model, tokenizer, scoring="sequence")``) or by path
@@ -204,14 +204,7 @@ class HFBackend(Backend):
         elif self.model_id is None:
             identity["model"] = "in-memory " + type(self.model).__name__
             identity["weights_sha256"] = in_memory_digest(self.model)
-        if self.scoring == "generate":
-            identity.update(generation_identity(self.mapper, self.message_builder, max_new_tokens=self.max_new_tokens,
-                                                chat=self.chat, system=self.system))
-        return identity
-
-    @property
-    def non_standard(self) -> List[str]:
-        return scoring_departures(self.scoring, self.chat)
+        return self.with_generation_identity(identity, max_new_tokens=self.max_new_tokens)
 
     def close(self) -> None:
         self.model = self.scorer = None  # type: ignore[assignment]
