@@ -5,14 +5,9 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from cli_strategies import VALUES  # noqa: E402
 from StaICC.cli import main  # noqa: E402
 
-VALUES = st.one_of(
-    st.text(max_size=12),
-    st.integers(min_value=-(2 ** 40), max_value=2 ** 40).map(str),
-    st.sampled_from(["all", "Normal", "GLER,Post_bias", "Triplet_bias", "reference", "uniform", "hf", "openai",
-                     "bm25", "fixk:fix_id_list=1", "random:seed=3", "zero", "a=1", "model=x,base_url=", "0", "-1",
-                     "1e9", "nan", "\u00b2", "/proc/x", ""]))
 FLAGS = st.sampled_from(["--model", "--model-args", "--benchmarks", "--k", "--limit", "--batch-size", "--retriever",
                          "--output-dir", "--cache", "--noisy-channel", "--log-samples", "--no-progress", "--bogus"])
 SWITCHES = {"--noisy-channel", "--log-samples", "--no-progress"}
