@@ -99,3 +99,15 @@ def test_the_original_helpers_live_in_legacy_and_keep_their_original_path():
     assert original_path.accuracy is metrics.accuracy  # the original module held the metrics too
     assert not hasattr(metrics, "kl_divergence") and not hasattr(metrics, "math")
     assert "math" not in metrics.__all__
+
+
+@pytest.mark.parametrize("name", ["StaICC.cache", "StaICC.prompt", "StaICC.metrics"])
+def test_a_package_namespace_holds_its_public_names_only(name):
+    import importlib
+    import types
+    module = importlib.import_module(name)
+    private = [n for n in vars(module) if n.startswith("_") and not n.startswith("__")]
+    unlisted = [n for n, value in vars(module).items()
+                if not n.startswith("_") and not isinstance(value, types.ModuleType) and n not in module.__all__]
+    assert private == [] and unlisted == [], (private, unlisted)
+    assert all(hasattr(module, n) for n in module.__all__)
