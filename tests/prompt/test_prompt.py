@@ -7,7 +7,7 @@ import pytest
 from StaICC import Contextual_bias, Domain_bias
 from StaICC.datasets import Dataset
 from StaICC.errors import StaICCWarning, TamperingWarning
-from StaICC.subbenchmarks.experimentor import TemplateProcedure
+from StaICC.engine.procedures import TemplateProcedure
 from StaICC.prompt import domain_query_generator, empty_query_generator, prompt_writter
 from StaICC.rng import fresh_stream
 from StaICC.datasets.split import triplet_dataset
