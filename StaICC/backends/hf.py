@@ -25,8 +25,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend
-from .generative import (AnswerMapper, answer_instruction, check_unparsed_policy, default_messages,
-                         generation_identity, parse_aliases, scoring_departures)
+from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
+                         parse_aliases)
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
@@ -112,7 +112,7 @@ def load_pretrained(pretrained: str, *, revision: Optional[str], trust_remote_co
     return model.to(device), tokenizer
 
 
-class HFBackend(Backend):
+class HFBackend(ScoringModes, Backend):
     """A loaded ``transformers`` causal LM and its tokenizer as a backend.
 
     Build it from objects (``HFBackend(model, tokenizer, scoring="sequence")``) or by path
@@ -128,7 +128,7 @@ class HFBackend(Backend):
         options = dict(options)
         _args.no_unknown("hf", options, _HF_ARGS)
         options = _options(options)
-        from ..prefabricate_inference.fast_kernel import CausalLMScorer
+        from .causal_lm import CausalLMScorer
         self.scoring = options["scoring"]
         self.chat = options["chat"]
         self.system = options["system"]
@@ -245,21 +245,18 @@ class HFBackend(Backend):
         elif self.model_id is None:
             identity["model"] = "in-memory " + type(self.model).__name__
             identity["weights_sha256"] = in_memory_digest(self.model)
-        if self.scoring == "generate":
-            identity.update(generation_identity(self.mapper, self.message_builder, max_new_tokens=self.max_new_tokens,
-                                                chat=self.chat, system=self.system))
-        elif self.chat:  # the template, the system message and a builder change the scored text
+        if self.chat and self.scoring != "generate":  # the template, the system message and a builder change the scored text
             identity.update({"chat": True, "system": self.system,
                              "chat_template_sha256": hashlib.sha256(str(self.tokenizer.chat_template).encode()).hexdigest()})
             if self.message_builder is not None:
                 from .base import code_digest, function_name
                 identity["message_builder"] = {"function": function_name(self.message_builder),
                                                "code_sha256": code_digest(self.message_builder)}
-        return identity
+        return self.with_generation_identity(identity, max_new_tokens=self.max_new_tokens)
 
     @property
     def non_standard(self) -> List[str]:
-        departures = scoring_departures(self.scoring, self.chat)
+        departures = super().non_standard
         if self.chat and self.scoring != "generate":
             departures.append(f"chat template (chat=true) in scoring={self.scoring}")
         return departures

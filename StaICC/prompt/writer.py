@@ -106,18 +106,18 @@ class prompt_writter:
                   instruction=_check_str(new_instruction, "Instruction should be a string."))
 
     def change_input_text_prefixes(self, new_prefixes: List[str]) -> None:
-        warn_tampering("input text prefixes changed")
-        prefixes = _check_str_list(new_prefixes, "Input text prefixes should be a list.",
-                                   "Input text prefixes should be a list of strings.")
-        self._check_element_count(prefixes, "input text prefixes")
-        self._set("input text prefixes changed", input_text_prefixes=prefixes)
+        self._change_per_input("prefixes", new_prefixes)
 
     def change_input_text_affixes(self, new_affixes: List[str]) -> None:
-        warn_tampering("input text affixes changed")
-        affixes = _check_str_list(new_affixes, "Input text affixes should be a list.",
-                                  "Input text affixes should be a list of strings.")
-        self._check_element_count(affixes, "input text affixes")
-        self._set("input text affixes changed", input_text_affixes=affixes)
+        self._change_per_input("affixes", new_affixes)
+
+    def _change_per_input(self, kind: str, texts: List[str]) -> None:
+        """Set the input texts' ``kind`` ("prefixes" or "affixes"): one string per input element."""
+        warn_tampering(f"input text {kind} changed", stacklevel=4)  # the user's call of change_input_text_*
+        texts = _check_str_list(texts, f"Input text {kind} should be a list.",
+                                f"Input text {kind} should be a list of strings.")
+        self._check_element_count(texts, f"input text {kind}")
+        self._set(f"input text {kind} changed", **{f"input_text_{kind}": texts})
 
     def _check_element_count(self, values: Sequence[str], what: str) -> None:
         expected = self.triplet_dataset.demonstration.input_element_numbers()

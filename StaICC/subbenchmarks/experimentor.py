@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from ..backends.base import as_backend
 from ..datasets import Dataset
 from ..sampling.demonstrations import Demonstrations
-from ..legacy.experimentor_accessors import OriginalAccessors
+from .accessors import OriginalAccessors
 from ..errors import warn_tampering
 from ..metrics import normal_metrics
 from ..engine.plan import RunPlan, plan_requests
