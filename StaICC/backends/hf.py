@@ -129,7 +129,7 @@ class HFBackend(Backend):
                                      batch_size=options["batch_size"], token_budget=options["token_budget"],
                                      dtype=torch_dtype)
         self.model, self.tokenizer = self.scorer.model, tokenizer
-        self.batch_size = options["requests_per_call"] or (
+        self.requests_per_call = options["requests_per_call"] or (
             DEFAULT_REQUESTS_PER_CALL_GPU if self.scorer.device.type == "cuda" else DEFAULT_REQUESTS_PER_CALL)
         self.pretrained, self.revision, self.dtype = pretrained, revision, dtype
         self._identity = self._build_identity()

@@ -92,7 +92,7 @@ def predicted_labels(predictions: Sequence[Prediction]) -> List[int]:
 
 def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Optional[Any] = None,
                    progress: Optional[bool] = None, description: str = "",
-                   counts: Optional[Dict[str, int]] = None) -> List[Answer]:
+                   counts: Optional[Dict[str, int]] = None, requests_per_call: Optional[int] = None) -> List[Answer]:
     """Answers for ``requests``, validated: the one place where a model is called.
 
     With a ``cache``, answers found there (written for this backend's fingerprint) are not
@@ -103,6 +103,7 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     call in flight.  Every error raised from here carries ``partial_predictions``: the
     validated predictions of the leading requests that were answered.  ``counts`` (a dict)
     accumulates ``asked`` (requests sent to the model) and ``cached`` (answers from the cache).
+    ``requests_per_call`` overrides the backend's own ``requests_per_call`` for this call.
     """
     answers: List[Optional[Answer]] = [None] * len(requests)
     fingerprint = backend.fingerprint() if cache is not None else ""
@@ -130,20 +131,16 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     bar = progress_bar(len(todo), description, progress)
     pending: List[int] = []
     last_store = time.monotonic()
-    size = max(1, int(getattr(backend, "batch_size", 1) or 1))
+    size = max(1, int(requests_per_call or getattr(backend, "requests_per_call", 1) or 1))
     try:
         for start in range(0, len(todo), size):
             chunk = todo[start:start + size]
             outputs = _call_backend(backend, [requests[i] for i in chunk])
             if counts is not None:
                 counts["asked"] += len(chunk)
-            if backend.serves_validated_answers:
-                for i, answer in zip(chunk, outputs):
-                    answers[i] = answer
-            else:
-                for i, answer in zip(chunk, outputs):
-                    answers[i] = _validated(answer, requests[i])
-                    pending.append(i)
+            for i, answer in zip(chunk, outputs):
+                answers[i] = _validated(answer, requests[i])
+            pending.extend(chunk)
             bar.update(len(chunk))
             if cache is not None and (len(pending) >= STORE_EVERY or time.monotonic() - last_store > STORE_SECONDS
                                       or size > 1):

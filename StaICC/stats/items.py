@@ -15,10 +15,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..metrics import PredictionRows, argmax, ece_bin, is_probability_matrix, softmax
 
-#: sub-benchmarks whose metric is the consistency over all passes of an item
-CONSISTENCY_BENCHMARKS = ("Template_sens", "Demo_sens")
-#: sub-benchmarks whose numbers are regression slopes over label-noise passes
-SLOPE_BENCHMARKS = ("GLER", "GLER_corrected")
+from ..subbenchmarks.spec import SPECS
+
+#: sub-benchmarks whose metric is the consistency over all passes of an item (from the spec table)
+CONSISTENCY_BENCHMARKS = tuple(s.name for s in SPECS.values() if s.has_consistency)
+#: sub-benchmarks whose numbers are regression slopes over label-noise passes (from the spec table)
+SLOPE_BENCHMARKS = tuple(s.name for s in SPECS.values() if s.has_slopes)
 
 
 def draw_resamples(item_count: int, resamples: int, seed: int, *tags: str) -> List[List[int]]:

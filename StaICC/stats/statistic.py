@@ -12,6 +12,7 @@ from .. import metrics as _metrics
 from ..metrics import (accuracy_from_labels, consistency_from_labels, ece_from_confidence, linear_regression,
                        macro_f1_from_labels)
 from ..standard import ECE_BINS
+from ..subbenchmarks.spec import SPECS
 from .items import CONSISTENCY_BENCHMARKS, SLOPE_BENCHMARKS, ItemTable
 
 #: direction of the metrics of the standard (None: no better direction)
@@ -69,11 +70,13 @@ FAST_METRICS = ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expect
 # a sub-benchmark's statistic: metric values from a resample of items
 # ----------------------------------------------------------------------------
 def _metric_table(benchmark: str) -> Dict[str, Callable]:
-    if benchmark in ("Contextual_bias", "Domain_bias"):
-        return _metrics.bias_metrics()
-    if benchmark == "Post_bias":
-        return _metrics.post_bias_metrics()
-    return _metrics.normal_metrics()
+    """The sub-benchmark's default metrics by result key, from the spec table (Normal's for an unknown name)."""
+    from ..metrics.registry import METRICS
+    from ..subbenchmarks.spec import SPECS
+    spec = SPECS.get(benchmark)
+    if spec is None or not spec.metrics:
+        return _metrics.normal_metrics()
+    return {METRICS[n].result_key: METRICS[n].function for n in spec.metrics}
 
 
 def metric_function(benchmark: str, name: str) -> Optional[Callable]:
@@ -109,7 +112,7 @@ class Statistic:
         self.x_values: Optional[List[float]] = None
         if benchmark in SLOPE_BENCHMARKS:
             procedure = (metadata or {}).get("procedure") or {}
-            abscissae = procedure.get("abscissae") or ("correctness" if benchmark == "GLER_corrected" else "standard")
+            abscissae = procedure.get("abscissae") or SPECS[benchmark].abscissae or "standard"
             from ..subbenchmarks.experimentor import LabelNoiseProcedure
             self.x_values = LabelNoiseProcedure(table.passes, abscissae).x_values()
         self.fast_names = [n for n, f in self.functions.items()
