@@ -8,7 +8,7 @@ metrics, ground truth) and the writer state the prompts are written with, so tha
 can write its prompts when it asks them and drop them afterwards.  Queries are
 repeat-major: query ``q`` is test item ``q % T`` in repeat ``q // T``.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .procedures import PassSpec
@@ -51,30 +51,49 @@ class RunPlan:
             yield q % T, q // T, demos
 
 
-def plan_requests(plan: RunPlan, writer) -> List[Request]:
+def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = None) -> List[Request]:
     """The requests of every pass, in call order; the writer is left as it was found.
 
     Each call starts from fresh label-noise and pseudo-query streams, so equal plans give
-    equal prompts however often they are asked.
+    equal prompts however often they are asked.  ``rendered``: a dict the caller keeps
+    while it writes several plans over the same data (the runner: one dataset's works), so
+    each demonstration's and test query's text is rendered once per template for all of them.
     """
     state = writer.snapshot()
     writer.restart_streams()
     requests: List[Request] = []
+    rendered = rendered if rendered is not None else {}
     try:
         for number, spec in enumerate(plan.passes):
             spec.configure(writer)
             label_space = tuple(writer.get_label_space())
             offset = number * plan.queries_per_pass
-            write = writer.write_prompt
-            for q, (test_index, _repeat, demos) in enumerate(plan.queries()):
-                prompt = write(demos, test_index)
+            pieces = rendered.setdefault(_rendering_key(writer), {})
+            prompts = writer.write_prompts([(demos, test) for test, _repeat, demos in plan.queries()], pieces)
+            benchmark, dataset = plan.benchmark, plan.dataset
+            for q, prompt in enumerate(prompts):
                 if isinstance(prompt, list):
                     prompt = tuple(prompt)
-                requests.append(Request(prompt, label_space, plan.benchmark, plan.dataset, offset + q, number))
+                requests.append(Request(prompt, label_space, benchmark, dataset, offset + q, number))
     finally:
         writer.restore(state)
         writer.restart_streams()  # also frees the domain generator's word cache
     return requests
+
+
+def _rendering_key(writer) -> Tuple[Any, ...]:
+    """What a demonstration's or test query's text depends on: the template (noise rate aside) and the data."""
+    triplet = writer.triplet_dataset
+    return (replace(writer.template, label_wrong_rate=0), _rows_identity(triplet.demonstration.table),
+            _rows_identity(triplet.test.table))
+
+
+def _rows_identity(table) -> Tuple[Any, ...]:
+    """Equal for tables holding the same rows during a run: a slice of a bundled draw by draw and range."""
+    source, start, stop = getattr(table, "table", None), getattr(table, "start", None), getattr(table, "stop", None)
+    if source is not None and isinstance(start, int) and isinstance(stop, int):
+        return id(source), start, stop
+    return (id(table),)
 
 
 def check_passes(plan: RunPlan, writer) -> None:
@@ -111,13 +130,16 @@ class Work:
     def dataset(self) -> str:
         return self.plan.dataset
 
-    def requests(self) -> List[Request]:
-        """The requests of every pass, written now with the writer as it was when the work was planned."""
+    def requests(self, rendered: Optional[Dict[Any, dict]] = None) -> List[Request]:
+        """The requests of every pass, written now with the writer as it was when the work was planned.
+
+        ``rendered``: shared text pieces of the works of one dataset (see :func:`plan_requests`).
+        """
         writer = self.writer
         current = writer.snapshot()
         writer.restore(self.writer_state)
         try:
-            return plan_requests(self.plan, writer)
+            return plan_requests(self.plan, writer, rendered)
         finally:
             writer.restore(current)
 

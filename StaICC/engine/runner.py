@@ -131,7 +131,9 @@ def _by_dataset(works: Sequence[Work]) -> List[List[int]]:
 def _run_dataset(works: List[Work], backends: List[Any], preentered: List[Optional[Sequence]], cache: Any,
                  progress: Optional[bool], distinct: bool, counts: Dict[str, int],
                  requests_per_call: Optional[int]) -> List[Outcome]:
-    requests = [work.requests() for work in works]
+    rendered: Dict[Any, dict] = {}  # each demonstration's and query's text, rendered once for the dataset's works
+    requests = [work.requests(rendered) for work in works]
+    del rendered
     answers: List[List[Optional[Answer]]] = [[None] * len(r) for r in requests]
     for w, given in enumerate(preentered):
         if backends[w] is None:

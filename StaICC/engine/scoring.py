@@ -27,7 +27,9 @@ def check_output(output: Any, label_count: int, dataset: Optional[str], query_in
     the metrics.  Scores must convert to finite floats; a huge int that does not fit a
     float is refused rather than overflowing later.
     """
-    at = where(dataset, query_index)
+    if type(output) is int and 0 <= output < label_count:
+        return output  # the common case first: no message is built for a valid answer
+    at = _Where(dataset, query_index)
     if hasattr(output, "tolist") and not isinstance(output, (list, tuple)):
         try:
             output = output.tolist()  # NumPy arrays and scalars, torch tensors
@@ -68,6 +70,18 @@ def check_output(output: Any, label_count: int, dataset: Optional[str], query_in
         raise ValueError(f"the inference returned {row}{at}: it sums to 1 like probabilities but has a "
                          "negative entry; return probabilities in [0, 1] or unnormalised logits")
     return row
+
+
+class _Where:
+    """`` at dataset 'x', query 3``, formatted only when an error message needs it."""
+
+    __slots__ = ("dataset", "query_index")
+
+    def __init__(self, dataset: Optional[str], query_index: Optional[int]) -> None:
+        self.dataset, self.query_index = dataset, query_index
+
+    def __format__(self, spec: str) -> str:
+        return where(self.dataset, self.query_index)
 
 
 def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optional[str]) -> List[list]:

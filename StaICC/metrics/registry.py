@@ -95,7 +95,8 @@ def get_metric(name: str, benchmark: Optional[str] = None) -> MetricInfo:
     info = _find_metric(name, benchmark)
     if info.name == "consistency":
         suffix = name[len("consistency_"):] if name.startswith("consistency_") else ""
-        length = int(suffix) if suffix.isdigit() else CONSISTENCY_LOOP_LENGTHS.get(benchmark or "")
+        spec = SPECS.get(benchmark or "")
+        length = int(suffix) if suffix.isdigit() else (spec.consistency_loop if spec is not None else None)
         if length is not None:
             return info._replace(function=make_consistency(length))
     return info
@@ -103,9 +104,11 @@ def get_metric(name: str, benchmark: Optional[str] = None) -> MetricInfo:
 
 def _find_metric(name: str, benchmark: Optional[str]) -> MetricInfo:
     if benchmark is not None:
-        if benchmark not in BENCHMARK_METRICS:
-            raise ValueError(f"unknown sub-benchmark {benchmark!r}; known: {', '.join(BENCHMARK_METRICS)}")
-        candidates = [METRICS[n] for n in BENCHMARK_METRICS[benchmark]]
+        spec = SPECS.get(benchmark)
+        if spec is None or spec.compound:
+            known = ", ".join(s.name for s in SPECS.values() if not s.compound)
+            raise ValueError(f"unknown sub-benchmark {benchmark!r}; known: {known}")
+        candidates = [METRICS[n] for n in spec.metrics]
     else:
         candidates = list(METRICS.values())
     for info in candidates:

@@ -70,6 +70,18 @@ class single_experimentor(OriginalAccessors):
     def demonstration_sampler(self):
         return self.demonstrations.current_sampler()
 
+    @demonstration_sampler.setter
+    def demonstration_sampler(self, rows) -> None:
+        """The original's plain assignment: one row per query (R·T rows), the repeat count kept.
+
+        Unlike :meth:`set_demonstration_sampler` (T rows, then R = 1) and as in the original,
+        no warning is given; the run is marked non-standard all the same, and
+        :meth:`reset_demonstration_sampler` brings the default rows back.
+        """
+        self.demonstrations.assign_rows(rows, dataset=self.dataset_name)
+        self._non_standard = [c for c in self._non_standard if not c.startswith(CUSTOM_ROWS)]
+        self._non_standard.append(CUSTOM_ROWS + " (assigned: one row per query)")
+
     def __len__(self) -> int:
         return self.demonstrations.query_count()
 

@@ -109,7 +109,6 @@ def plan_suite(backend: Backend, benches: Dict[str, Any]) -> Dict[str, List[Work
     planned: Dict[str, List[Work]] = {}
     for name, bench in benches.items():
         for _key, part_name, part in suite_parts(name, bench):
-            part.prepare(backend)
             planned[part_name] = part.works()
     return planned
 
