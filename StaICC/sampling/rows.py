@@ -125,7 +125,11 @@ class fixed_sampler(_RowSampler):
 
     def __init__(self, rows: Sequence[Sequence[int]]) -> None:
         self._rows = [list(row) for row in rows]
-        self.k = len(self._rows[0]) if self._rows else 0
+
+    @property
+    def k(self) -> int:
+        """The length of the first row (read from the rows, not stored beside them)."""
+        return len(self._rows[0]) if self._rows else 0
 
 
 def validate_sampler(sampler, k: Optional[int], test_count: int, demonstration_count: int,
