@@ -45,6 +45,14 @@ class Backend(abc.ABC):
     def fingerprint(self) -> str:
         return fingerprint_of(self.identity())
 
+    def __init_subclass__(cls, **options: Any) -> None:
+        """A subclass that sets ``batch_size = n`` (the older name) sets ``requests_per_call``."""
+        super().__init_subclass__(**options)
+        older = cls.__dict__.get("batch_size")
+        if isinstance(older, int) and not isinstance(older, bool):
+            cls.requests_per_call = older
+            delattr(cls, "batch_size")
+
     @property
     def batch_size(self) -> int:
         """The older name of :attr:`requests_per_call`."""
