@@ -6,7 +6,7 @@ import warnings
 from typing import Any, Dict, Optional
 
 from ..errors import TamperingWarning
-from .common import ArgumentError, as_argument_error, dataset_specs, parse_retriever
+from .common import ArgumentError, as_argument_error, dataset_specs, one_line, parse_retriever
 
 def add_run_parser(sub: Any) -> None:
     from ..backends.registry import backend_names
@@ -66,11 +66,12 @@ def run_command(args: argparse.Namespace) -> int:
         try:
             result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=args.progress,
                                requests_per_call=args.batch_size)
-        except (ValueError, TypeError, RuntimeError) as exc:
-            print(f"staicc: error: {str(exc).splitlines()[0]}", file=sys.stderr)
-            if args.cache:
-                print(f"staicc: the answers given so far are in {args.cache}; run the same command to resume",
-                      file=sys.stderr)
+        except (ValueError, TypeError, RuntimeError, OSError) as exc:
+            from ..cache import CacheError
+            print(f"staicc: error: {one_line((str(exc) or type(exc).__name__).splitlines()[0])}", file=sys.stderr)
+            if args.cache and not isinstance(exc, CacheError):
+                print(f"staicc: the answers given so far are in {one_line(args.cache)}; run the same command to "
+                      "resume", file=sys.stderr)
             return 1
         finally:
             backend.close()
@@ -81,9 +82,25 @@ def run_command(args: argparse.Namespace) -> int:
     _print_tables(result, args)
     if args.output_dir:
         from ..results.rundir import write_run_dir
-        write_run_dir(args.output_dir, dict(result), provenance, args.log_samples)
-        print(f"wrote {args.output_dir}/results.json" + (" and samples.jsonl" if args.log_samples else ""))
+        try:
+            write_run_dir(args.output_dir, dict(result), provenance, args.log_samples)
+        except OSError as exc:  # a full disk, a quota, a directory removed under the run
+            return _write_failed(args, exc)
+        print(f"wrote {one_line(args.output_dir)}/results.json" + (" and samples.jsonl" if args.log_samples else ""))
     return 0
+
+
+def _write_failed(args: argparse.Namespace, exc: OSError) -> int:
+    """One line saying what was not written and where the answers are (the run's files were left as they were)."""
+    print(f"staicc: error: cannot write the run directory {one_line(args.output_dir)}: "
+          f"{one_line(exc.strerror or str(exc))}", file=sys.stderr)
+    if args.cache:
+        print(f"staicc: every answer is in the cache {one_line(args.cache)}: make room and run the same command "
+              "again; it writes the results without asking the model again", file=sys.stderr)
+    else:
+        print("staicc: the answers were not kept; run with --cache FILE to keep them across such failures",
+              file=sys.stderr)
+    return 1
 
 
 def _build_suite(build_suite, args, datasets, options):
@@ -128,7 +145,7 @@ def _open_cache(path: Optional[str]):
 
 def _print_tables(result, args) -> None:
     from ..report import format_table
-    model = args.model + (f" ({args.model_args})" if args.model_args else "")
+    model = args.model + (f" ({one_line(args.model_args)})" if args.model_args else "")
     from ..subbenchmarks.spec import parts_of
     for name, bench_result in result.items():
         pairs = parts_of(name)
