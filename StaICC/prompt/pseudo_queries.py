@@ -35,10 +35,10 @@ class empty_query_generator:
 class _Drawn:
     """The queries drawn so far from a fresh stream for one (texts, length), and the stream state after them."""
 
-    __slots__ = ("holder", "queries", "state", "pieces")
+    __slots__ = ("holder", "queries", "states", "pieces")
 
     def __init__(self, holder, state: int) -> None:
-        self.holder, self.queries, self.state = holder, [], state
+        self.holder, self.queries, self.states = holder, [], [state]  # states[n]: the stream after n queries
         self.pieces = None  # each text split on single spaces, per input element, when first needed
 
 
@@ -78,8 +78,11 @@ class domain_query_generator:
         return self
 
     def restart(self) -> None:
-        """Start again from the first query of a fresh stream."""
+        """Start again from the first query of a fresh stream; drop the split texts (the queries stay)."""
         self._issued = 0
+        rows = self.dataset.table
+        if len(rows):
+            self._drawn(rows).pieces = None
 
     def __next__(self) -> List[str]:
         rows = self.dataset.table
@@ -91,6 +94,17 @@ class domain_query_generator:
             drawn.queries.append(self._draw(drawn, rows))
         self._issued += 1
         return list(drawn.queries[self._issued - 1])
+
+    @property
+    def _stream(self):
+        """The stream as it stands after the queries this generator gave since its last restart."""
+        stream = fresh_stream()
+        rows = self.dataset.table
+        if len(rows):
+            drawn = self._drawn(rows)
+            if self._issued < len(drawn.states):
+                stream.state = drawn.states[self._issued]
+        return stream
 
     def _drawn(self, rows) -> _Drawn:
         identity, holder = _texts_identity(rows)
@@ -109,7 +123,7 @@ class domain_query_generator:
         if drawn.pieces is None:
             drawn.pieces = [[row[0][e].split(" ") for row in rows] for e in range(len(rows[0][0]))]
         pieces_by_element = drawn.pieces
-        state = drawn.state
+        state = drawn.states[-1]
         a, b, last = LCG_MULTIPLIER, LCG_INCREMENT, len(rows) - 1
         query = []
         for pieces_of_row in pieces_by_element:
@@ -121,5 +135,5 @@ class domain_query_generator:
                 state = (a * state + b) & 0xFFFFFFFF
                 append(pieces[((len(pieces) - 1) * state) >> 32])
             query.append(" ".join(words))
-        drawn.state = state
+        drawn.states.append(state)
         return tuple(query)
