@@ -68,6 +68,8 @@ def distinct_requests(works: Sequence[Work], requests: Sequence[Sequence[Request
     batches = [b for b in batches if b.requests]
     if in_text_order:
         for batch in batches:
+            parts = list(dict.fromkeys(works[w].part for targets in batch.targets for w, _ in targets))
+            batch.description = f"{', '.join(parts)} {batch.requests[0].dataset}"
             order = sorted(range(len(batch.requests)), key=lambda j: _text_order(batch.requests[j]))
             batch.requests = [batch.requests[j] for j in order]
             batch.targets = [batch.targets[j] for j in order]
