@@ -10,6 +10,11 @@
 * ``generate``: greedy generation (through the chat template with ``chat=true``),
   mapped to a label by :mod:`StaICC.backends.generative`.
 
+``chat=true`` (lm-eval's name: ``apply_chat_template``) wraps every prompt in the
+tokenizer's chat template, with ``system`` (``system_instruction``) as the system
+message, in the log-probability modes too: the label is then scored after the
+template's generation prompt.  Any chat template makes a run non-standard.
+
 Noisy-channel prompts are scored by the mean LM loss in every log-probability mode.
 """
 import hashlib
@@ -37,7 +42,10 @@ _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_m
                     "vocab.json", "merges.txt", "added_tokens.json", "chat_template.jinja", "chat_template.json")
 _HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_size", "revision",
             "trust_remote_code", "requests_per_call", "max_new_tokens", "chat", "system", "unparsed", "aliases",
-            "postprocess", "answer_hook", "message_builder", "model_id", "weights_hash")
+            "postprocess", "answer_hook", "message_builder", "model_id", "weights_hash", "apply_chat_template",
+            "system_instruction")
+#: lm-evaluation-harness's names for two arguments
+_ALIASES = {"apply_chat_template": "chat", "system_instruction": "system"}
 #: how the weights of a model directory are hashed into the identity (see weights_digest)
 WEIGHTS_HASHES = ("sampled", "full")
 
@@ -62,6 +70,11 @@ def hf_backend(**arguments: Any) -> "HFBackend":
 
 def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
     """The scoring and generation options shared by ``hf_backend`` and ``HFBackend``, converted."""
+    for alias, name in _ALIASES.items():
+        if alias in arguments:
+            if name in arguments:
+                raise ValueError(f"model arguments {alias} and {name} are the same setting; give one")
+            arguments[name] = arguments.pop(alias)
     out: Dict[str, Any] = {
         "scoring": _args.as_choice(arguments.pop("scoring", "last_token"), "scoring", SCORING),
         "token_budget": _args.as_int(arguments.pop("token_budget", None), "token_budget", minimum=1, optional=True),
@@ -146,9 +159,13 @@ class HFBackend(Backend):
         answers: List[Optional[Answer]] = [None] * len(requests)
         for (labels, noisy), positions in _groups(requests).items():
             if noisy:
+                if self.chat:
+                    raise ValueError("a chat template cannot wrap noisy-channel prompts (one prompt per label); "
+                                     "use chat=false")
                 rows = self.scorer.score_noisy_channel([list(requests[i].prompt) for i in positions], list(labels))
             else:
-                rows = self.scorer.score([requests[i].prompt for i in positions], list(labels))
+                prompts = [self.scored_text(requests[i]) for i in positions]
+                rows = self.scorer.score(prompts, list(labels))
             for i, row in zip(positions, rows):
                 answers[i] = Answer(row)
         return answers  # type: ignore[return-value]
@@ -165,6 +182,23 @@ class HFBackend(Backend):
         if getattr(self.tokenizer, "chat_template", None) is None:
             raise ValueError("chat=true but the tokenizer has no chat template; use chat=false for a base model")
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+    def scored_text(self, request: Request) -> str:
+        """The prompt a log-probability mode scores the labels after: with ``chat``, the chat text
+        without its leading BOS, which the scorer's tokenizer adds itself (one BOS, as without chat)."""
+        if not self.chat:
+            return request.prompt  # type: ignore[return-value]
+        text = self.chat_text(request)
+        bos = getattr(self.tokenizer, "bos_token", None)
+        if bos and text.startswith(bos) and self._adds_bos():
+            text = text[len(bos):]
+        return text
+
+    def _adds_bos(self) -> bool:
+        if not hasattr(self, "_bos_added"):
+            ids = self.tokenizer("x")["input_ids"]
+            self._bos_added = bool(ids) and ids[0] == self.tokenizer.bos_token_id
+        return self._bos_added
 
     def generate(self, requests: Sequence[Request]) -> List[str]:
         """Greedy answers, ``max_new_tokens`` at most, one left-padded batch at a time."""
@@ -214,11 +248,21 @@ class HFBackend(Backend):
         if self.scoring == "generate":
             identity.update(generation_identity(self.mapper, self.message_builder, max_new_tokens=self.max_new_tokens,
                                                 chat=self.chat, system=self.system))
+        elif self.chat:  # the template, the system message and a builder change the scored text
+            identity.update({"chat": True, "system": self.system,
+                             "chat_template_sha256": hashlib.sha256(str(self.tokenizer.chat_template).encode()).hexdigest()})
+            if self.message_builder is not None:
+                from .base import code_digest, function_name
+                identity["message_builder"] = {"function": function_name(self.message_builder),
+                                               "code_sha256": code_digest(self.message_builder)}
         return identity
 
     @property
     def non_standard(self) -> List[str]:
-        return scoring_departures(self.scoring, self.chat)
+        departures = scoring_departures(self.scoring, self.chat)
+        if self.chat and self.scoring != "generate":
+            departures.append(f"chat template (chat=true) in scoring={self.scoring}")
+        return departures
 
     def close(self) -> None:
         self.model = self.scorer = None  # type: ignore[assignment]

@@ -12,12 +12,16 @@ def add_run_parser(sub: Any) -> None:
     from ..backends.registry import backend_names
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
                        description="Evaluate a model on StaICC sub-benchmarks.")
-    p.add_argument("--model", default="reference", help=f"backend: {', '.join(backend_names())} (default: reference)")
+    p.add_argument("--model", help=f"backend: {', '.join(backend_names())} (default: the tasks' backend, else reference)")
     p.add_argument("--model-args", default="", metavar="K=V,...", help="backend arguments, e.g. pretrained=DIR,dtype=bfloat16")
-    p.add_argument("--benchmarks", default="Normal", metavar="NAMES",
-                   help="'all' (the standard suite) or comma-separated sub-benchmarks (default: Normal)")
+    p.add_argument("--benchmarks", metavar="NAMES",
+                   help="'all' (the standard suite) or comma-separated sub-benchmarks (default: the tasks', else Normal)")
     p.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or indexes (default: all ten)")
-    p.add_argument("--k", type=int, default=4, help="demonstrations per query (default: 4, the standard)")
+    p.add_argument("--k", type=int, help="demonstrations per query (default: the tasks', else 4, the standard)")
+    p.add_argument("--tasks", metavar="NAME|FILE[,...]",
+                   help="task files or names (docs/tasks.md), beside --datasets or alone; see staicc tasks list")
+    p.add_argument("--include-path", action="append", default=[], metavar="DIR",
+                   help="a folder of task files that --tasks can name; may be repeated")
     p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")
     p.add_argument("--log-samples", action="store_true", help="write DIR/samples.jsonl: one record per query")
     p.add_argument("--cache", metavar="FILE", help="SQLite prediction cache: resume, share answers between runs")
@@ -42,7 +46,7 @@ def run_command(args: argparse.Namespace) -> int:
     for flag, value in (("--limit", args.limit), ("--batch-size", args.batch_size)):
         if value is not None and value < 1:
             raise ArgumentError(f"{flag} must be a positive integer, got {value}")
-    if args.k < 0:
+    if args.k is not None and args.k < 0:
         raise ArgumentError(f"--k must be >= 0, got {args.k}")
     if args.output_dir:
         from ..results.rundir import check_output_dir
@@ -52,8 +56,16 @@ def run_command(args: argparse.Namespace) -> int:
     if args.retriever:
         options["retriever"] = as_argument_error(parse_retriever, args.retriever)
     arguments = as_argument_error(parse_model_args, args.model_args)
+    from ..tasks.runs import command_settings
+    settings = as_argument_error(command_settings, args.tasks, args.include_path, args.benchmarks, args.k,
+                                 args.model, arguments)
+    args.benchmarks, args.k, args.model, arguments, recorded = (
+        settings[key] for key in ("benchmarks", "k", "model", "arguments", "recorded_arguments"))
+    args.task_objects = settings["tasks"]
+    if args.task_objects:
+        datasets = (datasets or []) + [task.dataset for task in args.task_objects]
     with warnings.catch_warnings():
-        if args.retriever or args.limit:
+        if args.retriever or args.limit or any(task.config.run.retriever for task in args.task_objects):
             warnings.simplefilter("ignore", TamperingWarning)
         suite = as_argument_error(_build_suite, build_suite, args, datasets, options)
         backend = as_argument_error(make_backend, args.model, **arguments)
@@ -77,8 +89,11 @@ def run_command(args: argparse.Namespace) -> int:
             backend.close()
             if cache is not None:
                 cache.close()
-    provenance = collect(backend, arguments, started, time.perf_counter() - started_at)
+    provenance = collect(backend, recorded, started, time.perf_counter() - started_at)
     provenance["suite"] = result.metadata
+    if args.task_objects:
+        from ..tasks.runs import provenance as task_provenance
+        provenance["tasks"] = task_provenance(args.task_objects)
     _print_tables(result, args)
     if args.output_dir:
         from ..results.rundir import write_run_dir
@@ -105,6 +120,7 @@ def _write_failed(args: argparse.Namespace, exc: OSError) -> int:
 
 def _build_suite(build_suite, args, datasets, options):
     from ..subbenchmarks.suite import suite_parts
+    from ..tasks.runs import apply_metrics, apply_retrievers
     suite = build_suite(args.benchmarks, datasets, args.k, **options)
     for name, bench in suite.items():
         for _key, _part_name, part in suite_parts(name, bench):
@@ -112,8 +128,10 @@ def _build_suite(build_suite, args, datasets, options):
                 if not part.supports_noisy_channel:
                     raise ValueError(f"{part.benchmark_name} does not support noisy-channel prompts")
                 part.re_initialize(args.k, True)
+            apply_retrievers(part, args.task_objects)  # a task's settings: after any rebuild, metrics after a limit
             if args.limit:
                 part.limit_test_items(args.limit)
+            apply_metrics(part, args.task_objects)
     return suite
 
 

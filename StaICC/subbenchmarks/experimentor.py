@@ -157,8 +157,9 @@ class single_experimentor(OriginalAccessors):
         plan = self.plan()
         check_passes(plan, self.prompt_former)
         departures = tuple(self.non_standard_settings())
-        if not getattr(self.triplet_dataset.original_dataset, "standard", True):
-            departures += ("custom dataset",)
+        dataset = self.triplet_dataset.original_dataset
+        if not getattr(dataset, "standard", True):
+            departures += tuple(getattr(dataset, "departures", None) or ["custom dataset"])
         return Work(self.benchmark, plan, self.prompt_former, self.prompt_former.snapshot(), self.procedure,
                     dict(self.metrics), tuple(self.ground_truth()), departures,
                     list(previous) if previous is not None else None)
