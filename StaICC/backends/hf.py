@@ -143,10 +143,10 @@ class HFBackend(ScoringModes, Backend):
                                    options["answer_hook"])
         torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
         self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
-                                     batch_size=options["batch_size"], token_budget=options["token_budget"],
+                                     rows_per_forward=options["batch_size"], token_budget=options["token_budget"],
                                      dtype=torch_dtype)
         self.model, self.tokenizer = self.scorer.model, tokenizer
-        self.batch_size = options["requests_per_call"] or (
+        self.requests_per_call = options["requests_per_call"] or (
             DEFAULT_REQUESTS_PER_CALL_GPU if self.scorer.device.type == "cuda" else DEFAULT_REQUESTS_PER_CALL)
         self.pretrained, self.revision, self.dtype = pretrained, revision, dtype
         self._identity = self._build_identity()
@@ -204,7 +204,7 @@ class HFBackend(ScoringModes, Backend):
         """Greedy answers, ``max_new_tokens`` at most, one left-padded batch at a time."""
         torch = self.scorer._torch
         texts = [self.chat_text(r) for r in requests]
-        step = self.scorer.batch_size or 16
+        step = self.scorer.rows_per_forward or 16
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
         out: List[str] = []
         add_special = not self.chat  # a chat template writes its own BOS

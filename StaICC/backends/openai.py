@@ -84,7 +84,7 @@ class OpenAIBackend(ScoringModes, Backend):
         self.system = _args.as_str(get("system"), "system", optional=True)
         self.stop = _args.as_str(get("stop"), "stop", optional=True)
         self.model_id = _args.as_str(get("model_id"), "model_id", optional=True)
-        self.batch_size = _args.as_int(get("requests_per_call", 64), "requests_per_call", minimum=1)
+        self.requests_per_call = _args.as_int(get("requests_per_call", 64), "requests_per_call", minimum=1)
         self.message_builder = get("message_builder")
         if self.message_builder is not None and not callable(self.message_builder):
             raise TypeError("model argument message_builder must be callable (request -> messages)")

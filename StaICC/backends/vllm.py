@@ -108,7 +108,7 @@ class VLLMBackend(ScoringModes, Backend):
         if self.message_builder is not None and not callable(self.message_builder):
             raise TypeError("model argument message_builder must be callable (request -> messages)")
         self.model_id = options["model_id"]
-        self.batch_size = options["requests_per_call"]
+        self.requests_per_call = options["requests_per_call"]
         self.mapper = AnswerMapper(options["unparsed"], options["aliases"], options["postprocess"],
                                    options["answer_hook"])
         self.pretrained, self.revision, self.engine = pretrained, revision, dict(engine or {})

@@ -73,7 +73,9 @@ class Table:
 
 def metric_label(benchmark: str, metric: str) -> str:
     """Column name of a metric: GLER's numbers are regression slopes, and say so."""
-    if benchmark.startswith("GLER"):
+    from ..subbenchmarks.spec import SPECS
+    spec = SPECS.get(benchmark)
+    if spec is not None and spec.has_slopes:
         return f"{metric} slope"
     return metric
 
