@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 
 from ..metrics import sequential_sum
+from ..results import flatten
 from .items import ItemTable, draw_resamples
 from .significance import percentile_interval
 from .statistic import Statistic
@@ -94,7 +95,6 @@ def _same(recomputed: Any, recorded: Any) -> bool:
 
 
 def _recorded(result: Dict[str, Any]) -> Dict[str, Any]:
-    from ..report.tables import flatten
     return flatten(result)
 
 
@@ -112,10 +112,10 @@ def extra_metric_names(part, recorded: Dict[str, Any], extra_metrics: Sequence[s
     recorded metrics; nothing recorded changes.
     """
     from ..metrics.agreement import GROUPED_METRICS
-    from .items import CONSISTENCY_BENCHMARKS, SLOPE_BENCHMARKS
-    if part.name in CONSISTENCY_BENCHMARKS:  # the agreement metrics over an item's passes or repeats
+    from .items import is_consistency, is_slope
+    if is_consistency(part.name):  # the agreement metrics over an item's passes or repeats
         return [n for n in extra_metrics if n in GROUPED_METRICS and n not in recorded]
-    if "accuracy" not in recorded or part.name in SLOPE_BENCHMARKS:
+    if "accuracy" not in recorded or is_slope(part.name):
         return []
     return [n for n in extra_metrics if n not in recorded and n not in GROUPED_METRICS]
 

@@ -17,17 +17,18 @@ from ..metrics import argmax, softmax_unless_probabilities
 from ..metrics.agreement import bind_grouped, block_accuracies
 from ..sampling.demonstrations import Demonstrations
 from ..sampling.rows import default_rows, fixed_sampler, validate_sampler
-from ..standard import DEFAULT_K, DEMO_SENS_TEST_SIZE
+from ..standard import DEFAULT_K
 from ..validation import check_int
 from .formats import FORMAT_GRAMMAR_SIZE, describe_format, format_template, sample_formats
 from .generic import SubBenchmark
+from .spec import SPECS
 
-#: the permutations per query of Order_sens, and its test items
-ORDER_PERMUTATIONS = 6
-ORDER_TEST_SIZE = DEMO_SENS_TEST_SIZE
+#: the permutations per query of Order_sens, and its test items (the sub-benchmark table's row)
+ORDER_PERMUTATIONS = SPECS["Order_sens"].repeat_times
+ORDER_TEST_SIZE = SPECS["Order_sens"].test_size
 #: formats sampled by Format_spread (the first is the dataset's own template), its test items and prompt budget
 FORMAT_COUNT = 8
-FORMAT_TEST_SIZE = DEMO_SENS_TEST_SIZE
+FORMAT_TEST_SIZE = SPECS["Format_spread"].test_size
 FORMAT_BUDGET = 4096
 #: bootstrap resamples and level of Format_spread's intervals
 FORMAT_RESAMPLES = 1000
@@ -40,21 +41,6 @@ NON_STANDARD = "{name}: a diagnosis outside the standard"
 #: result keys of the non-scalar metrics, moved out of "sensitivity" by the procedures
 PER_BLOCK = "per_block_accuracy"
 INTERVALS = "intervals"
-
-
-# ----------------------------------------------------------------------------
-# averaging: the mean of every scalar of the "sensitivity" dicts
-# ----------------------------------------------------------------------------
-def average_grouped(divided: Dict[str, Dict[str, Any]], dataset_count: int) -> Dict[str, Any]:
-    """Per metric of ``result["sensitivity"]``, the left-to-right sum over datasets / dataset count."""
-    first = next(iter(divided.values()))["sensitivity"]
-    averaged = {}
-    for metric in first:
-        total = 0
-        for result in divided.values():
-            total += result["sensitivity"][metric]
-        averaged[metric] = total / dataset_count
-    return averaged
 
 
 # ----------------------------------------------------------------------------
@@ -175,10 +161,7 @@ class Order_sens(SubBenchmark):
     orders and Fleiss' kappa with the orders as raters.  Outside the standard.
     """
 
-    benchmark_name = "Order_sens"
-    test_size = ORDER_TEST_SIZE
-    supports_noisy_channel = False
-    averaging = staticmethod(average_grouped)
+    spec = SPECS["Order_sens"]
 
     def __init__(self, k: int = DEFAULT_K, datasets=None, *, permutations: int = ORDER_PERMUTATIONS, seed: int = 0,
                  **options) -> None:
@@ -237,11 +220,7 @@ class Format_spread(SubBenchmark):
     the standard.
     """
 
-    benchmark_name = "Format_spread"
-    repeat_times = 1
-    test_size = FORMAT_TEST_SIZE
-    supports_noisy_channel = False
-    averaging = staticmethod(average_grouped)
+    spec = SPECS["Format_spread"]
 
     def __init__(self, k: int = DEFAULT_K, datasets=None, *, formats: int = FORMAT_COUNT, seed: int = 0,
                  budget: int = FORMAT_BUDGET, **options) -> None:
