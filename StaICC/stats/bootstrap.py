@@ -8,12 +8,13 @@ never reported around numbers the records do not produce.
 """
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 
 from ..metrics import sequential_sum
 from .items import ItemTable, draw_resamples
 from .significance import percentile_interval
 from .statistic import Statistic
+from .vectorized import resample_values
 
 #: defaults of bootstrap_run, compare_runs and the staicc commands that call them
 DEFAULT_SEED = 20250101
@@ -126,8 +127,12 @@ def part_statistics(part, *, check: bool = True) -> Dict[str, Statistic]:
 
 
 def estimate_part(part, draws: Dict[str, List[List[int]]], level: float,
-                  statistics: Optional[Dict[str, Statistic]] = None) -> PartEstimates:
-    """Estimates of one sub-benchmark from given resamples (``draws[dataset]``)."""
+                  statistics: Optional[Dict[str, Statistic]] = None, engine: str = "auto") -> PartEstimates:
+    """Estimates of one sub-benchmark from given resamples (``draws[dataset]``).
+
+    ``engine``: "auto" computes the resamples with NumPy when it is installed, "python"
+    one resample at a time (the reference the NumPy path is tested against).
+    """
     statistics = statistics or part_statistics(part)
     names: List[str] = []
     for s in statistics.values():
@@ -135,8 +140,8 @@ def estimate_part(part, draws: Dict[str, List[List[int]]], level: float,
     estimates = PartEstimates(part.name, names)
     for dataset, statistic in statistics.items():
         point = statistic(statistic.table.identity())
-        values = [statistic(sample) for sample in draws[dataset]]
-        estimates.distributions[dataset] = {n: [v[n] for v in values] for n in point}
+        values = resample_values(statistic, draws[dataset], engine)
+        estimates.distributions[dataset] = {n: values[n] for n in point}
         estimates.datasets[dataset] = {}
         for n, value in point.items():
             low, high = _interval(estimates.distributions[dataset][n], level)
@@ -162,10 +167,13 @@ def _check_options(resamples: int, level: float, seed: int) -> None:
 
 
 def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                  level: float = DEFAULT_LEVEL, benchmarks: Optional[Sequence[str]] = None) -> RunEstimates:
+                  level: float = DEFAULT_LEVEL, benchmarks: Optional[Sequence[str]] = None,
+                  engine: str = "auto", progress: Optional[Callable[[str], None]] = None) -> RunEstimates:
     """Bootstrap intervals over test items for every metric of every sub-benchmark with records.
 
-    ``benchmarks`` limits the work to some sub-benchmarks (names as in the records).
+    ``benchmarks`` limits the work to some sub-benchmarks (names as in the records);
+    ``engine`` as in :func:`estimate_part`; ``progress`` is called with each sub-benchmark's
+    name before its work starts.
     """
     _check_options(resamples, level, seed)
     if benchmarks is not None:
@@ -176,9 +184,11 @@ def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
     for name, part in run.parts.items():
         if not part.records or (benchmarks is not None and name not in benchmarks):
             continue
+        if progress is not None:
+            progress(f"{run.label}: {name}")
         statistics = part_statistics(part)
         draws = {d: draw_resamples(len(s.table), resamples, seed, name, d) for d, s in statistics.items()}
-        result.parts[name] = estimate_part(part, draws, level, statistics)
+        result.parts[name] = estimate_part(part, draws, level, statistics, engine)
     if not result.parts:
         raise ValueError(f"run {run.label!r} ({run.path}) has no per-query records: confidence intervals "
                          "need samples.jsonl (run with --log-samples)")

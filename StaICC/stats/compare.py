@@ -7,7 +7,7 @@ them raises :class:`UnpairedRunsError` saying what differs.  p-values of one met
 Holm-corrected across datasets; the averaged row is a test of its own.
 """
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .bootstrap import (DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, RunEstimates, _check_options,
                         _PartTable, estimate_part, part_statistics)
@@ -126,14 +126,16 @@ def _scalar(value: Any) -> bool:
 
 
 def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                 level: float = DEFAULT_LEVEL, alpha: float = DEFAULT_ALPHA) -> Comparison:
+                 level: float = DEFAULT_LEVEL, alpha: float = DEFAULT_ALPHA, engine: str = "auto",
+                 progress: Optional[Callable[[str], None]] = None) -> Comparison:
     """Compare run ``b`` with run ``a`` on every sub-benchmark both have records for.
 
     Paired (default): both runs must have been run on the same prompts (checked with the
     prompt hashes; :class:`UnpairedRunsError` says what differs); every resample uses the
     same test items in both runs, and accuracy gets McNemar's exact test on the
     prompts where exactly one run is right.  ``paired=False``: independent resamples of
-    each run; p-values from the bootstrap distribution of the difference.
+    each run; p-values from the bootstrap distribution of the difference.  ``engine`` and
+    ``progress`` as in :func:`~StaICC.stats.bootstrap.bootstrap_run`.
     """
     _check_options(resamples, level, seed)
     if paired:
@@ -146,6 +148,8 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
             result.skipped.append(f"{name}: only in {a.label}")
             continue
         pa, pb = a.parts[name], b.parts[name]
+        if progress is not None:
+            progress(f"{a.label} vs {b.label}: {name}")
         for run, part in ((a, pa), (b, pb)):
             if not part.records:
                 raise ValueError(f"{name}: run {run.label!r} ({run.path}) has no per-query records; comparing "
@@ -160,8 +164,8 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
         draws_a = {d: draw_resamples(len(s.table), resamples, seed, name, d) for d, s in sa.items()}
         draws_b = draws_a if paired else \
             {d: draw_resamples(len(s.table), resamples, seed, name, d, "unpaired-second-run") for d, s in sb.items()}
-        ea = estimate_part(pa, draws_a, level, sa)
-        eb = estimate_part(pb, draws_b, level, sb)
+        ea = estimate_part(pa, draws_a, level, sa, engine)
+        eb = estimate_part(pb, draws_b, level, sb, engine)
         result.estimates_a.parts[name], result.estimates_b.parts[name] = ea, eb
         names = [n for n in ea.metrics if n in eb.metrics]
         comparison = PartComparison(name, names)
