@@ -19,6 +19,9 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or indexes (default: all ten)")
     p.add_argument("--k", type=int, default=4, help="demonstrations per query (default: 4, the standard)")
     p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the run already in --output-dir (its files are removed); without it such a "
+                        "directory is refused")
     p.add_argument("--log-samples", action="store_true", help="write DIR/samples.jsonl: one record per query")
     p.add_argument("--cache", metavar="FILE", help="SQLite prediction cache: resume, share answers between runs")
     p.add_argument("--limit", type=int, metavar="N", help="smoke run: first N test items per dataset (non-standard)")
@@ -46,7 +49,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise ArgumentError(f"--k must be >= 0, got {args.k}")
     if args.output_dir:
         from ..results.rundir import check_output_dir
-        as_argument_error(check_output_dir, args.output_dir)
+        as_argument_error(check_output_dir, args.output_dir, overwrite=args.overwrite)
     datasets = dataset_specs(args.datasets)
     options: Dict[str, Any] = {}
     if args.retriever:
@@ -129,15 +132,18 @@ def _open_cache(path: Optional[str]):
 
 def _print_tables(result, args) -> None:
     from ..report import format_table
+    from ..report.notices import notices
+    metadatas = []
     model = args.model + (f" ({args.model_args})" if args.model_args else "")
     for name, bench_result in result.items():
         parts = bench_result.items() if name == "Triplet_bias" else [(name, bench_result)]
         for part_name, part in parts:
             label = part_name if name != "Triplet_bias" else f"Triplet_bias/{part_name}"
-            note = "" if part.metadata.get("standard", True) else "  [NOT STANDARD: " + \
-                "; ".join(sorted({s for v in part.metadata.get("non_standard_settings", {}).values() for s in v})) + "]"
-            print(format_table(part, f"{label} (k={args.k}, model={model}){note}"))
+            print(format_table(part, f"{label} (k={args.k}, model={model})"))
             print()
+            metadatas.append(part.metadata)
     meta = result.metadata
     print(f"{meta['prompts']} prompts, {meta['distinct_prompts']} distinct, {meta['asked']} asked, "
           f"{meta['from_cache']} from the cache, {meta['seconds']:.2f} s")
+    for line in notices(metadatas):  # said once more where a reader of the log looks last
+        print(f"staicc: warning: {line}", file=sys.stderr)

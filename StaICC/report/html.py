@@ -11,6 +11,7 @@ import os
 from typing import Any, List, Optional, Tuple
 
 from . import plots
+from .notices import run_notices
 from .tables import Cell, Table, _cell_text, comparison_tables, run_tables
 
 _STYLE = """
@@ -23,11 +24,14 @@ th:first-child, td:first-child { text-align: left; }
 th { background: #f3f3f3; } tr.avg td { font-weight: bold; border-top: 2px solid #999; }
 td.sig { color: #b00; font-weight: bold; }
 p.note { font-size: 0.8em; color: #555; } img { max-width: 100%; }
+p.banner { background: #fff3cd; border: 1px solid #d39e00; color: #5c4400; padding: 6px 10px; font-weight: bold; }
 """
 
 
 def _html_table(table: Table) -> str:
-    out = [f"<h3>{html.escape(table.title)}</h3>", "<table>", "<tr>" +
+    out = [f"<h3>{html.escape(table.title)}</h3>"]
+    out.extend(f'<p class="banner">{html.escape(line)}</p>' for line in table.banner)
+    out += ["<table>", "<tr>" +
            "".join(f"<th>{html.escape(c)}</th>" for c in table.columns) + "</tr>"]
     for row in table.rows:
         average = any(c == "Averaged" for c in row[:2])
@@ -108,6 +112,9 @@ def build_report(runs: List[Any], estimates: List[Any], comparisons: List[Any], 
             f'<p class="note">Generated {datetime.date.today().isoformat()} from: ' +
             ", ".join(f"{html.escape(r.label)} ({html.escape(r.path)}; model {html.escape(r.model_name())})"
                       for r in runs) + "</p>"]
+    for run in runs:
+        body.extend(f'<p class="banner">{html.escape(run.label)}: {html.escape(line)}</p>'
+                    for line in run_notices(run))
     body.append("<h2>Summary</h2>")
     for run, est in zip(runs, estimates):
         body.extend(_html_table(t) for t in run_tables(run, est))

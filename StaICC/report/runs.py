@@ -62,12 +62,9 @@ class Run:
         return any(p.records for p in self.parts.values())
 
     def model_name(self) -> str:
-        model = self.provenance.get("model") or {}
-        if isinstance(model, dict):
-            for key in ("name", "model", "pretrained", "model_id"):
-                if isinstance(model.get(key), str):
-                    return model[key]
-        return self.label
+        """The model's identity (backend and name or path) from the provenance; the run's label otherwise."""
+        from .notices import model_label
+        return model_label(self.provenance, self.label)
 
 
 def _results_path(path: str) -> str:

@@ -4,6 +4,7 @@ from typing import Any, Dict, List, Optional
 
 
 from ..results import ResultDict, _jsonable  # noqa: F401  (re-exported)
+from .notices import notices
 
 
 def _format_value(value: Any) -> str:
@@ -49,9 +50,11 @@ def format_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
             columns.append(c)
     rows = [r + [""] * (len(columns) + 1 - len(r)) for r in rows]
     rows.append(["Averaged"] + [_format_value(averaged.get(c, "")) for c in columns])
-    header = ["dataset"] + columns
+    benchmark = str((getattr(result, "metadata", None) or {}).get("benchmark", ""))
+    header = ["dataset"] + [metric_label(benchmark, c) for c in columns]
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     lines = [title] if title else []
+    lines.extend(f"!! {line}" for line in notices([getattr(result, "metadata", None) or {}]))
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     lines.append("  ".join("-" * w for w in widths))
     for r in rows:
@@ -82,8 +85,11 @@ class Cell:
 class Table:
     """A titled table: column names, rows of cells (str, number, None or :class:`Cell`), notes."""
 
-    def __init__(self, title: str, columns: List[str], rows: List[List[Any]], notes: Optional[List[str]] = None) -> None:
+    def __init__(self, title: str, columns: List[str], rows: List[List[Any]], notes: Optional[List[str]] = None,
+                 banner: Optional[List[str]] = None) -> None:
         self.title, self.columns, self.rows, self.notes = title, columns, rows, notes or []
+        #: lines every format prints above the table (non-standard settings, unparsed answers)
+        self.banner: List[str] = banner or []
 
 
 def metric_label(benchmark: str, metric: str) -> str:
@@ -173,13 +179,14 @@ def render_text(table: Table, ci: Optional[str] = "interval") -> str:
             lines.append("  ".join("-" * w for w in widths))
             lines.extend("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body)
             text = "\n".join(lines)
-    return text + "".join("\n" + note for note in table.notes)
+    return "".join(f"!! {line}\n" for line in table.banner) + text + "".join("\n" + note for note in table.notes)
 
 
 def render_markdown(table: Table, ci: Optional[str] = "interval") -> str:
     def esc(text: str) -> str:
         return text.replace("|", r"\|")
     lines = [f"**{esc(table.title)}**", ""] if table.title else []
+    lines.extend([f"> **{esc(line)}**" for line in table.banner] + ([""] if table.banner else []))
     lines.append("| " + " | ".join(esc(c) for c in table.columns) + " |")
     lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(table.columns))) + "|")
     for row in table.rows:
@@ -194,6 +201,7 @@ def render_latex(table: Table, ci: Optional[str] = "interval") -> str:
     lines = [r"\begin{table}[t]", r"\centering"]
     if table.title:
         lines.append(r"\caption{" + latex_escape(table.title) + "}")
+    lines.extend(r"\par\textbf{" + latex_escape(line) + "}" for line in table.banner)
     lines += [r"\begin{tabular}{" + spec + "}", r"\toprule",
               " & ".join(latex_escape(c) for c in table.columns) + r" \\", r"\midrule"]
     for row in table.rows:
@@ -221,6 +229,8 @@ def render_csv(tables: List[Table]) -> str:
             if any(isinstance(c, Cell) and c.low is not None for c in column):
                 header += [f"{name} low", f"{name} high"]
         writer.writerow(header)
+        for line in table.banner:
+            writer.writerow([table.title, line])
         for row in table.rows:
             out = [table.title]
             for i, cell in enumerate(row):
@@ -281,7 +291,9 @@ def run_tables(run, estimates=None) -> List[Table]:
         if est is not None:
             notes.append(f"{estimates.level:.0%} bootstrap intervals over test items "
                          f"({estimates.resamples} resamples, seed {estimates.seed})")
-        tables.append(Table(f"{name}: {run.label}", ["dataset"] + [metric_label(name, c) for c in columns], rows, notes))
+        tables.append(Table(f"{name}: {run.label} (model {run.model_name()})",
+                            ["dataset"] + [metric_label(name, c) for c in columns], rows, notes,
+                            banner=notices([part.metadata])))
     return tables
 
 
@@ -321,5 +333,8 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
                    "(the averaged row: uncorrected)."]
         if not base.paired:
             notes.append("Unpaired comparison: the runs' prompts differ; items resampled independently.")
-        tables.append(Table(f"{name}: " + ", ".join(r.label for r in runs), columns, rows, notes))
+        banner = [f"{run.label}: {line}" for run in runs if name in run.parts
+                  for line in notices([run.parts[name].metadata])]
+        tables.append(Table(f"{name}: " + ", ".join(f"{r.label} (model {r.model_name()})" for r in runs), columns,
+                            rows, notes, banner=banner))
     return tables

@@ -15,8 +15,28 @@ RESULTS_FILE = "results.json"
 SAMPLES_FILE = "samples.jsonl"
 
 
-def check_output_dir(directory: str) -> None:
-    """Create ``directory`` if needed and make sure files can be written there — before any inference."""
+#: every file a run directory may hold: what ``--overwrite`` removes, what marks a directory as a run's
+RUN_FILES = (RESULTS_FILE, SAMPLES_FILE, RESULTS_FILE + ".tmp", SAMPLES_FILE + ".tmp")
+
+
+def existing_run_files(directory: str) -> list:
+    """The run files already in ``directory`` (empty: no run there)."""
+    return [name for name in RUN_FILES if os.path.isfile(os.path.join(directory, name))]
+
+
+def check_output_dir(directory: str, *, overwrite: Optional[bool] = None) -> None:
+    """Create ``directory`` if needed and make sure files can be written there — before any inference.
+
+    ``overwrite=False`` refuses a directory that already holds a run (its results would be
+    replaced and another model's samples left beside them); ``True`` allows it, and the
+    writer then removes every file of the old run.  ``None`` (the default) does not look.
+    """
+    if overwrite is False and os.path.isdir(directory):
+        found = existing_run_files(directory)
+        if found:
+            raise ValueError(f"the output directory {directory!r} already holds a run ({', '.join(found)}); "
+                             "choose another directory, or pass --overwrite to replace that run (its files are "
+                             "removed)")
     try:
         os.makedirs(directory, exist_ok=True)
         probe = os.path.join(directory, ".staicc-write-test")
@@ -41,6 +61,8 @@ def write_run_dir(directory: str, results: Dict[str, Any], provenance: Dict[str,
                   log_samples: bool = False) -> Dict[str, Any]:
     """Write ``results.json`` (and ``samples.jsonl`` with ``log_samples``); returns the document."""
     os.makedirs(directory, exist_ok=True)
+    for name in existing_run_files(directory):  # the old run's files: none may be left beside the new ones
+        os.remove(os.path.join(directory, name))
     samples = None
     if log_samples:
         samples = SAMPLES_FILE

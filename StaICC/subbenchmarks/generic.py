@@ -295,6 +295,7 @@ class SubBenchmark:
                 "model": uniform_or_by_dataset(models),
                 "standard": not departures, "non_standard_settings": departures,
                 "unparsed_answers": unparsed,
+                "answer_counts": {name: len(o.records) for name, o in outcomes.items()},
                 "prompt_sha256": {name: o.prompt_set_sha256 for name, o in outcomes.items()},
                 "python": platform.python_version(), "seconds": round(seconds, 3)}
 
