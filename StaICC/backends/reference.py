@@ -4,7 +4,7 @@ from typing import Any, Dict
 from .base import FunctionBackend
 
 #: bump when the lexical model's scoring changes, so that cached answers are not reused
-REFERENCE_MODEL_VERSION = 1
+REFERENCE_MODEL_VERSION = 2
 
 
 class ReferenceBackend(FunctionBackend):
