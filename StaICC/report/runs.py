@@ -130,8 +130,24 @@ def load_run(path: str, label: Optional[str] = None, *, records: bool = True) ->
             raise FileNotFoundError(f"{results_path} names the records file {samples!r}, which does not exist "
                                     f"at {samples_path}")
         run.samples_path = samples_path
-        _read_records(samples_path, run)
+        columns = document.get("samples_columns")
+        columns_path = os.path.join(directory, columns) if isinstance(columns, str) and "/" not in columns else None
+        if not (columns_path and os.path.isfile(columns_path) and _read_columns(columns_path, run)):
+            _read_records(samples_path, run)
     return run
+
+
+def _read_columns(path: str, run: Run) -> bool:
+    """Records from the compact samples file; False (nothing read) when it is not in query order."""
+    from ..results.columns import read_columns
+    parts = read_columns(path)
+    for records in parts:
+        order = records.columns["query_index"]
+        if any(a >= b for a, b in zip(order, order[1:])) or records.benchmark not in run.parts:
+            return False
+    for records in parts:
+        run.parts[records.benchmark].records[records.dataset] = records
+    return True
 
 
 def _checked_results(results: Any, path: str, at: str) -> Dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Run directories: ``results.json`` (results, metadata, provenance) and ``samples.jsonl`` (records).
+"""Run directories: ``results.json`` (results, metadata, provenance), ``samples.jsonl`` (records) and
+``samples.columns.json`` (the same records, compact, for statistics).
 
 The format is documented in ``docs/architecture.md``.  Files are written whole to a
 temporary name and renamed, so a reader never sees half a file.
@@ -7,6 +8,7 @@ import json
 import os
 from typing import Any, Dict, Optional
 
+from .columns import COLUMNS_FILE, ColumnsWriter
 from .provenance import strict_json_value
 from .records import write_samples
 
@@ -16,7 +18,8 @@ SAMPLES_FILE = "samples.jsonl"
 
 
 #: every file a run directory may hold: what ``--overwrite`` removes, what marks a directory as a run's
-RUN_FILES = (RESULTS_FILE, SAMPLES_FILE, RESULTS_FILE + ".tmp", SAMPLES_FILE + ".tmp")
+RUN_FILES = (RESULTS_FILE, SAMPLES_FILE, COLUMNS_FILE, RESULTS_FILE + ".tmp", SAMPLES_FILE + ".tmp",
+             COLUMNS_FILE + ".tmp")
 
 
 def existing_run_files(directory: str) -> list:
@@ -66,10 +69,15 @@ def write_run_dir(directory: str, results: Dict[str, Any], provenance: Dict[str,
     samples = None
     if log_samples:
         samples = SAMPLES_FILE
+        columns = ColumnsWriter()
         tmp = os.path.join(directory, SAMPLES_FILE + ".tmp")
-        write_samples(_all_records(results), tmp)
+        write_samples((columns.add(r) for r in _all_records(results)), tmp)
+        columns.write(os.path.join(directory, COLUMNS_FILE + ".tmp"))
         os.replace(tmp, os.path.join(directory, SAMPLES_FILE))
+        os.replace(os.path.join(directory, COLUMNS_FILE + ".tmp"), os.path.join(directory, COLUMNS_FILE))
     document = results_document(results, provenance, samples)
+    if log_samples:
+        document["samples_columns"] = COLUMNS_FILE
     tmp = os.path.join(directory, RESULTS_FILE + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(document, fh, indent=1, ensure_ascii=False, allow_nan=False)

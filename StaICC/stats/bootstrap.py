@@ -116,7 +116,7 @@ def part_statistics(part, *, check: bool = True) -> Dict[str, Statistic]:
         table = ItemTable(part.name, dataset, part.records[dataset])
         statistic = Statistic(part.name, table, list(recorded), part.metadata)
         if check:
-            point = statistic(table.identity())
+            point = statistic.point()
             for name, value in point.items():
                 if name in recorded and not _same(value, recorded[name]):
                     raise ValueError(f"{part.name} / {dataset}: {name} recomputed from the records is {value!r}, "
@@ -139,7 +139,7 @@ def estimate_part(part, draws: Dict[str, List[List[int]]], level: float,
         names.extend(n for n in s.names() if n not in names)
     estimates = PartEstimates(part.name, names)
     for dataset, statistic in statistics.items():
-        point = statistic(statistic.table.identity())
+        point = statistic.point()
         values = resample_values(statistic, draws[dataset], engine)
         estimates.distributions[dataset] = {n: values[n] for n in point}
         estimates.datasets[dataset] = {}

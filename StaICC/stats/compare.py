@@ -46,14 +46,30 @@ def prompt_differences(a, b) -> List[str]:
             if len(ra) != len(rb):
                 differences.append(f"{name} / {dataset}: {len(ra)} vs {len(rb)} records")
                 continue
-            for x, y in zip(ra, rb):
-                if x["prompt_sha256"] != y["prompt_sha256"] or x["query_index"] != y["query_index"]:
-                    differences.append(f"{name} / {dataset}: prompt of query {x['query_index']} (test item "
-                                       f"{x['test_index']}, repeat {x['repeat']}) differs")
-                    break
+            first = _first_prompt_difference(ra, rb)
+            if first is not None:
+                x = ra[first]
+                differences.append(f"{name} / {dataset}: prompt of query {x['query_index']} (test item "
+                                   f"{x['test_index']}, repeat {x['repeat']}) differs")
         if set(pa.datasets()) != set(pb.datasets()) and "datasets" not in ma:
             differences.append(f"{name}: datasets {pa.datasets()} vs {pb.datasets()}")
     return differences
+
+
+def _first_prompt_difference(ra, rb) -> Optional[int]:
+    """Position of the first record whose prompt or query differs (None: all the same); reads the
+    columns of compact records without making a dict per record."""
+    ca, cb = getattr(ra, "columns", None), getattr(rb, "columns", None)
+    if ca is not None and cb is not None:
+        if ca["prompt_sha256"] == cb["prompt_sha256"] and ca["query_index"] == cb["query_index"]:
+            return None
+        pairs = zip(ca["prompt_sha256"], cb["prompt_sha256"], ca["query_index"], cb["query_index"])
+    else:
+        pairs = ((x["prompt_sha256"], y["prompt_sha256"], x["query_index"], y["query_index"]) for x, y in zip(ra, rb))
+    for i, (ha, hb, qa, qb) in enumerate(pairs):
+        if ha != hb or qa != qb:
+            return i
+    return None
 
 
 def _short(value: Any) -> str:

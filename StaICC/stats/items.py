@@ -13,6 +13,7 @@ map, unbiased to within T / 2**32).  The numbers depend only on the seed, not on
 other datasets of the run, the Python version or whether NumPy decodes the bytes.
 """
 import array
+import math
 import random
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -98,9 +99,11 @@ class ItemTable:
         if not records:
             raise ValueError(f"{benchmark} / {dataset}: no records")
         self.benchmark, self.dataset = benchmark, dataset
-        self.items = sorted({r["test_index"] for r in records})
-        self.passes = 1 + max(r["pass"] for r in records)
-        self.repeats = 1 + max(r["repeat"] for r in records)
+        fields = _fields(records)
+        passes, repeats, tests, labels, predictions, hashes, queries = fields
+        self.items = sorted(set(tests))
+        self.passes = 1 + max(passes)
+        self.repeats = 1 + max(repeats)
         position = {t: i for i, t in enumerate(self.items)}
         T = len(self.items)
         expected = self.passes * self.repeats * T
@@ -110,22 +113,22 @@ class ItemTable:
         self.rows: List[List[List[Any]]] = [[[None] * T for _ in range(self.repeats)] for _ in range(self.passes)]
         self.hashes: List[List[List[Any]]] = [[[None] * T for _ in range(self.repeats)] for _ in range(self.passes)]
         self.labels: List[Optional[int]] = [None] * T
-        width = len(records[0]["prediction"])
-        for r in records:
-            p, k, i = r["pass"], r["repeat"], position[r["test_index"]]
+        width = len(predictions[0])
+        for p, k, test, label, prediction, digest, query in zip(*fields):
+            i = position[test]
             if self.rows[p][k][i] is not None:
                 raise ValueError(f"{benchmark} / {dataset}: two records for pass {p}, repeat {k}, "
-                                 f"test item {r['test_index']} (query_index {r['query_index']})")
-            if len(r["prediction"]) != width:
-                raise ValueError(f"{benchmark} / {dataset}, query_index {r['query_index']}: prediction of "
-                                 f"{len(r['prediction'])} scores, the others have {width}")
+                                 f"test item {test} (query_index {query})")
+            if len(prediction) != width:
+                raise ValueError(f"{benchmark} / {dataset}, query_index {query}: prediction of "
+                                 f"{len(prediction)} scores, the others have {width}")
             if self.labels[i] is None:
-                self.labels[i] = r["label"]
-            elif self.labels[i] != r["label"]:
-                raise ValueError(f"{benchmark} / {dataset}: test item {r['test_index']} has labels "
-                                 f"{self.labels[i]} and {r['label']} in different records")
-            self.rows[p][k][i] = [float(v) for v in r["prediction"]]
-            self.hashes[p][k][i] = r["prompt_sha256"]
+                self.labels[i] = label
+            elif self.labels[i] != label:
+                raise ValueError(f"{benchmark} / {dataset}: test item {test} has labels "
+                                 f"{self.labels[i]} and {label} in different records")
+            self.rows[p][k][i] = [float(v) for v in prediction]
+            self.hashes[p][k][i] = digest
         self.width = width
         self.normalized = self._normalize(benchmark in CONSISTENCY_BENCHMARKS)
         self.summaries = [[[_row_summary(row, self.labels[i]) for i, row in enumerate(rep)] for rep in norm]
@@ -165,6 +168,20 @@ class ItemTable:
     def correct(self, p: int = 0) -> List[bool]:
         """Per prompt of pass p (repeat-major): whether the argmax is the true label."""
         return [argmax(norm[i]) == self.labels[i] for norm in self.normalized[p] for i in range(len(self.items))]
+
+
+def _fields(records: Sequence[Dict[str, Any]]) -> Tuple[Sequence[Any], ...]:
+    """(passes, repeats, test indexes, labels, predictions, prompt hashes, query indexes) of the records,
+    read from the columns when the records come from the compact samples file."""
+    columns = getattr(records, "columns", None)
+    if columns is not None:
+        w = records.width
+        flat = [math.nan if v is None else v for v in columns["prediction"]]
+        predictions = [flat[i:i + w] for i in range(0, len(flat), w)]
+        return (columns["pass"], columns["repeat"], columns["test_index"], columns["label"], predictions,
+                columns["prompt_sha256"], columns["query_index"])
+    names = ("pass", "repeat", "test_index", "label", "prediction", "prompt_sha256", "query_index")
+    return tuple([r[n] for r in records] for n in names)
 
 
 def _row_summary(row: List[float], label: int) -> Tuple[int, float, float, int]:

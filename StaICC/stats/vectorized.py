@@ -62,7 +62,7 @@ def resample_values(statistic, draws: Sequence[Sequence[int]], engine: str = "au
     identity = statistic.table.identity()
     with_identity = draws.appended(identity) if isinstance(draws, Draws) else list(draws) + [identity]
     vectorised = _Vectorised(np, statistic, with_identity).values()
-    point = statistic(identity)
+    point = statistic.point()
     columns: Dict[str, List[Any]] = {}
     for n in names:  # a metric whose vectorised identity resample disagrees stays in Python
         if n in vectorised and _close(vectorised[n][-1], point.get(n)):
