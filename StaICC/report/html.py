@@ -22,7 +22,7 @@ table { border-collapse: collapse; margin: 0.5em 0 1em 0; font-size: 0.85em; }
 th, td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 th { background: #f3f3f3; } tr.avg td { font-weight: bold; border-top: 2px solid #999; }
-td.sig { color: #b00; font-weight: bold; }
+td.sig { font-weight: bold; } td.sig.better { color: #1a7f37; } td.sig.worse { color: #b00; }
 p.note { font-size: 0.8em; color: #555; } img { max-width: 100%; }
 p.banner { background: #fff3cd; border: 1px solid #d39e00; color: #5c4400; padding: 6px 10px; font-weight: bold; }
 """
@@ -37,11 +37,17 @@ def _html_table(table: Table) -> str:
         average = any(c == "Averaged" for c in row[:2])
         cells = []
         for cell in row:
-            css = ' class="sig"' if isinstance(cell, Cell) and cell.mark else ""
+            css = ""
+            if isinstance(cell, Cell) and cell.mark:
+                css = f' class="sig {cell.direction}"' if cell.direction else ' class="sig"'
             cells.append(f"<td{css}>{html.escape(_cell_text(cell, 'interval', 'table'))}</td>")
         out.append(("<tr class=\"avg\">" if average else "<tr>") + "".join(cells) + "</tr>")
     out.append("</table>")
     out.extend(f'<p class="note">{html.escape(n)}</p>' for n in table.notes)
+    if any(isinstance(c, Cell) and c.direction for row in table.rows for c in row):
+        out.append('<p class="note">Significant differences: <span style="color:#1a7f37">green</span> where the '
+                   'second run is better, <span style="color:#b00">red</span> where it is worse (by the metric\'s '
+                   'direction); bold without colour where the metric has no better direction.</p>')
     return "\n".join(out)
 
 

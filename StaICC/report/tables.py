@@ -73,10 +73,13 @@ FORMATS = ("table", "md", "latex", "csv", "json")
 class Cell:
     """A number with an optional interval and significance mark; rendered per format."""
 
-    __slots__ = ("value", "low", "high", "mark", "kind")
+    __slots__ = ("value", "low", "high", "mark", "kind", "suffix", "direction")
 
-    def __init__(self, value: Any, low: Any = None, high: Any = None, mark: bool = False, kind: str = "value") -> None:
+    def __init__(self, value: Any, low: Any = None, high: Any = None, mark: bool = False, kind: str = "value",
+                 suffix: str = "", direction: Optional[str] = None) -> None:
         self.value, self.low, self.high, self.mark, self.kind = value, low, high, mark, kind
+        #: a footnote sign (†: resamples left out of the interval); "better"/"worse" for a significant difference
+        self.suffix, self.direction = suffix, direction
 
     def raw(self) -> Any:
         return self.value
@@ -109,6 +112,8 @@ def format_number(value: Any, digits: int = 4) -> str:
             return "nan"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
+        if value != 0 and abs(value) < 0.5 * 10 ** -digits:
+            return f"{value:.1e}"  # would print as 0.0000 or -0.0000: show the digits that tell it from zero
         return f"{value:.{digits}f}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(format_number(v, digits) for v in value) + "]"
@@ -140,7 +145,7 @@ def _cell_text(cell: Any, ci: Optional[str], fmt: str) -> str:
                 text += f" [{format_number(cell.low)}, {format_number(cell.high)}]"
     if cell.mark:
         text += r"$^{*}$" if fmt == "latex" else "*"
-    return text
+    return text + cell.suffix
 
 
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -273,6 +278,7 @@ def run_tables(run, estimates=None) -> List[Table]:
                 if metric not in columns:
                     columns.append(metric)
         rows = []
+        unbounded: List[str] = []
         for dataset, result in list(part.divided.items()) + [("Averaged", part.averaged)]:
             flat = flatten(result)
             found = (est.averaged if dataset == "Averaged" else est.datasets.get(dataset, {})) if est else {}
@@ -283,7 +289,9 @@ def run_tables(run, estimates=None) -> List[Table]:
                     row.append("")  # the standard's 0.0 average of a vector metric says nothing
                 elif metric in found:
                     e = found[metric]
-                    row.append(Cell(e.value, e.low, e.high))
+                    row.append(Cell(e.value, e.low, e.high, suffix=UNBOUNDED_SIGN if e.unbounded else ""))
+                    if e.unbounded:
+                        unbounded.append(f"{dataset}: {e.unbounded}")
                 else:
                     row.append(Cell(flat.get(metric)) if metric in flat else "")
             rows.append(row)
@@ -291,10 +299,33 @@ def run_tables(run, estimates=None) -> List[Table]:
         if est is not None:
             notes.append(f"{estimates.level:.0%} bootstrap intervals over test items "
                          f"({estimates.resamples} resamples, seed {estimates.seed})")
+        if unbounded:
+            notes.append(UNBOUNDED_NOTE + "; infinite in " + ", ".join(unbounded) + f" of {estimates.resamples}")
         tables.append(Table(f"{name}: {run.label} (model {run.model_name()})",
                             ["dataset"] + [metric_label(name, c) for c in columns], rows, notes,
                             banner=notices([part.metadata])))
     return tables
+
+
+#: the footnote of an interval that left out non-finite resamples
+UNBOUNDED_SIGN = "†"
+UNBOUNDED_NOTE = ("† the KL divergence is infinite in resamples that draw no test item of a label the model gives "
+                  "probability to; the interval is over the finite resamples")
+
+
+def _direction(benchmark: str, metric: str, delta: Any) -> Optional[str]:
+    """"better" or "worse" for the second run, from the metric registry's direction (None: no direction)."""
+    from ..stats import SLOPE_BENCHMARKS, higher_is_better
+    if benchmark in SLOPE_BENCHMARKS:  # a steeper slope is neither better nor worse in itself
+        return None
+    try:
+        from ..metrics.registry import higher_is_better as registry
+        higher = registry(metric, benchmark)
+    except (KeyError, ValueError):
+        higher = higher_is_better(metric)
+    if higher is None or not isinstance(delta, (int, float)) or delta == 0:
+        return None
+    return "better" if (delta > 0) == higher else "worse"
 
 
 def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
@@ -305,8 +336,9 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
         present = [c for c in comparisons if name in c.parts]
         columns = ["metric", "dataset", base.a] + [c.b for c in present]
         for c in present:
-            columns += [f"{c.b} - {c.a}", "p", "p (Holm)"]
+            columns += [f"{c.b} - {c.a}", "p", "p (Holm)", "test"]
         rows = []
+        any_unbounded = False
         for metric in first.metrics:
             for dataset in list(first.datasets) + ["Averaged"]:
                 ref = first.averaged if dataset == "Averaged" else first.datasets.get(dataset, {})
@@ -321,10 +353,14 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
                     diffs.append(d)
                 for d in diffs:
                     if d is None:
-                        row += ["", "", ""]
+                        row += ["", "", "", ""]
                     else:
-                        row += [Cell(d.delta, d.low, d.high, mark=d.significant), Cell(d.p_value, kind="p"),
-                                Cell(d.p_adjusted if dataset != "Averaged" else None, kind="p")]
+                        row += [Cell(d.delta, d.low, d.high, mark=d.significant,
+                                     suffix=UNBOUNDED_SIGN if d.unbounded else "",
+                                     direction=_direction(name, metric, d.delta) if d.significant else None),
+                                Cell(d.p_value, kind="p"),
+                                Cell(d.p_adjusted if dataset != "Averaged" else None, kind="p"), d.test]
+                        any_unbounded = any_unbounded or bool(d.unbounded)
                 rows.append(row)
         notes = [f"Differences with {base.level:.0%} {'paired ' if base.paired else ''}bootstrap intervals over test "
                  f"items ({base.resamples} resamples, seed {base.seed}); p: "
@@ -333,6 +369,8 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
                    "(the averaged row: uncorrected)."]
         if not base.paired:
             notes.append("Unpaired comparison: the runs' prompts differ; items resampled independently.")
+        if any_unbounded:
+            notes.append(UNBOUNDED_NOTE + " (their count: the JSON output's 'unbounded')")
         banner = [f"{run.label}: {line}" for run in runs if name in run.parts
                   for line in notices([run.parts[name].metadata])]
         tables.append(Table(f"{name}: " + ", ".join(f"{r.label} (model {r.model_name()})" for r in runs), columns,

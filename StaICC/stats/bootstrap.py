@@ -33,9 +33,11 @@ class Estimate:
     value: Any
     low: Any = None
     high: Any = None
+    #: resamples whose value was not finite (KL with a label no drawn item carries): left out of the interval
+    unbounded: int = 0
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"value": self.value, "low": self.low, "high": self.high}
+        return {"value": self.value, "low": self.low, "high": self.high, "unbounded_resamples": self.unbounded}
 
 
 Cell = TypeVar("Cell")
@@ -80,7 +82,24 @@ def _interval(values: List[Any], level: float) -> Tuple[Any, Any]:
     if values and isinstance(values[0], list):
         pairs = [percentile_interval([v[c] for v in values], level) for c in range(len(values[0]))]
         return [a for a, _ in pairs], [b for _, b in pairs]
-    return percentile_interval(values, level)
+    return finite_interval(values, level)[:2]
+
+
+def finite_interval(values: Sequence[Any], level: float) -> Tuple[Any, Any, int]:
+    """(low, high, non-finite count): the percentile interval over the finite resamples.
+
+    An unbounded metric (the KL divergence to label frequencies is infinite in a resample
+    that draws no item of a label the model gives probability to) would otherwise get
+    ``[x, inf]``; its interval is taken over the finite resamples and the count of the
+    others is reported beside it, so that the reader sees how many were left out.
+    """
+    if values and isinstance(values[0], list):
+        low, high = _interval(list(values), level)
+        return low, high, 0
+    finite = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    left_out = sum(1 for v in values if isinstance(v, (int, float)) and math.isinf(v))
+    low, high = percentile_interval(finite, level) if finite else (math.nan, math.nan)
+    return low, high, left_out
 
 
 def _same(recomputed: Any, recorded: Any) -> bool:
@@ -144,16 +163,16 @@ def estimate_part(part, draws: Dict[str, List[List[int]]], level: float,
         estimates.distributions[dataset] = {n: values[n] for n in point}
         estimates.datasets[dataset] = {}
         for n, value in point.items():
-            low, high = _interval(estimates.distributions[dataset][n], level)
-            estimates.datasets[dataset][n] = Estimate(value, low, high)
+            low, high, left_out = finite_interval(estimates.distributions[dataset][n], level)
+            estimates.datasets[dataset][n] = Estimate(value, low, high, left_out)
     for n in names:
         per_dataset = [d[n] for d in estimates.distributions.values() if n in d]
         if len(per_dataset) != len(statistics) or isinstance(per_dataset[0][0], list):
             continue  # vectors (the bias distributions) have no averaged value
         value = _mean([estimates.datasets[d][n].value for d in statistics])
         averaged = [_mean(column) for column in zip(*per_dataset)]
-        low, high = percentile_interval(averaged, level)
-        estimates.averaged[n] = Estimate(value, low, high)
+        low, high, left_out = finite_interval(averaged, level)
+        estimates.averaged[n] = Estimate(value, low, high, left_out)
         estimates.distributions.setdefault("Averaged", {})[n] = averaged
     return estimates
 

@@ -6,13 +6,14 @@ different prompts can only be compared as independent samples; a paired comparis
 them raises :class:`UnpairedRunsError` saying what differs.  p-values of one metric are
 Holm-corrected across datasets; the averaged row is a test of its own.
 """
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
 from .bootstrap import (DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, RunEstimates, _check_options,
-                        _PartTable, estimate_part, part_statistics)
+                        _PartTable, estimate_part, finite_interval, part_statistics)
 from .items import CONSISTENCY_BENCHMARKS, SLOPE_BENCHMARKS, draw_resamples
-from .significance import bootstrap_p_value, holm, mcnemar_exact, percentile_interval
+from .significance import bootstrap_p_value, holm, mcnemar_exact
 
 
 class UnpairedRunsError(ValueError):
@@ -103,10 +104,12 @@ class Difference:
     p_adjusted: Optional[float] = None
     significant: bool = False
     counts: Optional[Dict[str, int]] = None
+    #: resamples whose difference was not finite, left out of the interval (see finite_interval)
+    unbounded: int = 0
 
     def to_dict(self) -> Dict[str, Any]:
         return {k: getattr(self, k) for k in ("a", "b", "delta", "low", "high", "p_value", "test", "p_adjusted",
-                                               "significant", "counts")}
+                                               "significant", "counts", "unbounded")}
 
 
 @dataclass
@@ -197,9 +200,11 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
                 if not (_scalar(va) and _scalar(vb)):
                     continue
                 deltas = [y - x for x, y in zip(ea.distributions[d][n], eb.distributions[d][n])]
-                low, high = percentile_interval(deltas, level)
-                difference = Difference(va, vb, vb - va, low, high, bootstrap_p_value(deltas),
-                                        "paired bootstrap" if paired else "bootstrap")
+                finite = [v for v in deltas if math.isfinite(v)]
+                low, high, _ = finite_interval(finite, level)
+                difference = Difference(va, vb, vb - va, low, high, bootstrap_p_value(finite),
+                                        "paired bootstrap" if paired else "bootstrap",
+                                        unbounded=len(deltas) - len(finite))
                 if paired and n == "accuracy" and d != "Averaged" and name not in SLOPE_BENCHMARKS \
                         and name not in CONSISTENCY_BENCHMARKS:
                     right_a, right_b = sa[d].table.correct(), sb[d].table.correct()
@@ -217,6 +222,12 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
             for difference, adjusted in zip(family, holm([x.p_value for x in family])):
                 difference.p_adjusted = adjusted
                 difference.significant = adjusted is not None and adjusted < alpha
+        if len(comparison.datasets) == 1:  # one dataset: its average is that dataset, tested the same way
+            only = next(iter(comparison.datasets.values()))
+            for n, difference in averaged.items():
+                if n in only:
+                    difference.p_value, difference.test, difference.counts = only[n].p_value, only[n].test, \
+                        only[n].counts
         for difference in averaged.values():
             difference.p_adjusted = difference.p_value
             difference.significant = difference.p_value is not None and difference.p_value < alpha
