@@ -24,6 +24,7 @@ th:first-child, td:first-child { text-align: left; }
 th { background: #f3f3f3; } tr.avg td { font-weight: bold; border-top: 2px solid #999; }
 td.sig { font-weight: bold; } td.sig.better { color: #1a7f37; } td.sig.worse { color: #b00; }
 p.note { font-size: 0.8em; color: #555; } img { max-width: 100%; }
+ul.toc { columns: 2; font-size: 0.85em; } ul.toc li.h3 { margin-left: 1.5em; }
 p.banner { background: #fff3cd; border: 1px solid #d39e00; color: #5c4400; padding: 6px 10px; font-weight: bold; }
 """
 
@@ -109,6 +110,24 @@ def run_figures(run, figures: _Figures, prefix: str) -> List[Tuple[str, str]]:
     return sections
 
 
+def _with_contents(body: List[str]) -> List[str]:
+    """The page with an anchor on every section and table heading, and a table of contents after the banners."""
+    out: List[str] = []
+    entries: List[str] = []
+    for number, block in enumerate(body):
+        for tag in ("h2", "h3"):
+            if block.startswith(f"<{tag}>"):
+                anchor = f"s{number}"
+                block = f'<{tag} id="{anchor}">' + block[len(tag) + 2:]
+                text = block[block.index(">") + 1:block.index(f"</{tag}>")]
+                entries.append(f'<li class="{tag}"><a href="#{anchor}">{text}</a></li>')
+                break
+        out.append(block)
+    contents = '<nav><h2>Contents</h2><ul class="toc">' + "".join(entries) + "</ul></nav>"
+    first = next((i for i, block in enumerate(out) if block.startswith("<h2")), len(out))
+    return out[:first] + [contents] + out[first:]
+
+
 def build_report(runs: List[Any], estimates: List[Any], comparisons: List[Any], *,
                  figures_dir: Optional[str] = None, title: str = "StaICC report") -> Tuple[str, List[str]]:
     """(the HTML page, the figure files written).  Needs matplotlib (the ``plot`` extra)."""
@@ -138,6 +157,7 @@ def build_report(runs: List[Any], estimates: List[Any], comparisons: List[Any], 
         for heading, image in run_figures(run, figures, prefix):
             body.append(f"<h3>{html.escape(heading)}</h3>")
             body.append(image)
+    body = _with_contents(body)
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")

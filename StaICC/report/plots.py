@@ -212,20 +212,31 @@ def draw_reliability(data: List[Dict[str, Any]], title: str = ""):
 
 
 def draw_gler(data: List[Dict[str, Any]], title: str = ""):
+    """One panel per metric: each dataset's per-pass values on the standard's x-values, with the
+    straight line the standard fitted there, so that the printed slope is the slope drawn.
+
+    The x-values fall as the label noise rises (1 = no noise), so a positive slope is a metric
+    that falls as noise rises; the noise rate of each x is written under it.
+    """
     plt = pyplot()
     metrics = list(data[0]["metrics"]) if data else []
-    fig, axes = _grid(plt, len(metrics))
-    for ax, metric in zip(axes, metrics):
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(10, 3.4 * max(1, len(metrics))), squeeze=False)
+    for ax, metric in zip([row[0] for row in axes], metrics):
         for d in data:
             curve = d["metrics"][metric]
-            line, = ax.plot(d["rates"], curve["y"], "o", label=f"{d['dataset']} (slope {curve['slope']:.3f})")
-            fitted = [curve["slope"] * x + curve["intercept"] for x in d["x"]]
-            ax.plot(d["rates"], fitted, "-", color=line.get_color(), linewidth=1)
-        ax.set_title(f"{metric} slope (line: fit on the standard's x-values)", fontsize=8)
-        ax.set_xlabel("label-noise rate")
-        ax.set_ylabel(metric)
-        ax.legend(fontsize=6)
-    fig.suptitle(title)
+            line, = ax.plot(d["x"], curve["y"], "o", label=f"{d['dataset']}: slope {curve['slope']:+.3f}")
+            ends = [min(d["x"]), max(d["x"])]
+            ax.plot(ends, [curve["slope"] * x + curve["intercept"] for x in ends], "-", color=line.get_color(),
+                    linewidth=1)
+        if data:
+            ax.set_xticks(data[0]["x"])
+            ax.set_xticklabels([f"{x:g}\n{r:.0%}" for x, r in zip(data[0]["x"], data[0]["rates"])], fontsize=8)
+        ax.set_title(f"{metric}: points per pass, line = the standard's fit (its slope in the legend)", fontsize=10)
+        ax.set_xlabel("the standard's x-value, label-noise rate under it (x falls as the noise rises)", fontsize=9)
+        ax.set_ylabel(metric, fontsize=9)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    if title:
+        fig.suptitle(title)
     fig.tight_layout()
     return fig
 

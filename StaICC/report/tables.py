@@ -328,6 +328,38 @@ def _direction(benchmark: str, metric: str, delta: Any) -> Optional[str]:
     return "better" if (delta > 0) == higher else "worse"
 
 
+def result_tables(result: Dict[str, Any], title: Optional[str] = None) -> List[Table]:
+    """A result dict (one sub-benchmark, or Triplet_bias's three) as tables with their notices."""
+    metadata = getattr(result, "metadata", None) or {}
+    if "Averaged results" not in result:  # Triplet_bias: one result per part
+        return [t for name, part in result.items() if isinstance(part, dict)
+                for t in result_tables(part, f"{title or 'Triplet_bias'}/{name}")]
+    benchmark = str(metadata.get("benchmark", ""))
+    columns: List[str] = []
+    for value in list(result.get("Divided results", {}).values()) + [result["Averaged results"]]:
+        columns.extend(c for c in flatten(value) if c not in columns)
+    rows = [[dataset] + [Cell(flatten(value).get(c)) if c in flatten(value) else "" for c in columns]
+            for dataset, value in list(result.get("Divided results", {}).items())
+            + [("Averaged", result["Averaged results"])]]
+    return [Table(title or benchmark or "result", ["dataset"] + [metric_label(benchmark, c) for c in columns], rows,
+                  banner=notices([metadata]))]
+
+
+class _Label:
+    """A run known only by its label (a comparison shown on its own, without the loaded runs)."""
+
+    def __init__(self, label: str) -> None:
+        self.label, self.parts = label, {}
+
+    def model_name(self) -> str:
+        return self.label
+
+
+def comparison_markdown(comparison: Any) -> str:
+    """A comparison as Markdown tables (notebooks show it through ``Comparison._repr_markdown_``)."""
+    return render(comparison_tables([_Label(comparison.a), _Label(comparison.b)], [comparison]), "md")
+
+
 def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
     """One long table per sub-benchmark: (metric, dataset) rows; each run's value; B - A with CI and p."""
     tables = []
