@@ -22,7 +22,13 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--overwrite", action="store_true",
                    help="replace the run already in --output-dir (its files are removed); without it such a "
                         "directory is refused")
-    p.add_argument("--log-samples", action="store_true", help="write DIR/samples.jsonl: one record per query")
+    p.add_argument("--log-samples", nargs="?", const="compact", choices=["compact", "full"], default=None,
+                   help="write DIR/samples.jsonl (one record per query) and DIR/samples.columns.json; "
+                        "--log-samples=full also stores each prompt's text")
+    p.add_argument("--write-out", type=int, default=0, metavar="N",
+                   help="print the first N prompts of every sub-benchmark and dataset before running")
+    p.add_argument("--show-config", action="store_true",
+                   help="print the resolved run (backend, sub-benchmarks, datasets, k, retriever, settings) first")
     p.add_argument("--cache", metavar="FILE", help="SQLite prediction cache: resume, share answers between runs")
     p.add_argument("--limit", type=int, metavar="N", help="smoke run: first N test items per dataset (non-standard)")
     p.add_argument("--batch-size", type=int, metavar="N", help="requests per backend call")
@@ -42,6 +48,8 @@ def run_command(args: argparse.Namespace) -> int:
     from ..subbenchmarks.suite import build_suite, plan_suite, run_suite
     if args.log_samples and not args.output_dir:
         raise ArgumentError("--log-samples needs --output-dir")
+    if args.write_out < 0:
+        raise ArgumentError(f"--write-out must be >= 0, got {args.write_out}")
     for flag, value in (("--limit", args.limit), ("--batch-size", args.batch_size)):
         if value is not None and value < 1:
             raise ArgumentError(f"{flag} must be a positive integer, got {value}")
@@ -64,6 +72,10 @@ def run_command(args: argparse.Namespace) -> int:
             backend.batch_size = args.batch_size
         planned = as_argument_error(plan_suite, backend, suite)
         cache = as_argument_error(_open_cache, args.cache)
+        if args.show_config:
+            print(_config_text(args, backend, suite, options))
+        if args.write_out:
+            print(_write_out(planned, args.write_out))
         if args.dry_run:
             return _dry_run(planned, backend, cache)
         from ..results.provenance import collect, utc_now
@@ -85,9 +97,46 @@ def run_command(args: argparse.Namespace) -> int:
     _print_tables(result, args)
     if args.output_dir:
         from ..results.rundir import write_run_dir
-        write_run_dir(args.output_dir, dict(result), provenance, args.log_samples)
+        write_run_dir(args.output_dir, dict(result), provenance, bool(args.log_samples),
+                      prompts=args.log_samples == "full")
         print(f"wrote {args.output_dir}/results.json" + (" and samples.jsonl" if args.log_samples else ""))
     return 0
+
+
+def _config_text(args, backend, suite, options) -> str:
+    """The resolved run as JSON: what lm-eval's --show_config prints, for this package's settings."""
+    import json
+    from ..results.provenance import redact
+    benchmarks = {}
+    for name, bench in suite.items():
+        parts = bench.benchmarks() if hasattr(bench, "benchmarks") else {name: bench}
+        benchmarks[name] = {part_name: part.dataset_names() for part_name, part in parts.items()}
+    retriever = options.get("retriever")
+    config = {"backend": args.model, "model_args": redact(dict(_model_arguments(args))),
+              "identity": redact(backend.identity()), "benchmarks": benchmarks, "k": args.k,
+              "noisy_channel": args.noisy_channel, "limit": args.limit,
+              "retriever": retriever.describe() if retriever is not None else None,
+              "batch_size": getattr(backend, "batch_size", None), "cache": args.cache, "output_dir": args.output_dir,
+              "log_samples": args.log_samples}
+    return "resolved configuration:\n" + json.dumps(config, indent=1, default=str)
+
+
+def _model_arguments(args) -> Dict[str, Any]:
+    from ..backends.registry import parse_model_args
+    return parse_model_args(args.model_args)
+
+
+def _write_out(planned, count: int) -> str:
+    """The first ``count`` prompts of every (sub-benchmark, dataset), as the model will receive them."""
+    lines = []
+    for name, runs in planned.items():
+        for plan, requests in runs:
+            for number, request in enumerate(requests[:count]):
+                prompt = request.prompt
+                text = "\n---\n".join(prompt) if isinstance(prompt, (list, tuple)) else prompt
+                lines.append(f"===== {name} / {plan.dataset}: prompt {number + 1} of {len(requests)} =====")
+                lines.append(text)
+    return "\n".join(lines)
 
 
 def _build_suite(build_suite, args, datasets, options):

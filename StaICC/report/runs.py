@@ -132,15 +132,18 @@ def load_run(path: str, label: Optional[str] = None, *, records: bool = True) ->
         run.samples_path = samples_path
         columns = document.get("samples_columns")
         columns_path = os.path.join(directory, columns) if isinstance(columns, str) and "/" not in columns else None
-        if not (columns_path and os.path.isfile(columns_path) and _read_columns(columns_path, run)):
+        if not (columns_path and os.path.isfile(columns_path) and _read_columns(columns_path, samples_path, run)):
             _read_records(samples_path, run)
     return run
 
 
-def _read_columns(path: str, run: Run) -> bool:
-    """Records from the compact samples file; False (nothing read) when it is not in query order."""
+def _read_columns(path: str, samples_path: str, run: Run) -> bool:
+    """Records from the compact samples file; False (nothing read) when it was not written with this
+    ``samples.jsonl`` or is not in query order."""
     from ..results.columns import read_columns
-    parts = read_columns(path)
+    parts = read_columns(path, samples_path)
+    if parts is None:
+        return False
     for records in parts:
         order = records.columns["query_index"]
         if any(a >= b for a, b in zip(order, order[1:])) or records.benchmark not in run.parts:

@@ -4,13 +4,14 @@
 text) stays the export for people and other tools; ``samples.columns.json`` holds what
 statistics, comparisons and figures read, column by column per (sub-benchmark,
 dataset), so that it parses in a fraction of the time and memory: no key is repeated
-per record, predictions are one flat list of numbers.  Loaded records are produced on
+per record, predictions are one flat list of numbers.  It records the SHA-256 of the
+``samples.jsonl`` it was written with and is used only while that file is unchanged.  Loaded records are produced on
 demand by :class:`ColumnRecords`; :class:`~StaICC.stats.items.ItemTable` and the prompt
 checks read the columns directly.
 
 Format ``staicc-samples-columns/1``::
 
-    {"format": "staicc-samples-columns/1",
+    {"format": "staicc-samples-columns/1", "samples_sha256": "<sha256 of samples.jsonl>",
      "parts": [{"benchmark": "Normal", "dataset": "TREC", "count": N, "width": W,
                 "columns": {"query_index": [...N ints], "pass": [...], "test_index": [...], "repeat": [...],
                             "label": [...], "predicted": [...], "parsed": [...N booleans],
@@ -18,7 +19,7 @@ Format ``staicc-samples-columns/1``::
 """
 import json
 import math
-from typing import Any, Dict, Iterable, List, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 COLUMNS_FORMAT = "staicc-samples-columns/1"
 COLUMNS_FILE = "samples.columns.json"
@@ -50,8 +51,8 @@ class ColumnsWriter:
         part["count"] += 1
         return record
 
-    def write(self, path: str) -> None:
-        document = {"format": COLUMNS_FORMAT, "parts": list(self.parts.values())}
+    def write(self, path: str, samples_sha256: Optional[str] = None) -> None:
+        document = {"format": COLUMNS_FORMAT, "samples_sha256": samples_sha256, "parts": list(self.parts.values())}
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(document, fh, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
@@ -91,8 +92,21 @@ class ColumnRecords(Sequence):
         return record
 
 
-def read_columns(path: str) -> List[ColumnRecords]:
-    """The parts of a compact samples file, checked column by column (lengths, types)."""
+def file_sha256(path: str) -> str:
+    import hashlib
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_columns(path: str, samples_path: Optional[str] = None) -> Optional[List[ColumnRecords]]:
+    """The parts of a compact samples file, checked column by column (lengths, types).
+
+    None when ``samples_path`` (the JSON Lines export, the authority) is not the file the
+    compact one was written with: an edited or replaced export is read instead.
+    """
     from ..report.runs import RunFormatError
     try:
         with open(path, encoding="utf-8") as fh:
@@ -101,6 +115,8 @@ def read_columns(path: str) -> List[ColumnRecords]:
         raise RunFormatError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     if not isinstance(document, dict) or document.get("format") != COLUMNS_FORMAT:
         raise RunFormatError(f"{path}: expected a document of format {COLUMNS_FORMAT!r}")
+    if samples_path is not None and document.get("samples_sha256") != file_sha256(samples_path):
+        return None
     out = []
     for number, part in enumerate(document.get("parts") or []):
         where = f"{path}, part {number}"

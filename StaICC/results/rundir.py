@@ -8,7 +8,7 @@ import json
 import os
 from typing import Any, Dict, Optional
 
-from .columns import COLUMNS_FILE, ColumnsWriter
+from .columns import COLUMNS_FILE, ColumnsWriter, file_sha256
 from .provenance import strict_json_value
 from .records import write_samples
 
@@ -61,7 +61,7 @@ def results_document(results: Dict[str, Any], provenance: Dict[str, Any], sample
 
 
 def write_run_dir(directory: str, results: Dict[str, Any], provenance: Dict[str, Any],
-                  log_samples: bool = False) -> Dict[str, Any]:
+                  log_samples: bool = False, prompts: bool = False) -> Dict[str, Any]:
     """Write ``results.json`` (and ``samples.jsonl`` with ``log_samples``); returns the document."""
     os.makedirs(directory, exist_ok=True)
     for name in existing_run_files(directory):  # the old run's files: none may be left beside the new ones
@@ -71,8 +71,8 @@ def write_run_dir(directory: str, results: Dict[str, Any], provenance: Dict[str,
         samples = SAMPLES_FILE
         columns = ColumnsWriter()
         tmp = os.path.join(directory, SAMPLES_FILE + ".tmp")
-        write_samples((columns.add(r) for r in _all_records(results)), tmp)
-        columns.write(os.path.join(directory, COLUMNS_FILE + ".tmp"))
+        write_samples((columns.add(r) for r in _all_records(results, prompts)), tmp)
+        columns.write(os.path.join(directory, COLUMNS_FILE + ".tmp"), file_sha256(tmp))
         os.replace(tmp, os.path.join(directory, SAMPLES_FILE))
         os.replace(os.path.join(directory, COLUMNS_FILE + ".tmp"), os.path.join(directory, COLUMNS_FILE))
     document = results_document(results, provenance, samples)
@@ -86,6 +86,26 @@ def write_run_dir(directory: str, results: Dict[str, Any], provenance: Dict[str,
     return document
 
 
-def _all_records(results: Dict[str, Any]):
+def _all_records(results: Dict[str, Any], prompts: bool = False):
+    """Every record of the results; with ``prompts`` each carries its prompt's text (``--log-samples=full``)."""
     for result in results.values():
-        yield from getattr(result, "records", ())
+        records = getattr(result, "records", ())
+        if not prompts:
+            yield from records
+            continue
+        for part in _leaves(records):
+            requests = getattr(part, "_requests", None)
+            for i, record in enumerate(part):
+                if requests is not None:
+                    record["prompt"] = requests[i].prompt
+                yield record
+
+
+def _leaves(records):
+    """The plan records inside (possibly nested) :class:`~StaICC.results.records.Records`."""
+    parts = getattr(records, "_parts", None)
+    if parts is None:
+        yield records
+        return
+    for part in parts:
+        yield from _leaves(part)

@@ -76,6 +76,6 @@ def test_output_dir_holding_a_run_needs_overwrite(tmp_path, capsys):
     capsys.readouterr()
     assert main(base) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "already holds a run (results.json, samples.jsonl)" in err
+    assert err.count("\n") == 1 and "already holds a run (results.json, samples.jsonl, samples.columns.json)" in err
     assert main(base + ["--overwrite"]) == 0
     assert sorted(os.listdir(out)) == ["results.json"]  # the old run's samples are gone with it
