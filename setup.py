@@ -27,7 +27,7 @@ setup(
         "progress": ["tqdm"],
         "embeddings": ["sentence-transformers"],
         "source": ["datasets"],
-        "test": ["pytest", "hypothesis", "numpy", "scipy", "matplotlib"],
+        "test": ["pytest", "hypothesis", "numpy", "scipy", "matplotlib", "nbclient", "nbformat", "ipykernel"],
     },
     entry_points={"console_scripts": ["staicc=StaICC.cli:main"]},
     classifiers=[
