@@ -52,9 +52,12 @@ class ColumnsWriter:
         return record
 
     def write(self, path: str, samples_sha256: Optional[str] = None) -> None:
-        document = {"format": COLUMNS_FORMAT, "samples_sha256": samples_sha256, "parts": list(self.parts.values())}
         with open(path, "w", encoding="utf-8") as fh:
-            json.dump(document, fh, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+            self.write_to(fh, samples_sha256)
+
+    def write_to(self, fh: Any, samples_sha256: Optional[str] = None) -> None:
+        document = {"format": COLUMNS_FORMAT, "samples_sha256": samples_sha256, "parts": list(self.parts.values())}
+        json.dump(document, fh, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def write_columns(records: Iterable[Dict[str, Any]], path: str) -> int:

@@ -2,7 +2,9 @@
 ``samples.columns.json`` (the same records, compact, for statistics).
 
 The format is documented in ``docs/architecture.md``.  Files are written whole to a
-temporary name and renamed, so a reader never sees half a file.
+unique temporary name and renamed (:mod:`.safe_files`), so a reader never sees half a
+file, a full disk leaves the previous files as they were, and a link planted in a
+shared output directory is replaced, never followed.
 """
 import json
 import os
@@ -10,7 +12,8 @@ from typing import Any, Dict, Optional
 
 from .columns import COLUMNS_FILE, ColumnsWriter, file_sha256
 from .provenance import strict_json_value
-from .records import write_samples
+from .records import write_records
+from .safe_files import atomic_writer, check_directory
 
 RESULTS_FORMAT = "staicc-results/1"
 RESULTS_FILE = "results.json"
@@ -41,11 +44,7 @@ def check_output_dir(directory: str, *, overwrite: Optional[bool] = None) -> Non
                              "choose another directory, or pass --overwrite to replace that run (its files are "
                              "removed)")
     try:
-        os.makedirs(directory, exist_ok=True)
-        probe = os.path.join(directory, ".staicc-write-test")
-        with open(probe, "w", encoding="utf-8") as fh:
-            fh.write("")
-        os.remove(probe)
+        check_directory(directory)
     except OSError as exc:
         raise ValueError(f"cannot write to the output directory {directory!r}: {exc.strerror or exc}") from None
 
@@ -64,25 +63,26 @@ def write_run_dir(directory: str, results: Dict[str, Any], provenance: Dict[str,
                   log_samples: bool = False, prompts: bool = False) -> Dict[str, Any]:
     """Write ``results.json`` (and ``samples.jsonl`` with ``log_samples``); returns the document."""
     os.makedirs(directory, exist_ok=True)
-    for name in existing_run_files(directory):  # the old run's files: none may be left beside the new ones
-        os.remove(os.path.join(directory, name))
+    stale = existing_run_files(directory)
     samples = None
+    written = [RESULTS_FILE]
     if log_samples:
         samples = SAMPLES_FILE
         columns = ColumnsWriter()
-        tmp = os.path.join(directory, SAMPLES_FILE + ".tmp")
-        write_samples((columns.add(r) for r in _all_records(results, prompts)), tmp)
-        columns.write(os.path.join(directory, COLUMNS_FILE + ".tmp"), file_sha256(tmp))
-        os.replace(tmp, os.path.join(directory, SAMPLES_FILE))
-        os.replace(os.path.join(directory, COLUMNS_FILE + ".tmp"), os.path.join(directory, COLUMNS_FILE))
+        with atomic_writer(os.path.join(directory, SAMPLES_FILE)) as fh:
+            write_records((columns.add(r) for r in _all_records(results, prompts)), fh)
+        with atomic_writer(os.path.join(directory, COLUMNS_FILE)) as fh:
+            columns.write_to(fh, file_sha256(os.path.join(directory, SAMPLES_FILE)))
+        written += [SAMPLES_FILE, COLUMNS_FILE]
     document = results_document(results, provenance, samples)
     if log_samples:
         document["samples_columns"] = COLUMNS_FILE
-    tmp = os.path.join(directory, RESULTS_FILE + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_writer(os.path.join(directory, RESULTS_FILE)) as fh:
         json.dump(document, fh, indent=1, ensure_ascii=False, allow_nan=False)
         fh.write("\n")
-    os.replace(tmp, os.path.join(directory, RESULTS_FILE))
+    for name in stale:  # the old run's other files: none may be left beside the new ones
+        if name not in written and os.path.isfile(os.path.join(directory, name)):
+            os.remove(os.path.join(directory, name))
     return document
 
 
