@@ -148,9 +148,12 @@ def build_report(runs: List[Any], estimates: List[Any], comparisons: List[Any], 
         body.extend(_html_table(t) for t in comparison_tables(runs, comparisons))
         for c in comparisons:
             rows = plots.difference_data(c)
-            if rows:
-                body.append(figures.embed(plots.draw_differences(rows, f"{c.b} - {c.a}"),
-                                          f"differences_{_safe(c.b)}_vs_{_safe(c.a)}", "differences"))
+            for benchmark in dict.fromkeys(r["benchmark"] for r in rows):
+                part = [r for r in rows if r["benchmark"] == benchmark]
+                body.append(f"<h3>Differences {html.escape(c.b)} - {html.escape(c.a)}: {html.escape(benchmark)}</h3>")
+                body.append(figures.embed(plots.draw_differences(part, f"{benchmark}: {c.b} - {c.a}"),
+                                          f"differences_{_safe(c.b)}_vs_{_safe(c.a)}_{_safe(benchmark)}",
+                                          f"differences {benchmark}"))
     for index, run in enumerate(runs):
         body.append(f"<h2>Figures: {html.escape(run.label)}</h2>")
         prefix = f"{_safe(run.label)}_" if len(runs) > 1 else ""

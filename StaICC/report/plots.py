@@ -296,21 +296,41 @@ def draw_bias(data: Dict[str, Any], title: str = ""):
     return fig
 
 
+#: colour of a difference: significant and better, significant and worse, significant without a direction, not
+DIFFERENCE_COLOURS = {"better": "#1a7f37", "worse": "#C44E52", "significant": "#222222", None: "#4C72B0"}
+
+
 def draw_differences(rows: List[Dict[str, Any]], title: str = ""):
+    """A forest plot per metric (each in its own unit), datasets down the side: one sub-benchmark's rows."""
+    from .tables import _direction
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(8, 0.6 + 0.22 * max(1, len(rows))))
-    labels = [f"{r['benchmark']} {r['metric']} {r['dataset']}" for r in rows]
-    for y, r in enumerate(rows):
-        color = "#C44E52" if r["significant"] else "#4C72B0"
-        if r["low"] is not None:
-            ax.plot([r["low"], r["high"]], [y, y], "-", color=color)
-        ax.plot([r["delta"]], [y], "o", color=color)
-    ax.axvline(0, color="gray", linewidth=1)
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels(labels, fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel("difference (second run - first run); red: significant")
-    ax.set_title(title, fontsize=9)
+    metrics: List[str] = []
+    for r in rows:
+        if r["metric"] not in metrics:
+            metrics.append(r["metric"])
+    datasets: List[str] = []
+    for r in rows:
+        if r["dataset"] not in datasets:
+            datasets.append(r["dataset"])
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics) + 1.6, 0.9 + 0.32 * len(datasets)),
+                             squeeze=False, sharey=True)
+    for ax, metric in zip(axes[0], metrics):
+        for r in (r for r in rows if r["metric"] == metric):
+            y = datasets.index(r["dataset"])
+            kind = (_direction(r["benchmark"], metric, r["delta"]) or "significant") if r["significant"] else None
+            color = DIFFERENCE_COLOURS[kind]
+            if r["low"] is not None:
+                ax.plot([r["low"], r["high"]], [y, y], "-", color=color)
+            ax.plot([r["delta"]], [y], "o", color=color)
+        ax.axvline(0, color="gray", linewidth=1)
+        ax.set_title(metric, fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0][0].set_yticks(range(len(datasets)))
+    axes[0][0].set_yticklabels(datasets, fontsize=8)
+    axes[0][0].invert_yaxis()
+    fig.supxlabel("second run - first run; green: significantly better, red: significantly worse", fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 

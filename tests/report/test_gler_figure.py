@@ -30,3 +30,16 @@ def test_gler_lines_are_the_printed_fits_on_the_standard_axis():
         bbox = ax.get_legend().get_bbox_to_anchor().transformed(ax.transAxes.inverted())
         assert bbox.x0 >= 1.0  # the legend sits outside the data
     plots.close(fig)
+
+
+def test_forest_plot_is_faceted_by_metric_and_coloured_by_direction():
+    from StaICC.stats import compare_runs
+    paths = fixture_runs()
+    comparison = compare_runs(load_run(paths["lexical"]), load_run(paths["uniform"]), resamples=20, seed=2)
+    rows = [r for r in plots.difference_data(comparison) if r["benchmark"] == "Normal"]
+    fig = plots.draw_differences(rows, "Normal")
+    panels = [ax for ax in fig.axes if ax.lines]
+    assert [ax.get_title() for ax in panels] == list(dict.fromkeys(r["metric"] for r in rows))
+    colours = {line.get_color() for ax in panels for line in ax.get_lines()[:-1]}
+    assert colours <= set(plots.DIFFERENCE_COLOURS.values())
+    plots.close(fig)
