@@ -24,6 +24,7 @@ th:first-child, td:first-child { text-align: left; }
 th { background: #f3f3f3; } tr.avg td { font-weight: bold; border-top: 2px solid #999; }
 td.sig { font-weight: bold; } td.sig.better { color: #1a7f37; } td.sig.worse { color: #b00; }
 p.note { font-size: 0.8em; color: #555; } img { max-width: 100%; }
+div.side { display: flex; gap: 1em; } div.side > div { flex: 1 1 50%; min-width: 0; }
 ul.toc { columns: 2; font-size: 0.85em; } ul.toc li.h3 { margin-left: 1.5em; }
 p.banner { background: #fff3cd; border: 1px solid #d39e00; color: #5c4400; padding: 6px 10px; font-weight: bold; }
 """
@@ -91,7 +92,7 @@ def run_figures(run, figures: _Figures, prefix: str) -> List[Tuple[str, str]]:
         part = run.parts.get(name)
         if part is not None:
             data = [plots.gler_data(part, d) for d in part.datasets()]
-            sections.append((f"{name}: metrics against the label-noise rate, with the standard's regression",
+            sections.append((f"{name}: metrics on the standard's x-values (falling as label noise rises), with its fitted line",
                              figures.embed(plots.draw_gler(data, run.label), f"{prefix}{name.lower()}", name)))
     part = run.parts.get("Template_sens")
     if part is not None and part.records:
@@ -154,12 +155,21 @@ def build_report(runs: List[Any], estimates: List[Any], comparisons: List[Any], 
                 body.append(figures.embed(plots.draw_differences(part, f"{benchmark}: {c.b} - {c.a}"),
                                           f"differences_{_safe(c.b)}_vs_{_safe(c.a)}_{_safe(benchmark)}",
                                           f"differences {benchmark}"))
-    for index, run in enumerate(runs):
-        body.append(f"<h2>Figures: {html.escape(run.label)}</h2>")
-        prefix = f"{_safe(run.label)}_" if len(runs) > 1 else ""
-        for heading, image in run_figures(run, figures, prefix):
+    if len(runs) == 2:  # two runs: each figure of one beside the same figure of the other
+        body.append(f"<h2>Figures: {html.escape(runs[0].label)} (left) and {html.escape(runs[1].label)} (right)</h2>")
+        left, right = (dict(run_figures(run, figures, f"{_safe(run.label)}_")) for run in runs)
+        for heading in list(left) + [h for h in right if h not in left]:
             body.append(f"<h3>{html.escape(heading)}</h3>")
-            body.append(image)
+            cells = [f'<div><p class="note">{html.escape(run.label)}</p>{side.get(heading, "")}</div>'
+                     for run, side in zip(runs, (left, right))]
+            body.append('<div class="side">' + "".join(cells) + "</div>")
+    else:
+        for run in runs:
+            body.append(f"<h2>Figures: {html.escape(run.label)}</h2>")
+            prefix = f"{_safe(run.label)}_" if len(runs) > 1 else ""
+            for heading, image in run_figures(run, figures, prefix):
+                body.append(f"<h3>{html.escape(heading)}</h3>")
+                body.append(image)
     body = _with_contents(body)
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>\n"
