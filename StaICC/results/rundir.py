@@ -94,7 +94,8 @@ def _all_records(results: Dict[str, Any], prompts: bool = False):
             yield from records
             continue
         for part in _leaves(records):
-            requests = getattr(part, "_requests", None)
+            work = getattr(part, "_work", None)  # the records keep no prompt: written again, once per plan
+            requests = work.requests() if work is not None else None
             for i, record in enumerate(part):
                 if requests is not None:
                     record["prompt"] = requests[i].prompt

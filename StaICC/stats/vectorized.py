@@ -23,7 +23,7 @@ from ..metrics import linear_regression
 from ..metrics.bias import _kl_to_frequencies
 from ..metrics.numeric import entropy
 from ..standard import ECE_BINS
-from .items import CONSISTENCY_BENCHMARKS, Draws
+from .items import Draws, is_consistency
 
 #: "auto": NumPy when installed; "python": always the per-resample path; "numpy": NumPy or ImportError
 ENGINES = ("auto", "python", "numpy")
@@ -102,7 +102,7 @@ class _Vectorised:
         statistic = self.statistic
         functions = statistic.functions
         table = self.table
-        if statistic.benchmark in CONSISTENCY_BENCHMARKS:
+        if is_consistency(statistic.benchmark):
             return {n: self._consistency() for n, f in functions.items() if f is _metrics.consistency}
         score = [n for n in _SCORE if n in functions and functions[n] is getattr(_metrics, n)]
         out: Dict[str, List[Any]] = {}
