@@ -29,7 +29,7 @@ setup(
         "source": ["datasets"],
         "tasks": ["tomli>=1.1; python_version < '3.11'", "pyyaml"],
         "test": ["pytest", "hypothesis", "numpy", "scipy", "matplotlib", "tomli>=1.1; python_version < '3.11'",
-                 "pyyaml"],
+                 "pyyaml", "nbclient", "nbformat", "ipykernel"],
     },
     entry_points={"console_scripts": ["staicc=StaICC.cli:main"]},
     classifiers=[
