@@ -70,6 +70,9 @@ def test_segments_follow_label_noise_and_the_cut():
     flipped = [c.segments[2:-1:2] != s.segments[2:-1:2] for c, s in zip(clean, split)]
     assert any(flipped)  # one demonstration label in three is the next label, in its label part
     assert all(len(s.segments[-1]) == len(c.segments[-1]) - 7 for c, s in zip(clean, split))
+    writer.use_noisy_channel()
+    noisy = plan_requests(plan, writer, segments=True)
+    assert all(r.noisy_channel and r.segments is None for r in noisy)
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +103,19 @@ def test_demonstrations_become_chat_turns_in_every_log_probability_mode(pair, sc
     assert len({plain.fingerprint(), one_turn.fingerprint(), turns.fingerprint()}) == 3
     assert turns.identity()["fewshot_as_multiturn"] is True and "fewshot_as_multiturn" not in one_turn.identity()
     assert turns.non_standard[-1] == "demonstrations as chat turns (fewshot_as_multiturn=true)"
+
+
+def test_generate_mode_writes_the_same_turns(pair):
+    from StaICC.backends.hf import HFBackend
+    model, tokenizer = pair
+    turns = HFBackend(model, tokenizer, model_id="tiny", scoring="generate", max_new_tokens=2, chat=True,
+                      system="Be brief.", fewshot_as_multiturn=True)
+    request = Request(PROMPT, LABELS, segments=SEGMENTS)
+    assert turns.chat_text(request) == tokenizer.bos_token + BY_HAND
+    (answer,) = turns.score([request])
+    assert isinstance(answer.text, str)
+    assert turns.identity()["fewshot_as_multiturn"] is True
+    assert "demonstrations as chat turns (fewshot_as_multiturn=true)" in turns.non_standard
 
 
 def test_a_prompt_without_demonstrations_or_instruction_is_one_user_turn(pair):
