@@ -13,10 +13,9 @@
 ``chat=true`` (lm-eval's name: ``apply_chat_template``) wraps every prompt in the
 tokenizer's chat template, with ``system`` (``system_instruction``) as the system
 message, in the log-probability modes too: the label is then scored after the
-template's generation prompt.  ``fewshot_as_multiturn=true`` (with the chat template)
-writes each demonstration as a user turn and its label as the assistant's answer, the
-query as the last user turn (lm-eval's ``fewshot_as_multiturn``).  Any chat template
-makes a run non-standard.
+template's generation prompt.  ``fewshot_as_multiturn=true`` (with ``chat``) writes each
+demonstration as a user turn and its label as the assistant's turn, the query as the last
+user turn.  Any chat template makes a run non-standard.
 
 Noisy-channel prompts are scored by the mean LM loss in every log-probability mode.
 """
@@ -267,8 +266,6 @@ class HFBackend(ScoringModes, Backend):
                                                "code_sha256": code_digest(self.message_builder)}
         if self.fewshot_as_multiturn:  # demonstrations as chat turns: another text, in every mode
             identity["fewshot_as_multiturn"] = True
-            identity.setdefault("chat_template_sha256",
-                                hashlib.sha256(str(self.tokenizer.chat_template).encode()).hexdigest())
         return self.with_generation_identity(identity, max_new_tokens=self.max_new_tokens)
 
     @property
