@@ -238,12 +238,21 @@ def _compare(args) -> int:
     runs = _load(args)
     comparisons = _comparisons(runs, args)
     if args.format == "json":
-        text = json.dumps({"comparisons": [c.to_dict() for c in comparisons]}, indent=1, allow_nan=False,
-                          default=_json_default)
+        text = _strict_json({"comparisons": [c.to_dict() for c in comparisons]})
     else:
         text = render(comparison_tables(runs, comparisons), args.format)
     _emit(text, args.output)
     return 0
+
+
+def _strict_json(document: dict) -> str:
+    """Strict JSON, as results.json is written: a non-finite number (Post_bias's KL with a zero
+    probability is +inf) becomes null, and its place is listed under ``"non_finite"``."""
+    from ..results.provenance import strict_json_value
+    non_finite: List[str] = []
+    body = strict_json_value(document, non_finite, "")
+    body["non_finite"] = non_finite
+    return json.dumps(body, indent=1, allow_nan=False, default=_json_default)
 
 
 def _json_default(value: Any) -> Any:
@@ -282,8 +291,8 @@ def _report(args) -> int:
         print(f"wrote {args.html} and {len(written)} figure files in {figures_dir}")
         return 0
     if args.format == "json":
-        text = json.dumps({"runs": [e.to_dict() for e in estimates if e is not None],
-                           "comparisons": [c.to_dict() for c in comparisons]}, indent=1, allow_nan=False)
+        text = _strict_json({"runs": [e.to_dict() for e in estimates if e is not None],
+                             "comparisons": [c.to_dict() for c in comparisons]})
     else:
         tables = [t for r, e in zip(runs, estimates) for t in run_tables(r, e)]
         tables += comparison_tables(runs, comparisons) if comparisons else []
