@@ -24,12 +24,16 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..extras import require
 from . import prefix_tree
 from .prefix_tree import Node
+from .tree_forward import TreeForward
 
 #: output_hidden_states keeps all layers' activations: batches asking for them use budget / this
 HIDDEN_STATE_BUDGET_DIVISOR = 4
 #: a cached prefix token held for a row costs about this fraction of a computed token's memory
 CACHED_TOKEN_WEIGHT = 0.5
 SHARE_MODES = ("auto", True, False)
+#: tree: each group of prompts as one flat row with a tree mask (:mod:`.tree_forward`); prefix: the prefix
+#: tree's levels continued from KV caches; rows: one padded row per distinct sequence
+PACKING_MODES = ("tree", "prefix", "rows")
 
 
 @dataclass
@@ -73,7 +77,7 @@ class _Batch:
     positions: set = field(default_factory=set)  # read columns (right padding)
 
 
-class ForwardEngine:
+class ForwardEngine(TreeForward):
     """Mixin of CausalLMScorer: needs ``model``, ``device``, the budgets and the model's arguments."""
 
     model: Any
@@ -84,6 +88,8 @@ class ForwardEngine:
     logits_budget_bytes: int
     share_prefixes: Any
     prefix_overhead_tokens: int
+    packing: str
+    packing_asked: bool  # the user named the packing (a fallback from tree then warns)
 
     def _init_engine(self, torch: Any) -> None:
         self._torch = torch
@@ -93,6 +99,7 @@ class ForwardEngine:
         self._keep_argument = next((name for name in ("logits_to_keep", "num_logits_to_keep") if name in parameters), None)
         self._can_share = self._takes_position_ids and "past_key_values" in parameters and _full_attention(self.model)
         self.stats = EngineStats()
+        self._init_tree()
 
     def _forward_parameters(self) -> Any:
         import inspect
@@ -111,7 +118,14 @@ class ForwardEngine:
         ``log_softmax``: log-probabilities instead of raw logits.  The position's
         full-vocabulary logits and last hidden state come along when asked.
         """
-        share = self.share_prefixes if self._can_share else False
+        out = Reads([[None] * len(p) for p in read_positions],
+                    [[None] * len(p) for p in read_positions] if want_full else None,
+                    [[None] * len(p) for p in read_positions] if want_hidden else None)
+        if self.packing == "tree" and self._tree_usable(self.packing_asked):
+            with self._torch.inference_mode():
+                self._run_tree(sequences, read_positions, read_ids, out, log_softmax, want_hidden)
+            return out
+        share = self.share_prefixes if self._can_share and self.packing != "rows" else False
         if share is False:
             settings = dict(overhead_tokens=0, min_saved_fraction=0.0, max_depth=0)
         elif share is True:
@@ -123,9 +137,6 @@ class ForwardEngine:
         nodes = prefix_tree.plan(prefix_tree.build(sequences, read_positions), **settings)
         self.stats.tokens_requested += sum(len(ids) for ids in sequences)
         self.stats.tokens_computed += prefix_tree.count_tokens(nodes)
-        out = Reads([[None] * len(p) for p in read_positions],
-                    [[None] * len(p) for p in read_positions] if want_full else None,
-                    [[None] * len(p) for p in read_positions] if want_hidden else None)
         with self._torch.inference_mode():
             self._evaluate([(node, -1) for node in nodes], None, read_ids, out, log_softmax, want_hidden)
         return out
