@@ -100,7 +100,9 @@ class CausalLMScorer(ForwardEngine):
             (default): see ``DEFAULT_PACKING_CPU`` / ``DEFAULT_PACKING_GPU``
             ("rows" when ``share_prefixes=False``).  A model that cannot take a
             tree mask is scored with "prefix".
-        pack_tokens: tokens per tree pack (None: the cost model's choice).
+        pack_tokens: at most this many tokens per tree pack (None: the token
+            budget); within it the cost model of :func:`.tree_pack.plan_packs`
+            decides where a pack ends.
         tree_attention: "auto" (FlexAttention on CUDA, a dense mask elsewhere),
             "flex" or "dense".
 

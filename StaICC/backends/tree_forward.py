@@ -56,12 +56,13 @@ class TreeForward:
     def _run_tree(self, sequences: List[List[int]], read_positions: List[List[int]], read_ids: List[List[List[int]]],
                   out: Any, log_softmax: bool, want_hidden: bool) -> None:
         """Plan packs within the budgets and run one forward per pack; an out-of-memory error halves the pack."""
-        budget = self.token_budget // 4 if want_hidden else self.token_budget
-        max_tokens = self.pack_tokens or tree_pack.pack_tokens(
-            nonembedding_parameters=self.shape[0], hidden_size=self.shape[1], layers=self.shape[2],
-            overhead_tokens=self.prefix_overhead_tokens, token_budget=budget, block_sparse=self._flex)
+        max_tokens = self.pack_tokens or (self.token_budget // 4 if want_hidden else self.token_budget)
         max_reads = max(1, self.logits_budget_bytes // (4 * self._vocab))
-        pending = tree_pack.plan_packs(sequences, read_positions, max_tokens=max_tokens, max_read_positions=max_reads)
+        costs = dict(overhead_tokens=self.prefix_overhead_tokens, pair_cost=tree_pack.pair_cost(
+            nonembedding_parameters=self.shape[0], hidden_size=self.shape[1], layers=self.shape[2],
+            block_sparse=self._flex))
+        pending = tree_pack.plan_packs(sequences, read_positions, max_tokens=max_tokens, max_read_positions=max_reads,
+                                       **costs)
         self.stats.tokens_requested += sum(len(ids) for ids in sequences)
         pending.reverse()
         with self._attention_for_packs():
@@ -78,7 +79,7 @@ class TreeForward:
                         self._torch.cuda.empty_cache()
                     pending.extend(reversed(tree_pack.plan_packs(
                         [sequences[i] for i in pack.members], [read_positions[i] for i in pack.members],
-                        max_tokens=max_tokens, max_read_positions=max_reads, members=pack.members)))
+                        max_tokens=max_tokens, max_read_positions=max_reads, members=pack.members, **costs)))
 
     def _forward_pack(self, pack: tree_pack.Pack, read_ids: List[List[List[int]]], out: Any, log_softmax: bool,
                       want_hidden: bool) -> None:

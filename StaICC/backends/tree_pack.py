@@ -20,7 +20,6 @@ Grouping (:func:`plan_packs`) is standard library only: sequences are sorted, so
 that neighbours share the longest prefixes, and cut greedily into packs bounded
 by the tokens one forward computes and by the logits positions it reads.
 """
-import math
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -46,33 +45,40 @@ class Pack:
 
 # ------------------------------------------------------------------ grouping
 def plan_packs(sequences: Sequence[Sequence[int]], read_positions: Sequence[Sequence[int]], *,
-               max_tokens: int, max_read_positions: int, members: Optional[Sequence[int]] = None) -> List[Pack]:
-    """The sequences cut into packs of at most ``max_tokens`` computed tokens (a longer sequence: alone).
+               max_tokens: int, max_read_positions: int, overhead_tokens: float = 0.0, pair_cost: float = 0.0,
+               members: Optional[Sequence[int]] = None) -> List[Pack]:
+    """The sequences cut into packs, each one forward; costs are counted in computed tokens.
 
     Sorted order puts each sequence next to the one it shares the longest
     prefix with, so the tokens a sequence adds to the current pack are its
     length minus its common prefix with the previous sequence, and the reads it
-    adds are those at or after that prefix.  A pack closes when either bound
-    would be passed: the tokens bound the activations and the attention cost,
-    the read positions bound the logits memory.
+    adds are those at or after that prefix.  A sequence joins the current pack
+    when that costs no more than opening a new pack for it: joining costs the
+    added tokens plus the attention they add, ``pair_cost`` per (query, key) pair
+    of a dense mask ((N + x)² − N² pairs); a new pack costs ``overhead_tokens``
+    (one more forward call) plus the whole sequence and its own attention.
+    ``max_tokens`` (activation memory) and ``max_read_positions`` (logits memory)
+    are hard bounds; a sequence longer than ``max_tokens`` runs alone.
+    ``members`` names the sequences in the reads (default: their indices here).
     """
     order = sorted(range(len(sequences)), key=lambda i: list(sequences[i]))
     groups: List[List[int]] = []
     tokens = reads = 0
     previous: Sequence[int] = ()
     for i in order:
-        ids = sequences[i]
+        ids, positions = sequences[i], read_positions[i]
         shared = _common_prefix(previous, ids) if groups else 0
-        added_tokens = len(ids) - shared
-        added_reads = sum(1 for p in read_positions[i] if p >= shared) if shared else len(read_positions[i])
-        if groups and (tokens + added_tokens > max_tokens or reads + added_reads > max_read_positions):
+        added = len(ids) - shared
+        added_reads = sum(1 for p in positions if p >= shared) if shared else len(positions)
+        joining = added + pair_cost * ((tokens + added) ** 2 - tokens ** 2)
+        opening = overhead_tokens + len(ids) + pair_cost * len(ids) ** 2
+        if not groups or tokens + added > max_tokens or reads + added_reads > max_read_positions \
+                or joining > opening:
             groups.append([])
-            tokens, reads, shared = 0, 0, 0
-            added_tokens, added_reads = len(ids), len(read_positions[i])
-        if not groups:
-            groups.append([])
+            tokens = reads = 0
+            added, added_reads = len(ids), len(positions)
         groups[-1].append(i)
-        tokens += added_tokens
+        tokens += added
         reads += added_reads
         previous = ids
     names = list(range(len(sequences))) if members is None else list(members)
@@ -116,23 +122,20 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 
 
 # --------------------------------------------------------------- cost model
-def pack_tokens(*, nonembedding_parameters: int, hidden_size: int, layers: int, overhead_tokens: int,
-                token_budget: int, block_sparse: bool) -> int:
-    """Tokens per pack that minimise the estimated cost per computed token.
+def pair_cost(*, nonembedding_parameters: int, hidden_size: int, layers: int, block_sparse: bool) -> float:
+    """What one (query, key) pair of a dense mask costs, in computed tokens.
 
-    Per computed token a forward costs its share of the fixed per-call cost
-    (``overhead_tokens`` tokens' worth) plus the matrix products (one token's
-    worth) plus attention.  A dense mask makes attention compute every (query,
-    key) pair of the pack, 4·N²·hidden·layers FLOPs against 2·params·N for the
-    products, so the cost per token, overhead/N + 1 + 2·N·hidden·layers/params,
-    is lowest at N = sqrt(overhead · params / (2 · hidden · layers)).  A
-    block-sparse mask (FlexAttention) computes only the tiles holding ancestors,
-    so the pack grows to the token budget, which bounds the activations' memory.
+    Attention computes Q·Kᵀ and the weighted sum of V: 4·hidden FLOPs per pair
+    and layer, against 2·params per token for the matrix products, so a pair
+    costs 2·hidden·layers / params tokens.  A dense mask pays it for every pair
+    of the pack, ancestors or not, which is what limits a pack's size on CPU.
+    A block-sparse mask (FlexAttention) skips the tiles without ancestors, so
+    what a token attends to costs what it costs in its own row: packing adds
+    nothing, and the pack grows to the token bound.
     """
     if block_sparse:
-        return token_budget
-    balanced = math.sqrt(max(1, overhead_tokens) * nonembedding_parameters / (2 * hidden_size * layers))
-    return max(1, min(token_budget, int(balanced)))
+        return 0.0
+    return 2 * hidden_size * layers / max(1, nonembedding_parameters)
 
 
 def forward_flops(nonembedding_parameters: int, hidden_size: int, vocab: int, tokens: int, reads: int) -> int:
