@@ -10,6 +10,9 @@
 * ``generate``: greedy generation (through the chat template with ``chat=true``),
   mapped to a label by :mod:`StaICC.backends.generative`.
 
+``packing=tree|prefix|rows`` picks how prompts that share prefixes are computed
+(see ``CausalLMScorer``); every packing gives the same numbers up to float rounding.
+
 Noisy-channel prompts are scored by the mean LM loss in every log-probability mode.
 """
 import hashlib
@@ -37,7 +40,8 @@ _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_m
                     "vocab.json", "merges.txt", "added_tokens.json", "chat_template.jinja", "chat_template.json")
 _HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_size", "revision",
             "trust_remote_code", "requests_per_call", "max_new_tokens", "chat", "system", "unparsed", "aliases",
-            "postprocess", "answer_hook", "message_builder", "model_id")
+            "postprocess", "answer_hook", "message_builder", "model_id", "packing")
+PACKING = ("auto", "tree", "prefix", "rows")
 
 
 def hf_backend(**arguments: Any) -> "HFBackend":
@@ -75,6 +79,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "answer_hook": arguments.pop("answer_hook", None),
         "message_builder": arguments.pop("message_builder", None),
         "model_id": _args.as_str(arguments.pop("model_id", None), "model_id", optional=True),
+        "packing": _args.as_choice(arguments.pop("packing", "auto"), "packing", PACKING),
     }
     return out
 
@@ -127,7 +132,7 @@ class HFBackend(Backend):
         torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
         self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
                                      batch_size=options["batch_size"], token_budget=options["token_budget"],
-                                     dtype=torch_dtype)
+                                     dtype=torch_dtype, packing=options["packing"])
         self.model, self.tokenizer = self.scorer.model, tokenizer
         self.batch_size = options["requests_per_call"] or (
             DEFAULT_REQUESTS_PER_CALL_GPU if self.scorer.device.type == "cuda" else DEFAULT_REQUESTS_PER_CALL)

@@ -53,6 +53,8 @@ class EngineStats:
     rows: int = 0
     tokens_requested: int = 0  # tokens of the sequences as given
     tokens_computed: int = 0  # tokens actually run through the model (after prefix sharing)
+    reads: int = 0  # positions whose logits were asked for
+    logit_positions: int = 0  # positions where the output head ran (read positions and what came along)
     padded_tokens: int = 0  # rows × width over all batches
     largest_batch_rows: int = 0
     largest_batch_tokens: int = 0  # the token budget a batch used: rows × (width + CACHED_TOKEN_WEIGHT × cached width)
@@ -121,6 +123,7 @@ class ForwardEngine(TreeForward):
         out = Reads([[None] * len(p) for p in read_positions],
                     [[None] * len(p) for p in read_positions] if want_full else None,
                     [[None] * len(p) for p in read_positions] if want_hidden else None)
+        self.stats.reads += sum(len(p) for p in read_positions)
         if self.packing == "tree" and self._tree_usable(self.packing_asked):
             with self._torch.inference_mode():
                 self._run_tree(sequences, read_positions, read_ids, out, log_softmax, want_hidden)
@@ -236,6 +239,7 @@ class ForwardEngine(TreeForward):
             kwargs[self._keep_argument] = kept[0]
         output = self.model(**kwargs)
         self._record(len(batch), width, int(mask.shape[1]) - width)
+        self.stats.logit_positions += len(batch) * _kept_count(kept, width)
         if slots:
             self._store_reads(output, slots, entries, kept, read_ids, out, log_softmax, want_hidden)
         if not need_cache:
@@ -309,6 +313,13 @@ class ForwardEngine(TreeForward):
             self._torch.cuda.empty_cache()
         warnings.warn(f"CausalLMScorer: out of memory with {rows} sequences; retrying with at most "
                       f"{self.batch_size} per batch", stacklevel=5)
+
+
+def _kept_count(kept: Any, width: int) -> int:
+    """Positions per row where the output head runs, for a ``_kept_columns`` answer."""
+    if kept is None:
+        return width
+    return kept[0] if isinstance(kept[0], int) else int(kept[0].numel())
 
 
 def _grown(stats: _Batch, node: Node) -> _Batch:

@@ -103,6 +103,7 @@ class TreeForward:
         output = self.model(**kwargs)
         self.stats.tokens_computed += n
         self._record(1, n, 0)
+        self.stats.logit_positions += _kept_count(kept, n)
         if slots:
             self._store_reads(output, slots, entries, kept, read_ids, out, log_softmax, want_hidden)
 
@@ -184,6 +185,11 @@ def _has_flex(torch: Any) -> bool:
     except ImportError:
         return False
     return True
+
+
+def _kept_count(kept: Any, width: int) -> int:
+    from .lm_engine import _kept_count as count
+    return count(kept, width)
 
 
 def _is_oom(torch: Any, error: Exception) -> bool:
