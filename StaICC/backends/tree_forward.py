@@ -1,4 +1,4 @@
-"""The tree-packed forward under :class:`CausalLMScorer`: one forward per pack, no padding, no KV copies.
+"""The tree-packed forward under :class:`CausalLMScorer`: shared prefixes computed once, no KV copies.
 
 :mod:`.tree_pack` lays a group of sequences out as one flat row with per-token
 positions and a tree mask; this module runs those rows.  A model takes them
@@ -11,9 +11,12 @@ prefix and compares the logits with the two rows run separately, once per scorer
 A model that fails the probe is scored by the prefix-tree engine instead.
 
 On CUDA the mask is a FlexAttention ``BlockMask`` (only tiles holding ancestors
-are computed); the model runs with ``attn_implementation="flex_attention"`` for
-the call and gets its own implementation back afterwards.  Elsewhere the mask is
-dense: boolean for SDPA, additive for eager attention.
+are computed) and each pack, filled up to the token budget, is one forward with
+no padding; the model runs with ``attn_implementation="flex_attention"`` for the
+call and gets its own implementation back afterwards.  Elsewhere the mask is
+dense (boolean for SDPA, additive for eager attention), so every pair of a pack
+costs attention work: the cost model keeps packs to prompts that share enough,
+and packs run as left-padded batches within the token budget, like rows.
 """
 import contextlib
 import dataclasses
@@ -55,55 +58,89 @@ class TreeForward:
     # ------------------------------------------------------------ the run
     def _run_tree(self, sequences: List[List[int]], read_positions: List[List[int]], read_ids: List[List[List[int]]],
                   out: Any, log_softmax: bool, want_hidden: bool) -> None:
-        """Plan packs within the budgets and run one forward per pack; an out-of-memory error halves the pack."""
-        max_tokens = self.pack_tokens or (self.token_budget // 4 if want_hidden else self.token_budget)
+        """Plan packs, run them in batches within the budgets; an out-of-memory error halves the batch, then the pack."""
+        budget = self.token_budget // 4 if want_hidden else self.token_budget
+        max_tokens = min(self.pack_tokens or budget, budget)
         max_reads = max(1, self.logits_budget_bytes // (4 * self._vocab))
-        costs = dict(overhead_tokens=self.prefix_overhead_tokens, pair_cost=tree_pack.pair_cost(
-            nonembedding_parameters=self.shape[0], hidden_size=self.shape[1], layers=self.shape[2],
-            block_sparse=self._flex))
-        pending = tree_pack.plan_packs(sequences, read_positions, max_tokens=max_tokens, max_read_positions=max_reads,
-                                       **costs)
+        cost = tree_pack.pair_cost(nonembedding_parameters=self.shape[0], hidden_size=self.shape[1],
+                                   layers=self.shape[2], block_sparse=self._flex)
+        packs = tree_pack.plan_packs(sequences, read_positions, max_tokens=max_tokens, max_read_positions=max_reads,
+                                     pair_cost=cost)
         self.stats.tokens_requested += sum(len(ids) for ids in sequences)
-        pending.reverse()
+        pending = list(reversed(self._pack_batches(packs, budget, max_reads)))
         with self._attention_for_packs():
             while pending:
-                pack = pending.pop()
+                batch = pending.pop()
                 try:
-                    self._forward_pack(pack, read_ids, out, log_softmax, want_hidden)
-                except Exception as error:  # only out-of-memory is retried, with half the pack
-                    if not _is_oom(self._torch, error) or len(pack.members) == 1:
+                    self._forward_packs(batch, read_ids, out, log_softmax, want_hidden)
+                except Exception as error:  # only out-of-memory is retried, with half the batch or half the pack
+                    if not _is_oom(self._torch, error) or (len(batch) == 1 and len(batch[0].members) == 1):
                         raise
-                    max_tokens = max(1, len(pack.tokens) // 2)
-                    self.pack_tokens = max_tokens
                     if self.device.type == "cuda":
                         self._torch.cuda.empty_cache()
-                    pending.extend(reversed(tree_pack.plan_packs(
+                    if len(batch) > 1:
+                        pending.extend([batch[len(batch) // 2:], batch[:len(batch) // 2]])
+                        continue
+                    pack = batch[0]
+                    self.pack_tokens = max_tokens = max(1, len(pack.tokens) // 2)
+                    halves = tree_pack.plan_packs(
                         [sequences[i] for i in pack.members], [read_positions[i] for i in pack.members],
-                        max_tokens=max_tokens, max_read_positions=max_reads, members=pack.members, **costs)))
+                        max_tokens=max_tokens, max_read_positions=max_reads, members=pack.members, pair_cost=cost)
+                    pending.extend([half] for half in reversed(halves))
 
-    def _forward_pack(self, pack: tree_pack.Pack, read_ids: List[List[List[int]]], out: Any, log_softmax: bool,
-                      want_hidden: bool) -> None:
-        torch = self._torch
-        n = len(pack.tokens)
+    def _pack_batches(self, packs: List[tree_pack.Pack], budget: int, max_reads: int) -> List[List[tree_pack.Pack]]:
+        """Packs grouped, longest first, into left-padded batches of at most ``budget`` tokens (rows × width).
+
+        A block-sparse mask runs one pack per forward (packs fill the budget).  A
+        dense mask batches the small packs a cost model keeps apart (prompts that
+        share little), so they run like today's rows; the left padding puts each
+        pack's last token in the last column, where most reads are.
+        """
         if self._flex:
-            mask = tree_pack.flex_block_mask(torch, pack.ends, self.device)
+            return [[pack] for pack in packs]
+        batches: List[List[tree_pack.Pack]] = []
+        width = reads = 0
+        for pack in sorted(packs, key=lambda p: -len(p.tokens)):
+            count = len({flat for flat, _, _ in pack.reads})
+            if batches and batches[-1] and ((len(batches[-1]) + 1) * width <= budget
+                                            and (len(batches[-1]) + 1) * (reads + count) <= max_reads):
+                batches[-1].append(pack)
+                reads += count
+                continue
+            batches.append([pack])
+            width, reads = len(pack.tokens), count
+        return batches
+
+    def _forward_packs(self, batch: List[tree_pack.Pack], read_ids: List[List[List[int]]], out: Any,
+                       log_softmax: bool, want_hidden: bool) -> None:
+        """One forward over the packs of ``batch`` (one row each, left-padded); reads stored in ``out``."""
+        torch = self._torch
+        width = max(len(pack.tokens) for pack in batch)
+        offsets = [width - len(pack.tokens) for pack in batch]
+        tokens = [[self._pad_id] * o + p.tokens for p, o in zip(batch, offsets)]
+        positions = [[0] * o + p.positions for p, o in zip(batch, offsets)]
+        # a padding token sees itself only (end = its index + 1), so no real token sees it
+        ends = [list(range(1, o + 1)) + [e + o for e in p.ends] for p, o in zip(batch, offsets)]
+        if self._flex:
+            mask = tree_pack.flex_block_mask(torch, ends[0], self.device)
         else:
             sdpa = getattr(self.model.config, "_attn_implementation", None) == "sdpa"
-            mask = tree_pack.dense_mask(torch, pack.ends, self.device, None if sdpa else self.model.dtype)
-        kwargs: Dict[str, Any] = {"input_ids": torch.tensor([pack.tokens], dtype=torch.long, device=self.device),
-                                  "position_ids": torch.tensor([pack.positions], dtype=torch.long, device=self.device),
+            mask = tree_pack.dense_mask(torch, ends, self.device, None if sdpa else self.model.dtype)
+        kwargs: Dict[str, Any] = {"input_ids": torch.tensor(tokens, dtype=torch.long, device=self.device),
+                                  "position_ids": torch.tensor(positions, dtype=torch.long, device=self.device),
                                   "attention_mask": mask, "use_cache": False}
         if want_hidden:
             kwargs["output_hidden_states"] = True
         slots: Dict[Tuple[int, int], int] = {}
-        entries = [(slots.setdefault((0, flat), len(slots)), i, r) for flat, i, r in pack.reads]
-        kept = self._pack_kept([column for _, column in slots], n)
+        entries = [(slots.setdefault((row, o + flat), len(slots)), i, r)
+                   for row, (pack, o) in enumerate(zip(batch, offsets)) for flat, i, r in pack.reads]
+        kept = self._pack_kept([column for _, column in slots], width)
         if kept is not None:
             kwargs[self._keep_argument] = kept[0]
         output = self.model(**kwargs)
-        self.stats.tokens_computed += n
-        self._record(1, n, 0)
-        self.stats.logit_positions += _kept_count(kept, n)
+        self.stats.tokens_computed += sum(len(pack.tokens) for pack in batch)
+        self._record(len(batch), width, 0)
+        self.stats.logit_positions += len(batch) * _kept_count(kept, width)
         if slots:
             self._store_reads(output, slots, entries, kept, read_ids, out, log_softmax, want_hidden)
 
@@ -146,7 +183,7 @@ class TreeForward:
                 expected = self.model(input_ids=torch.tensor(rows, device=self.device), use_cache=False).logits
                 pack = tree_pack.plan_packs(rows, positions, max_tokens=64, max_read_positions=64)[0]
                 with self._attention_for_packs():
-                    self._forward_pack(pack, read_ids, out, False, False)
+                    self._forward_packs([pack], read_ids, out, False, False)
         except Exception as error:  # a model that refuses a 4-D mask or position ids: not usable, say why
             warnings.warn(f"CausalLMScorer: tree packing probe failed ({type(error).__name__}: {error})",
                           stacklevel=5)

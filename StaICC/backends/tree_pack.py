@@ -149,15 +149,19 @@ def forward_flops(nonembedding_parameters: int, hidden_size: int, vocab: int, to
 
 
 # ------------------------------------------------------------------ masks
-def dense_mask(torch: Any, ends: Sequence[int], device: Any, dtype: Any = None) -> Any:
-    """The tree mask as a [1, 1, N, N] tensor: boolean (True = attend), or additive in ``dtype`` when given."""
-    end = torch.tensor(list(ends), dtype=torch.long, device=device)
-    index = torch.arange(len(ends), device=device)
-    visible = (index[None, :] <= index[:, None]) & (index[:, None] < end[None, :])
+def dense_mask(torch: Any, ends: Sequence[Any], device: Any, dtype: Any = None) -> Any:
+    """The tree mask as a [rows, 1, N, N] tensor: boolean (True = attend), or additive in ``dtype`` when given.
+
+    ``ends`` is one row's ends (a [1, 1, N, N] mask) or a list of rows of equal length.
+    """
+    rows = [list(row) for row in ends] if ends and isinstance(ends[0], (list, tuple)) else [list(ends)]
+    end = torch.tensor(rows, dtype=torch.long, device=device)[:, None, None, :]  # keys along the last axis
+    index = torch.arange(end.shape[-1], device=device)
+    visible = (index[None, :] <= index[:, None]) & (index[:, None] < end)
     if dtype is None:
-        return visible[None, None]
+        return visible
     zero = torch.zeros((), dtype=dtype, device=device)
-    return torch.where(visible, zero, torch.finfo(dtype).min)[None, None]
+    return torch.where(visible, zero, torch.finfo(dtype).min)
 
 
 def flex_block_mask(torch: Any, ends: Sequence[int], device: Any, block: int = FLEX_BLOCK) -> Any:

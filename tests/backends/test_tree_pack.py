@@ -131,8 +131,7 @@ def test_tree_packed_equals_unshared(family, bos, scoring):
     assert compare(a, b) <= 1e-5
     assert tree._tree_ok is True
     assert tree.stats.tokens_computed < 0.6 * rows.stats.tokens_computed
-    assert tree.stats.padded_tokens == tree.stats.tokens_computed  # no padding
-    assert tree.stats.forward_calls == tree.stats.rows  # one row per forward
+    assert tree.stats.padded_tokens < 0.6 * rows.stats.padded_tokens  # packs are rows: padding only between packs
 
 
 @pytest.mark.parametrize("family,bos", FAMILIES)
