@@ -229,3 +229,19 @@ def test_default_and_bad_packing_options():
         CausalLMScorer(model, tok, tree_attention="flash")
     with pytest.raises(ValueError, match="pack_tokens"):
         CausalLMScorer(model, tok, pack_tokens=0)
+
+
+def test_hf_backend_takes_packing_as_a_model_argument():
+    from StaICC.backends.hf import HFBackend
+    from StaICC.requests import Request
+    model, tok = tiny_model("llama"), tiny_tokenizer(True)
+    prompts = shared_demo_prompts(3, 3)
+    tree = HFBackend(model, tok, model_id="tiny", packing="tree")
+    rows = HFBackend(model, tok, model_id="tiny", packing="rows")
+    assert (tree.scorer.packing, rows.scorer.packing) == ("tree", "rows")
+    requests = [Request(prompt=p, label_space=tuple(LABELS)) for p in prompts]
+    a = [answer.prediction for answer in tree.score(requests)]
+    b = [answer.prediction for answer in rows.score(requests)]
+    assert compare(a, b) <= 1e-5
+    with pytest.raises(ValueError, match="packing"):
+        HFBackend(model, tok, packing="flat")
