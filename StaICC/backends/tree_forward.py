@@ -35,7 +35,6 @@ class TreeForward:
     device: Any
     token_budget: int
     logits_budget_bytes: int
-    prefix_overhead_tokens: int
     tree_attention: str
     pack_tokens: Optional[int]
 

@@ -45,40 +45,45 @@ class Pack:
 
 # ------------------------------------------------------------------ grouping
 def plan_packs(sequences: Sequence[Sequence[int]], read_positions: Sequence[Sequence[int]], *,
-               max_tokens: int, max_read_positions: int, overhead_tokens: float = 0.0, pair_cost: float = 0.0,
+               max_tokens: int, max_read_positions: int, pair_cost: float = 0.0,
                members: Optional[Sequence[int]] = None) -> List[Pack]:
-    """The sequences cut into packs, each one forward; costs are counted in computed tokens.
+    """The sequences cut into packs, each one row of a forward.
 
     Sorted order puts each sequence next to the one it shares the longest
     prefix with, so the tokens a sequence adds to the current pack are its
     length minus its common prefix with the previous sequence, and the reads it
-    adds are those at or after that prefix.  A sequence joins the current pack
-    when that costs no more than opening a new pack for it: joining costs the
-    added tokens plus the attention they add, ``pair_cost`` per (query, key) pair
-    of a dense mask ((N + x)² − N² pairs); a new pack costs ``overhead_tokens``
-    (one more forward call) plus the whole sequence and its own attention.
-    ``max_tokens`` (activation memory) and ``max_read_positions`` (logits memory)
-    are hard bounds; a sequence longer than ``max_tokens`` runs alone.
-    ``members`` names the sequences in the reads (default: their indices here).
+    adds are those at or after that prefix.  With a block-sparse mask
+    (``pair_cost`` 0) a pack costs what its rows would, so packs simply fill the
+    bounds.  With a dense mask a pack of c computed tokens costs
+    c + ``pair_cost`` · c² (its matrix products, plus the attention over every
+    pair, in tokens' worth), and a sequence joins the current pack only while
+    that keeps the pack's cost per *given* token from rising: sharing lowers
+    it, the pairs raise it, so a pack of k sequences sharing s tokens, each
+    adding x, stops near the k that minimises (s + kx + pair_cost·(s + kx)²) / k,
+    and a sequence that shares nothing starts its own pack.  ``max_tokens`` (activation
+    memory) and ``max_read_positions`` (logits memory) are hard bounds; a
+    sequence longer than ``max_tokens`` runs alone.  ``members`` names the
+    sequences in the reads (default: their indices here).
     """
     order = sorted(range(len(sequences)), key=lambda i: list(sequences[i]))
     groups: List[List[int]] = []
-    tokens = reads = 0
+    tokens = given = reads = 0
     previous: Sequence[int] = ()
     for i in order:
         ids, positions = sequences[i], read_positions[i]
         shared = _common_prefix(previous, ids) if groups else 0
         added = len(ids) - shared
         added_reads = sum(1 for p in positions if p >= shared) if shared else len(positions)
-        joining = added + pair_cost * ((tokens + added) ** 2 - tokens ** 2)
-        opening = overhead_tokens + len(ids) + pair_cost * len(ids) ** 2
+        now = (tokens + pair_cost * tokens ** 2) * (given + len(ids))  # cost per given token, cross-multiplied
+        joined = (tokens + added + pair_cost * (tokens + added) ** 2) * max(1, given)
         if not groups or tokens + added > max_tokens or reads + added_reads > max_read_positions \
-                or joining > opening:
+                or (pair_cost > 0 and joined > now):
             groups.append([])
-            tokens = reads = 0
+            tokens = given = reads = 0
             added, added_reads = len(ids), len(positions)
         groups[-1].append(i)
         tokens += added
+        given += len(ids)
         reads += added_reads
         previous = ids
     names = list(range(len(sequences))) if members is None else list(members)

@@ -52,14 +52,18 @@ def test_cost_model_joins_sharing_sequences_and_splits_unrelated_ones():
     cost = tree_pack.pair_cost(nonembedding_parameters=40_000, hidden_size=64, layers=2, block_sparse=False)
     assert cost == 2 * 64 * 2 / 40_000
     packs = tree_pack.plan_packs(shared + unrelated, reads, max_tokens=10**6, max_read_positions=10**6,
-                                 overhead_tokens=16, pair_cost=cost)
+                                 pair_cost=cost)
     by_member = {m: p for p in packs for m in p.members}
     assert len({id(by_member[i]) for i in range(6)}) == 1  # the sharing sequences run as one pack
-    assert len({id(by_member[i]) for i in range(6, 12)}) > 1  # the dense mask's pairs make unrelated ones split
+    assert len({id(by_member[i]) for i in range(6, 12)}) == 6  # sharing nothing, each runs as its own row
     sparse = tree_pack.pair_cost(nonembedding_parameters=40_000, hidden_size=64, layers=2, block_sparse=True)
     assert sparse == 0.0
     assert len(tree_pack.plan_packs(shared + unrelated, reads, max_tokens=10**6, max_read_positions=10**6,
-                                    overhead_tokens=16, pair_cost=sparse)) == 1
+                                    pair_cost=sparse)) == 1
+    many = [[1] * 90 + [2, k] for k in range(200)]  # sharing, but a dense mask's pairs grow with the pack
+    dense_packs = tree_pack.plan_packs(many, [[91]] * 200, max_tokens=10**6, max_read_positions=10**6,
+                                       pair_cost=1e-2)
+    assert 1 < len(dense_packs) < 200
     assert tree_pack.forward_flops(100, 4, 10, tokens=3, reads=2) == 2 * 100 * 3 + 2 * 4 * 10 * 2
 
 
@@ -122,7 +126,9 @@ def compare(a, b):
 
 @pytest.mark.parametrize("family,bos", FAMILIES)
 @pytest.mark.parametrize("scoring", ["last_token", "first_token", "sequence"])
-def test_tree_packed_equals_unshared(family, bos, scoring):
+def test_tree_packed_equals_unshared(family, bos, scoring, monkeypatch):
+    # pairs priced at zero: every sharing prompt joins one pack, the largest trees the layout can make
+    monkeypatch.setattr(tree_pack, "pair_cost", lambda **_: 0.0)
     model, tok = tiny_model(family), tiny_tokenizer(bos)
     prompts = shared_demo_prompts()
     rows = CausalLMScorer(model, tok, scoring=scoring, packing="rows")
@@ -197,7 +203,8 @@ def test_sliding_window_model_falls_back_to_the_prefix_engine():
     assert compare(result, expected) <= 1e-5
 
 
-def test_out_of_memory_halves_the_pack_and_agrees():
+def test_out_of_memory_halves_the_pack_and_agrees(monkeypatch):
+    monkeypatch.setattr(tree_pack, "pair_cost", lambda **_: 0.0)  # one pack of everything, as on a GPU
     model, tok = tiny_model("llama"), tiny_tokenizer(True)
     prompts = shared_demo_prompts(6, 3)
     expected = CausalLMScorer(model, tok, scoring="sequence", packing="rows")(prompt=prompts, label_space=LABELS)
