@@ -49,9 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from StaICC import Normal  # noqa: E402
 from StaICC.backends import kernels  # noqa: E402
 from StaICC.backends.causal_lm import CausalLMScorer  # noqa: E402
-from StaICC.metrics import argmax, softmax  # noqa: E402
+from StaICC.metrics import softmax  # noqa: E402
 
 import kernel_table  # noqa: E402  (benchmarks/, the script's own folder)
+from kernel_table import fmt, short, agreement  # noqa: E402
 from model_presets import PRESETS, random_llama  # noqa: E402
 
 @dataclass
@@ -82,6 +83,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--workload", default="normal", choices=["normal", "suite"],
                         help="normal: one dataset's Normal prompts; suite: the distinct prompts of every "
                              "sub-benchmark (last_token)")
+    parser.add_argument("--queries", type=int, default=None,
+                        help="suite: only the first N queries of every pass of every sub-benchmark (keeps the "
+                             "prompts that share demonstrations together)")
     parser.add_argument("--model", default=None, help="local HuggingFace model directory")
     parser.add_argument("--preset", default=None, choices=sorted(PRESETS), help="a random model of this shape")
     parser.add_argument("--hidden", type=int, default=256, help="tiny model: hidden size")
@@ -127,7 +131,7 @@ def workload(args: argparse.Namespace) -> Tuple[List[Group], List[str]]:
     """The groups to score and the demonstration texts (to train the tokenizer on)."""
     limit = args.prompts or None
     if args.workload == "suite":
-        return suite_groups(dataset_names(args), args.k, limit)
+        return suite_groups(dataset_names(args), args.k, limit, args.queries)
     groups, texts = [], []
     for dataset in dataset_names(args):
         experimentor = Normal(k=args.k, datasets=[dataset])[0]
@@ -137,8 +141,14 @@ def workload(args: argparse.Namespace) -> Tuple[List[Group], List[str]]:
     return groups, texts
 
 
-def suite_groups(datasets: List[Any], k: int, limit: Optional[int]) -> Tuple[List[Group], List[str]]:
-    """Per dataset, the distinct prompts the suite runner asks, in its order (first ``limit`` of each)."""
+def suite_groups(datasets: List[Any], k: int, limit: Optional[int],
+                 queries: Optional[int] = None) -> Tuple[List[Group], List[str]]:
+    """Per dataset, the distinct prompts the suite runner asks, in its order (first ``limit`` of each).
+
+    ``queries``: only the first that many queries of every pass of every sub-benchmark, so
+    that the prompts sharing a query's demonstrations (GLER's passes, the bias parts) stay
+    together, as in the whole suite.
+    """
     from StaICC.backends.reference import ReferenceBackend
     from StaICC.subbenchmarks.suite import build_suite, plan_suite
     benches = build_suite("all", datasets=datasets, k=k)
@@ -147,8 +157,13 @@ def suite_groups(datasets: List[Any], k: int, limit: Optional[int]) -> Tuple[Lis
     labels: Dict[str, List[str]] = {}
     for plans in planned.values():
         for _, requests in plans:
+            first: Dict[int, int] = {}
             for request in requests:
-                prompts.setdefault(request.dataset, {})[request.prompt] = None
+                first[request.pass_index] = min(first.get(request.pass_index, request.query_index),
+                                                request.query_index)
+            for request in requests:
+                if queries is None or request.query_index - first[request.pass_index] < queries:
+                    prompts.setdefault(request.dataset, {})[request.prompt] = None
                 labels[request.dataset] = list(request.label_space)
     texts = [text for e in benches["Normal"] for text in _demonstration_texts(e)]
     return [Group(name, list(p)[:limit], labels[name]) for name, p in prompts.items()], texts
@@ -286,11 +301,6 @@ def fp32_reference(args: argparse.Namespace, groups: List[Group], model: Any, to
     return rows
 
 
-def agreement(rows: List[List[float]], reference: List[List[float]]) -> Tuple[float, float]:
-    agree = sum(argmax(a) == argmax(b) for a, b in zip(rows, reference)) / len(rows) * 100
-    return agree, max(abs(p - q) for a, b in zip(rows, reference) for p, q in zip(a, b))
-
-
 def main() -> None:
     args = parse_args()
     import torch
@@ -371,11 +381,11 @@ def main() -> None:
                        if method.reference in results and results[method.name] else (None, None))
         fp32_agree = (agreement(results[method.name], fp32)[0]
                       if fp32 is not None and method.quantity == "last_token" and results[method.name] else None)
-        speed = (f"{min(times[method.reference]) / wall:.2f}x {_short(method.reference)}"
+        speed = (f"{min(times[method.reference]) / wall:.2f}x {short(method.reference)}"
                  if method.reference in times else "")
         rows.append(dict(name=method.name, quantity=method.quantity, count=count, wall=wall,
-                         work=work.get(method.name, kernel_table.Work(0, 0)), agree=_fmt(agree, ".1f"),
-                         diff=_fmt(diff, ".1e"), fp32=_fmt(fp32_agree, ".1f"),
+                         work=work.get(method.name, kernel_table.Work(0, 0)), agree=fmt(agree, ".1f"),
+                         diff=fmt(diff, ".1e"), fp32=fmt(fp32_agree, ".1f"),
                          largest=method.engine.largest_batch if method.engine is not None else "",
                          peak=peaks[method.name], speed=speed))
     kernel_table.print_table(rows, shape, peak)
@@ -383,15 +393,6 @@ def main() -> None:
         print("\n* CPU: the process's resident-memory high-water mark after the method's first run")
     if args.workload == "normal" and not any(m.name == "lm-eval HFLM" for m in methods):
         print("lm-eval is not installed: pip install lm-eval==0.4.13 to add its row")
-
-
-def _fmt(value: Optional[float], spec: str) -> str:
-    return "" if value is None else format(value, spec)
-
-
-def _short(name: str) -> str:
-    return {"per-prompt kernel": "kernel", "lm-eval HFLM": "lm-eval", "sequence, unshared rows": "rows",
-            "noisy channel, unshared": "unshared", "last_token, one row per prompt": "rows"}.get(name, name)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@ tokens, and the output head wherever it ran, read or not) per second of wall tim
 """
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
+
+from StaICC.metrics import argmax
 
 
 @dataclass(frozen=True)
@@ -84,3 +86,17 @@ def print_table(rows: List[Dict[str, Any]], shape: Shape, peak: float) -> None:
 
 def _ratio(work: Work) -> str:
     return f"{work.computed / work.given:.3f}" if work.computed is not None and work.given else ""
+
+
+def agreement(rows: List[List[float]], reference: List[List[float]]) -> Tuple[float, float]:
+    agree = sum(argmax(a) == argmax(b) for a, b in zip(rows, reference)) / len(rows) * 100
+    return agree, max(abs(p - q) for a, b in zip(rows, reference) for p, q in zip(a, b))
+
+
+def fmt(value: Optional[float], spec: str) -> str:
+    return "" if value is None else format(value, spec)
+
+
+def short(name: str) -> str:
+    return {"per-prompt kernel": "kernel", "lm-eval HFLM": "lm-eval", "sequence, unshared rows": "rows",
+            "noisy channel, unshared": "unshared", "last_token, one row per prompt": "rows"}.get(name, name)
