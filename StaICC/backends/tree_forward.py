@@ -42,7 +42,7 @@ class TreeForward:
         self._tree_ok: Optional[bool] = None  # decided by the probe on first use
         self._flex = self.tree_attention == "flex" or (
             self.tree_attention == "auto" and self.device.type == "cuda" and _has_flex(self._torch))
-        self.shape = model_shape(self.model)
+        self._shape: Optional[Tuple[int, int, int]] = None  # for the cost model, read on first use
 
     def _tree_usable(self, asked: bool) -> bool:
         """Whether this model takes tree packs; probed once (``asked``: warn when it does not)."""
@@ -61,8 +61,9 @@ class TreeForward:
         budget = self.token_budget // 4 if want_hidden else self.token_budget
         max_tokens = min(self.pack_tokens or budget, budget)
         max_reads = max(1, self.logits_budget_bytes // (4 * self._vocab))
-        cost = tree_pack.pair_cost(nonembedding_parameters=self.shape[0], hidden_size=self.shape[1],
-                                   layers=self.shape[2], block_sparse=self._flex)
+        self._shape = self._shape or model_shape(self.model)
+        cost = tree_pack.pair_cost(nonembedding_parameters=self._shape[0], hidden_size=self._shape[1],
+                                   layers=self._shape[2], block_sparse=self._flex)
         packs = tree_pack.plan_packs(sequences, read_positions, max_tokens=max_tokens, max_read_positions=max_reads,
                                      pair_cost=cost)
         self.stats.tokens_requested += sum(len(ids) for ids in sequences)
