@@ -74,7 +74,9 @@ class CausalLMScorer(ForwardEngine):
             common-prefix fallback is used.
         label_space: default labels, used when a call passes none.
         scoring: "last_token" (standard), "first_token" or "sequence".
-        batch_size: at most this many sequences per batch (None: only the budgets limit).
+        rows_per_forward: at most this many sequences per forward pass (None: only the budgets
+            limit); ``batch_size`` is its older name (not to be confused with a backend's
+            ``requests_per_call``).
         token_budget: at most this many (padded) tokens per batch.
         padding_side: "left" (default, cheapest logits selection) or "right".
         device: move the model there first (None: leave it where it is).
@@ -127,6 +129,7 @@ class CausalLMScorer(ForwardEngine):
         share_prefixes: Any = "auto",
         prefix_overhead_tokens: Optional[int] = None,
         compile_model: bool = False,
+        rows_per_forward: Optional[int] = None,
         packing: str = "auto",
         pack_tokens: Optional[int] = None,
         tree_attention: str = "auto",
@@ -142,7 +145,10 @@ class CausalLMScorer(ForwardEngine):
             raise ValueError(f"CausalLMScorer: packing must be one of {('auto',) + PACKING_MODES}, got {packing!r}")
         if tree_attention not in TREE_ATTENTION:
             raise ValueError(f"CausalLMScorer: tree_attention must be one of {TREE_ATTENTION}, got {tree_attention!r}")
-        for name, value in (("batch_size", batch_size), ("token_budget", token_budget),
+        if batch_size is not None and rows_per_forward is not None:
+            raise ValueError("CausalLMScorer: give rows_per_forward or its older name batch_size, not both")
+        rows_per_forward = rows_per_forward if rows_per_forward is not None else batch_size
+        for name, value in (("rows_per_forward", rows_per_forward), ("token_budget", token_budget),
                             ("prefix_overhead_tokens", prefix_overhead_tokens), ("pack_tokens", pack_tokens)):
             if value is not None:
                 check_int(value, name, minimum=0 if name == "prefix_overhead_tokens" else 1, at=" in CausalLMScorer")
@@ -157,7 +163,7 @@ class CausalLMScorer(ForwardEngine):
         self.scoring = scoring
         self.padding_side = padding_side
         self.noisy_channel = noisy_channel
-        self.batch_size = batch_size
+        self.rows_per_forward = rows_per_forward
         self.device = model_device(self.model)
         on_gpu = self.device.type == "cuda"
         self.token_budget = token_budget if token_budget is not None else (

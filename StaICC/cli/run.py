@@ -6,18 +6,22 @@ import warnings
 from typing import Any, Dict, Optional
 
 from ..errors import TamperingWarning
-from .common import ArgumentError, as_argument_error, dataset_specs, parse_retriever
+from .common import ArgumentError, as_argument_error, dataset_specs, one_line, parse_retriever
 
 def add_run_parser(sub: Any) -> None:
     from ..backends.registry import backend_names
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
                        description="Evaluate a model on StaICC sub-benchmarks.")
-    p.add_argument("--model", default="reference", help=f"backend: {', '.join(backend_names())} (default: reference)")
+    p.add_argument("--model", help=f"backend: {', '.join(backend_names())} (default: the tasks' backend, else reference)")
     p.add_argument("--model-args", default="", metavar="K=V,...", help="backend arguments, e.g. pretrained=DIR,dtype=bfloat16")
-    p.add_argument("--benchmarks", default="Normal", metavar="NAMES",
-                   help="'all' (the standard suite) or comma-separated sub-benchmarks (default: Normal)")
+    p.add_argument("--benchmarks", metavar="NAMES",
+                   help="'all' (the standard suite) or comma-separated sub-benchmarks (default: the tasks', else Normal)")
     p.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or indexes (default: all ten)")
-    p.add_argument("--k", type=int, default=4, help="demonstrations per query (default: 4, the standard)")
+    p.add_argument("--k", type=int, help="demonstrations per query (default: the tasks', else 4, the standard)")
+    p.add_argument("--tasks", metavar="NAME|FILE[,...]",
+                   help="task files or names (docs/tasks.md), beside --datasets or alone; see staicc tasks list")
+    p.add_argument("--include-path", action="append", default=[], metavar="DIR",
+                   help="a folder of task files that --tasks can name; may be repeated")
     p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")
     p.add_argument("--log-samples", action="store_true", help="write DIR/samples.jsonl: one record per query")
     p.add_argument("--cache", metavar="FILE", help="SQLite prediction cache: resume, share answers between runs")
@@ -42,7 +46,7 @@ def run_command(args: argparse.Namespace) -> int:
     for flag, value in (("--limit", args.limit), ("--batch-size", args.batch_size)):
         if value is not None and value < 1:
             raise ArgumentError(f"{flag} must be a positive integer, got {value}")
-    if args.k < 0:
+    if args.k is not None and args.k < 0:
         raise ArgumentError(f"--k must be >= 0, got {args.k}")
     if args.output_dir:
         from ..results.rundir import check_output_dir
@@ -52,13 +56,19 @@ def run_command(args: argparse.Namespace) -> int:
     if args.retriever:
         options["retriever"] = as_argument_error(parse_retriever, args.retriever)
     arguments = as_argument_error(parse_model_args, args.model_args)
+    from ..tasks.runs import command_settings
+    settings = as_argument_error(command_settings, args.tasks, args.include_path, args.benchmarks, args.k,
+                                 args.model, arguments)
+    args.benchmarks, args.k, args.model, arguments, recorded = (
+        settings[key] for key in ("benchmarks", "k", "model", "arguments", "recorded_arguments"))
+    args.task_objects = settings["tasks"]
+    if args.task_objects:
+        datasets = (datasets or []) + [task.dataset for task in args.task_objects]
     with warnings.catch_warnings():
-        if args.retriever or args.limit:
+        if args.retriever or args.limit or any(task.config.run.retriever for task in args.task_objects):
             warnings.simplefilter("ignore", TamperingWarning)
         suite = as_argument_error(_build_suite, build_suite, args, datasets, options)
         backend = as_argument_error(make_backend, args.model, **arguments)
-        if args.batch_size is not None:
-            backend.batch_size = args.batch_size
         planned = as_argument_error(plan_suite, backend, suite)
         cache = as_argument_error(_open_cache, args.cache)
         if args.dry_run:
@@ -66,38 +76,62 @@ def run_command(args: argparse.Namespace) -> int:
         from ..results.provenance import collect, utc_now
         started, started_at = utc_now(), time.perf_counter()
         try:
-            result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=args.progress)
-        except (ValueError, TypeError, RuntimeError) as exc:
-            print(f"staicc: error: {str(exc).splitlines()[0]}", file=sys.stderr)
-            if args.cache:
-                print(f"staicc: the answers given so far are in {args.cache}; run the same command to resume",
-                      file=sys.stderr)
+            result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=args.progress,
+                               requests_per_call=args.batch_size)
+        except (ValueError, TypeError, RuntimeError, OSError) as exc:
+            from ..cache import CacheError
+            print(f"staicc: error: {one_line((str(exc) or type(exc).__name__).splitlines()[0])}", file=sys.stderr)
+            if args.cache and not isinstance(exc, CacheError):
+                print(f"staicc: the answers given so far are in {one_line(args.cache)}; run the same command to "
+                      "resume", file=sys.stderr)
             return 1
         finally:
             backend.close()
             if cache is not None:
                 cache.close()
-    provenance = collect(backend, arguments, started, time.perf_counter() - started_at)
+    provenance = collect(backend, recorded, started, time.perf_counter() - started_at)
     provenance["suite"] = result.metadata
+    if args.task_objects:
+        from ..tasks.runs import provenance as task_provenance
+        provenance["tasks"] = task_provenance(args.task_objects)
     _print_tables(result, args)
     if args.output_dir:
         from ..results.rundir import write_run_dir
-        write_run_dir(args.output_dir, dict(result), provenance, args.log_samples)
-        print(f"wrote {args.output_dir}/results.json" + (" and samples.jsonl" if args.log_samples else ""))
+        try:
+            write_run_dir(args.output_dir, dict(result), provenance, args.log_samples)
+        except OSError as exc:  # a full disk, a quota, a directory removed under the run
+            return _write_failed(args, exc)
+        print(f"wrote {one_line(args.output_dir)}/results.json" + (" and samples.jsonl" if args.log_samples else ""))
     return 0
 
 
+def _write_failed(args: argparse.Namespace, exc: OSError) -> int:
+    """One line saying what was not written and where the answers are (the run's files were left as they were)."""
+    print(f"staicc: error: cannot write the run directory {one_line(args.output_dir)}: "
+          f"{one_line(exc.strerror or str(exc))}", file=sys.stderr)
+    if args.cache:
+        print(f"staicc: every answer is in the cache {one_line(args.cache)}: make room and run the same command "
+              "again; it writes the results without asking the model again", file=sys.stderr)
+    else:
+        print("staicc: the answers were not kept; run with --cache FILE to keep them across such failures",
+              file=sys.stderr)
+    return 1
+
+
 def _build_suite(build_suite, args, datasets, options):
+    from ..subbenchmarks.suite import suite_parts
+    from ..tasks.runs import apply_metrics, apply_retrievers
     suite = build_suite(args.benchmarks, datasets, args.k, **options)
     for name, bench in suite.items():
-        parts = bench.benchmarks().values() if hasattr(bench, "benchmarks") else [bench]
-        for part in parts:
+        for _key, _part_name, part in suite_parts(name, bench):
             if args.noisy_channel:
                 if not part.supports_noisy_channel:
                     raise ValueError(f"{part.benchmark_name} does not support noisy-channel prompts")
                 part.re_initialize(args.k, True)
+            apply_retrievers(part, args.task_objects)  # a task's settings: after any rebuild, metrics after a limit
             if args.limit:
                 part.limit_test_items(args.limit)
+            apply_metrics(part, args.task_objects)
     return suite
 
 
@@ -129,11 +163,14 @@ def _open_cache(path: Optional[str]):
 
 def _print_tables(result, args) -> None:
     from ..report import format_table
-    model = args.model + (f" ({args.model_args})" if args.model_args else "")
+    model = args.model + (f" ({one_line(args.model_args)})" if args.model_args else "")
+    from ..subbenchmarks.spec import parts_of
     for name, bench_result in result.items():
-        parts = bench_result.items() if name == "Triplet_bias" else [(name, bench_result)]
-        for part_name, part in parts:
-            label = part_name if name != "Triplet_bias" else f"Triplet_bias/{part_name}"
+        pairs = parts_of(name)
+        compound = not (len(pairs) == 1 and pairs[0][1] == name)
+        for key, _part_name in pairs:
+            part = bench_result[key] if compound else bench_result
+            label = f"{name}/{key}" if compound else name
             note = "" if part.metadata.get("standard", True) else "  [NOT STANDARD: " + \
                 "; ".join(sorted({s for v in part.metadata.get("non_standard_settings", {}).values() for s in v})) + "]"
             print(format_table(part, f"{label} (k={args.k}, model={model}){note}"))
