@@ -17,6 +17,9 @@ template's generation prompt.  ``fewshot_as_multiturn=true`` (with ``chat``) wri
 demonstration as a user turn and its label as the assistant's turn, the query as the last
 user turn.  Any chat template makes a run non-standard.
 
+``packing=tree|prefix|rows`` picks how prompts that share prefixes are computed
+(see ``CausalLMScorer``); every packing gives the same numbers up to float rounding.
+
 Noisy-channel prompts are scored by the mean LM loss in every log-probability mode.
 """
 import hashlib
@@ -45,11 +48,13 @@ _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_m
 _HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_size", "revision",
             "trust_remote_code", "requests_per_call", "max_new_tokens", "chat", "system", "unparsed", "aliases",
             "postprocess", "answer_hook", "message_builder", "model_id", "weights_hash", "apply_chat_template",
-            "system_instruction", "fewshot_as_multiturn", "threads")
+            "system_instruction", "fewshot_as_multiturn", "threads", "packing")
 #: lm-evaluation-harness's names for two arguments
 _ALIASES = {"apply_chat_template": "chat", "system_instruction": "system"}
 #: how the weights of a model directory are hashed into the identity (see weights_digest)
 WEIGHTS_HASHES = ("sampled", "full")
+#: how prompts that share prefixes are computed (see CausalLMScorer)
+PACKING = ("auto", "tree", "prefix", "rows")
 
 
 def hf_backend(**arguments: Any) -> "HFBackend":
@@ -113,6 +118,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "message_builder": arguments.pop("message_builder", None),
         "model_id": _args.as_str(arguments.pop("model_id", None), "model_id", optional=True),
         "weights_hash": _args.as_choice(arguments.pop("weights_hash", "sampled"), "weights_hash", WEIGHTS_HASHES),
+        "packing": _args.as_choice(arguments.pop("packing", "auto"), "packing", PACKING),
     }
     if out["fewshot_as_multiturn"] and not out["chat"]:
         raise ValueError("model argument fewshot_as_multiturn=true needs apply_chat_template=true (chat=true)")
@@ -171,7 +177,7 @@ class HFBackend(ScoringModes, Backend):
         torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
         self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
                                      rows_per_forward=options["batch_size"], token_budget=options["token_budget"],
-                                     dtype=torch_dtype)
+                                     dtype=torch_dtype, packing=options["packing"])
         self.model, self.tokenizer = self.scorer.model, tokenizer
         self.requests_per_call = options["requests_per_call"] or (
             DEFAULT_REQUESTS_PER_CALL_GPU if self.scorer.device.type == "cuda" else DEFAULT_REQUESTS_PER_CALL)
