@@ -85,7 +85,8 @@ class _Answered(Backend):
 def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", datasets: Optional[Sequence[Any]] = None,
               k: int = DEFAULT_K, cache: Any = None, *, batched: bool = False, model_id: Optional[str] = None,
               progress: Optional[bool] = None, suite: Optional[Dict[str, Any]] = None,
-              planned: Optional[Dict[str, List[Any]]] = None, **options: Any) -> ResultDict:
+              planned: Optional[Dict[str, List[Any]]] = None, shard: Optional[Tuple[int, int]] = None,
+              **options: Any) -> ResultDict:
     """Run several sub-benchmarks on one model; ``result[name]`` equals ``Name(...)(model)``.
 
     ``model``: a function ``f(prompt, label_space)`` (``batched=True``: called on a list of
@@ -95,12 +96,14 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
     :func:`plan_suite` returned for them.  The result maps each
     name to that sub-benchmark's result dict; its ``metadata`` says how many prompts were
     asked, how many were distinct and how many came from the cache, and ``records`` holds
-    every per-query record.
+    every per-query record.  ``shard=(index, count)``: ask only that shard of the run's
+    distinct prompts (:mod:`StaICC.scaleout.shards`) and store the answers in ``cache``;
+    nothing is summarised and the result holds only ``metadata``.
     """
     with fewer_collections():
         return _run_suite(as_backend(model, batched=batched, model_id=model_id),
                           suite if suite is not None else build_suite(benchmarks, datasets, k, **options),
-                          cache, progress, planned)
+                          cache, progress, planned, shard)
 
 
 @contextlib.contextmanager
@@ -119,9 +122,13 @@ def fewer_collections() -> Iterator[None]:
 
 
 def _run_suite(backend: Backend, benches: Dict[str, Any], cache: Any, progress: Optional[bool],
-               planned: Optional[Dict[str, List[Any]]]) -> ResultDict:
+               planned: Optional[Dict[str, List[Any]]], shard: Optional[Tuple[int, int]] = None) -> ResultDict:
     started = time.perf_counter()
     planned = planned if planned is not None else plan_suite(backend, benches)
+    if shard is not None:  # a shard's answers go to the cache only; the merged run summarises
+        from .scaleout.shards import score_shard
+        with opened_cache(cache) as store:
+            return ResultDict({}, metadata=score_shard(backend, planned, store, shard, progress))
     answers: Dict[Any, Answer] = {}  # by (prompt, label space): Python's string hashes, no digest per prompt
     counts: Dict[str, int] = {"asked": 0, "cached": 0}
     total = 0

@@ -169,21 +169,22 @@ class OpenAIBackend(Backend):
         if self.scoring == "generate":
             texts = self._map(self.generate_one, list(requests))
             return [self.mapper.answer(r, t) for r, t in zip(requests, texts)]
-        jobs: List[Tuple[int, str, Optional[str]]] = []  # (request, context, continuation or None: whole text)
-        for i, r in enumerate(requests):
-            if r.noisy_channel:
-                jobs.extend((i, p, None) for p in r.prompt)
-            else:
-                jobs.extend((i, r.prompt, label) for label in r.label_space)  # type: ignore[misc]
+        jobs = scoring_jobs(requests)
         values = self._map(lambda job: self.logprob_score(job[1], job[2]), jobs)
         return answers_from_scores(requests, values)
 
     def logprob_score(self, context: str, continuation: Optional[str]) -> float:
         """Summed (or first) log-probability of ``continuation`` after ``context``; None: mean over ``context``."""
+        return self.score_echo(self.post("/completions", self.echo_body(context + (continuation or ""))),
+                               context, continuation)
+
+    def echo_body(self, text: str) -> Dict[str, Any]:
+        """The ``/completions`` body that echoes ``text`` with its tokens' log-probabilities."""
+        return {"model": self.model, "prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1, "temperature": 0}
+
+    def score_echo(self, response: Dict[str, Any], context: str, continuation: Optional[str]) -> float:
+        """The score :meth:`logprob_score` reads from a ``/completions`` response to :meth:`echo_body`."""
         text = context + (continuation or "")
-        body = {"model": self.model, "prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1,
-                "temperature": 0}
-        response = self.post("/completions", body)
         tokens, logprobs, offsets = self._echoed(response, text)
         if continuation is None:
             values = [lp for lp in logprobs if lp is not None]
@@ -233,6 +234,11 @@ class OpenAIBackend(Backend):
 
     def generate_one(self, request: Request) -> str:
         """One greedy answer: chat completions with ``chat``, else completions."""
+        path, body = self.generation_request(request)
+        return self.generated_text(self.post(path, body), path)
+
+    def generation_request(self, request: Request) -> Tuple[str, Dict[str, Any]]:
+        """(path, body) of the greedy answer to ``request``: chat completions with ``chat``, else completions."""
         if self.chat:
             system = answer_instruction(request.label_space) if self.system == "labels" else self.system
             messages = (self.message_builder or (lambda r: default_messages(r, system)))(request)
@@ -246,7 +252,10 @@ class OpenAIBackend(Backend):
             path = "/completions"
         if self.stop is not None:
             body["stop"] = [self.stop]
-        response = self.post(path, body)
+        return path, body
+
+    def generated_text(self, response: Dict[str, Any], path: str) -> str:
+        """The generated text of a response to :meth:`generation_request`'s body."""
         try:
             choice = response["choices"][0]
             text = choice["message"]["content"] if self.chat else choice["text"]
@@ -283,6 +292,17 @@ class OpenAIBackend(Backend):
 
     def __repr__(self) -> str:
         return f"OpenAIBackend({self.identity()!r})"
+
+
+def scoring_jobs(requests: Sequence[Request]) -> List[Tuple[int, str, Optional[str]]]:
+    """(request number, context, continuation or None: the whole text) of every echo request to score."""
+    jobs: List[Tuple[int, str, Optional[str]]] = []
+    for i, r in enumerate(requests):
+        if r.noisy_channel:
+            jobs.extend((i, p, None) for p in r.prompt)
+        else:
+            jobs.extend((i, r.prompt, label) for label in r.label_space)  # type: ignore[misc]
+    return jobs
 
 
 def _token_end(offsets: List[int], k: int, length: int) -> int:
