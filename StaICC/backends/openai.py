@@ -15,8 +15,10 @@ Scoring modes (``scoring=``):
   otherwise ``/v1/completions``) mapped to a label by :mod:`StaICC.backends.generative`.
 
 The standard's ``last_token`` rule needs each label tokenized *alone*, which the API
-does not expose, so it is refused; for single-token labels ``first_token`` is the same
-number.  Noisy-channel prompts (one per label) are scored in both log-probability
+does not expose, so it is refused, unless the server offers ``/tokenize`` and
+``logprob_token_ids`` (vLLM) and ``label_logprobs=on|auto`` is given: then a prompt whose
+labels are single next tokens is scored in one request that reads the server's prefix
+cache (:mod:`StaICC.backends.openai_labels`).  Noisy-channel prompts (one per label) are scored in both log-probability
 modes by the mean log-probability of each prompt's tokens, as the ``hf`` backend does.
 
 The API key is read from the environment variable named by ``api_key_env`` and sent
@@ -39,6 +41,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend
+from . import openai_labels
 from .generative import AnswerMapper, answer_instruction, default_messages, generation_identity, scoring_departures
 from .scores import answers_from_scores
 
@@ -48,7 +51,7 @@ RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 MAX_BACKOFF_SECONDS = 60.0
 _OPENAI_ARGS = ("base_url", "model", "api_key_env", "scoring", "concurrency", "retries", "timeout", "backoff",
                 "max_tokens", "chat", "system", "stop", "unparsed", "aliases", "postprocess", "answer_hook",
-                "message_builder", "model_id", "requests_per_call")
+                "message_builder", "model_id", "requests_per_call", "label_logprobs")
 
 
 class APIError(RuntimeError):
@@ -76,10 +79,13 @@ class OpenAIBackend(Backend):
         self.model = _args.as_str(get("model"), "model")
         self.api_key_env = _args.as_str(get("api_key_env", "OPENAI_API_KEY"), "api_key_env")
         self.scoring = _args.as_choice(get("scoring", "sequence"), "scoring", SCORING + ("last_token",))
-        if self.scoring == "last_token":
+        self.label_logprobs = _args.as_choice(get("label_logprobs", "off"), "label_logprobs",
+                                              openai_labels.LABEL_LOGPROBS)
+        if self.scoring == "last_token" and self.label_logprobs == "off":
             raise ValueError("model argument scoring=last_token cannot be computed over an OpenAI-compatible API "
-                             "(it tokenizes each label alone); use scoring=first_token (the same number for "
-                             "single-token labels), scoring=sequence, or the hf/vllm backends")
+                             "(it tokenizes each label alone) unless the server offers /tokenize and "
+                             "logprob_token_ids (vLLM): add label_logprobs=on; or use scoring=first_token (the same "
+                             "number for single-token labels), scoring=sequence, or the hf/vllm backends")
         self.concurrency = _args.as_int(get("concurrency", 8), "concurrency", minimum=1)
         self.retries = _args.as_int(get("retries", 5), "retries", minimum=0)
         self.timeout = _args.as_float(get("timeout", 120.0), "timeout", minimum=0.001)
@@ -97,11 +103,13 @@ class OpenAIBackend(Backend):
         self._api_key = os.environ.get(self.api_key_env) or None
         self._pool: Optional[ThreadPoolExecutor] = None
         self._lock = threading.Lock()
+        self._offers_label_tokens: Optional[bool] = None
+        self._token_ids: Dict[Tuple[str, bool], List[int]] = {}
 
     # ------------------------------------------------------------------ HTTP
-    def post(self, path: str, body: Dict[str, Any]) -> Dict[str, Any]:
-        """POST JSON to ``base_url + path``; retries 429/5xx/timeouts with exponential backoff."""
-        url = self.base_url + path
+    def post(self, path: str, body: Dict[str, Any], *, root: bool = False) -> Dict[str, Any]:
+        """POST JSON to ``base_url + path`` (the server root + path with ``root``); retries 429/5xx/timeouts."""
+        url = (openai_labels.server_root(self.base_url) if root else self.base_url) + path
         data = json.dumps(body).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
@@ -169,8 +177,58 @@ class OpenAIBackend(Backend):
         if self.scoring == "generate":
             texts = self._map(self.generate_one, list(requests))
             return [self.mapper.answer(r, t) for r, t in zip(requests, texts)]
+        if self.uses_label_tokens():
+            return self.score_label_tokens(requests)
         jobs = scoring_jobs(requests)
         values = self._map(lambda job: self.logprob_score(job[1], job[2]), jobs)
+        return answers_from_scores(requests, values)
+
+    # ------------------------------------------------- label-token scoring
+    def uses_label_tokens(self) -> bool:
+        """Whether label tokens are scored in one request per prompt (probes the server once; see openai_labels)."""
+        if self.label_logprobs == "off" or self.scoring == "generate":
+            return False
+        if self._offers_label_tokens is None:
+            try:
+                ids = self.tokenize("Hello")
+                probe = self.post("/completions", openai_labels.label_token_body(self.model, ids, ids[-1:]))
+                openai_labels.read_label_logprobs(probe, ids[-1:], f"{self.base_url}/completions")
+                self._offers_label_tokens = True
+            except (APIError, ValueError, IndexError) as exc:
+                if self.label_logprobs == "on" or self.scoring == "last_token":
+                    raise APIError(f"label_logprobs={self.label_logprobs}: the server does not offer label-token "
+                                   f"scoring ({exc})") from None
+                self._offers_label_tokens = False
+        return self._offers_label_tokens
+
+    def tokenize(self, text: str, add_special_tokens: bool = True) -> List[int]:
+        """The server's token ids of ``text`` (``POST /tokenize``), remembered per text."""
+        key = (text, add_special_tokens)
+        if key not in self._token_ids:
+            response = self.post("/tokenize", openai_labels.tokenize_body(self.model, text, add_special_tokens),
+                                 root=True)
+            self._token_ids[key] = openai_labels.token_ids(response, "/tokenize")
+        return self._token_ids[key]
+
+    def score_label_tokens(self, requests: Sequence[Request]) -> List[Answer]:
+        """One ``/completions`` request per prompt whose labels are single next tokens; echo for the others."""
+        tokenizer = openai_labels.RemoteTokenizer(self.tokenize)
+        jobs: List[Tuple[Any, ...]] = []
+        for i, r in enumerate(requests):
+            query = None if r.noisy_channel else openai_labels.label_query(
+                self.scoring, r.prompt, r.label_space, tokenizer, self.tokenize)  # type: ignore[arg-type]
+            if query is None:
+                jobs.extend(("echo", i, context, continuation) for _, context, continuation in scoring_jobs([r]))
+            else:
+                jobs.append(("labels", i, query[0], query[1]))
+        where = f"{self.base_url}/completions"
+
+        def run(job: Tuple[Any, ...]) -> List[float]:
+            if job[0] == "echo":
+                return [self.logprob_score(job[2], job[3])]
+            response = self.post("/completions", openai_labels.label_token_body(self.model, job[2], job[3]))
+            return openai_labels.read_label_logprobs(response, job[3], where)
+        values = [v for found in self._map(run, jobs) for v in found]
         return answers_from_scores(requests, values)
 
     def logprob_score(self, context: str, continuation: Optional[str]) -> float:
@@ -271,6 +329,8 @@ class OpenAIBackend(Backend):
     # -------------------------------------------------------------- identity
     def identity(self) -> Dict[str, Any]:
         identity: Dict[str, Any] = {"backend": "openai", "scoring": self.scoring}
+        if self.label_logprobs != "off" and self.scoring != "generate":
+            identity["label_logprobs"] = "token_ids" if self.uses_label_tokens() else openai_labels.FALLBACK_NOTE
         if self.model_id is not None:
             identity["model_id"] = self.model_id
         else:
@@ -282,7 +342,7 @@ class OpenAIBackend(Backend):
 
     @property
     def non_standard(self) -> List[str]:
-        return scoring_departures(self.scoring, self.chat, standard=None)
+        return scoring_departures(self.scoring, self.chat)  # last_token is computable with label_logprobs
 
     def close(self) -> None:
         with self._lock:
