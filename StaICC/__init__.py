@@ -9,16 +9,15 @@ one submodule do not pay for the benchmark machinery.
 """
 #: public name -> module (relative to this package) that defines it
 _EXPORTS = {
-    "Normal": "benchmark", "Triplet_bias": "benchmark", "Contextual_bias": "benchmark", "Domain_bias": "benchmark",
-    "Post_bias": "benchmark", "GLER": "benchmark", "GLER_corrected": "benchmark", "Template_sens": "benchmark",
-    "Demo_sens": "benchmark", "SubBenchmark": "benchmark",
-    "single_experimentor": "experiment",
+    **dict.fromkeys(("Normal", "Triplet_bias", "Contextual_bias", "Domain_bias", "Post_bias", "GLER", "GLER_corrected",
+                     "Template_sens", "Demo_sens", "SubBenchmark"), "subbenchmarks.builtin"),
+    "single_experimentor": "subbenchmarks.experimentor",
     "prompt_writter": "prompt",
-    "demonstration_sampler": "sampling",
-    "triplet_dataset": "split",
+    "demonstration_sampler": "sampling.rows",
+    "triplet_dataset": "datasets.split",
     "Dataset": "datasets", "basic_datasets_loader": "datasets",
     "InferenceError": "errors", "StaICCWarning": "errors", "TamperingWarning": "errors",
-    "run_suite": "suite", "build_suite": "suite",
+    "run_suite": "subbenchmarks.suite", "build_suite": "subbenchmarks.suite",
     "Backend": "backends", "FunctionBackend": "backends", "make_backend": "backends",
     "PredictionCache": "cache", "__version__": "version",
 }
@@ -31,6 +30,71 @@ __all__ = ["Normal", "Triplet_bias", "Contextual_bias", "Domain_bias", "Post_bia
            "demonstration_sampler", "triplet_dataset", "Dataset", "basic_datasets_loader", "InferenceError",
            "StaICCWarning", "TamperingWarning", "run_suite", "build_suite", "Backend", "FunctionBackend",
            "make_backend", "PredictionCache", "__version__"]
+
+
+#: module paths of this package's own earlier layout -> where the module lives now.  Importing an
+#: old path gives the new module object itself (same classes, same state) and a DeprecationWarning.
+#: The original 0.1.1 paths (``StaICC.util.*``, ``StaICC.normal`` ...) are real modules, not here.
+_MOVED = {
+    "StaICC.benchmark": "StaICC.subbenchmarks.builtin",
+    "StaICC.subbenchmark": "StaICC.subbenchmarks.generic",
+    "StaICC.experiment": "StaICC.subbenchmarks.experimentor",
+    "StaICC.suite": "StaICC.subbenchmarks.suite",
+    "StaICC.experiment_accessors": "StaICC.legacy.experimentor_accessors",
+    "StaICC.plan": "StaICC.engine.plan",
+    "StaICC.procedures": "StaICC.engine.procedures",
+    "StaICC.preflight": "StaICC.engine.preflight",
+    "StaICC.inference": "StaICC.engine.scoring",
+    "StaICC.run": "StaICC.engine.outcome",
+    "StaICC.cache_use": "StaICC.engine.cache_use",
+    "StaICC.progress": "StaICC.engine.progress",
+    "StaICC.demonstrations": "StaICC.sampling.demonstrations",
+    "StaICC.split": "StaICC.datasets.split",
+    "StaICC.calibration": "StaICC.methods.calibration",
+    "StaICC.prompt_edits": "StaICC.methods.prompt_edits",
+    "StaICC.reference_model": "StaICC.methods.reference_model",
+    "StaICC.vectors": "StaICC.methods.vectors",
+}
+
+
+class _MovedModuleLoader:
+    """Serves a moved module under its old name: the module object itself, not a copy."""
+
+    def __init__(self, new_name: str) -> None:
+        self.new_name = new_name
+        self.real_spec = None
+
+    def create_module(self, spec: object) -> object:
+        import importlib
+        import warnings
+        warnings.warn(f"{spec.name} moved to {self.new_name}; import it from there",  # type: ignore[attr-defined]
+                      DeprecationWarning, stacklevel=2)
+        module = importlib.import_module(self.new_name)
+        self.real_spec = module.__spec__
+        return module
+
+    def exec_module(self, module: object) -> None:
+        module.__spec__ = self.real_spec  # the import system set the alias's spec on the real module
+
+
+class _MovedModuleFinder:
+    """A meta-path finder for the names in :data:`_MOVED` (nothing else is looked at)."""
+
+    @staticmethod
+    def find_spec(fullname: str, path: object = None, target: object = None) -> object:
+        new_name = _MOVED.get(fullname)
+        if new_name is None:
+            return None
+        return type(__spec__)(fullname, _MovedModuleLoader(new_name))
+
+
+def _install_alias_finder() -> None:
+    import sys
+    if not any(isinstance(finder, type) and finder.__name__ == "_MovedModuleFinder" for finder in sys.meta_path):
+        sys.meta_path.append(_MovedModuleFinder)
+
+
+_install_alias_finder()
 
 
 def __getattr__(name: str) -> object:

@@ -140,7 +140,7 @@ def workload(args: argparse.Namespace) -> Tuple[List[Group], List[str]]:
 def suite_groups(datasets: List[Any], k: int, limit: Optional[int]) -> Tuple[List[Group], List[str]]:
     """Per dataset, the distinct prompts the suite runner asks, in its order (first ``limit`` of each)."""
     from StaICC.backends.reference import ReferenceBackend
-    from StaICC.suite import build_suite, plan_suite
+    from StaICC.subbenchmarks.suite import build_suite, plan_suite
     benches = build_suite("all", datasets=datasets, k=k)
     planned = plan_suite(ReferenceBackend(), benches)
     prompts: Dict[str, Dict[str, None]] = {}
@@ -266,7 +266,7 @@ def build_methods(args: argparse.Namespace, groups: List[Group], model: Any, tok
 def suite_runner(args: argparse.Namespace, model: Any, tokenizer: Any, requests_per_call: int) -> Method:
     """``run_suite`` over the ``hf`` backend: planning, requests, dedup, scoring and metrics, no cache."""
     from StaICC.backends.hf import HFBackend
-    from StaICC.suite import run_suite
+    from StaICC.subbenchmarks.suite import run_suite
     backend = HFBackend(model, tokenizer, model_id="bench", token_budget=args.token_budget,
                         requests_per_call=requests_per_call)
     if args.runner_overhead is not None:

@@ -25,7 +25,7 @@ def main() -> int:
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     import StaICC
-    from StaICC.sampling import demonstration_sampler
+    from StaICC.sampling.rows import demonstration_sampler
 
     bench = StaICC.Normal()
     total = 0.0

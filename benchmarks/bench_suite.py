@@ -23,7 +23,7 @@ sys.path.insert(0, ROOT)
 CHILD = r"""
 import os, sys, json, time
 sys.path.insert(0, {root!r})
-from StaICC.suite import run_suite
+from StaICC.subbenchmarks.suite import run_suite
 counter = os.open({counter!r}, os.O_RDWR | os.O_CREAT)
 calls = [0]
 def model(prompt, label_space):
@@ -60,7 +60,7 @@ def cached_count(cache_path, planned_requests, fingerprint):
 
 def distinct_requests(benchmarks, datasets):
     from StaICC.backends import FunctionBackend
-    from StaICC.suite import build_suite, plan_suite
+    from StaICC.subbenchmarks.suite import build_suite, plan_suite
     backend = FunctionBackend(lambda prompt, label_space: 0, model_id="bench-model")
     planned = plan_suite(backend, build_suite(benchmarks, datasets))
     seen = {}
@@ -83,8 +83,8 @@ def main():
     args = parser.parse_args()
     import warnings
     warnings.simplefilter("ignore")
-    from StaICC.benchmark import SUB_BENCHMARKS
-    from StaICC.suite import STANDARD_SUITE, run_suite
+    from StaICC.subbenchmarks.builtin import SUB_BENCHMARKS
+    from StaICC.subbenchmarks.suite import STANDARD_SUITE, run_suite
     rows = []
 
     # 1. prompts asked by the standard suite vs the naive sum, framework time

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from StaICC import GLER, Normal
-from StaICC.reference_model import lexical_icl
+from StaICC.methods.reference_model import lexical_icl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -12,7 +12,7 @@ from StaICC.datasets import (DataFileError, Dataset, ListTable, bundled_table, d
                              load_standard_dataset, resolve_dataset, resolve_datasets)
 from StaICC.errors import StaICCWarning, TamperingWarning
 from StaICC.rng import fresh_stream
-from StaICC.split import triplet_dataset
+from StaICC.datasets.split import triplet_dataset
 
 from conftest import DATASET_NAMES, TAMPERING_TEXT
 

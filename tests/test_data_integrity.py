@@ -16,7 +16,7 @@ import pytest
 import StaICC.datasets as dsm
 from StaICC.datasets import (DataFileError, bundled, bundled_table, load_standard_dataset, pins, resolve_datasets,
                              verify_datasets)
-from StaICC.split import triplet_dataset
+from StaICC.datasets.split import triplet_dataset
 
 from conftest import DATASET_NAMES
 

@@ -6,7 +6,7 @@ import warnings
 import pytest
 
 from StaICC.errors import StaICCWarning, TamperingWarning
-from StaICC.experiment import LabelNoiseProcedure
+from StaICC.subbenchmarks.experimentor import LabelNoiseProcedure
 from StaICC.metrics import (accuracy, argmax, argmin, averaged_truelabel_likelihood, bias_distribution, bias_entropy,
                             column_means, consistency, entropy, expected_calibration_error_1, is_probability_matrix,
                             is_probability_vector, linear_regression, macro_F1, make_consistency, post_bias_distribution,

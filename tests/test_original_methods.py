@@ -9,8 +9,8 @@ import pytest
 
 from StaICC.datasets import Dataset, dataset_constants
 from StaICC.errors import StaICCWarning, TamperingWarning
-from StaICC.sampling import demonstration_sampler, fixed_sampler
-from StaICC.split import TRIPLE_CHANGE_WARNING, triplet_dataset
+from StaICC.sampling.rows import demonstration_sampler, fixed_sampler
+from StaICC.datasets.split import TRIPLE_CHANGE_WARNING, triplet_dataset
 from StaICC.standard import STRICT_TEMPLATE_WARNING
 from StaICC.util.hgf_dataset_loader import financial_phrasebank, rotten_tomatoes, trec
 

@@ -327,7 +327,7 @@ def test_batch_calibration_runs_on_a_sub_benchmark():
 
 def test_vectorised_distances_equal_the_pure_python_loop():
     """§11.4.8 fix: NumPy distances are bit-identical to the original's element-by-element loop."""
-    from StaICC.vectors import sequential_l2
+    from StaICC.methods.vectors import sequential_l2
     rng = np.random.default_rng(0)
     anchors = rng.normal(size=(5, 3000)).astype(np.float32)
     vector = rng.normal(size=3000).astype(np.float32)

@@ -191,7 +191,7 @@ def test_old_and_new_import_paths_are_the_same_objects():
     from StaICC.prefabricate_inference import CausalLMScorer as lazy
     from StaICC.prefabricate_inference import fast_kernel, model_kernel, standard_calibration
     import StaICC.backends.kernels as kernels
-    import StaICC.calibration as calibration
+    import StaICC.methods.calibration as calibration
 
     assert fast_kernel.CausalLMScorer is CausalLMScorer is lazy
     assert model_kernel.standard_ICL_inference_with_torch_Causal_LM is kernels.standard_ICL_inference_with_torch_Causal_LM

@@ -7,10 +7,10 @@ import pytest
 from StaICC import Contextual_bias, Domain_bias
 from StaICC.datasets import Dataset
 from StaICC.errors import StaICCWarning, TamperingWarning
-from StaICC.experiment import TemplateProcedure
+from StaICC.subbenchmarks.experimentor import TemplateProcedure
 from StaICC.prompt import domain_query_generator, empty_query_generator, prompt_writter
 from StaICC.rng import fresh_stream
-from StaICC.split import triplet_dataset
+from StaICC.datasets.split import triplet_dataset
 
 from conftest import TAMPERING_TEXT, fresh
 

@@ -6,10 +6,10 @@ import pytest
 
 from StaICC.datasets import Dataset
 from StaICC.errors import TamperingWarning
-from StaICC.experiment import single_experimentor
+from StaICC.subbenchmarks.experimentor import single_experimentor
 from StaICC.rng import fresh_stream
-from StaICC.sampling import demonstration_sampler, validate_sampler
-from StaICC.split import triplet_dataset
+from StaICC.sampling.rows import demonstration_sampler, validate_sampler
+from StaICC.datasets.split import triplet_dataset
 
 from conftest import TAMPERING_TEXT, fresh
 

@@ -5,7 +5,7 @@ import pytest
 
 from StaICC import GLER, Demo_sens, Normal, Template_sens, Triplet_bias
 from StaICC.backends.base import FunctionBackend
-from StaICC.suite import STANDARD_SUITE, resolve_benchmark_names, run_suite
+from StaICC.subbenchmarks.suite import STANDARD_SUITE, resolve_benchmark_names, run_suite
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 ALONE = {"Normal": Normal, "Triplet_bias": Triplet_bias, "GLER": GLER, "Template_sens": Template_sens,

@@ -1,7 +1,7 @@
 """The model interface: a backend answers a batch of requests and says who it is.
 
 Every model a run uses is a :class:`Backend`.  ``score`` is the only way a run reaches
-a model (``StaICC.inference.score_requests`` is its one caller); ``identity`` lists
+a model (``StaICC.engine.scoring.score_requests`` is its one caller); ``identity`` lists
 everything that changes the model's outputs and ``fingerprint`` hashes it, so that a
 cache entry written for one model is never read for another.
 """

@@ -232,7 +232,7 @@ class CausalLMScorer(ForwardEngine):
         """An inference function returning ``calibration_function(probs, full_vocab, hidden)`` per prompt.
 
         Works per prompt and batched, like the scorer itself; use it with any
-        trained calibration's ``inference`` (:mod:`StaICC.calibration`).
+        trained calibration's ``inference`` (:mod:`StaICC.methods.calibration`).
         """
         def calibrated_inference(prompt: Any, label_space: Optional[Sequence[str]] = None) -> Any:
             result = self.with_states(prompt, label_space)

@@ -13,7 +13,7 @@ class ReferenceBackend(FunctionBackend):
     name = "reference"
 
     def __init__(self, model: str = "lexical") -> None:
-        from ..reference_model import REFERENCE_MODELS
+        from ..methods.reference_model import REFERENCE_MODELS
         if model not in REFERENCE_MODELS:
             raise ValueError(f"unknown reference model {model!r}; choose one of {', '.join(sorted(REFERENCE_MODELS))}")
         super().__init__(REFERENCE_MODELS[model], batch_size=256)

@@ -6,8 +6,8 @@ on first use.  The code lives elsewhere now; these modules re-export it:
 
 * :mod:`.model_kernel` -> :mod:`StaICC.backends.kernels` — the original one-prompt kernels.
 * :mod:`.fast_kernel` -> :mod:`StaICC.backends.causal_lm` — :class:`CausalLMScorer`, the batched scorer.
-* :mod:`.standard_calibration` -> :mod:`StaICC.calibration` — contextual, domain, batch, hidden and kNN calibrations.
-* :mod:`.prompt_template_edit` -> :mod:`StaICC.prompt_edits` — PPL-ICL instruction choice, SA-ICL and TopK.
+* :mod:`.standard_calibration` -> :mod:`StaICC.methods.calibration` — contextual, domain, batch, hidden and kNN calibrations.
+* :mod:`.prompt_template_edit` -> :mod:`StaICC.methods.prompt_edits` — PPL-ICL instruction choice, SA-ICL and TopK.
 * :mod:`.tiny_models` -> :mod:`StaICC.backends.tiny_models` — tiny random models for offline tests.
 """
 import importlib

@@ -1,8 +1,8 @@
-"""Original import path, kept working: the code lives in :mod:`StaICC.prompt_edits` (PPL-ICL, SA-ICL, TopK)."""
+"""Original import path, kept working: the code lives in :mod:`StaICC.methods.prompt_edits` (PPL-ICL, SA-ICL, TopK)."""
 from typing import Any
 
-import StaICC.prompt_edits as _implementation
-from StaICC.prompt_edits import *  # noqa: F401,F403
+import StaICC.methods.prompt_edits as _implementation
+from StaICC.methods.prompt_edits import *  # noqa: F401,F403
 
 
 def __getattr__(name: str) -> Any:

@@ -1,8 +1,8 @@
-"""Original import path, kept working: the code lives in :mod:`StaICC.calibration` (the calibrations)."""
+"""Original import path, kept working: the code lives in :mod:`StaICC.methods.calibration` (the calibrations)."""
 from typing import Any
 
-import StaICC.calibration as _implementation
-from StaICC.calibration import *  # noqa: F401,F403
+import StaICC.methods.calibration as _implementation
+from StaICC.methods.calibration import *  # noqa: F401,F403
 
 
 def __getattr__(name: str) -> Any:

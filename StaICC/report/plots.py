@@ -57,7 +57,7 @@ def gler_data(part, dataset: str) -> Dict[str, Any]:
     The points are the recorded per-pass results; the regression is on the standard's
     abscissae (``x``), which are not the noise rates; both are returned.
     """
-    from ..experiment import LabelNoiseProcedure
+    from ..subbenchmarks.experimentor import LabelNoiseProcedure
     result = part.divided[dataset]
     passes = sorted((k for k in result if k.isdigit()), key=int)
     procedure = part.metadata.get("procedure") or {}

@@ -110,7 +110,7 @@ class Statistic:
         if benchmark in SLOPE_BENCHMARKS:
             procedure = (metadata or {}).get("procedure") or {}
             abscissae = procedure.get("abscissae") or ("correctness" if benchmark == "GLER_corrected" else "standard")
-            from ..experiment import LabelNoiseProcedure
+            from ..subbenchmarks.experimentor import LabelNoiseProcedure
             self.x_values = LabelNoiseProcedure(table.passes, abscissae).x_values()
         self.fast_names = [n for n, f in self.functions.items()
                            if (n in FAST_METRICS and f is getattr(_metrics, n)) or f is _metrics.consistency]

@@ -10,11 +10,11 @@ import math
 import time
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from .backends.base import Backend, BatchShapeError, FunctionBackend
-from .errors import InferenceError, where
+from ..backends.base import Backend, BatchShapeError, FunctionBackend
+from ..errors import InferenceError, where
 from .progress import progress_bar
-from .requests import Answer, Request
-from .validation import is_int, is_real
+from ..requests import Answer, Request
+from ..validation import is_int, is_real
 
 Prediction = Union[int, List[float]]
 
@@ -86,7 +86,7 @@ def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optiona
 
 def predicted_labels(predictions: Sequence[Prediction]) -> List[int]:
     """The original's "predicted" output: argmax of each raw row, or the ints themselves."""
-    from .metrics import argmax
+    from ..metrics import argmax
     return [p if isinstance(p, int) else argmax(p) for p in predictions]
 
 

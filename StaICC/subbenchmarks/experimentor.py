@@ -2,26 +2,26 @@
 
 The experimentor keeps the original's mutating API but stores each setting once: the
 template in its prompt writer, k, the repeat count and the rows in its
-:class:`~StaICC.demonstrations.Demonstrations`.  Every run takes a frozen
-:class:`~StaICC.plan.RunPlan` of those settings, so a run has no hidden state: it starts
+:class:`~StaICC.sampling.demonstrations.Demonstrations`.  Every run takes a frozen
+:class:`~StaICC.engine.plan.RunPlan` of those settings, so a run has no hidden state: it starts
 from fresh streams and leaves the writer as it found it.
 """
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from .backends.base import as_backend
-from .datasets import Dataset
-from .demonstrations import Demonstrations
-from .experiment_accessors import OriginalAccessors
-from .errors import warn_tampering
-from .metrics import normal_metrics
-from .plan import RunPlan, plan_requests
-from .preflight import check_experimentor
-from .procedures import Procedure
-from .procedures import LabelNoiseProcedure, SensitivityProcedure, TemplateProcedure  # noqa: F401  (old import path)
-from .prompt import domain_query_generator, empty_query_generator, prompt_writter
-from .run import Outcome, answer_plan, summarize
-from .split import triplet_dataset as TripletDataset
-from .standard import DEFAULT_K, DEFAULT_REPEAT_TIMES, DOMAIN_QUERY_LENGTH
+from ..backends.base import as_backend
+from ..datasets import Dataset
+from ..sampling.demonstrations import Demonstrations
+from ..legacy.experimentor_accessors import OriginalAccessors
+from ..errors import warn_tampering
+from ..metrics import normal_metrics
+from ..engine.plan import RunPlan, plan_requests
+from ..engine.preflight import check_experimentor
+from ..engine.procedures import Procedure
+from ..engine.procedures import LabelNoiseProcedure, SensitivityProcedure, TemplateProcedure  # noqa: F401  (old import path)
+from ..prompt import domain_query_generator, empty_query_generator, prompt_writter
+from ..engine.outcome import Outcome, answer_plan, summarize
+from ..datasets.split import triplet_dataset as TripletDataset
+from ..standard import DEFAULT_K, DEFAULT_REPEAT_TIMES, DOMAIN_QUERY_LENGTH
 
 CUSTOM_ROWS = "custom demonstration sampler"
 

@@ -8,7 +8,7 @@ NumPy float32 scalars.  What is here needs NumPy.
 """
 from typing import Any, List
 
-from .extras import require
+from ..extras import require
 
 
 def as_vector(value: Any, where: str) -> Any:

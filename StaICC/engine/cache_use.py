@@ -12,7 +12,7 @@ def opened_cache(cache: Any) -> Iterator[Optional[Any]]:
     if cache is None:
         yield None
         return
-    from .cache import open_cache
+    from ..cache import open_cache
     store = open_cache(cache)
     try:
         yield store

@@ -9,8 +9,8 @@ the saved default is a shallow copy, not a deep one).
 """
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from .rng import fresh_stream
-from .validation import check_int, check_k, is_int
+from ..rng import fresh_stream
+from ..validation import check_int, check_k, is_int
 
 
 class _RowSampler:

@@ -7,9 +7,9 @@ redraw rejected rows from the default stream.
 """
 from typing import List, Optional, Tuple
 
-from .preflight import domain_conditions
-from .sampling import demonstration_sampler, fixed_sampler, validate_sampler
-from .validation import check_int, check_k
+from ..engine.preflight import domain_conditions
+from .rows import demonstration_sampler, fixed_sampler, validate_sampler
+from ..validation import check_int, check_k
 
 
 class Demonstrations:

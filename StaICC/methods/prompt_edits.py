@@ -20,10 +20,10 @@ original's shuffle result was discarded).
 import itertools
 from typing import Any, Callable, List, Optional, Sequence
 
-from .backends.kernels import model_device, standard_ICL_inference_with_torch_Causal_LM
-from .extras import require
-from .metrics import argmin as first_argmin
-from .validation import check_int
+from ..backends.kernels import model_device, standard_ICL_inference_with_torch_Causal_LM
+from ..extras import require
+from ..metrics import argmin as first_argmin
+from ..validation import check_int
 from .vectors import as_vector, sequential_l2
 
 __all__ = ["PPL_ICL", "SA_ICL"]
@@ -52,7 +52,7 @@ def PPL_ICL(model: Any, tokenizer: Any, instruction_set: Optional[Sequence[str]]
         if experimentor is None:
             raise ValueError("PPL_ICL: give an instruction_set, or an experimentor whose dataset's "
                              "ppl_icl_instructions are used")
-        from .datasets import dataset_constants
+        from ..datasets import dataset_constants
         instruction_set = dataset_constants(experimentor.dataset_name)["ppl_icl_instructions"]
     if isinstance(instruction_set, str) or len(instruction_set) == 0 or \
             not all(isinstance(i, str) for i in instruction_set):
@@ -185,7 +185,7 @@ class SA_ICL:
     @staticmethod
     def _lowest_entropy(results: List[Any]) -> Any:
         """The first result with the minimum entropy (a row is softmaxed first unless it is an exact probability vector)."""
-        from .metrics import entropy
+        from ..metrics import entropy
         best, best_entropy = None, None
         for result in results:
             value = entropy(list(result))

@@ -1,23 +1,23 @@
 """The generic sub-benchmark: one experimentor per dataset, run in order, averaged by a rule.
 
-A :class:`SubBenchmark` builds one :class:`~StaICC.experiment.single_experimentor` per
+A :class:`SubBenchmark` builds one :class:`~StaICC.subbenchmarks.experimentor.single_experimentor` per
 dataset from a few class-level parameters (metrics, pseudo query, procedure, test size,
 repeat count, averaging rule) and runs them.  The seven sub-benchmarks of the standard
-(:mod:`StaICC.benchmark`) only set those parameters.
+(:mod:`StaICC.subbenchmarks.builtin`) only set those parameters.
 """
 import platform
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .backends.base import Backend, as_backend
-from .cache_use import opened_cache
-from .datasets import Dataset, resolve_datasets, verify_datasets
-from .experiment import single_experimentor
-from .metrics import normal_metrics
-from .procedures import Procedure
-from .results import ResultDict
-from .results.records import Records
-from .standard import DEFAULT_K
+from ..backends.base import Backend, as_backend
+from ..engine.cache_use import opened_cache
+from ..datasets import Dataset, resolve_datasets, verify_datasets
+from .experimentor import single_experimentor
+from ..metrics import normal_metrics
+from ..engine.procedures import Procedure
+from ..results import ResultDict
+from ..results.records import Records
+from ..standard import DEFAULT_K
 
 FUNCTION_COUNT_ERROR = ("The length of list_of_forward_inference must be the same as the number of datasets in "
                         "the benchmark. You can use the get_experiment_data method to get the datasets and their order.")
@@ -274,7 +274,7 @@ class SubBenchmark:
         return uniform_or_by_dataset({e.dataset_name: e.k for e in self._experimentors})
 
     def _metadata(self, seconds: float, pairs, outcomes) -> Dict[str, Any]:
-        from .version import __version__
+        from ..version import __version__
         departures = {e.dataset_name: e.non_standard_settings() for e in self._experimentors
                       if e.non_standard_settings()}
         for dataset in self._datasets:

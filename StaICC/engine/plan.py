@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Iterator, List, Tuple
 
 from .procedures import PassSpec
-from .requests import Request
+from ..requests import Request
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,14 @@ three bias diagnoses over one loaded copy of the data.
 """
 from typing import Dict
 
-from .datasets import resolve_datasets
-from .metrics import bias_metrics, consistency_metrics, post_bias_metrics
-from .procedures import LabelNoiseProcedure, SensitivityProcedure, TemplateProcedure
-from .results import ResultDict
-from .standard import (DEFAULT_K, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE, DOMAIN_QUERY_LENGTH,
+from ..datasets import resolve_datasets
+from ..metrics import bias_metrics, consistency_metrics, post_bias_metrics
+from ..engine.procedures import LabelNoiseProcedure, SensitivityProcedure, TemplateProcedure
+from ..results import ResultDict
+from ..standard import (DEFAULT_K, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE, DOMAIN_QUERY_LENGTH,
                        GLER_INTERPOLATIONS, TEMPLATE_SENS_TEST_SIZE)
-from .subbenchmark import SubBenchmark, average_sensitivity, average_slopes
-from .subbenchmark import FUNCTION_COUNT_ERROR, average_metrics  # noqa: F401  (their old import path)
+from .generic import SubBenchmark, average_sensitivity, average_slopes
+from .generic import FUNCTION_COUNT_ERROR, average_metrics  # noqa: F401  (their old import path)
 
 
 # ----------------------------------------------------------------------------

@@ -3,9 +3,9 @@
 Each check is O(1) in k and in the dataset size (no sampler is drawn, no prompt written),
 and its error names the dataset and what to change.
 """
-from .errors import where
-from .metrics import expected_calibration_error_1
-from .standard import ECE_BINS
+from ..errors import where
+from ..metrics import expected_calibration_error_1
+from ..standard import ECE_BINS
 
 
 def check_experimentor(experimentor) -> None:

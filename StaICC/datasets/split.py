@@ -1,10 +1,10 @@
 """Triplet split: calibration, demonstration and test parts of one dataset."""
 from typing import Any, Dict, List, Optional, Tuple
 
-from .datasets import Dataset
-from .errors import warn, warn_tampering
-from .standard import SEED, STRICT_TEMPLATE_WARNING
-from .validation import check_int, check_label_space, check_str, check_str_list
+from . import Dataset
+from ..errors import warn, warn_tampering
+from ..standard import SEED, STRICT_TEMPLATE_WARNING
+from ..validation import check_int, check_label_space, check_str, check_str_list
 
 #: warned by the ``change_*_triple`` methods: template edits belong to the prompt writer
 TRIPLE_CHANGE_WARNING = ("We don't recommend to use these methods. Use the same method of the prompt writer "

@@ -1,6 +1,6 @@
 """Running a plan: requests -> answers (model or preentered) -> metric rows -> results and records.
 
-This is where a model's outputs go after :func:`~StaICC.inference.score_requests`
+This is where a model's outputs go after :func:`~StaICC.engine.scoring.score_requests`
 validated them: expanded to the rows the metrics read, summarised by the procedure, and
 kept as per-query records (what statistics, plots and ``--log-samples`` read).
 """
@@ -8,13 +8,13 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from .errors import where
-from .inference import check_preentered, expand, predicted_labels, score_requests
-from .metrics import PredictionRows
+from ..errors import where
+from .scoring import check_preentered, expand, predicted_labels, score_requests
+from ..metrics import PredictionRows
 from .plan import RunPlan
 from .procedures import Procedure
-from .requests import Answer, Request
-from .results.records import PlanRecords
+from ..requests import Answer, Request
+from ..results.records import PlanRecords
 
 
 @dataclass(frozen=True)

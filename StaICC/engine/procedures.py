@@ -8,9 +8,9 @@ diagnoses, GLER, Template_sens and Demo_sens differ only in their procedure.
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .metrics import linear_regression
-from .standard import GLER_INTERPOLATIONS, ORTHOGONAL_TABLE, TEMPLATE_KEYS
-from .validation import check_choice
+from ..metrics import linear_regression
+from ..standard import GLER_INTERPOLATIONS, ORTHOGONAL_TABLE, TEMPLATE_KEYS
+from ..validation import check_choice
 
 TemplateItems = Tuple[Tuple[str, Any], ...]
 

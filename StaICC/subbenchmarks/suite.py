@@ -16,16 +16,16 @@ import gc
 import time
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from .backends.base import Backend, as_backend
-from .benchmark import SUB_BENCHMARKS, SubBenchmark, Triplet_bias
-from .cache_use import opened_cache
-from .datasets import resolve_datasets
-from .inference import score_requests
-from .requests import Answer, Request
-from .results import ResultDict
-from .results.records import Records
-from .run import pass_description
-from .standard import DEFAULT_K
+from ..backends.base import Backend, as_backend
+from .builtin import SUB_BENCHMARKS, SubBenchmark, Triplet_bias
+from ..engine.cache_use import opened_cache
+from ..datasets import resolve_datasets
+from ..engine.scoring import score_requests
+from ..requests import Answer, Request
+from ..results import ResultDict
+from ..results.records import Records
+from ..engine.outcome import pass_description
+from ..standard import DEFAULT_K
 
 #: what ``benchmarks="all"`` runs: the seven sub-benchmarks of the standard (Triplet_bias is three)
 STANDARD_SUITE = ("Normal", "Triplet_bias", "GLER", "Template_sens", "Demo_sens")

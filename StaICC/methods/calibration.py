@@ -28,9 +28,9 @@ Python-float vectors are computed in double.
 import warnings
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
-from .extras import require
-from .metrics import argmin as first_argmin, softmax
-from .validation import check_int, check_label_space
+from ..extras import require
+from ..metrics import argmin as first_argmin, softmax
+from ..validation import check_int, check_label_space
 from .vectors import as_vector, sequential_l2
 
 __all__ = ["calibration", "knn_prompt", "contextual_calibration", "domain_calibration", "batch_calibration", "hidden_calibration", "knn_prompting", "knn_prompt_centroid", "INITIAL_CONTEXT_MASS", "DEFAULT_CALIBRATION_NUMBER", "DEFAULT_DOMAIN_SAMPLE_LENGTH", "DEFAULT_BATCH_SIZE", "MISSING_CATEGORY_WARNING"]
@@ -85,7 +85,7 @@ def _label_index(calibration_set: Any, label_text: str, label_space: List[str], 
 
 
 def _fresh_stream() -> Any:
-    from .rng import fresh_stream
+    from ..rng import fresh_stream
     return fresh_stream()
 
 
@@ -195,7 +195,7 @@ class domain_calibration(contextual_calibration):
         super().train(default_prompt_maker, feedforward, calibration_set, calibration_number, k)
 
     def _query_lines(self, calibration_set: Any, input_count: int) -> Iterator[List[str]]:
-        from .prompt import domain_query_generator
+        from ..prompt import domain_query_generator
         if not hasattr(calibration_set, "table"):  # a plain sequence of rows: give the generator its table
             calibration_set = _RowTable([calibration_set[i] for i in range(len(calibration_set))])
         return iter(domain_query_generator(calibration_set, self._sample_length))

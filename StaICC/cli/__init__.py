@@ -1,0 +1,45 @@
+"""Command line: ``staicc run|compare|report`` and, with no command, the built-in main job.
+
+``python -m StaICC`` (no arguments) prints the Normal table of the built-in lexical model,
+as it always did; the original flags (``--benchmark``, ``--k``, ``--json`` ...) still work.
+``staicc run --model hf --model-args pretrained=DIR ...`` evaluates any backend on any
+sub-benchmarks and writes a run directory.  Every argument is checked before any
+inference: a bad one prints one line and exits with status 2.
+"""
+import sys
+from typing import List, Optional
+
+from .common import ArgumentError, OneLineParser, one_line  # noqa: F401  (the CLI's error type, importable here)
+
+COMMANDS = ("run", "compare", "report")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in COMMANDS:
+            return _command(argv)
+        from .main_job import main_job
+        return main_job(argv)
+    except ArgumentError as exc:
+        print(f"staicc: error: {one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `staicc | head`: the reader left, nothing to report
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("staicc: interrupted; answers given so far are in the cache (if one was used)", file=sys.stderr)
+        return 130
+
+
+def _command(argv: List[str]) -> int:
+    parser = OneLineParser(prog="staicc", description="The StaICC benchmark: run models, compare runs, report.")
+    sub = parser.add_subparsers(dest="command", parser_class=OneLineParser)
+    from .run import add_run_parser
+    add_run_parser(sub)
+    from ..report.commands import add_compare_parser, add_report_parser
+    add_compare_parser(sub)
+    add_report_parser(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)
+

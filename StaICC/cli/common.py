@@ -1,0 +1,61 @@
+"""What every command shares: the one-line argument error and the checks that raise it."""
+import argparse
+from typing import Any, List, Optional
+
+
+class ArgumentError(Exception):
+    """A command-line argument is wrong: printed as one line, exit status 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but an argument error is one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise ArgumentError(message)
+
+
+#: every character str.splitlines() breaks at, shown escaped so that an error stays one line
+_LINE_BREAKS = {ord(c): ascii(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(message: str) -> str:
+    """``message`` with line-breaking characters (an argument may hold any) written as escapes."""
+    return message.translate(_LINE_BREAKS)
+
+
+def parse_retriever(spec: str):
+    from ..backends.registry import parse_model_args
+    from ..retrieval import retriever_from_name
+    name, _, text = spec.partition(":")
+    arguments = {key: number_or_text(value) for key, value in parse_model_args(text).items()}
+    try:
+        return retriever_from_name(name, **arguments)
+    except TypeError as exc:
+        raise ValueError(f"retriever {name!r}: {exc}") from None
+
+
+def number_or_text(value: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def as_argument_error(function, *args, **kwargs):
+    """Call ``function`` (a check or a construction, before any inference); its ValueError,
+    TypeError or ImportError (a missing extra) becomes a one-line argument error."""
+    try:
+        return function(*args, **kwargs)
+    except (ValueError, TypeError, ImportError, OSError) as exc:
+        raise ArgumentError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+
+
+def dataset_specs(names: Optional[List[str]]) -> Optional[List[Any]]:
+    """Names stay names; plain ASCII digits are benchmark indexes; each is resolved now."""
+    if names is None:
+        return None
+    from ..datasets import resolve_dataset
+    specs = [int(n) if n.isascii() and n.isdigit() else n for n in names]
+    return [as_argument_error(resolve_dataset, spec) for spec in specs]

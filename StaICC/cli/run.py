@@ -1,0 +1,143 @@
+"""``staicc run``: evaluate a backend on sub-benchmarks and write a run directory."""
+import argparse
+import sys
+import time
+import warnings
+from typing import Any, Dict, Optional
+
+from ..errors import TamperingWarning
+from .common import ArgumentError, as_argument_error, dataset_specs, parse_retriever
+
+def add_run_parser(sub: Any) -> None:
+    from ..backends.registry import backend_names
+    p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
+                       description="Evaluate a model on StaICC sub-benchmarks.")
+    p.add_argument("--model", default="reference", help=f"backend: {', '.join(backend_names())} (default: reference)")
+    p.add_argument("--model-args", default="", metavar="K=V,...", help="backend arguments, e.g. pretrained=DIR,dtype=bfloat16")
+    p.add_argument("--benchmarks", default="Normal", metavar="NAMES",
+                   help="'all' (the standard suite) or comma-separated sub-benchmarks (default: Normal)")
+    p.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or indexes (default: all ten)")
+    p.add_argument("--k", type=int, default=4, help="demonstrations per query (default: 4, the standard)")
+    p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")
+    p.add_argument("--log-samples", action="store_true", help="write DIR/samples.jsonl: one record per query")
+    p.add_argument("--cache", metavar="FILE", help="SQLite prediction cache: resume, share answers between runs")
+    p.add_argument("--limit", type=int, metavar="N", help="smoke run: first N test items per dataset (non-standard)")
+    p.add_argument("--batch-size", type=int, metavar="N", help="requests per backend call")
+    p.add_argument("--noisy-channel", action="store_true", help="noisy-channel prompts (Normal and the bias benchmarks)")
+    p.add_argument("--retriever", metavar="NAME[:K=V,...]", help="choose demonstrations with a retriever (non-standard)")
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="progress bars on stderr even when it is not a terminal (default: only on a terminal)")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars on stderr")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check everything and count the prompts to ask (distinct, already cached); no inference")
+    p.set_defaults(func=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Check everything, build the model and the sub-benchmarks, run, write, print."""
+    from ..backends.registry import make_backend, parse_model_args
+    from ..subbenchmarks.suite import build_suite, plan_suite, run_suite
+    if args.log_samples and not args.output_dir:
+        raise ArgumentError("--log-samples needs --output-dir")
+    for flag, value in (("--limit", args.limit), ("--batch-size", args.batch_size)):
+        if value is not None and value < 1:
+            raise ArgumentError(f"{flag} must be a positive integer, got {value}")
+    if args.k < 0:
+        raise ArgumentError(f"--k must be >= 0, got {args.k}")
+    if args.output_dir:
+        from ..results.rundir import check_output_dir
+        as_argument_error(check_output_dir, args.output_dir)
+    datasets = dataset_specs(args.datasets)
+    options: Dict[str, Any] = {}
+    if args.retriever:
+        options["retriever"] = as_argument_error(parse_retriever, args.retriever)
+    arguments = as_argument_error(parse_model_args, args.model_args)
+    with warnings.catch_warnings():
+        if args.retriever or args.limit:
+            warnings.simplefilter("ignore", TamperingWarning)
+        suite = as_argument_error(_build_suite, build_suite, args, datasets, options)
+        backend = as_argument_error(make_backend, args.model, **arguments)
+        if args.batch_size is not None:
+            backend.batch_size = args.batch_size
+        planned = as_argument_error(plan_suite, backend, suite)
+        cache = as_argument_error(_open_cache, args.cache)
+        if args.dry_run:
+            return _dry_run(planned, backend, cache)
+        from ..results.provenance import collect, utc_now
+        started, started_at = utc_now(), time.perf_counter()
+        try:
+            result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=args.progress)
+        except (ValueError, TypeError, RuntimeError) as exc:
+            print(f"staicc: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+            if args.cache:
+                print(f"staicc: the answers given so far are in {args.cache}; run the same command to resume",
+                      file=sys.stderr)
+            return 1
+        finally:
+            backend.close()
+            if cache is not None:
+                cache.close()
+    provenance = collect(backend, arguments, started, time.perf_counter() - started_at)
+    provenance["suite"] = result.metadata
+    _print_tables(result, args)
+    if args.output_dir:
+        from ..results.rundir import write_run_dir
+        write_run_dir(args.output_dir, dict(result), provenance, args.log_samples)
+        print(f"wrote {args.output_dir}/results.json" + (" and samples.jsonl" if args.log_samples else ""))
+    return 0
+
+
+def _build_suite(build_suite, args, datasets, options):
+    suite = build_suite(args.benchmarks, datasets, args.k, **options)
+    for name, bench in suite.items():
+        parts = bench.benchmarks().values() if hasattr(bench, "benchmarks") else [bench]
+        for part in parts:
+            if args.noisy_channel:
+                if not part.supports_noisy_channel:
+                    raise ValueError(f"{part.benchmark_name} does not support noisy-channel prompts")
+                part.re_initialize(args.k, True)
+            if args.limit:
+                part.limit_test_items(args.limit)
+    return suite
+
+
+def _dry_run(planned, backend, cache) -> int:
+    """Print what a run would send: prompts, distinct prompts, and how many the cache already answers."""
+    requests = {}
+    total = 0
+    for runs in planned.values():
+        for _plan, run_requests in runs:
+            total += len(run_requests)
+            for request in run_requests:
+                requests.setdefault(request.key(), request)
+    cached = 0
+    if cache is not None:
+        cached = sum(answer is not None for answer in cache.lookup(backend.fingerprint(), list(requests.values())))
+        cache.close()
+    print(f"{total} prompts, {len(requests)} distinct, {cached} already in the cache, "
+          f"{len(requests) - cached} to ask (model {backend.fingerprint()[:12]})")
+    return 0
+
+
+def _open_cache(path: Optional[str]):
+    """The run's cache, opened before any inference so that a foreign file is an argument error."""
+    if path is None:
+        return None
+    from ..cache import open_cache
+    return open_cache(path)
+
+
+def _print_tables(result, args) -> None:
+    from ..report import format_table
+    model = args.model + (f" ({args.model_args})" if args.model_args else "")
+    for name, bench_result in result.items():
+        parts = bench_result.items() if name == "Triplet_bias" else [(name, bench_result)]
+        for part_name, part in parts:
+            label = part_name if name != "Triplet_bias" else f"Triplet_bias/{part_name}"
+            note = "" if part.metadata.get("standard", True) else "  [NOT STANDARD: " + \
+                "; ".join(sorted({s for v in part.metadata.get("non_standard_settings", {}).values() for s in v})) + "]"
+            print(format_table(part, f"{label} (k={args.k}, model={model}){note}"))
+            print()
+    meta = result.metadata
+    print(f"{meta['prompts']} prompts, {meta['distinct_prompts']} distinct, {meta['asked']} asked, "
+          f"{meta['from_cache']} from the cache, {meta['seconds']:.2f} s")
