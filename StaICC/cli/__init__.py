@@ -11,7 +11,7 @@ from typing import List, Optional
 
 from .common import ArgumentError, OneLineParser, one_line  # noqa: F401  (the CLI's error type, importable here)
 
-COMMANDS = ("run", "compare", "report")
+COMMANDS = ("run", "compare", "report", "batch", "cache")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -40,6 +40,11 @@ def _command(argv: List[str]) -> int:
     from ..report.commands import add_compare_parser, add_report_parser
     add_compare_parser(sub)
     add_report_parser(sub)
+    from .batch import add_batch_parser
+    from .cache import add_cache_parser
+    add_batch_parser(sub)
+    add_cache_parser(sub)
     args = parser.parse_args(argv)
+    args.argv = argv  # a launcher runs the same command once per shard
     return args.func(args)
 

@@ -9,32 +9,48 @@ from ..errors import TamperingWarning
 from .common import ArgumentError, as_argument_error, dataset_specs, parse_retriever
 
 def add_run_parser(sub: Any) -> None:
-    from ..backends.registry import backend_names
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
                        description="Evaluate a model on StaICC sub-benchmarks.")
+    add_selection_arguments(p)
+    p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")
+    p.add_argument("--log-samples", action="store_true", help="write DIR/samples.jsonl: one record per query")
+    p.add_argument("--cache", metavar="FILE", help="SQLite prediction cache: resume, share answers between runs")
+    p.add_argument("--batch-size", type=int, metavar="N", help="requests per backend call")
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="progress bars on stderr even when it is not a terminal (default: only on a terminal)")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars on stderr")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check everything and count the prompts to ask (distinct, already cached); no inference")
+    p.add_argument("--shard", metavar="I/N", help="ask only shard I of N of the distinct prompts and store the "
+                   "answers in --cache; merge the shard caches with `staicc cache merge` (see docs/scaling.md)")
+    p.add_argument("--launcher", metavar="NAME", help="run every shard: torchrun (also detected from WORLD_SIZE), "
+                   "slurm (one array task per shard) or ray[:address=...,shards=N,num_gpus=G,retries=R]")
+    p.set_defaults(func=run_command)
+
+
+def add_selection_arguments(p: Any) -> None:
+    """What a run asks: model, sub-benchmarks, datasets and prompt settings (shared with ``staicc batch``)."""
+    from ..backends.registry import backend_names
     p.add_argument("--model", default="reference", help=f"backend: {', '.join(backend_names())} (default: reference)")
     p.add_argument("--model-args", default="", metavar="K=V,...", help="backend arguments, e.g. pretrained=DIR,dtype=bfloat16")
     p.add_argument("--benchmarks", default="Normal", metavar="NAMES",
                    help="'all' (the standard suite) or comma-separated sub-benchmarks (default: Normal)")
     p.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or indexes (default: all ten)")
     p.add_argument("--k", type=int, default=4, help="demonstrations per query (default: 4, the standard)")
-    p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")
-    p.add_argument("--log-samples", action="store_true", help="write DIR/samples.jsonl: one record per query")
-    p.add_argument("--cache", metavar="FILE", help="SQLite prediction cache: resume, share answers between runs")
     p.add_argument("--limit", type=int, metavar="N", help="smoke run: first N test items per dataset (non-standard)")
-    p.add_argument("--batch-size", type=int, metavar="N", help="requests per backend call")
     p.add_argument("--noisy-channel", action="store_true", help="noisy-channel prompts (Normal and the bias benchmarks)")
     p.add_argument("--retriever", metavar="NAME[:K=V,...]", help="choose demonstrations with a retriever (non-standard)")
-    p.add_argument("--progress", dest="progress", action="store_true", default=None,
-                   help="progress bars on stderr even when it is not a terminal (default: only on a terminal)")
-    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars on stderr")
-    p.add_argument("--dry-run", action="store_true",
-                   help="check everything and count the prompts to ask (distinct, already cached); no inference")
-    p.set_defaults(func=run_command)
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Check everything, build the model and the sub-benchmarks, run, write, print."""
+    """One process, one shard, or every shard through a launcher (:mod:`StaICC.cli.scaleout`)."""
+    from .scaleout import launch_of, launched
+    launch = launch_of(args)
+    return run_once(args) if launch.kind == "single" else launched(args, launch, run_once)
+
+
+def run_once(args: argparse.Namespace, launch: Any = None) -> int:
+    """Check everything, build the model and the sub-benchmarks, run (one shard with a sharded ``launch``), write, print."""
     from ..backends.registry import make_backend, parse_model_args
     from ..subbenchmarks.suite import build_suite, plan_suite, run_suite
     if args.log_samples and not args.output_dir:
@@ -52,6 +68,10 @@ def run_command(args: argparse.Namespace) -> int:
     if args.retriever:
         options["retriever"] = as_argument_error(parse_retriever, args.retriever)
     arguments = as_argument_error(parse_model_args, args.model_args)
+    shard = (launch.index, launch.count) if launch is not None and launch.sharded else None
+    if shard is not None:
+        from ..scaleout.launchers import rank_model_arguments
+        arguments = rank_model_arguments(args.model, arguments, launch)
     with warnings.catch_warnings():
         if args.retriever or args.limit:
             warnings.simplefilter("ignore", TamperingWarning)
@@ -66,7 +86,7 @@ def run_command(args: argparse.Namespace) -> int:
         from ..results.provenance import collect, utc_now
         started, started_at = utc_now(), time.perf_counter()
         try:
-            result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=args.progress)
+            result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=args.progress, shard=shard)
         except (ValueError, TypeError, RuntimeError) as exc:
             print(f"staicc: error: {str(exc).splitlines()[0]}", file=sys.stderr)
             if args.cache:
@@ -77,8 +97,15 @@ def run_command(args: argparse.Namespace) -> int:
             backend.close()
             if cache is not None:
                 cache.close()
+    if shard is not None:
+        from .scaleout import print_shard
+        return print_shard(result.metadata, args.cache)
     provenance = collect(backend, arguments, started, time.perf_counter() - started_at)
     provenance["suite"] = result.metadata
+    if getattr(args, "sharded", None):  # the launcher's shards answered this run: record their plan
+        from ..scaleout.shards import planned_requests, shard_plan
+        provenance["shards"] = dict(args.sharded, plan_sha256=shard_plan(planned_requests(planned),
+                                                                         args.sharded["count"]).digest)
     _print_tables(result, args)
     if args.output_dir:
         from ..results.rundir import write_run_dir

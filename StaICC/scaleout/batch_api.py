@@ -190,7 +190,7 @@ def _answer(backend: Any, request: Request, bodies: List[Dict[str, Any]]) -> Ans
     """The answer a direct run computes from these response bodies (validated like a direct answer)."""
     from ..backends.openai import scoring_jobs
     from ..backends.scores import answers_from_scores
-    from ..inference import check_output
+    from ..engine.scoring import check_output
     if backend.scoring == "generate":
         path, _ = backend.generation_request(request)
         answer = backend.mapper.answer(request, backend.generated_text(bodies[0], path))

@@ -160,7 +160,7 @@ def score_shard(backend: Any, planned: Dict[str, List[Any]], cache: Any, shard: 
     one-process run sends them), so each call holds prompts of one dataset.  Returns the
     shard's metadata: the plan (with its hash) and how many prompts were asked or cached.
     """
-    from ..inference import score_requests
+    from ..engine.scoring import score_requests
     if cache is None:
         raise ValueError("a shard run needs a cache (--cache FILE): its answers are its only output")
     index, count = check_shard(*shard)

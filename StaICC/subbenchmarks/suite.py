@@ -126,7 +126,7 @@ def _run_suite(backend: Backend, benches: Dict[str, Any], cache: Any, progress: 
     started = time.perf_counter()
     planned = planned if planned is not None else plan_suite(backend, benches)
     if shard is not None:  # a shard's answers go to the cache only; the merged run summarises
-        from .scaleout.shards import score_shard
+        from ..scaleout.shards import score_shard
         with opened_cache(cache) as store:
             return ResultDict({}, metadata=score_shard(backend, planned, store, shard, progress))
     answers: Dict[Any, Answer] = {}  # by (prompt, label space): Python's string hashes, no digest per prompt
