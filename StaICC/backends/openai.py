@@ -178,7 +178,7 @@ class OpenAIBackend(Backend):
             texts = self._map(self.generate_one, list(requests))
             return [self.mapper.answer(r, t) for r, t in zip(requests, texts)]
         if self.uses_label_tokens():
-            return self.score_label_tokens(requests)
+            return openai_labels.score_label_tokens(self, requests)
         jobs = scoring_jobs(requests)
         values = self._map(lambda job: self.logprob_score(job[1], job[2]), jobs)
         return answers_from_scores(requests, values)
@@ -209,27 +209,6 @@ class OpenAIBackend(Backend):
                                  root=True)
             self._token_ids[key] = openai_labels.token_ids(response, "/tokenize")
         return self._token_ids[key]
-
-    def score_label_tokens(self, requests: Sequence[Request]) -> List[Answer]:
-        """One ``/completions`` request per prompt whose labels are single next tokens; echo for the others."""
-        tokenizer = openai_labels.RemoteTokenizer(self.tokenize)
-        jobs: List[Tuple[Any, ...]] = []
-        for i, r in enumerate(requests):
-            query = None if r.noisy_channel else openai_labels.label_query(
-                self.scoring, r.prompt, r.label_space, tokenizer, self.tokenize)  # type: ignore[arg-type]
-            if query is None:
-                jobs.extend(("echo", i, context, continuation) for _, context, continuation in scoring_jobs([r]))
-            else:
-                jobs.append(("labels", i, query[0], query[1]))
-        where = f"{self.base_url}/completions"
-
-        def run(job: Tuple[Any, ...]) -> List[float]:
-            if job[0] == "echo":
-                return [self.logprob_score(job[2], job[3])]
-            response = self.post("/completions", openai_labels.label_token_body(self.model, job[2], job[3]))
-            return openai_labels.read_label_logprobs(response, job[3], where)
-        values = [v for found in self._map(run, jobs) for v in found]
-        return answers_from_scores(requests, values)
 
     def logprob_score(self, context: str, continuation: Optional[str]) -> float:
         """Summed (or first) log-probability of ``continuation`` after ``context``; None: mean over ``context``."""

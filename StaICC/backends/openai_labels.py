@@ -103,3 +103,28 @@ def label_query(scoring: str, prompt: str, labels: Sequence[str], tokenizer: Rem
     if scoring == "sequence" and any(len(s.continuation) != 1 for s in splits):
         return None
     return splits[0].context, [s.continuation[0] for s in splits]
+
+
+def score_label_tokens(backend: Any, requests: Sequence[Any]) -> List[Any]:
+    """The ``openai`` backend's answers: one ``/completions`` request per prompt whose labels are single
+    next tokens, the echo path for the others (noisy channel, multi-token labels)."""
+    from .openai import scoring_jobs
+    from .scores import answers_from_scores
+    tokenizer = RemoteTokenizer(backend.tokenize)
+    jobs: List[Tuple[Any, ...]] = []
+    for i, r in enumerate(requests):
+        query = None if r.noisy_channel else label_query(backend.scoring, r.prompt, r.label_space, tokenizer,
+                                                         backend.tokenize)
+        if query is None:
+            jobs.extend(("echo", i, context, continuation) for _, context, continuation in scoring_jobs([r]))
+        else:
+            jobs.append(("labels", i, query[0], query[1]))
+    where = f"{backend.base_url}/completions"
+
+    def run(job: Tuple[Any, ...]) -> List[float]:
+        if job[0] == "echo":
+            return [backend.logprob_score(job[2], job[3])]
+        response = backend.post("/completions", label_token_body(backend.model, job[2], job[3]))
+        return read_label_logprobs(response, job[3], where)
+    values = [v for found in backend._map(run, jobs) for v in found]
+    return answers_from_scores(requests, values)
