@@ -10,8 +10,9 @@ processes start together (``OMP_NUM_THREADS`` = cores / N each), then ``staicc c
 merge`` and the final ``staicc run --cache`` (which asks nothing) run.  Printed per N:
 wall time of the shard phase, of merge + final run, total, the speed-up over one shard,
 and the scoring seconds each shard reports (its process start-up excluded).  The last
-table compares the answers of a sharded run with the one-process run's, at
-``requests_per_call=1`` (pinned: every prompt alone) and at the backend's default.
+table compares the answers of a sharded run with the one-process run's: at the backend's
+default ``requests_per_call`` (query shards), at ``requests_per_call=1`` (every prompt
+alone) and with ``--shard-unit call`` (each shard makes the one-process run's calls).
 Never imported by the package.
 """
 import argparse
@@ -53,12 +54,13 @@ def waited(process: subprocess.Popen) -> str:
     return out
 
 
-def sharded(run: list, count: int, work: str, cores: int) -> dict:
+def sharded(run: list, count: int, work: str, cores: int, unit: str = "query") -> dict:
     """Wall times of a run split in ``count`` shards; the merged cache path."""
     caches = [os.path.join(work, f"n{count}-shard{i}.sqlite") for i in range(count)]
     threads = max(1, cores // count)
     started = time.perf_counter()
-    processes = [staicc(run + ["--shard", f"{i}/{count}", "--cache", caches[i]], threads) for i in range(count)]
+    processes = [staicc(run + ["--shard", f"{i}/{count}", "--shard-unit", unit, "--cache", caches[i]], threads)
+                 for i in range(count)]
     outputs = [waited(p) for p in processes]
     shard_wall = time.perf_counter() - started
     merged = os.path.join(work, f"n{count}.sqlite")
@@ -105,7 +107,7 @@ def main() -> None:
         print(f"{cores} CPU cores; workload: {' '.join(base[3:])}; model hidden={args.hidden} layers={args.layers}")
         print(f"{'shards':>6} {'shard phase s':>14} {'merge+final s':>14} {'total s':>8} {'speed-up':>9}  "
               "scoring s per shard (start-up excluded)")
-        for sub in ("batched", "pinned"):  # one cache set per variant: they share the model's fingerprint
+        for sub in ("batched", "pinned", "calls"):  # one cache set per variant: they share the model's fingerprint
             os.makedirs(os.path.join(work, sub))
         rows = [sharded(batched, n, os.path.join(work, "batched"), cores) for n in args.counts]
         for row in rows:
@@ -118,6 +120,10 @@ def main() -> None:
         one = sharded(pinned, 1, os.path.join(work, "pinned"), cores)
         two = sharded(pinned, 2, os.path.join(work, "pinned"), cores)
         print(f"  requests_per_call=1 (pinned), 2 shards: {largest_difference(one['cache'], two['cache']):.3g}")
+        calls = sharded(batched, 2, os.path.join(work, "calls"), cores, unit="call")
+        print(f"  requests_per_call default, 2 shards of one-process calls (--shard-unit call): "
+              f"{largest_difference(rows[0]['cache'], calls['cache']):.3g}; total {calls['total']:.1f} s, "
+              f"scoring {', '.join(f'{s:.1f}' for s in calls['scoring'])} s")
 
 
 if __name__ == "__main__":

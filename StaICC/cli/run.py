@@ -23,6 +23,9 @@ def add_run_parser(sub: Any) -> None:
                    help="check everything and count the prompts to ask (distinct, already cached); no inference")
     p.add_argument("--shard", metavar="I/N", help="ask only shard I of N of the distinct prompts and store the "
                    "answers in --cache; merge the shard caches with `staicc cache merge` (see docs/scaling.md)")
+    p.add_argument("--shard-unit", choices=("query", "call"), default="query",
+                   help="what a shard takes whole: a query with all its passes (default; shares prefixes) or a "
+                        "backend call of the one-process run (numbers identical to it at any --batch-size)")
     p.add_argument("--launcher", metavar="NAME", help="run every shard: torchrun (also detected from WORLD_SIZE), "
                    "slurm (one array task per shard) or ray[:address=...,shards=N,num_gpus=G,retries=R]")
     p.set_defaults(func=run_command)
@@ -68,7 +71,7 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
     if args.retriever:
         options["retriever"] = as_argument_error(parse_retriever, args.retriever)
     arguments = as_argument_error(parse_model_args, args.model_args)
-    shard = (launch.index, launch.count) if launch is not None and launch.sharded else None
+    shard = (launch.index, launch.count, args.shard_unit) if launch is not None and launch.sharded else None
     if shard is not None:
         from ..scaleout.launchers import rank_model_arguments
         arguments = rank_model_arguments(args.model, arguments, launch)
@@ -103,9 +106,10 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
     provenance = collect(backend, arguments, started, time.perf_counter() - started_at)
     provenance["suite"] = result.metadata
     if getattr(args, "sharded", None):  # the launcher's shards answered this run: record their plan
-        from ..scaleout.shards import planned_requests, shard_plan
-        provenance["shards"] = dict(args.sharded, plan_sha256=shard_plan(planned_requests(planned),
-                                                                         args.sharded["count"]).digest)
+        from ..scaleout.shards import one_process_calls, planned_requests, shard_plan
+        calls = one_process_calls(backend, planned) if args.shard_unit == "call" else None
+        provenance["shards"] = dict(args.sharded, unit=args.shard_unit, plan_sha256=shard_plan(
+            planned_requests(planned), args.sharded["count"], calls).digest)
     _print_tables(result, args)
     if args.output_dir:
         from ..results.rundir import write_run_dir

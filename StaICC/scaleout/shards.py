@@ -10,8 +10,14 @@ Rules of the plan (every process computes the same plan from the same run):
   Normal again) belongs to the first group that asks it, in plan order;
 * groups are placed largest first (by prompt characters, ties broken by the group key)
   on the shard with the fewest characters so far (ties: the lowest shard index);
-* the plan's SHA-256 covers the shard count and every shard's sorted request keys, so
-  two processes that print the same digest ask disjoint sets that cover the run.
+* the plan's SHA-256 covers the unit, the shard count and every shard's sorted request
+  keys, so two processes that print the same digest ask disjoint sets that cover the run.
+
+With ``unit="call"`` the unit is instead one backend call of the one-process run (the
+same requests in the same order, :func:`one_process_calls`): every answer is then computed
+in a call of the same composition as without shards, so a backend whose numbers depend
+on what else is in the call (prefix sharing, batch-shape-dependent GPU kernels) still
+gives bit-identical results.  A query's passes may then land on different shards.
 
 A shard run asks only its shard's requests and stores the answers in the cache; the final
 run over the merged caches computes the results (and asks nothing).
@@ -25,6 +31,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from ..requests import Request
 
 GroupKey = Tuple[str, int]
+UNITS = ("query", "call")
 
 
 def parse_shard(text: str) -> Tuple[int, int]:
@@ -98,13 +105,22 @@ class ShardPlan:
                 "run_distinct_requests": len(self.shard_of_key)}
 
 
-def shard_plan(requests: Sequence[Request], count: int) -> ShardPlan:
-    """Place the distinct requests of ``requests`` (the run's, in plan order) on ``count`` shards."""
+def shard_plan(requests: Sequence[Request], count: int, calls: Optional[Sequence[Sequence[Request]]] = None
+               ) -> ShardPlan:
+    """Place the distinct requests of ``requests`` (the run's, in plan order) on ``count`` shards.
+
+    ``calls``: the one-process run's backend calls (:func:`one_process_calls`), placed whole
+    instead of query groups.
+    """
     _, count = check_shard(0, count)
     groups: Dict[GroupKey, List[str]] = {}
     weight: Dict[GroupKey, int] = {}
     seen = set()
-    for request, group in zip(requests, group_keys(requests)):
+    if calls is None:
+        units = list(zip(requests, group_keys(requests)))
+    else:
+        units = [(r, ("call", n)) for n, call in enumerate(calls) for r in call]
+    for request, group in units:
         key = request.key()
         if key in seen:
             continue
@@ -120,11 +136,13 @@ def shard_plan(requests: Sequence[Request], count: int) -> ShardPlan:
             shard_of_key[key] = shard
         characters[shard] = load + weight[group]
         heapq.heappush(loads, (characters[shard], shard))
-    return ShardPlan(count, shard_of_key, tuple(characters), _digest(shard_of_key, count))
+    unit = "query" if calls is None else "call"
+    return ShardPlan(count, shard_of_key, tuple(characters), _digest(shard_of_key, count, unit))
 
 
-def _digest(shard_of_key: Dict[str, int], count: int) -> str:
-    digest = hashlib.sha256(f"staicc-shard-plan/1 {count}\n".encode())
+def _digest(shard_of_key: Dict[str, int], count: int, unit: str) -> str:
+    head = f"staicc-shard-plan/1 {count}\n" if unit == "query" else f"staicc-shard-plan/1 {count} {unit}\n"
+    digest = hashlib.sha256(head.encode())
     for shard in range(count):
         digest.update(f"shard {shard}\n".encode())
         for key in sorted(k for k, s in shard_of_key.items() if s == shard):
@@ -152,31 +170,74 @@ def text_order(request: Request) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     return request.label_space, (prompt,) if isinstance(prompt, str) else tuple(prompt)
 
 
-def score_shard(backend: Any, planned: Dict[str, List[Any]], cache: Any, shard: Tuple[int, int],
-                progress: Optional[bool] = None) -> Dict[str, Any]:
-    """Ask shard ``shard = (index, count)`` of the run and store its answers in ``cache``.
+def one_process_calls(backend: Any, planned: Dict[str, List[Any]]) -> List[List[Request]]:
+    """The backend calls a one-process suite run without a cache makes, in order.
 
-    Requests go dataset by dataset (a prefix-sharing backend: in text order, as a
-    one-process run sends them), so each call holds prompts of one dataset.  Returns the
-    shard's metadata: the plan (with its hash) and how many prompts were asked or cached.
+    A prefix-sharing backend gets each dataset's new distinct prompts in text order;
+    another backend each pass's new distinct prompts in plan order; both in calls of
+    ``batch_size`` requests.
+    """
+    size = max(1, int(getattr(backend, "batch_size", 1) or 1))
+    seen: set = set()
+    batches: List[List[Request]] = []
+    if getattr(backend, "shares_prefixes", False):
+        by_dataset: Dict[str, List[Request]] = {}
+        for plans in planned.values():
+            for _plan, requests in plans:
+                if requests:
+                    by_dataset.setdefault(requests[0].dataset, []).extend(requests)
+        batches = list(by_dataset.values())
+    else:
+        for plans in planned.values():
+            for plan, requests in plans:
+                per_pass = plan.queries_per_pass
+                batches.extend(requests[n * per_pass:(n + 1) * per_pass] for n in range(len(plan.passes)))
+    calls: List[List[Request]] = []
+    for batch in batches:
+        new = []
+        for r in batch:
+            if (r.prompt, r.label_space) not in seen:
+                seen.add((r.prompt, r.label_space))
+                new.append(r)
+        if getattr(backend, "shares_prefixes", False):
+            new.sort(key=text_order)
+        calls.extend(new[start:start + size] for start in range(0, len(new), size))
+    return calls
+
+
+def score_shard(backend: Any, planned: Dict[str, List[Any]], cache: Any, shard: Tuple[Any, ...],
+                progress: Optional[bool] = None) -> Dict[str, Any]:
+    """Ask shard ``shard = (index, count[, unit])`` of the run and store its answers in ``cache``.
+
+    Unit ``query`` (the default): requests go dataset by dataset (a prefix-sharing backend:
+    in text order, as a one-process run sends them).  Unit ``call``: the shard's calls of the
+    one-process run, each as one call.  Returns the shard's metadata: the plan (with its
+    hash) and how many prompts were asked or cached.
     """
     from ..engine.scoring import score_requests
     if cache is None:
         raise ValueError("a shard run needs a cache (--cache FILE): its answers are its only output")
-    index, count = check_shard(*shard)
+    index, count = check_shard(shard[0], shard[1])
+    unit = shard[2] if len(shard) > 2 else "query"
+    if unit not in UNITS:
+        raise ValueError(f"the shard unit must be one of {', '.join(UNITS)}, got {unit!r}")
     started = time.perf_counter()
     everything = planned_requests(planned)
-    plan = shard_plan(everything, count)
-    mine = plan.select(everything, index)
-    by_dataset: Dict[str, List[Request]] = {}
-    for r in mine:
-        by_dataset.setdefault(r.dataset, []).append(r)
     counts: Dict[str, int] = {"asked": 0, "cached": 0}
-    for dataset, requests in by_dataset.items():
-        if getattr(backend, "shares_prefixes", False):
-            requests = sorted(requests, key=text_order)
+    if unit == "call":
+        calls = one_process_calls(backend, planned)
+        plan = shard_plan(everything, count, calls)
+        mine = [call for call in calls if plan.shard_of_key[call[0].key()] == index]
+    else:
+        plan = shard_plan(everything, count)
+        by_dataset: Dict[str, List[Request]] = {}
+        for r in plan.select(everything, index):
+            by_dataset.setdefault(r.dataset, []).append(r)
+        mine = [sorted(requests, key=text_order) if getattr(backend, "shares_prefixes", False) else requests
+                for requests in by_dataset.values()]
+    for requests in mine:
         score_requests(backend, requests, cache=cache, progress=progress, counts=counts,
-                       description=f"shard {index}/{count} {dataset}")
-    return {"shard": plan.describe(index), "model": backend.identity(), "fingerprint": backend.fingerprint(),
-            "prompts": len(everything), "distinct_prompts": len(mine), "asked": counts["asked"],
+                       description=f"shard {index}/{count} {requests[0].dataset}")
+    return {"shard": dict(plan.describe(index), unit=unit), "model": backend.identity(), "fingerprint": backend.fingerprint(),
+            "prompts": len(everything), "distinct_prompts": sum(map(len, mine)), "asked": counts["asked"],
             "from_cache": counts["cached"], "seconds": round(time.perf_counter() - started, 3), "standard": False}

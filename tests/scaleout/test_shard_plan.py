@@ -156,3 +156,55 @@ def test_merge_refuses_a_damaged_entry_and_an_output_among_the_inputs(tmp_path):
         merge_caches(tmp_path / "a", [tmp_path / "a"])
     with pytest.raises(ValueError, match="does not exist"):
         merge_caches(tmp_path / "out", [tmp_path / "missing"])
+
+
+class Recording:
+    """A reference backend that records the prompts of each call."""
+
+    def __init__(self, shares_prefixes, batch_size):
+        from StaICC.backends.base import Backend
+
+        class Recorder(Backend):
+            name = "recorder"
+
+            def __init__(self):
+                self.inner = make_backend("reference")
+                self.calls = []
+
+            def score(self, requests):
+                self.calls.append([(r.prompt, r.label_space) for r in requests])
+                return self.inner.score(requests)
+
+            def identity(self):
+                return {"backend": "recorder"}
+
+        self.backend = Recorder()
+        self.backend.shares_prefixes = shares_prefixes
+        self.backend.batch_size = batch_size
+
+
+@pytest.mark.parametrize("shares_prefixes", [True, False])
+def test_one_process_calls_are_the_calls_the_suite_makes(shares_prefixes):
+    from StaICC.scaleout.shards import one_process_calls
+    recording = Recording(shares_prefixes, 7).backend
+    suite = small_suite()
+    planned = plan_suite(recording, suite)
+    run_suite(recording, suite=suite, planned=planned)
+    predicted = [[(r.prompt, r.label_space) for r in call] for call in one_process_calls(recording, planned)]
+    assert predicted == recording.calls
+
+
+def test_call_unit_shards_make_the_one_process_calls(tmp_path):
+    from StaICC.scaleout.shards import one_process_calls
+    whole = Recording(True, 5).backend
+    run_suite(whole, suite=small_suite())
+    made = []
+    for index in range(3):
+        shard = Recording(True, 5).backend
+        meta = run_suite(shard, suite=small_suite(), cache=str(tmp_path / f"s{index}"), shard=(index, 3, "call"))
+        assert meta.metadata["shard"]["unit"] == "call"
+        made.extend(shard.calls)
+    assert sorted(made) == sorted(whole.calls)  # the same calls, split between the shards
+    planned = plan_suite(whole, small_suite())
+    calls = one_process_calls(whole, planned)
+    assert shard_plan(planned_requests(planned), 3, calls).digest != shard_plan(planned_requests(planned), 3).digest

@@ -164,3 +164,18 @@ def test_sharded_arguments_are_checked_before_inference(model_dir, capsys):
         assert main(run_args(model_dir, *extra)) == 2
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_call_unit_is_bit_identical_with_batched_calls(model_dir, tmp_path, capsys):
+    """requests_per_call=64: the hf engine shares prefixes inside a call, so a shard must make the same calls."""
+    batched = ["run", "--model", "hf", "--model-args", f"pretrained={model_dir},requests_per_call=64", *WORKLOAD]
+    assert main(batched + ["--output-dir", str(tmp_path / "one"), "--log-samples"]) == 0
+    caches = [str(tmp_path / f"shard{i}.sqlite") for i in range(2)]
+    for index in range(2):
+        assert main(batched + ["--shard", f"{index}/2", "--shard-unit", "call", "--cache", caches[index]]) == 0
+    assert main(["cache", "merge", str(tmp_path / "all.sqlite"), *caches]) == 0
+    capsys.readouterr()
+    assert main(batched + ["--cache", str(tmp_path / "all.sqlite"), "--output-dir", str(tmp_path / "run"),
+                           "--log-samples"]) == 0
+    assert summary_counts(capsys.readouterr().out)["asked"] == 0
+    assert run_dir(tmp_path / "run")[:2] == run_dir(tmp_path / "one")[:2]
