@@ -28,7 +28,9 @@ setup(
         "progress": ["tqdm"],
         "embeddings": ["sentence-transformers"],
         "source": ["datasets"],
-        "test": ["pytest", "hypothesis", "numpy", "scipy", "matplotlib"],
+        "tasks": ["tomli>=1.1; python_version < '3.11'", "pyyaml"],
+        "test": ["pytest", "hypothesis", "numpy", "scipy", "matplotlib", "tomli>=1.1; python_version < '3.11'",
+                 "pyyaml"],
     },
     entry_points={"console_scripts": ["staicc=StaICC.cli:main"]},
     classifiers=[

@@ -174,7 +174,7 @@ def test_collision_is_detected_on_lookup_and_store(tmp_path):
     with sqlite3.connect(path) as raw:  # an entry with requests[1]'s SHA-256 but other content
         model = raw.execute("SELECT id FROM models").fetchone()[0]
         raw.execute("INSERT INTO predictions VALUES (?, ?, ?, ?, NULL, 1, ?)",
-                    (model, key, forged_check, value, _crc(key, forged_check, value, None, 1)))
+                    (model, key, forged_check, value, _crc("m", key, forged_check, value, None, 1)))
     raw.close()
     with PredictionCache(path) as cache:
         with pytest.raises(CacheError, match=r"SHA-256 collision: requests\[1\] has content key " + key.hex()):

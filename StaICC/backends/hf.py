@@ -10,6 +10,11 @@
 * ``generate``: greedy generation (through the chat template with ``chat=true``),
   mapped to a label by :mod:`StaICC.backends.generative`.
 
+``chat=true`` (lm-eval's name: ``apply_chat_template``) wraps every prompt in the
+tokenizer's chat template, with ``system`` (``system_instruction``) as the system
+message, in the log-probability modes too: the label is then scored after the
+template's generation prompt.  Any chat template makes a run non-standard.
+
 Noisy-channel prompts are scored by the mean LM loss in every log-probability mode.
 """
 import hashlib
@@ -37,7 +42,12 @@ _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_m
                     "vocab.json", "merges.txt", "added_tokens.json", "chat_template.jinja", "chat_template.json")
 _HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_size", "revision",
             "trust_remote_code", "requests_per_call", "max_new_tokens", "chat", "system", "unparsed", "aliases",
-            "postprocess", "answer_hook", "message_builder", "model_id")
+            "postprocess", "answer_hook", "message_builder", "model_id", "weights_hash", "apply_chat_template",
+            "system_instruction")
+#: lm-evaluation-harness's names for two arguments
+_ALIASES = {"apply_chat_template": "chat", "system_instruction": "system"}
+#: how the weights of a model directory are hashed into the identity (see weights_digest)
+WEIGHTS_HASHES = ("sampled", "full")
 
 
 def hf_backend(**arguments: Any) -> "HFBackend":
@@ -60,6 +70,11 @@ def hf_backend(**arguments: Any) -> "HFBackend":
 
 def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
     """The scoring and generation options shared by ``hf_backend`` and ``HFBackend``, converted."""
+    for alias, name in _ALIASES.items():
+        if alias in arguments:
+            if name in arguments:
+                raise ValueError(f"model arguments {alias} and {name} are the same setting; give one")
+            arguments[name] = arguments.pop(alias)
     out: Dict[str, Any] = {
         "scoring": _args.as_choice(arguments.pop("scoring", "last_token"), "scoring", SCORING),
         "token_budget": _args.as_int(arguments.pop("token_budget", None), "token_budget", minimum=1, optional=True),
@@ -75,6 +90,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "answer_hook": arguments.pop("answer_hook", None),
         "message_builder": arguments.pop("message_builder", None),
         "model_id": _args.as_str(arguments.pop("model_id", None), "model_id", optional=True),
+        "weights_hash": _args.as_choice(arguments.pop("weights_hash", "sampled"), "weights_hash", WEIGHTS_HASHES),
     }
     return out
 
@@ -101,8 +117,8 @@ class HFBackend(Backend):
 
     Build it from objects (``HFBackend(model, tokenizer, scoring="sequence")``) or by path
     through :func:`hf_backend`.  ``model_id`` names an in-memory model in the identity;
-    without it and without ``pretrained`` the identity hashes the config and the first and
-    last weight tensors.
+    without it and without ``pretrained`` the identity hashes the config and every
+    parameter and buffer (:func:`in_memory_digest`).
     """
 
     name = "hf"
@@ -119,6 +135,7 @@ class HFBackend(Backend):
         self.max_new_tokens = options["max_new_tokens"]
         self.shares_prefixes = self.scoring != "generate"  # the scorer's prefix tree; generation runs row by row
         self.model_id = options["model_id"]
+        self.weights_hash = options["weights_hash"]
         self.message_builder = options["message_builder"]
         if self.message_builder is not None and not callable(self.message_builder):
             raise TypeError("model argument message_builder must be callable (request -> messages)")
@@ -142,9 +159,13 @@ class HFBackend(Backend):
         answers: List[Optional[Answer]] = [None] * len(requests)
         for (labels, noisy), positions in _groups(requests).items():
             if noisy:
+                if self.chat:
+                    raise ValueError("a chat template cannot wrap noisy-channel prompts (one prompt per label); "
+                                     "use chat=false")
                 rows = self.scorer.score_noisy_channel([list(requests[i].prompt) for i in positions], list(labels))
             else:
-                rows = self.scorer.score([requests[i].prompt for i in positions], list(labels))
+                prompts = [self.scored_text(requests[i]) for i in positions]
+                rows = self.scorer.score(prompts, list(labels))
             for i, row in zip(positions, rows):
                 answers[i] = Answer(row)
         return answers  # type: ignore[return-value]
@@ -161,6 +182,23 @@ class HFBackend(Backend):
         if getattr(self.tokenizer, "chat_template", None) is None:
             raise ValueError("chat=true but the tokenizer has no chat template; use chat=false for a base model")
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+    def scored_text(self, request: Request) -> str:
+        """The prompt a log-probability mode scores the labels after: with ``chat``, the chat text
+        without its leading BOS, which the scorer's tokenizer adds itself (one BOS, as without chat)."""
+        if not self.chat:
+            return request.prompt  # type: ignore[return-value]
+        text = self.chat_text(request)
+        bos = getattr(self.tokenizer, "bos_token", None)
+        if bos and text.startswith(bos) and self._adds_bos():
+            text = text[len(bos):]
+        return text
+
+    def _adds_bos(self) -> bool:
+        if not hasattr(self, "_bos_added"):
+            ids = self.tokenizer("x")["input_ids"]
+            self._bos_added = bool(ids) and ids[0] == self.tokenizer.bos_token_id
+        return self._bos_added
 
     def generate(self, requests: Sequence[Request]) -> List[str]:
         """Greedy answers, ``max_new_tokens`` at most, one left-padded batch at a time."""
@@ -200,18 +238,31 @@ class HFBackend(Backend):
             identity["model"] = self.pretrained
             identity["revision"] = self.revision or getattr(self.model.config, "_commit_hash", None)
             if os.path.isdir(self.pretrained):
-                identity["weights_sha256"] = weights_digest(self.pretrained)
+                full = self.weights_hash == "full"
+                identity["weights_sha256"] = weights_digest(self.pretrained, full=full)
+                if full:
+                    identity["weights_hash"] = "full"
         elif self.model_id is None:
             identity["model"] = "in-memory " + type(self.model).__name__
             identity["weights_sha256"] = in_memory_digest(self.model)
         if self.scoring == "generate":
             identity.update(generation_identity(self.mapper, self.message_builder, max_new_tokens=self.max_new_tokens,
                                                 chat=self.chat, system=self.system))
+        elif self.chat:  # the template, the system message and a builder change the scored text
+            identity.update({"chat": True, "system": self.system,
+                             "chat_template_sha256": hashlib.sha256(str(self.tokenizer.chat_template).encode()).hexdigest()})
+            if self.message_builder is not None:
+                from .base import code_digest, function_name
+                identity["message_builder"] = {"function": function_name(self.message_builder),
+                                               "code_sha256": code_digest(self.message_builder)}
         return identity
 
     @property
     def non_standard(self) -> List[str]:
-        return scoring_departures(self.scoring, self.chat)
+        departures = scoring_departures(self.scoring, self.chat)
+        if self.chat and self.scoring != "generate":
+            departures.append(f"chat template (chat=true) in scoring={self.scoring}")
+        return departures
 
     def close(self) -> None:
         self.model = self.scorer = None  # type: ignore[assignment]
@@ -238,43 +289,68 @@ def _file_digest(path: str) -> str:
     return digest.hexdigest()
 
 
-def weights_digest(directory: str) -> str:
-    """SHA-256 over the config/index files and each weight file's size, header and sampled blocks.
+def weights_digest(directory: str, *, full: bool = False) -> str:
+    """SHA-256 over the config/index files and every tensor of every weight file.
 
-    Reading gigabytes per run is not an option, so each weight file contributes its size,
-    its safetensors header (an 8-byte length, then JSON naming every tensor's dtype, shape
-    and offsets) and :data:`SAMPLED_BLOCKS` blocks spread evenly over the data.  Two
-    checkpoints of one architecture differ in (almost) every block, so retrained or
-    fine-tuned weights get a new digest while the cost stays a few dozen small reads.
+    A safetensors file contributes its header (every tensor's name, dtype, shape and
+    offsets) and, per tensor, either all its bytes (tensors up to
+    :data:`WHOLE_TENSOR_BYTES`, and every tensor with ``full=True``) or
+    :data:`TENSOR_SAMPLES` blocks of :data:`SAMPLED_BLOCK_BYTES` spread over it, its
+    first and last bytes included.  So no tensor can be changed as a whole (retrained,
+    scaled, merged with a LoRA) without changing the digest; what a sampled digest can
+    miss is an edit confined to bytes between the sampled blocks of one large tensor.
+    Other weight formats (``.bin``, ``.pt``, ``.gguf``) are hashed whole.
     """
     digest = hashlib.sha256()
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
         if name in _CONFIG_FILES:
             digest.update(f"{name}:{_file_digest(path)}\n".encode())
-        elif name.endswith((".safetensors", ".bin", ".pt", ".pth", ".gguf")):
-            digest.update(f"{name}:{os.path.getsize(path)}:".encode() + _sampled_digest(path))
+        elif name.endswith(".safetensors"):
+            digest.update(f"{name}:{os.path.getsize(path)}:".encode() + _safetensors_digest(path, full))
+        elif name.endswith((".bin", ".pt", ".pth", ".gguf")):
+            digest.update(f"{name}:{_file_digest(path)}\n".encode())
     return digest.hexdigest()
 
 
-#: blocks read per weight file by :func:`weights_digest`, and their size
-SAMPLED_BLOCKS, SAMPLED_BLOCK_BYTES = 32, 4096
+#: per-tensor sampling of :func:`weights_digest`: tensors this small are hashed whole, larger
+#: ones by this many blocks of this size (about 1 MiB read per 64 tensors)
+WHOLE_TENSOR_BYTES, TENSOR_SAMPLES, SAMPLED_BLOCK_BYTES = 64 << 10, 4, 4096
+#: a safetensors header longer than this is refused (real ones are well under a few MiB)
+MAX_HEADER_BYTES = 100 << 20
 
 
-def _sampled_digest(path: str) -> bytes:
+def _safetensors_digest(path: str, full: bool) -> bytes:
     size = os.path.getsize(path)
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        start = 0
-        if path.endswith(".safetensors") and size >= 8:
-            header_length = int.from_bytes(handle.read(8), "little")
-            digest.update(handle.read(min(header_length, 100 << 20)))
-            start = 8 + header_length
-        span = max(0, size - start)
-        for block in range(SAMPLED_BLOCKS):
-            handle.seek(start + span * block // SAMPLED_BLOCKS)
-            digest.update(handle.read(SAMPLED_BLOCK_BYTES))
+        header_length = int.from_bytes(handle.read(8), "little")
+        if size < 8 or not 0 < header_length <= min(MAX_HEADER_BYTES, size - 8):
+            raise ValueError(f"{path} is not a safetensors file (header length {header_length}, file size {size})")
+        header_bytes = handle.read(header_length)
+        digest.update(header_bytes)
+        try:
+            header = json.loads(header_bytes)
+        except ValueError:
+            raise ValueError(f"{path} has a damaged safetensors header (not JSON)") from None
+        base = 8 + header_length
+        for name in sorted(k for k in header if k != "__metadata__"):
+            entry = header[name]
+            begin, end = entry["data_offsets"] if isinstance(entry, dict) else (0, 0)
+            digest.update(name.encode("utf-8") + b"\x00")
+            for position, length in _tensor_blocks(int(begin), int(end), full):
+                handle.seek(base + position)
+                digest.update(handle.read(length))
     return digest.digest()
+
+
+def _tensor_blocks(begin: int, end: int, full: bool) -> List[Tuple[int, int]]:
+    """(offset, length) of the byte ranges of one tensor that the digest reads."""
+    length = end - begin
+    if full or length <= WHOLE_TENSOR_BYTES:
+        return [(begin + k, min(1 << 24, end - begin - k)) for k in range(0, max(length, 0), 1 << 24)]
+    last = length - SAMPLED_BLOCK_BYTES
+    return [(begin + last * i // (TENSOR_SAMPLES - 1), SAMPLED_BLOCK_BYTES) for i in range(TENSOR_SAMPLES)]
 
 
 def tokenizer_digest(tokenizer: Any, directory: Optional[str] = None) -> str:
@@ -297,9 +373,18 @@ def tokenizer_digest(tokenizer: Any, directory: Optional[str] = None) -> str:
 
 
 def in_memory_digest(model: Any) -> str:
-    """Config plus the first and last parameter tensors: tells random seeds apart, reads little."""
+    """Config plus every parameter and buffer, by name, dtype, shape and all their bytes.
+
+    An in-memory model has no file to sample, and two models can share their first and
+    last tensors (a LoRA merged into a base), so all of them are read: about the cost of
+    one copy of the weights to the CPU.  Give ``model_id`` to skip it.
+    """
     digest = hashlib.sha256(model.config.to_json_string(use_diff=False).encode())
-    parameters = list(model.parameters())
-    for tensor in (parameters[0], parameters[-1]) if parameters else ():
-        digest.update(tensor.detach().float().cpu().contiguous().numpy().tobytes())
+    named = list(model.named_parameters()) + list(model.named_buffers())
+    for name, tensor in named:
+        data = tensor.detach()
+        digest.update(f"{name}:{str(data.dtype)}:{tuple(data.shape)}\n".encode())
+        if data.numel():
+            raw = data.contiguous().reshape(-1).view(_torch_dtype("uint8")).cpu().numpy()
+            digest.update(memoryview(raw))
     return digest.hexdigest()

@@ -1,7 +1,8 @@
 """``openai``: any OpenAI-compatible server (vLLM, SGLang, llama.cpp, TGI, OpenAI itself).
 
 ``staicc run --model openai --model-args base_url=http://127.0.0.1:8000/v1,model=my-model``.
-Standard library only: ``urllib`` for HTTP and a bounded thread pool for concurrency.
+Standard library only: HTTP through :mod:`StaICC.backends.http` (no redirects followed, a total
+``deadline`` and a ``max_response_bytes`` cap per request) and a bounded thread pool for concurrency.
 
 Scoring modes (``scoring=``):
 
@@ -23,18 +24,14 @@ modes by the mean log-probability of each prompt's tokens, as the ``hf`` backend
 
 The API key is read from the environment variable named by ``api_key_env`` and sent
 only in the ``Authorization`` header: it is never part of the identity, an error
-message or a log line.
+message or a log line, and a server that echoes it in generated text gets it replaced
+by ``***`` before the text is stored (:mod:`StaICC.backends.secrets`).
 """
-import http.client
 import json
 import math
 import os
-import socket
 import threading
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -42,20 +39,16 @@ from ..requests import Answer, Request
 from . import _args
 from .base import Backend
 from . import openai_labels
+from .http import MAX_BACKOFF_SECONDS, RETRY_STATUSES, APIError, JSONClient, Limits  # noqa: F401  (re-exported)
+from .secrets import redact_text, redact_url, register_secret
 from .generative import AnswerMapper, answer_instruction, default_messages, generation_identity, scoring_departures
 from .scores import answers_from_scores
 
 SCORING = ("sequence", "first_token", "generate")
-#: HTTP statuses worth retrying: rate limiting and server-side failures
-RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-MAX_BACKOFF_SECONDS = 60.0
 _OPENAI_ARGS = ("base_url", "model", "api_key_env", "scoring", "concurrency", "retries", "timeout", "backoff",
                 "max_tokens", "chat", "system", "stop", "unparsed", "aliases", "postprocess", "answer_hook",
-                "message_builder", "model_id", "requests_per_call", "label_logprobs")
-
-
-class APIError(RuntimeError):
-    """The server refused or failed a request after the allowed retries."""
+                "message_builder", "model_id", "requests_per_call", "deadline", "max_response_bytes",
+                "label_logprobs")
 
 
 class MissingLogprobsError(APIError):
@@ -75,7 +68,9 @@ class OpenAIBackend(Backend):
     def __init__(self, **arguments: Any) -> None:
         _args.no_unknown("openai", arguments, _OPENAI_ARGS)
         get = arguments.get
-        self.base_url = _checked_url(_args.as_str(get("base_url"), "base_url"))
+        address = _checked_url(_args.as_str(get("base_url"), "base_url"))
+        # only the client holds the address with its credentials; everything else sees it redacted
+        self.base_url = redact_url(address)
         self.model = _args.as_str(get("model"), "model")
         self.api_key_env = _args.as_str(get("api_key_env", "OPENAI_API_KEY"), "api_key_env")
         self.scoring = _args.as_choice(get("scoring", "sequence"), "scoring", SCORING + ("last_token",))
@@ -100,7 +95,17 @@ class OpenAIBackend(Backend):
         if self.message_builder is not None and not callable(self.message_builder):
             raise TypeError("model argument message_builder must be callable (request -> messages)")
         self.mapper = AnswerMapper(get("unparsed", "uniform"), get("aliases"), get("postprocess"), get("answer_hook"))
+        self.deadline = _args.as_float(get("deadline", 600.0), "deadline", minimum=0.001)
+        self.max_response_bytes = _args.as_int(get("max_response_bytes", 64 << 20), "max_response_bytes", minimum=1)
         self._api_key = os.environ.get(self.api_key_env) or None
+        register_secret(self._api_key)
+        headers = {"Authorization": "Bearer " + self._api_key} if self._api_key else {}
+        limits = Limits(timeout=self.timeout, deadline=self.deadline, max_response_bytes=self.max_response_bytes,
+                        retries=self.retries, backoff=self.backoff)
+        secrets = [self._api_key] if self._api_key else []
+        self.client = JSONClient(address, headers=headers, secrets=secrets, hint=self._hint, limits=limits)
+        self.root_client = JSONClient(openai_labels.server_root(address), headers=headers, secrets=secrets,
+                                      hint=self._hint, limits=limits)
         self._pool: Optional[ThreadPoolExecutor] = None
         self._lock = threading.Lock()
         self._offers_label_tokens: Optional[bool] = None
@@ -108,59 +113,20 @@ class OpenAIBackend(Backend):
 
     # ------------------------------------------------------------------ HTTP
     def post(self, path: str, body: Dict[str, Any], *, root: bool = False) -> Dict[str, Any]:
-        """POST JSON to ``base_url + path`` (the server root + path with ``root``); retries 429/5xx/timeouts."""
-        url = (openai_labels.server_root(self.base_url) if root else self.base_url) + path
-        data = json.dumps(body).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = "Bearer " + self._api_key
-        attempt = 0
-        while True:
-            wait: Optional[float] = None
-            try:
-                request = urllib.request.Request(url, data=data, headers=headers, method="POST")
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    raw = response.read()
-                return self._decoded(raw, url)
-            except urllib.error.HTTPError as error:
-                message = self._redact(_error_body(error))
-                if error.code not in RETRY_STATUSES or attempt >= self.retries:
-                    raise APIError(self._status_message(url, error.code, message, attempt)) from None
-                wait = _retry_after(error.headers.get("Retry-After") if error.headers else None)
-            except (socket.timeout, TimeoutError, urllib.error.URLError, http.client.HTTPException,
-                    ConnectionError) as error:
-                reason = getattr(error, "reason", error)
-                if attempt >= self.retries:
-                    raise APIError(f"POST {url} failed after {attempt + 1} attempt(s): "
-                                   f"{self._redact(str(reason)) or type(reason).__name__} "
-                                   f"(timeout={self.timeout}s; is the server running?)") from None
-            delay = min(MAX_BACKOFF_SECONDS, wait if wait is not None else self.backoff * (2 ** attempt))
-            attempt += 1
-            time.sleep(delay)
+        """POST JSON to ``base_url + path`` (the server root + path with ``root``, for ``/tokenize``)
+        through the limited client (:mod:`StaICC.backends.http`)."""
+        return (self.root_client if root else self.client).post(path, body)
 
-    def _decoded(self, raw: bytes, url: str) -> Dict[str, Any]:
-        try:
-            value = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise APIError(f"POST {url} returned malformed JSON: {self._redact(raw[:200].decode('utf-8', 'replace'))!r}"
-                           ) from None
-        if not isinstance(value, dict):
-            raise APIError(f"POST {url} returned JSON {type(value).__name__}, expected an object")
-        if "error" in value and "choices" not in value:
-            raise APIError(f"POST {url} returned an error: {self._redact(json.dumps(value['error'])[:300])}")
-        return value
-
-    def _status_message(self, url: str, status: int, message: str, attempt: int) -> str:
-        text = f"POST {url} failed with HTTP {status} after {attempt + 1} attempt(s): {message[:300]}"
+    def _hint(self, status: int) -> str:
         if status in (401, 403):
-            text += (f" (authentication failed: put the key in the environment variable {self.api_key_env}, "
-                     "or name another with api_key_env)")
-        elif status == 404:
-            text += f" (check base_url={self.base_url!r}; it usually ends in /v1)"
-        return text
+            return (f" (authentication failed: put the key in the environment variable {self.api_key_env}, "
+                    "or name another with api_key_env)")
+        if status == 404:
+            return f" (check base_url={self.base_url!r}; it usually ends in /v1)"
+        return ""
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
+        return redact_text(text, [self._api_key] if self._api_key else [])
 
     def _map(self, function: Any, items: List[Any]) -> List[Any]:
         """``function`` over ``items`` with at most ``concurrency`` requests in flight, in order."""
@@ -267,6 +233,11 @@ class OpenAIBackend(Backend):
         for k in keep:
             if values[k] is not None and (isinstance(values[k], bool) or not isinstance(values[k], (int, float))):
                 raise MissingLogprobsError(f"{where} returned a non-numeric log-probability {values[k]!r}.")
+            if values[k] is not None and not (math.isfinite(values[k]) and values[k] <= MAX_LOGPROB):
+                raise MissingLogprobsError(f"{where} returned the impossible log-probability {values[k]!r} for the "
+                                           f"token at offset {offsets[k]} (a log-probability is finite and <= 0)")
+        _check_coverage(where, [tokens[k] for k in keep], [offsets[k] for k in keep], len(text),
+                        generated=len(keep) < len(offsets))
         return [tokens[k] for k in keep], [values[k] for k in keep], [offsets[k] for k in keep]
 
     def generate_one(self, request: Request) -> str:
@@ -303,7 +274,7 @@ class OpenAIBackend(Backend):
             text = ""
         if not isinstance(text, str):
             raise APIError(f"{self.base_url}{path} returned {type(text).__name__} as generated text")
-        return text
+        return self._redact(text)  # a server echoing the key must not get it stored in samples or the cache
 
     # -------------------------------------------------------------- identity
     def identity(self) -> Dict[str, Any]:
@@ -344,6 +315,26 @@ def scoring_jobs(requests: Sequence[Request]) -> List[Tuple[int, str, Optional[s
     return jobs
 
 
+#: the largest log-probability accepted: 0 plus float rounding noise; anything above is impossible
+MAX_LOGPROB = 1e-6
+
+
+def _check_coverage(where: str, tokens: List[Any], offsets: List[int], length: int, generated: bool) -> None:
+    """The echoed tokens must cover the whole prompt, in order: a partial echo would score a label on
+    tokens that are not the label's (silently uniform or wrong probabilities)."""
+    if any(b < a for a, b in zip(offsets, offsets[1:])):
+        raise MissingLogprobsError(f"{where} returned text offsets out of order; the echoed tokens do not "
+                                   "follow the prompt")
+    if offsets[0] > 0:
+        raise MissingLogprobsError(f"{where} returned log-probabilities starting at character {offsets[0]}, "
+                                   "not at the prompt's start")
+    last = tokens[-1]
+    reaches_end = generated or (isinstance(last, str) and offsets[-1] + len(last) >= length)
+    if not reaches_end:
+        raise MissingLogprobsError(f"{where} returned log-probabilities covering only the first {offsets[-1]} of "
+                                   f"the prompt's {length} characters; the label's tokens are missing")
+
+
 def _token_end(offsets: List[int], k: int, length: int) -> int:
     return offsets[k + 1] if k + 1 < len(offsets) else length
 
@@ -351,7 +342,7 @@ def _token_end(offsets: List[int], k: int, length: int) -> int:
 def _checked_url(url: str) -> str:
     parsed = urllib.parse.urlsplit(url)
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise ValueError(f"model argument base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {url!r}")
+        raise ValueError(f"model argument base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {redact_url(url)!r}")
     return url.rstrip("/")
 
 
@@ -362,25 +353,3 @@ def _public_url(url: str) -> str:
     if parsed.port:
         host += f":{parsed.port}"
     return urllib.parse.urlunsplit((parsed.scheme, host, parsed.path, "", ""))
-
-
-def _error_body(error: urllib.error.HTTPError) -> str:
-    try:
-        raw = error.read().decode("utf-8", "replace")
-    except Exception:  # the body is a courtesy; the status is what matters
-        return ""
-    try:
-        value = json.loads(raw)
-        if isinstance(value, dict) and "error" in value:
-            inner = value["error"]
-            return inner.get("message", json.dumps(inner)) if isinstance(inner, dict) else str(inner)
-    except ValueError:
-        pass
-    return raw.strip()
-
-
-def _retry_after(value: Optional[str]) -> Optional[float]:
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None

@@ -25,7 +25,7 @@ def server_root(base_url: str) -> str:
     """``http://host:8000/v1`` -> ``http://host:8000``: where vLLM serves ``/tokenize``."""
     parsed = urllib.parse.urlsplit(base_url)
     path = parsed.path[:-3] if parsed.path.endswith("/v1") else parsed.path
-    return urllib.parse.urlunsplit((parsed.scheme, parsed.netloc, path, "", ""))
+    return urllib.parse.urlunsplit((parsed.scheme, parsed.netloc, path, parsed.query, ""))
 
 
 def tokenize_body(model: str, text: str, add_special_tokens: bool = True) -> Dict[str, Any]:

@@ -2,8 +2,10 @@
 
 Pure functions, no SQLite: a prediction becomes an int label index or little-endian
 IEEE-754 doubles (bit-exact, never pickled), every stored field is covered by a CRC-32
-that detects bytes changed on disk, and a request's (SHA-256, BLAKE2b-64) pair keys and
-checks its entry.
+that detects bytes changed on disk — the fingerprint of the model the entry belongs to
+included, so an edit that moves an entry to another model (a changed ``models`` row, a
+changed ``model`` column) fails the check — and a request's (SHA-256, BLAKE2b-64) pair
+keys and checks its entry.
 """
 import binascii
 import struct
@@ -29,10 +31,16 @@ def _doubles(count: int) -> struct.Struct:
     return packer
 
 
-def _crc(key: bytes, check: bytes, value: Union[int, bytes], text: Optional[str], parsed: int) -> int:
-    """CRC-32 over every stored field of an entry (the model id excepted: it is part of the key)."""
+def _crc(fingerprint: str, key: bytes, check: bytes, value: Union[int, bytes], text: Optional[str],
+         parsed: int) -> int:
+    """CRC-32 over the model's fingerprint and every stored field of an entry.
+
+    The fingerprint is not stored in the entry (it sits once in the ``models`` table); it
+    is covered so that the check fails when an entry is read for any other model.
+    """
     body = value if isinstance(value, bytes) else str(value).encode("ascii")
-    crc = binascii.crc32(key)
+    crc = binascii.crc32(fingerprint.encode("utf-8", "surrogatepass") + b"\x00")
+    crc = binascii.crc32(key, crc)
     crc = binascii.crc32(check, crc)
     crc = binascii.crc32(body, crc)
     crc = binascii.crc32(b"\x00" if text is None else b"\x01" + text.encode("utf-8", "surrogatepass"), crc)

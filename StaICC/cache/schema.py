@@ -14,8 +14,9 @@ from typing import Any, Iterable
 
 #: ``PRAGMA application_id`` of every StaICC cache: the bytes "SICC".
 APPLICATION_ID = 0x53494343
-#: The schema this code writes and reads; a file with a larger ``user_version`` is refused.
-SCHEMA_VERSION = 1
+#: The schema this code writes and reads; a file with another ``user_version`` is refused.
+#: Schema 2: an entry's CRC-32 covers the fingerprint of its model (schema 1's did not).
+SCHEMA_VERSION = 2
 #: The format name stored in the ``meta`` table.
 FORMAT_NAME = "staicc-prediction-cache"
 #: Seconds a process waits for another process's write lock before giving up.
@@ -182,6 +183,11 @@ class _CacheFile:
         if version > SCHEMA_VERSION:
             raise self._fail(f"was written by a newer StaICC (cache schema {version}); this StaICC reads schema "
                              f"{SCHEMA_VERSION}: upgrade StaICC; the file was left unchanged")
+        if 1 <= version < SCHEMA_VERSION:
+            raise self._fail(f"was written by an older StaICC (cache schema {version}), whose entry checks do not "
+                             "cover the model an answer belongs to, so a changed byte could serve one model's "
+                             "answers to another; it is not read: move it away or delete it (the run then "
+                             "recomputes its answers); the file was left unchanged")
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         missing = [t for t in _TABLES if t not in tables]
         if missing:
@@ -190,6 +196,25 @@ class _CacheFile:
         if meta.get("format") != FORMAT_NAME or meta.get("schema") != str(version) or version < 1:
             raise self._fail(f"is damaged: its format marker reads format={meta.get('format')!r}, "
                              f"schema={meta.get('schema')!r}, user_version={version}")
+
+    def _current_file_id(self) -> tuple:
+        """(device, inode) of the path now: which file the name points to."""
+        stat = os.stat(self.path)
+        return stat.st_dev, stat.st_ino
+
+    def _check_same_file(self) -> None:
+        """The path still names the file that was opened: SQLite keeps writing to a deleted or
+        replaced file through its open handle, and every answer stored after that would be lost."""
+        try:
+            now = self._current_file_id()
+        except FileNotFoundError:
+            raise self._fail("was deleted while in use; the answers stored since it was opened are lost with it "
+                             "(StaICC does not recreate it silently): rerun to recompute them") from None
+        except OSError as exc:
+            raise self._fail(f"cannot be checked any more ({exc.strerror or exc})") from None
+        if now != getattr(self, "_file_id", now):
+            raise self._fail("was replaced by another file while in use; the answers stored in the file that was "
+                             "opened are lost with it: rerun to use the new file")
 
     def _retry(self, action: Any) -> Any:
         """Run ``action``, retrying while SQLite reports the file busy, up to ``timeout`` seconds."""

@@ -61,6 +61,7 @@ class PredictionCache(_CacheFile):
         self._missed: Dict[int, Tuple[Request, Digests]] = {}
         self._connection: Optional[sqlite3.Connection] = None
         self._connection = self._open()
+        self._file_id = self._current_file_id()
 
     # ------------------------------------------------------------------ use
     def _db(self) -> sqlite3.Connection:
@@ -68,6 +69,7 @@ class PredictionCache(_CacheFile):
             raise self._fail("is closed")
         if os.getpid() != self._pid:
             raise self._fail("was opened in another process; open the cache again in each worker process")
+        self._check_same_file()
         return self._connection
 
     def _model_id(self, connection: sqlite3.Connection, fingerprint: str) -> Optional[int]:
@@ -100,9 +102,10 @@ class PredictionCache(_CacheFile):
                 missed[id(request)] = (request, (key, check))
                 continue
             stored_check, value, text, parsed, crc = row
-            if _crc(key, stored_check, value, text, parsed) != crc:
+            if _crc(fingerprint, key, stored_check, value, text, parsed) != crc:
                 raise self._fail(f"is damaged: the entry of requests[{position}] (key {key.hex()}) fails its "
-                                 "CRC check; move the file away and rerun")
+                                 "CRC check (which covers the model, the request and the answer: the file was "
+                                 "edited or damaged); move the file away and rerun")
             if stored_check != check:
                 raise self._collision(key, position)
             answers.append(self._decode(value, text, parsed, len(request.label_space), key))
@@ -163,7 +166,7 @@ class PredictionCache(_CacheFile):
             value, text, parsed = _encode(request, answer, position)
             known = missed.get(id(request))
             key, check = known[1] if known is not None and known[0] is request else request_digests(request)
-            rows.append((key, check, value, text, parsed, _crc(key, check, value, text, parsed)))
+            rows.append((key, check, value, text, parsed, _crc(fingerprint, key, check, value, text, parsed)))
         with self._lock:
             connection = self._db()
             try:

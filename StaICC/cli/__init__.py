@@ -1,4 +1,4 @@
-"""Command line: ``staicc run|compare|report`` and, with no command, the built-in main job.
+"""Command line: ``staicc run|compare|report|tasks`` and, with no command, the built-in main job.
 
 ``python -m StaICC`` (no arguments) prints the Normal table of the built-in lexical model,
 as it always did; the original flags (``--benchmark``, ``--k``, ``--json`` ...) still work.
@@ -11,7 +11,7 @@ from typing import List, Optional
 
 from .common import ArgumentError, OneLineParser, one_line  # noqa: F401  (the CLI's error type, importable here)
 
-COMMANDS = ("run", "compare", "report", "batch", "cache")
+COMMANDS = ("run", "compare", "report", "tasks", "batch", "cache")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -40,6 +40,8 @@ def _command(argv: List[str]) -> int:
     from ..report.commands import add_compare_parser, add_report_parser
     add_compare_parser(sub)
     add_report_parser(sub)
+    from .tasks import add_tasks_parser
+    add_tasks_parser(sub, OneLineParser)
     from .batch import add_batch_parser
     from .cache import add_cache_parser
     add_batch_parser(sub)

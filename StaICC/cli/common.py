@@ -14,13 +14,19 @@ class OneLineParser(argparse.ArgumentParser):
         raise ArgumentError(message)
 
 
-#: every character str.splitlines() breaks at, shown escaped so that an error stays one line
-_LINE_BREAKS = {ord(c): ascii(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+#: every character str.splitlines() breaks at, and every other control character a terminal acts on
+#: (C0, DEL, C1, bidirectional overrides), shown escaped so that an error stays one inert line
+_LINE_BREAKS = {code: ascii(chr(code))[1:-1] for code in
+                [*range(0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                 *range(0x2066, 0x206A), 0x2028, 0x2029]}
 
 
 def one_line(message: str) -> str:
-    """``message`` with line-breaking characters (an argument may hold any) written as escapes."""
-    return message.translate(_LINE_BREAKS)
+    """``message`` as the command line prints it: secrets redacted (a URL's password, a key a
+    server echoed, in any case) and line-breaking characters (an argument may hold any)
+    written as escapes."""
+    from ..backends.secrets import redact_text
+    return redact_text(str(message)).translate(_LINE_BREAKS)
 
 
 def parse_retriever(spec: str):

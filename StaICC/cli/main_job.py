@@ -1,11 +1,12 @@
 """``staicc`` with no command: the built-in main job, with the original release's flags."""
 import argparse
+import sys
 import time
 import warnings
 from typing import Any, Dict, List
 
 from ..errors import TamperingWarning
-from .common import OneLineParser, as_argument_error, dataset_specs, parse_retriever
+from .common import ArgumentError, OneLineParser, as_argument_error, dataset_specs, one_line, parse_retriever
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,9 +48,7 @@ def main_job(argv: List[str]) -> int:
     if args.noisy_channel:
         options["noisy_channel"] = True
     if args.json:
-        from ..results.rundir import check_output_dir
-        import os
-        as_argument_error(check_output_dir, os.path.dirname(os.path.abspath(args.json)))
+        _check_json_path(args.json)
     started = time.perf_counter()
     with warnings.catch_warnings():
         if args.retriever:
@@ -63,7 +62,20 @@ def main_job(argv: List[str]) -> int:
         print()
     print(f"{seconds:.2f} s")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            fh.write(result.to_json())
-            fh.write("\n")
+        from ..results.safe_files import write_text
+        try:
+            write_text(args.json, result.to_json() + "\n")
+        except OSError as exc:
+            print(f"staicc: error: cannot write {one_line(args.json)}: {one_line(exc.strerror or str(exc))} "
+                  "(the tables above are the results)", file=sys.stderr)
+            return 1
     return 0
+
+
+def _check_json_path(path: str) -> None:
+    """Before any work: ``--json`` names a file that can be written (not a directory)."""
+    import os
+    from ..results.rundir import check_output_dir
+    if os.path.isdir(path):
+        raise ArgumentError(f"--json {path} is a directory; give a file name such as {os.path.join(path, 'results.json')}")
+    as_argument_error(check_output_dir, os.path.dirname(os.path.abspath(path)))

@@ -6,7 +6,7 @@ import warnings
 from typing import Any, Dict, Optional
 
 from ..errors import TamperingWarning
-from .common import ArgumentError, as_argument_error, dataset_specs, parse_retriever
+from .common import ArgumentError, as_argument_error, dataset_specs, one_line, parse_retriever
 
 def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
@@ -32,14 +32,18 @@ def add_run_parser(sub: Any) -> None:
 
 
 def add_selection_arguments(p: Any) -> None:
-    """What a run asks: model, sub-benchmarks, datasets and prompt settings (shared with ``staicc batch``)."""
+    """What a run asks: model, sub-benchmarks, datasets, tasks and prompt settings (shared with ``staicc batch``)."""
     from ..backends.registry import backend_names
-    p.add_argument("--model", default="reference", help=f"backend: {', '.join(backend_names())} (default: reference)")
+    p.add_argument("--model", help=f"backend: {', '.join(backend_names())} (default: the tasks' backend, else reference)")
     p.add_argument("--model-args", default="", metavar="K=V,...", help="backend arguments, e.g. pretrained=DIR,dtype=bfloat16")
-    p.add_argument("--benchmarks", default="Normal", metavar="NAMES",
-                   help="'all' (the standard suite) or comma-separated sub-benchmarks (default: Normal)")
+    p.add_argument("--benchmarks", metavar="NAMES",
+                   help="'all' (the standard suite) or comma-separated sub-benchmarks (default: the tasks', else Normal)")
     p.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or indexes (default: all ten)")
-    p.add_argument("--k", type=int, default=4, help="demonstrations per query (default: 4, the standard)")
+    p.add_argument("--k", type=int, help="demonstrations per query (default: the tasks', else 4, the standard)")
+    p.add_argument("--tasks", metavar="NAME|FILE[,...]",
+                   help="task files or names (docs/tasks.md), beside --datasets or alone; see staicc tasks list")
+    p.add_argument("--include-path", action="append", default=[], metavar="DIR",
+                   help="a folder of task files that --tasks can name; may be repeated")
     p.add_argument("--limit", type=int, metavar="N", help="smoke run: first N test items per dataset (non-standard)")
     p.add_argument("--noisy-channel", action="store_true", help="noisy-channel prompts (Normal and the bias benchmarks)")
     p.add_argument("--retriever", metavar="NAME[:K=V,...]", help="choose demonstrations with a retriever (non-standard)")
@@ -61,7 +65,7 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
     for flag, value in (("--limit", args.limit), ("--batch-size", args.batch_size)):
         if value is not None and value < 1:
             raise ArgumentError(f"{flag} must be a positive integer, got {value}")
-    if args.k < 0:
+    if args.k is not None and args.k < 0:
         raise ArgumentError(f"--k must be >= 0, got {args.k}")
     if args.output_dir:
         from ..results.rundir import check_output_dir
@@ -71,12 +75,20 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
     if args.retriever:
         options["retriever"] = as_argument_error(parse_retriever, args.retriever)
     arguments = as_argument_error(parse_model_args, args.model_args)
+    from ..tasks.runs import command_settings
+    settings = as_argument_error(command_settings, args.tasks, args.include_path, args.benchmarks, args.k,
+                                 args.model, arguments)
+    args.benchmarks, args.k, args.model, arguments, recorded = (
+        settings[key] for key in ("benchmarks", "k", "model", "arguments", "recorded_arguments"))
+    args.task_objects = settings["tasks"]
+    if args.task_objects:
+        datasets = (datasets or []) + [task.dataset for task in args.task_objects]
     shard = (launch.index, launch.count, args.shard_unit) if launch is not None and launch.sharded else None
     if shard is not None:
         from ..scaleout.launchers import rank_model_arguments
         arguments = rank_model_arguments(args.model, arguments, launch)
     with warnings.catch_warnings():
-        if args.retriever or args.limit:
+        if args.retriever or args.limit or any(task.config.run.retriever for task in args.task_objects):
             warnings.simplefilter("ignore", TamperingWarning)
         suite = as_argument_error(_build_suite, build_suite, args, datasets, options)
         backend = as_argument_error(make_backend, args.model, **arguments)
@@ -90,11 +102,12 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
         started, started_at = utc_now(), time.perf_counter()
         try:
             result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=args.progress, shard=shard)
-        except (ValueError, TypeError, RuntimeError) as exc:
-            print(f"staicc: error: {str(exc).splitlines()[0]}", file=sys.stderr)
-            if args.cache:
-                print(f"staicc: the answers given so far are in {args.cache}; run the same command to resume",
-                      file=sys.stderr)
+        except (ValueError, TypeError, RuntimeError, OSError) as exc:
+            from ..cache import CacheError
+            print(f"staicc: error: {one_line((str(exc) or type(exc).__name__).splitlines()[0])}", file=sys.stderr)
+            if args.cache and not isinstance(exc, CacheError):
+                print(f"staicc: the answers given so far are in {one_line(args.cache)}; run the same command to "
+                      "resume", file=sys.stderr)
             return 1
         finally:
             backend.close()
@@ -103,22 +116,42 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
     if shard is not None:
         from .scaleout import print_shard
         return print_shard(result.metadata, args.cache)
-    provenance = collect(backend, arguments, started, time.perf_counter() - started_at)
+    provenance = collect(backend, recorded, started, time.perf_counter() - started_at)
     provenance["suite"] = result.metadata
     if getattr(args, "sharded", None):  # the launcher's shards answered this run: record their plan
         from ..scaleout.shards import one_process_calls, planned_requests, shard_plan
         calls = one_process_calls(backend, planned) if args.shard_unit == "call" else None
         provenance["shards"] = dict(args.sharded, unit=args.shard_unit, plan_sha256=shard_plan(
             planned_requests(planned), args.sharded["count"], calls).digest)
+    if args.task_objects:
+        from ..tasks.runs import provenance as task_provenance
+        provenance["tasks"] = task_provenance(args.task_objects)
     _print_tables(result, args)
     if args.output_dir:
         from ..results.rundir import write_run_dir
-        write_run_dir(args.output_dir, dict(result), provenance, args.log_samples)
-        print(f"wrote {args.output_dir}/results.json" + (" and samples.jsonl" if args.log_samples else ""))
+        try:
+            write_run_dir(args.output_dir, dict(result), provenance, args.log_samples)
+        except OSError as exc:  # a full disk, a quota, a directory removed under the run
+            return _write_failed(args, exc)
+        print(f"wrote {one_line(args.output_dir)}/results.json" + (" and samples.jsonl" if args.log_samples else ""))
     return 0
 
 
+def _write_failed(args: argparse.Namespace, exc: OSError) -> int:
+    """One line saying what was not written and where the answers are (the run's files were left as they were)."""
+    print(f"staicc: error: cannot write the run directory {one_line(args.output_dir)}: "
+          f"{one_line(exc.strerror or str(exc))}", file=sys.stderr)
+    if args.cache:
+        print(f"staicc: every answer is in the cache {one_line(args.cache)}: make room and run the same command "
+              "again; it writes the results without asking the model again", file=sys.stderr)
+    else:
+        print("staicc: the answers were not kept; run with --cache FILE to keep them across such failures",
+              file=sys.stderr)
+    return 1
+
+
 def _build_suite(build_suite, args, datasets, options):
+    from ..tasks.runs import apply_metrics, apply_retrievers
     suite = build_suite(args.benchmarks, datasets, args.k, **options)
     for name, bench in suite.items():
         parts = bench.benchmarks().values() if hasattr(bench, "benchmarks") else [bench]
@@ -127,8 +160,10 @@ def _build_suite(build_suite, args, datasets, options):
                 if not part.supports_noisy_channel:
                     raise ValueError(f"{part.benchmark_name} does not support noisy-channel prompts")
                 part.re_initialize(args.k, True)
+            apply_retrievers(part, args.task_objects)  # a task's settings: after any rebuild, metrics after a limit
             if args.limit:
                 part.limit_test_items(args.limit)
+            apply_metrics(part, args.task_objects)
     return suite
 
 
@@ -160,7 +195,7 @@ def _open_cache(path: Optional[str]):
 
 def _print_tables(result, args) -> None:
     from ..report import format_table
-    model = args.model + (f" ({args.model_args})" if args.model_args else "")
+    model = args.model + (f" ({one_line(args.model_args)})" if args.model_args else "")
     for name, bench_result in result.items():
         parts = bench_result.items() if name == "Triplet_bias" else [(name, bench_result)]
         for part_name, part in parts:

@@ -12,6 +12,8 @@ from .errors import _Locator
 
 LabelWords = Union[None, Sequence[str], Mapping[Any, str]]
 _INTEGER = re.compile(r"[+-]?\d+\Z")
+#: longer integer strings are refused as labels (Python refuses to convert > 4,300 digits anyway)
+MAX_INTEGER_DIGITS = 1000
 
 
 def _raw_label(value: Any, row: int, column: str, locator: _Locator) -> Union[int, str]:
@@ -23,6 +25,9 @@ def _raw_label(value: Any, row: int, column: str, locator: _Locator) -> Union[in
         value = value.strip()
         if not value:
             raise locator.error("the label is empty", row, column)
+        if len(value) > MAX_INTEGER_DIGITS and _INTEGER.match(value):
+            raise locator.error(f"the label is an integer of {len(value)} digits; a label id or value has at most "
+                                f"{MAX_INTEGER_DIGITS}", row, column)
     return value
 
 

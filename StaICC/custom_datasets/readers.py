@@ -69,6 +69,10 @@ def _jsonl_records(path: str, text: str, locator: _Locator) -> Iterator[Tuple[in
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise locator.error(f"malformed JSON ({exc.msg} at character {exc.colno})", number) from None
+        except RecursionError:
+            raise locator.error("JSON nested too deeply", number) from None
+        except ValueError as exc:  # e.g. an integer of thousands of digits, which Python refuses to read
+            raise locator.error(f"a value cannot be read ({str(exc).splitlines()[0]})", number) from None
         if not isinstance(record, dict):
             raise locator.error(f"expected a JSON object, got {type(record).__name__}", number)
         yield number, record

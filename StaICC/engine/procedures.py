@@ -63,6 +63,10 @@ class SensitivityProcedure(Procedure):
         return {"sensitivity": pass_results[-1]}
 
 
+#: the most label-noise rates GLER accepts: far more than a regression needs, far less than memory allows
+MAX_INTERPOLATIONS = 1000
+
+
 class LabelNoiseProcedure(Procedure):
     """GLER: passes at label-noise rates 0 .. 1, then a regression of each metric on x.
 
@@ -78,6 +82,9 @@ class LabelNoiseProcedure(Procedure):
     def __init__(self, interpolations: int = GLER_INTERPOLATIONS, abscissae: str = "standard") -> None:
         if isinstance(interpolations, bool) or not isinstance(interpolations, int) or interpolations < 2:
             raise ValueError(f"The sensitivity test should be larger than 1: interpolations = {interpolations!r}")
+        if interpolations > MAX_INTERPOLATIONS:  # refused up front: each one is a pass over every query
+            raise ValueError(f"interpolations must be at most {MAX_INTERPOLATIONS} (each is a full pass over every "
+                             f"query; the standard uses {GLER_INTERPOLATIONS}), got {interpolations}")
         self.interpolations = interpolations
         self.abscissae = check_choice(abscissae, "abscissae", ("standard", "correctness"))
 

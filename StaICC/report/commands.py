@@ -146,8 +146,8 @@ def _labels(paths: List[str]) -> List[str]:
 
 def _emit(text: str, output: Optional[str]) -> None:
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text if text.endswith("\n") else text + "\n")
+        from ..results.safe_files import write_text
+        write_text(output, text if text.endswith("\n") else text + "\n")
     else:
         print(text)
 
@@ -167,8 +167,23 @@ def _run(body, args) -> int:
         sys.stderr.write(f"{prog}: error: {exc}\n")
         return 2
     except (ValueError, FileNotFoundError, ImportError) as exc:
-        sys.stderr.write(f"{prog}: error: {exc}\n")
+        sys.stderr.write(f"{prog}: error: {one_line(exc)}\n")
         return 1
+    except OSError as exc:  # a full disk, a folder where a file was asked for, a file that cannot be read
+        where = f" {exc.filename!r}" if exc.filename else ""
+        sys.stderr.write(f"{prog}: error: cannot use{where}: {one_line(exc.strerror or exc)}\n")
+        return 1
+    except (KeyError, IndexError, TypeError, AttributeError, RecursionError, ArithmeticError) as exc:
+        # what a hostile or damaged run file can still reach past the format checks
+        sys.stderr.write(f"{prog}: error: a run file holds content StaICC cannot use "
+                         f"({type(exc).__name__}: {one_line(exc)}); check {', '.join(map(str, args.runs))}\n")
+        return 1
+
+
+def one_line(value: Any) -> str:
+    """An error's text on one line, control characters escaped (it may quote a file's content)."""
+    from .tables import terminal_escape
+    return terminal_escape(str(value))[:2000]
 
 
 def compare_command(args) -> int:
@@ -219,9 +234,11 @@ def _report(args) -> int:
     if args.html:
         from .html import build_report
         figures_dir = args.figures_dir or os.path.splitext(args.html)[0] + "_figures"
-        page, written = build_report(runs, estimates, comparisons, figures_dir=figures_dir)
-        with open(args.html, "w", encoding="utf-8") as fh:
-            fh.write(page)
+        from ..results.safe_files import staged_directory, write_text
+        with staged_directory(figures_dir) as staging:  # a killed report never mixes old and new figures
+            page, written = build_report(runs, estimates, comparisons, figures_dir=staging)
+        written = [os.path.join(figures_dir, os.path.relpath(path, staging)) for path in written]
+        write_text(args.html, page)
         print(f"wrote {args.html} and {len(written)} figure files in {figures_dir}")
         return 0
     if args.format == "json":

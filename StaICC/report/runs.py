@@ -12,6 +12,13 @@ from typing import Any, Dict, List, Optional, Tuple
 
 RESULTS_FORMAT = "staicc-results/1"
 RESULTS_FILE = "results.json"
+#: the largest records file read (bytes; records are held in memory, about 5x their file size; a full
+#: standard suite writes a few tens of MB):
+#: ``load_run(..., max_samples_bytes=...)`` or the environment variable STAICC_MAX_SAMPLES_BYTES
+MAX_SAMPLES_BYTES = 256 << 20
+#: the largest results.json and the longest records line read (a record is a few hundred bytes)
+MAX_RESULTS_BYTES = 256 << 20
+MAX_LINE_BYTES = 1 << 20
 
 #: Triplet_bias's parts and the benchmark name their records carry
 TRIPLET_PARTS = {"contextual": "Contextual_bias", "domain": "Domain_bias", "post": "Post_bias"}
@@ -86,13 +93,21 @@ def _fail(where: str, message: str) -> RunFormatError:
     return RunFormatError(f"{where}: {message}")
 
 
-def load_run(path: str, label: Optional[str] = None, *, records: bool = True) -> Run:
+def load_run(path: str, label: Optional[str] = None, *, records: bool = True,
+             max_samples_bytes: Optional[int] = None) -> Run:
     """Load a run directory (or its ``results.json``) and, if present, its records.
 
     ``label`` names the run in tables (default: the directory name).  With
     ``records=False`` the records file is not read (tables of recorded numbers only).
+    A records file larger than ``max_samples_bytes`` (default :data:`MAX_SAMPLES_BYTES`)
+    is refused before it is read.
     """
     results_path = _results_path(os.fspath(path))
+    if not os.path.isfile(results_path):
+        raise _fail(results_path, "is not a regular file")
+    if os.path.getsize(results_path) > MAX_RESULTS_BYTES:
+        raise _fail(results_path, f"is {os.path.getsize(results_path)} bytes, over the {MAX_RESULTS_BYTES}-byte "
+                                  "limit of a results file")
     try:
         with open(results_path, encoding="utf-8") as fh:
             document = json.load(fh)
@@ -100,6 +115,10 @@ def load_run(path: str, label: Optional[str] = None, *, records: bool = True) ->
         raise _fail(results_path, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except UnicodeDecodeError as exc:
         raise _fail(results_path, f"not UTF-8 text ({exc})") from None
+    except RecursionError:
+        raise _fail(results_path, "nested too deeply to be a results file") from None
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        raise _fail(results_path, f"holds a value that cannot be read ({str(exc).splitlines()[0]})") from None
     if not isinstance(document, dict):
         raise _fail(results_path, f"expected a JSON object, found {type(document).__name__}")
     if document.get("format") != RESULTS_FORMAT:
@@ -133,7 +152,7 @@ def load_run(path: str, label: Optional[str] = None, *, records: bool = True) ->
             raise FileNotFoundError(f"{results_path} names the records file {samples!r}, which does not exist "
                                     f"at {samples_path}")
         run.samples_path = samples_path
-        _read_records(samples_path, run)
+        _read_records(samples_path, run, _samples_limit(max_samples_bytes))
     return run
 
 
@@ -146,22 +165,60 @@ def _checked_results(results: Any, path: str, at: str) -> Dict[str, Any]:
     return results
 
 
-def _read_records(samples_path: str, run: Run) -> None:
-    with open(samples_path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{samples_path}, line {number}"
+def _samples_limit(given: Optional[int]) -> int:
+    if given is not None:
+        return given
+    text = os.environ.get("STAICC_MAX_SAMPLES_BYTES", "")
+    if text.strip().isdigit():
+        return int(text)
+    if text.strip():
+        raise ValueError(f"STAICC_MAX_SAMPLES_BYTES must be a number of bytes, got {text!r}")
+    return MAX_SAMPLES_BYTES
+
+
+def _lines(samples_path: str, limit: int):
+    """(number, line) of the records file, streamed; refused whole when over ``limit`` bytes."""
+    size = os.path.getsize(samples_path)
+    if size > limit:
+        raise _fail(samples_path, f"is {size} bytes, over the {limit}-byte limit for a records file; raise it "
+                                  "with STAICC_MAX_SAMPLES_BYTES if the file is genuine")
+    with open(samples_path, "rb") as fh:
+        number = 0
+        while True:
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise _fail(f"{samples_path}, line {number}", f"is longer than {MAX_LINE_BYTES} bytes; a record "
+                                                              "is one short JSON object")
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise _fail(where, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
-            _check_record(record, where)
-            part = run.parts.get(record["benchmark"])
-            if part is None:
-                raise _fail(where, f"benchmark {record['benchmark']!r} is not in results.json "
-                                   f"(it has {', '.join(run.parts)})")
-            part.records.setdefault(record["dataset"], []).append(record)
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _fail(f"{samples_path}, line {number}", f"not UTF-8 text ({exc.reason})") from None
+
+
+def _read_records(samples_path: str, run: Run, limit: int = MAX_SAMPLES_BYTES) -> None:
+    if not os.path.isfile(samples_path):
+        raise _fail(samples_path, "is not a regular file")
+    for number, line in _lines(samples_path, limit):
+        if not line.strip():
+            continue
+        where = f"{samples_path}, line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise _fail(where, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+        except RecursionError:
+            raise _fail(where, "nested too deeply to be a record") from None
+        except ValueError as exc:  # e.g. a 5,000-digit label: Python refuses to read the integer
+            raise _fail(where, f"holds a value that cannot be read ({str(exc).splitlines()[0]})") from None
+        _check_record(record, where)
+        part = run.parts.get(record["benchmark"])
+        if part is None:
+            raise _fail(where, f"benchmark {record['benchmark']!r} is not in results.json "
+                               f"(it has {', '.join(run.parts)})")
+        part.records.setdefault(record["dataset"], []).append(record)
     for part in run.parts.values():
         for dataset, recs in part.records.items():
             recs.sort(key=lambda r: r["query_index"])

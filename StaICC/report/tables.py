@@ -49,9 +49,10 @@ def format_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
             columns.append(c)
     rows = [r + [""] * (len(columns) + 1 - len(r)) for r in rows]
     rows.append(["Averaged"] + [_format_value(averaged.get(c, "")) for c in columns])
-    header = ["dataset"] + columns
+    header = [terminal_escape(h) for h in ["dataset"] + columns]
+    rows = [[terminal_escape(v) for v in r] for r in rows]
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-    lines = [title] if title else []
+    lines = [terminal_escape(title)] if title else []
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     lines.append("  ".join("-" * w for w in widths))
     for r in rows:
@@ -118,20 +119,22 @@ def format_p(p: Optional[float]) -> str:
 
 
 def _cell_text(cell: Any, ci: Optional[str], fmt: str) -> str:
+    """A cell as ``fmt`` prints it: every piece of data escaped for that format, then the
+    format's own markup (``$\\pm$``, ``*``) added around it."""
+    esc = ESCAPES.get(fmt, _no_escape)
     if not isinstance(cell, Cell):
-        return format_number(cell) if not isinstance(cell, str) else cell
+        return esc(format_number(cell) if not isinstance(cell, str) else cell)
     if cell.kind == "p":
         text = format_p(cell.value)
-        if fmt == "latex" and text.startswith("<"):
-            text = "$<$" + text[1:]
+        text = "$<$" + esc(text[1:]) if fmt == "latex" and text.startswith("<") else esc(text)
     else:
-        text = format_number(cell.value)
+        text = esc(format_number(cell.value))
         if ci and cell.low is not None and not isinstance(cell.value, list):
             if ci == "pm":
                 half = (cell.high - cell.low) / 2
-                text += (r" $\pm$ " if fmt == "latex" else " ± ") + format_number(half)
+                text += (r" $\pm$ " if fmt == "latex" else " ± ") + esc(format_number(half))
             else:
-                text += f" [{format_number(cell.low)}, {format_number(cell.high)}]"
+                text += f" [{esc(format_number(cell.low))}, {esc(format_number(cell.high))}]"
     if cell.mark:
         text += r"$^{*}$" if fmt == "latex" else "*"
     return text
@@ -142,48 +145,99 @@ _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$"
 
 
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+    """``text`` as literal LaTeX: specials escaped, line breaks and control characters as spaces
+    (a run directory named ``\\input{...}`` must print, not run)."""
+    return "".join(_LATEX_SPECIALS.get(ch, " " if _is_control(ch) else ch) for ch in str(text))
+
+
+# Unicode controls a terminal or an editor acts on: C0 and C1 controls, DEL, and the
+# bidirectional overrides and isolates that reorder what is shown
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _is_control(ch: str) -> bool:
+    code = ord(ch)
+    return code < 0x20 or 0x7F <= code < 0xA0 or ch in _BIDI or code in (0x2028, 0x2029)
+
+
+def terminal_escape(text: Any) -> str:
+    """``text`` with every control character written as a visible escape (``\\x1b``): a value
+    read from a file must not move the cursor, recolour or retitle the user's terminal."""
+    text = str(text)
+    if not any(_is_control(ch) for ch in text):
+        return text
+    return "".join(ascii(ch)[1:-1] if _is_control(ch) else ch for ch in text)
+
+
+_MARKDOWN_SPECIALS = {"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]",
+                      "<": "&lt;", ">": "&gt;", "&": "&amp;", "#": "\\#", "!": "\\!"}
+
+
+def markdown_escape(text: Any) -> str:
+    """``text`` as literal Markdown table content: no HTML (``<script>``), no links, no
+    emphasis, no cell breaks; line breaks become spaces."""
+    return "".join(_MARKDOWN_SPECIALS.get(ch, " " if _is_control(ch) else ch) for ch in str(text))
+
+
+#: characters that make a spreadsheet read a cell as a formula (or as a command in old DDE)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def csv_text(text: Any) -> str:
+    """A text cell for CSV: one that a spreadsheet would read as a formula gets a leading
+    apostrophe (``'=HYPERLINK(...)``); numbers are written by the caller, unprefixed."""
+    text = str(text)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def _no_escape(text: str) -> str:
+    return text
+
+
+#: the escaping of text pieces in each table format
+ESCAPES = {"latex": latex_escape, "md": markdown_escape, "table": terminal_escape}
 
 
 def render_text(table: Table, ci: Optional[str] = "interval") -> str:
     """The terminal table: rich when installed, else tabulate, else a plain aligned table."""
-    header = table.columns
+    header = [terminal_escape(c) for c in table.columns]
+    title = terminal_escape(table.title) if table.title else table.title
     body = [[_cell_text(c, ci, "table") for c in row] for row in table.rows]
     try:
         import rich.console  # noqa: F401  (optional: the "rich" extra)
+        import rich.markup
         import rich.table
         import io
-        grid = rich.table.Table(title=table.title, show_lines=False)
+        grid = rich.table.Table(title=rich.markup.escape(title) if title else title, show_lines=False)
         for column in header:
-            grid.add_column(column, no_wrap=True)
+            grid.add_column(rich.markup.escape(column), no_wrap=True)
         for row in body:
-            grid.add_row(*row)
+            grid.add_row(*(rich.markup.escape(cell) for cell in row))
         buffer = io.StringIO()
         width = sum(max(len(r[i]) for r in body + [header]) + 3 for i in range(len(header))) + 4
-        rich.console.Console(file=buffer, width=max(width, len(table.title or "")), color_system=None).print(grid)
+        rich.console.Console(file=buffer, width=max(width, len(title or "")), color_system=None).print(grid)
         text = buffer.getvalue().rstrip("\n")
     except ImportError:
         try:
             import tabulate
-            text = (table.title + "\n" if table.title else "") + tabulate.tabulate(body, headers=header)
+            text = (title + "\n" if title else "") + tabulate.tabulate(body, headers=header)
         except ImportError:
             widths = [max(len(r[i]) for r in body + [header]) for i in range(len(header))]
-            lines = [table.title] if table.title else []
+            lines = [title] if title else []
             lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
             lines.append("  ".join("-" * w for w in widths))
             lines.extend("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body)
             text = "\n".join(lines)
-    return text + "".join("\n" + note for note in table.notes)
+    return text + "".join("\n" + terminal_escape(note) for note in table.notes)
 
 
 def render_markdown(table: Table, ci: Optional[str] = "interval") -> str:
-    def esc(text: str) -> str:
-        return text.replace("|", r"\|")
+    esc = markdown_escape
     lines = [f"**{esc(table.title)}**", ""] if table.title else []
     lines.append("| " + " | ".join(esc(c) for c in table.columns) + " |")
     lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(table.columns))) + "|")
     for row in table.rows:
-        lines.append("| " + " | ".join(esc(_cell_text(c, ci, "md")) for c in row) + " |")
+        lines.append("| " + " | ".join(_cell_text(c, ci, "md") for c in row) + " |")
     lines.extend([""] + [esc(n) for n in table.notes] if table.notes else [])
     return "\n".join(lines)
 
@@ -199,7 +253,7 @@ def render_latex(table: Table, ci: Optional[str] = "interval") -> str:
     for row in table.rows:
         if row and row[0] == "Averaged":
             lines.append(r"\midrule")
-        cells = [latex_escape(c) if isinstance(c, str) else _cell_text(c, ci, "latex") for c in row]
+        cells = [_cell_text(c, ci, "latex") for c in row]
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     for note in table.notes:
@@ -220,9 +274,9 @@ def render_csv(tables: List[Table]) -> str:
             header.append(name)
             if any(isinstance(c, Cell) and c.low is not None for c in column):
                 header += [f"{name} low", f"{name} high"]
-        writer.writerow(header)
+        writer.writerow([csv_text(h) for h in header])
         for row in table.rows:
-            out = [table.title]
+            out = [csv_text(table.title)]
             for i, cell in enumerate(row):
                 out.append(_csv_value(cell.value if isinstance(cell, Cell) else cell))
                 if len(out) < len(header) and header[len(out)].endswith(" low"):
@@ -239,7 +293,9 @@ def _csv_value(value: Any) -> str:
         return repr(value)
     if isinstance(value, list):
         return " ".join(_csv_value(v) for v in value)
-    return str(value)
+    if isinstance(value, (int, bool)):
+        return str(value)
+    return csv_text(value)
 
 
 def render(tables: List[Table], fmt: str, ci: Optional[str] = "interval") -> str:

@@ -1,8 +1,10 @@
 """What produced a result: model, code, data, environment, command and time, in strict JSON.
 
 Secrets never enter provenance: model arguments whose name says key, token, secret or
-password are replaced by ``"<redacted>"`` (the openai backend reads its key from an
-environment variable and records only the variable's name).
+password are replaced by ``"<redacted>"``, URLs lose their user info and secret query
+values, and the recorded command line is cleaned the same way (the rules live in
+:mod:`StaICC.backends.secrets`; the openai backend reads its key from an environment
+variable and records only the variable's name).
 """
 import datetime
 import hashlib
@@ -13,20 +15,14 @@ import subprocess
 import sys
 from typing import Any, Dict, List, Optional
 
-SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
-REDACTED = "<redacted>"
+from ..backends.secrets import REDACTED, SECRET_WORDS, redact_arguments, redact_command, redact_text  # noqa: F401
 #: packages whose versions are recorded when the run loaded them
 RECORDED_PACKAGES = ("torch", "transformers", "tokenizers", "vllm", "numpy", "accelerate")
 
 
 def redact(arguments: Dict[str, Any]) -> Dict[str, Any]:
     """Model arguments with every secret-looking value replaced (``api_key_env`` names a variable: kept)."""
-    clean = {}
-    for name, value in arguments.items():
-        lowered = name.lower()
-        secret = any(word in lowered for word in SECRET_WORDS) and not lowered.endswith("_env")
-        clean[name] = REDACTED if secret else value
-    return clean
+    return redact_arguments(arguments)
 
 
 def utc_now() -> str:
@@ -83,13 +79,14 @@ def data_manifest_sha256() -> str:
 def collect(backend: Any, arguments: Dict[str, Any], started: str, seconds: float,
             command: Optional[List[str]] = None) -> Dict[str, Any]:
     from ..version import __version__
+    identity = {name: redact_text(value) for name, value in backend.identity().items()}
     return {"model": {"backend": getattr(backend, "name", "function"), "arguments": redact(arguments),
-                      "identity": backend.identity(), "fingerprint": backend.fingerprint()},
+                      "identity": identity, "fingerprint": backend.fingerprint()},
             "staicc_version": __version__, "git_commit": git_commit(),
             "python": f"{platform.python_implementation()} {platform.python_version()}",
             "platform": platform.platform(), "packages": package_versions(), "device": device_description(backend),
             "data_manifest_sha256": data_manifest_sha256(),
-            "command": list(command) if command is not None else list(sys.argv),
+            "command": redact_command(command if command is not None else sys.argv),
             "started": started, "finished": utc_now(), "seconds": round(seconds, 3)}
 
 

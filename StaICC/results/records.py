@@ -72,12 +72,18 @@ class Records(Sequence):
 
 
 def write_samples(records: Iterable[Dict[str, Any]], path: str) -> int:
-    """Write records as JSON Lines (strict JSON: non-finite numbers as null); returns the count."""
+    """Write records as JSON Lines to ``path`` (atomically, see :mod:`.safe_files`); returns the count."""
+    from .safe_files import atomic_writer
+    with atomic_writer(path) as fh:
+        return write_records(records, fh)
+
+
+def write_records(records: Iterable[Dict[str, Any]], fh: Any) -> int:
+    """Write records as JSON Lines (strict JSON: non-finite numbers as null) to an open file."""
     from .provenance import strict_json_value
     count = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(json.dumps(strict_json_value(record, [], ""), ensure_ascii=False, allow_nan=False))
-            fh.write("\n")
-            count += 1
+    for record in records:
+        fh.write(json.dumps(strict_json_value(record, [], ""), ensure_ascii=False, allow_nan=False))
+        fh.write("\n")
+        count += 1
     return count

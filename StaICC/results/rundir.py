@@ -1,14 +1,17 @@
 """Run directories: ``results.json`` (results, metadata, provenance) and ``samples.jsonl`` (records).
 
 The format is documented in ``docs/architecture.md``.  Files are written whole to a
-temporary name and renamed, so a reader never sees half a file.
+unique temporary name and renamed (:mod:`.safe_files`), so a reader never sees half a
+file, a full disk leaves the previous files as they were, and a link planted in a
+shared output directory is replaced, never followed.
 """
 import json
 import os
 from typing import Any, Dict, Optional
 
 from .provenance import strict_json_value
-from .records import write_samples
+from .records import write_records
+from .safe_files import atomic_writer, check_directory
 
 RESULTS_FORMAT = "staicc-results/1"
 RESULTS_FILE = "results.json"
@@ -18,11 +21,7 @@ SAMPLES_FILE = "samples.jsonl"
 def check_output_dir(directory: str) -> None:
     """Create ``directory`` if needed and make sure files can be written there — before any inference."""
     try:
-        os.makedirs(directory, exist_ok=True)
-        probe = os.path.join(directory, ".staicc-write-test")
-        with open(probe, "w", encoding="utf-8") as fh:
-            fh.write("")
-        os.remove(probe)
+        check_directory(directory)
     except OSError as exc:
         raise ValueError(f"cannot write to the output directory {directory!r}: {exc.strerror or exc}") from None
 
@@ -44,15 +43,12 @@ def write_run_dir(directory: str, results: Dict[str, Any], provenance: Dict[str,
     samples = None
     if log_samples:
         samples = SAMPLES_FILE
-        tmp = os.path.join(directory, SAMPLES_FILE + ".tmp")
-        write_samples(_all_records(results), tmp)
-        os.replace(tmp, os.path.join(directory, SAMPLES_FILE))
+        with atomic_writer(os.path.join(directory, SAMPLES_FILE)) as fh:
+            write_records(_all_records(results), fh)
     document = results_document(results, provenance, samples)
-    tmp = os.path.join(directory, RESULTS_FILE + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_writer(os.path.join(directory, RESULTS_FILE)) as fh:
         json.dump(document, fh, indent=1, ensure_ascii=False, allow_nan=False)
         fh.write("\n")
-    os.replace(tmp, os.path.join(directory, RESULTS_FILE))
     return document
 
 

@@ -96,6 +96,9 @@ class single_experimentor(OriginalAccessors):
 
     def use_retriever(self, retriever) -> None:
         """Choose demonstrations with a retriever (see :mod:`StaICC.retrieval`); non-standard."""
+        if not callable(getattr(retriever, "build_sampler", None)) or not callable(getattr(retriever, "describe", None)):
+            raise TypeError("use_retriever expects a retriever (an object with build_sampler() and describe(), e.g. "
+                            f"StaICC.retrieval.retriever_from_name('bm25')), got {type(retriever).__name__}")
         rows = retriever.build_sampler(self.demonstration_set(), self.test_set(), self.k)
         self.set_demonstration_sampler(rows, allow_variable_length=True, description=retriever.describe())
 

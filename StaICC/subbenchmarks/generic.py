@@ -279,7 +279,7 @@ class SubBenchmark:
                       if e.non_standard_settings()}
         for dataset in self._datasets:
             if not dataset.standard:
-                departures.setdefault(dataset.name, []).append("custom dataset")
+                departures.setdefault(dataset.name, []).extend(getattr(dataset, "departures", None) or ["custom dataset"])
         models = {}
         for experimentor, (backend, _given) in zip(self._experimentors, pairs):
             identity = backend.identity() if backend is not None else {"backend": "preentered"}

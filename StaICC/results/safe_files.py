@@ -1,0 +1,119 @@
+"""Writing files by name in directories other people can write to, safely.
+
+Every file StaICC writes by name (``results.json``, ``samples.jsonl``, ``--json``,
+``report -o``, ``--html``, figures) goes through this module, because a plain
+``open(path, "w")`` follows a symbolic link someone placed at that name (truncating a
+file elsewhere), a fixed temporary name (``results.json.tmp``) can be such a link, and
+a half-written file is left when the disk fills or the process dies.  Here:
+
+* the content goes to a *unique* temporary file created with ``O_CREAT | O_EXCL``
+  (:func:`tempfile.mkstemp`: never an existing file, never through a link) in the
+  target's directory, and is flushed and synced;
+* the finished file then replaces the target with :func:`os.replace`, which replaces a
+  link at that name rather than following it: a reader sees the old file or the new
+  one, never half of one;
+* on any error (a full disk, a killed write) the temporary file is removed and the
+  target is left as it was;
+* a folder of files (figures) is written into a fresh temporary folder and swapped in
+  whole (:func:`staged_directory`), so a killed report never leaves old and new files mixed.
+
+The target's permissions follow the umask, as ``open`` would give them.
+"""
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from typing import IO, Iterator
+
+_PREFIX = ".staicc-"
+
+
+def _umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def check_directory(directory: str) -> None:
+    """Create ``directory`` if needed and prove a file can be written there (OSError otherwise).
+
+    The probe is a unique ``O_EXCL`` file, so a link planted at a fixed probe name
+    cannot redirect it.
+    """
+    os.makedirs(directory, exist_ok=True)
+    if not os.path.isdir(directory):
+        raise NotADirectoryError(f"{directory!r} is not a directory")
+    handle, probe = tempfile.mkstemp(prefix=_PREFIX + "write-test-", dir=directory)
+    os.close(handle)
+    os.remove(probe)
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str, *, binary: bool = False) -> Iterator[IO]:
+    """A file handle whose content replaces ``path`` when the block ends without error."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise IsADirectoryError(f"{path!r} is a directory; give a file name")
+    handle, temporary = tempfile.mkstemp(prefix=_PREFIX + os.path.basename(path) + ".", suffix=".tmp",
+                                         dir=directory)
+    try:
+        if hasattr(os, "fchmod"):  # mkstemp makes it private; the result is an ordinary file
+            os.fchmod(handle, _umask_mode())
+        with (os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8", newline="\n")) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        raise
+
+
+def write_text(path: str, text: str) -> None:
+    """``text`` (UTF-8) as the new content of ``path``, atomically (see the module docstring)."""
+    with atomic_writer(path) as fh:
+        fh.write(text)
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    with atomic_writer(path, binary=True) as fh:
+        fh.write(data)
+
+
+@contextlib.contextmanager
+def staged_directory(directory: str) -> Iterator[str]:
+    """A fresh temporary folder that replaces ``directory`` whole when the block succeeds.
+
+    The old folder (if any) is moved aside first and removed after the swap; a folder
+    that is a link, or a plain file at that name, is refused rather than followed.
+    """
+    directory = os.path.abspath(os.fspath(directory))
+    if os.path.islink(directory):
+        raise OSError(f"{directory!r} is a symbolic link; give a real folder for the figures")
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise NotADirectoryError(f"{directory!r} exists and is not a folder")
+    parent = os.path.dirname(directory)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=_PREFIX + os.path.basename(directory) + ".", dir=parent)
+    try:
+        yield staging
+        os.chmod(staging, _dir_mode())  # mkdtemp makes it private; the figures folder is an ordinary one
+        old = None
+        if os.path.isdir(directory):
+            old = tempfile.mkdtemp(prefix=_PREFIX + "old-", dir=parent)
+            os.replace(directory, os.path.join(old, "previous"))
+        os.replace(staging, directory)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _dir_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return stat.S_IMODE(0o777 & ~mask)

@@ -1,0 +1,145 @@
+"""Reading a task file: TOML, JSON, YAML or a Python asset, into a mapping, its hooks and its SHA-256.
+
+TOML is read with the standard library's ``tomllib`` (Python 3.11+) or the ``tomli``
+package (the ``tasks`` extra on 3.9 and 3.10); YAML needs PyYAML (the same extra).  A
+Python asset is the user's own code, named by the user: it is imported from its path
+with :mod:`importlib` (it runs, as any script the user starts would), and it may define
+
+* ``config()`` -> the same keys as a data file (required);
+* ``metadata()`` -> free information kept in provenance;
+* ``post_process(text) -> label index | None``: maps a generated answer to a label;
+* ``score(predictions, references) -> dict``: an evaluator over label words, whose
+  numbers are reported beside Normal's metrics;
+* ``messages(request) -> list of chat messages``: the chat turns of a generative backend.
+"""
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from .errors import TaskError
+
+#: file endings, by format
+FORMATS = {".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".py": "python"}
+#: the functions a Python asset may define besides ``config``
+HOOKS = ("metadata", "post_process", "score", "messages")
+
+
+@dataclass(frozen=True)
+class TaskSource:
+    """A read task file: its mapping, its hooks (Python assets), where it lies and its bytes' SHA-256."""
+
+    path: str
+    format: str
+    mapping: Any
+    sha256: str
+    hooks: Dict[str, Callable] = field(default_factory=dict)
+
+    @property
+    def directory(self) -> str:
+        return os.path.dirname(os.path.abspath(self.path))
+
+
+def read_task_file(path: str) -> TaskSource:
+    """The task file at ``path``, parsed; a missing file, a bad ending or a syntax error is a TaskError."""
+    ending = os.path.splitext(path)[1].lower()
+    if ending not in FORMATS:
+        raise TaskError(f"unknown task file ending {ending or '(none)'!r}; expected one of "
+                        f"{', '.join(sorted(FORMATS))}", path=path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise TaskError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+    digest = hashlib.sha256(data).hexdigest()
+    kind = FORMATS[ending]
+    if kind == "python":
+        mapping, hooks = _python_asset(path)
+        return TaskSource(path, kind, mapping, digest, hooks)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"not valid UTF-8 (byte {exc.start})", path=path) from None
+    return TaskSource(path, kind, _parse_text(text, kind, path), digest)
+
+
+def _parse_text(text: str, kind: str, path: str) -> Any:
+    if kind == "json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TaskError(f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", path=path) from None
+    if kind == "toml":
+        toml = _toml_module()
+        try:
+            return toml.loads(text)
+        except toml.TOMLDecodeError as exc:
+            raise TaskError(f"malformed TOML: {str(exc).splitlines()[0]}", path=path) from None
+    from ..extras import require
+    yaml = require("yaml", "reading a YAML task file")
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        raise TaskError(f"malformed YAML: {getattr(exc, 'problem', None) or exc}{at}", path=path) from None
+
+
+def _toml_module(version: Tuple[int, ...] = tuple(sys.version_info)) -> Any:
+    """``tomllib`` on Python 3.11+, else ``tomli`` (the ``tasks`` extra)."""
+    if version >= (3, 11):
+        import tomllib
+        return tomllib
+    from ..extras import require
+    return require("tomli", "reading a TOML task file on Python < 3.11")
+
+
+def _python_asset(path: str) -> tuple:
+    """Import the asset from its path (the user's code) and read ``config()`` and its hooks."""
+    stem = "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
+    name = f"staicc_task_{stem}_{hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise TaskError("cannot import this file as a Python module", path=path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an import would: code that looks its module up (dataclasses) finds it
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the user's code: any error it raises is reported, one line
+        del sys.modules[name]
+        raise TaskError(f"importing the asset raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                        path=path) from None
+    if "prompt" in vars(module):
+        raise TaskError("StaICC writes every prompt from the template keys, so that the diagnoses can vary "
+                        "them; replace prompt() by config()'s template table", path=path, key="prompt")
+    if not callable(getattr(module, "config", None)):
+        raise TaskError("a Python asset must define config() returning the task's keys", path=path, key="config")
+    hooks = {}
+    for hook in HOOKS:
+        value = getattr(module, hook, None)
+        if value is not None:
+            if not callable(value):
+                raise TaskError(f"expected a function, got {type(value).__name__}", path=path, key=hook)
+            hooks[hook] = value
+    return _call(module.config, "config", path), hooks
+
+
+def _call(function: Callable, name: str, path: str) -> Any:
+    try:
+        return function()
+    except Exception as exc:  # the user's code
+        raise TaskError(f"{name}() raised {type(exc).__name__}: {exc}", path=path, key=name) from None
+
+
+def asset_metadata(source: TaskSource) -> Optional[Dict[str, Any]]:
+    """The asset's ``metadata()`` (a dict), or None."""
+    hook = source.hooks.get("metadata")
+    if hook is None:
+        return None
+    value = _call(hook, "metadata", source.path)
+    if not isinstance(value, dict):
+        raise TaskError(f"metadata() must return a dict, got {type(value).__name__}", path=source.path, key="metadata")
+    return value

@@ -1,0 +1,104 @@
+"""Finding tasks by name: the ten standard datasets, task files in include folders, and paths.
+
+``--tasks TREC`` is the standard dataset's own task; ``--tasks my_reviews`` is the file
+``my_reviews.toml`` (or ``.json``, ``.yaml``, ``.yml``, ``.py``) in a folder given with
+``--include-path``; anything that names an existing file is that file.  Listing reads
+no Python asset (that would run its code): a data file shows its ``name`` key.
+"""
+import hashlib
+import os
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+from .errors import nearest
+from .files import FORMATS, TaskSource, _parse_text, read_task_file
+from .show import standard_task_mapping, to_toml
+from .task import Task, checked_config, resolve_task, task_from_source
+
+
+def standard_source(name: str) -> TaskSource:
+    """A standard dataset as a task source: the mapping ``tasks show`` prints, hashed as that text."""
+    mapping = standard_task_mapping(name)
+    text = to_toml(mapping)
+    return TaskSource(f"<standard {mapping['name']}>", "standard", mapping,
+                      hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
+def standard_task(name: str) -> Task:
+    return task_from_source(standard_source(name))
+
+
+def included_files(include_paths: Sequence[str]) -> List[Tuple[str, str]]:
+    """(stem, path) of every task file in the include folders, in folder then name order."""
+    found = []
+    for folder in include_paths:
+        if not os.path.isdir(folder):
+            raise ValueError(f"--include-path {folder!r} is not a folder")
+        for entry in sorted(os.listdir(folder)):
+            stem, ending = os.path.splitext(entry)
+            if ending.lower() in FORMATS and not entry.startswith((".", "_")):
+                found.append((stem, os.path.join(folder, entry)))
+    return found
+
+
+def find_source(spec: str, include_paths: Sequence[str] = ()) -> TaskSource:
+    """The task file ``spec`` names, read: a file path, a standard dataset, or a task in an include folder."""
+    from ..datasets import standard_dataset_aliases, standard_dataset_names
+    if os.path.isfile(spec) or os.path.splitext(spec)[1].lower() in FORMATS:
+        return read_task_file(spec)
+    if spec in standard_dataset_aliases():
+        return standard_source(spec)
+    matches = [path for stem, path in included_files(include_paths) if stem == spec]
+    if not matches:  # a data file's own name key, as lm-eval finds a task by its `task:` key
+        matches = [path for _, path in included_files(include_paths) if _declared_name(path) == spec]
+    if len(matches) > 1:
+        raise ValueError(f"task {spec!r} is defined by several files: {', '.join(matches)}")
+    if matches:
+        return read_task_file(matches[0])
+    known = list(standard_dataset_names()) + [stem for stem, _ in included_files(include_paths)]
+    raise ValueError(f"unknown task {spec!r}: not a file, a standard dataset, or a task file in --include-path"
+                     + nearest(spec, known).replace("valid keys", "known tasks"))
+
+
+def find_task(spec: str, include_paths: Sequence[str] = ()) -> Task:
+    return task_from_source(find_source(spec, include_paths))
+
+
+def find_tasks(specs: Iterable[str], include_paths: Sequence[str] = ()) -> List[Task]:
+    """Each named task, checked: every file's keys first, then the data (nothing is loaded for a
+    task while another has a wrong key); two tasks that would give results under one name are refused."""
+    sources = [find_source(spec, include_paths) for spec in specs]
+    configs = [checked_config(source) for source in sources]
+    names = [c.name for c in configs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"two tasks are named {twice[0]!r}; results are keyed by task name")
+    return [resolve_task(source, config) for source, config in zip(sources, configs)]
+
+
+def list_tasks(include_paths: Sequence[str] = ()) -> List[Tuple[str, str, str]]:
+    """(name to pass to --tasks, kind, what it is) of every known task."""
+    from ..datasets import dataset_constants, standard_dataset_names
+    rows = [(name, "standard", dataset_constants(name)["task"]) for name in standard_dataset_names()]
+    for stem, path in included_files(include_paths):
+        rows.append((stem, FORMATS[os.path.splitext(path)[1].lower()], _describe(path)))
+    return rows
+
+
+def _declared_name(path: str) -> Optional[str]:
+    """The ``name`` key of a data task file (None for a Python asset, whose code is not run to list it)."""
+    if path.lower().endswith(".py"):
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            mapping = _parse_text(handle.read(), FORMATS[os.path.splitext(path)[1].lower()], path)
+    except (OSError, UnicodeDecodeError, ValueError, ImportError):
+        return None
+    name = mapping.get("name") if isinstance(mapping, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _describe(path: str) -> str:
+    if path.lower().endswith(".py"):
+        return f"{path} (Python asset, read when run)"
+    name = _declared_name(path)
+    return f"{path}" + (f" (name {name!r})" if name else " (no readable name)")

@@ -1,0 +1,104 @@
+"""What tasks change in a run: the sub-benchmarks, k, each dataset's retriever and metrics, the model's defaults.
+
+The suite is built by the standard's own :func:`build_suite` over the tasks' datasets;
+these functions only fill in what the command line left open and set, per dataset, what
+a task asks for.  A setting two tasks disagree on that the suite holds once (the
+sub-benchmarks, k, the backend) is refused rather than silently chosen.
+"""
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ..standard import DEFAULT_K
+from .task import Task
+
+
+def _agreed(tasks: Sequence[Task], values: List[Tuple[Task, Any]], what: str, flag: str) -> Any:
+    given = [(t, v) for t, v in values if v is not None]
+    if not given:
+        return None
+    first_task, first = given[0]
+    for task, value in given[1:]:
+        if value != first:
+            raise ValueError(f"tasks {first_task.name!r} and {task.name!r} set different {what} ({first!r}, {value!r}); "
+                             f"run them separately or give {flag}")
+    return first
+
+
+def run_settings(tasks: Sequence[Task], benchmarks: Optional[str], k: Optional[int]) -> Tuple[Any, int]:
+    """The sub-benchmarks and k of a run: the command's, else the tasks' (which must agree), else the defaults."""
+    if benchmarks is None:
+        chosen = _agreed(tasks, [(t, t.config.run.benchmarks) for t in tasks], "sub-benchmarks", "--benchmarks")
+        benchmarks = ",".join(chosen) if chosen is not None else "Normal"
+    if k is None:
+        chosen_k = _agreed(tasks, [(t, t.config.run.k) for t in tasks], "k", "--k")
+        k = chosen_k if chosen_k is not None else DEFAULT_K
+    return benchmarks, k
+
+
+def model_choice(tasks: Sequence[Task], model: Optional[str], arguments: Dict[str, Any]) -> Tuple[str, Dict[str, Any]]:
+    """The backend and its arguments: the command's ``--model`` (default: the tasks' backend, else
+    ``reference``); the tasks' model defaults for that backend, overridden by ``--model-args``."""
+    wanted = _agreed(tasks, [(t, t.config.model.backend) for t in tasks], "model backends", "--model")
+    name = model or wanted or "reference"
+    merged: Dict[str, Any] = {}
+    if tasks and (wanted is None or wanted == name):
+        scoring = arguments.get("scoring")
+        defaults = [(t, t.model_defaults(scoring)) for t in tasks]
+        for key in sorted({k for _, d in defaults for k in d}):
+            merged[key] = _agreed(tasks, [(t, d.get(key)) for t, d in defaults], f"model argument {key}",
+                                  "--model-args")
+    merged.update(arguments)
+    return name, merged
+
+
+def apply_retrievers(part: Any, tasks: Sequence[Task]) -> None:
+    """Each task's retriever on its dataset's experimentor (after any rebuild of the experimentors)."""
+    by_name = {t.dataset.name: t for t in tasks}
+    for experimentor in part:
+        task = by_name.get(experimentor.dataset_name)
+        retriever = task.retriever() if task is not None else None
+        if retriever is not None:
+            experimentor.use_retriever(retriever)
+
+
+def apply_metrics(part: Any, tasks: Sequence[Task]) -> None:
+    """Each task's extra metrics and evaluator on its dataset, in Normal (last: a limit resets the metrics)."""
+    if part.benchmark_name != "Normal":
+        return
+    by_name = {t.dataset.name: t for t in tasks}
+    for experimentor in part:
+        task = by_name.get(experimentor.dataset_name)
+        if task is not None:
+            experimentor.metrics.update(task.extra_metrics())
+
+
+def provenance(tasks: Sequence[Task]) -> List[Dict[str, Any]]:
+    return [task.provenance() for task in tasks]
+
+
+def command_settings(specs: Optional[str], include_paths: Sequence[str], benchmarks: Optional[str],
+                     k: Optional[int], model: Optional[str], arguments: Dict[str, Any]) -> Dict[str, Any]:
+    """What ``staicc run`` runs once its tasks are read: tasks, sub-benchmarks, k, backend and model arguments.
+
+    Every task is loaded and checked for the sub-benchmarks and k of the run here, before
+    any model loads; without ``--tasks`` the command's own defaults stand.
+    """
+    from .registry import find_tasks
+    from ..subbenchmarks.suite import resolve_benchmark_names
+    names = [s.strip() for s in specs.split(",") if s.strip()] if specs else []
+    if specs is not None and not names:
+        raise ValueError("--tasks names no task; give NAME or FILE[,...]")
+    tasks = find_tasks(names, include_paths) if names else []
+    benchmarks, k = run_settings(tasks, benchmarks, k)
+    chosen = resolve_benchmark_names(benchmarks)
+    for task in tasks:
+        task.check_for_run(chosen, k)
+    name, merged = model_choice(tasks, model, arguments)
+    return {"tasks": tasks, "benchmarks": benchmarks, "k": k, "model": name, "arguments": merged,
+            "recorded_arguments": recorded_arguments(merged)}
+
+
+def recorded_arguments(arguments: Dict[str, Any]) -> Dict[str, Any]:
+    """Model arguments as provenance can hold them: a task's hook (a function) by its name."""
+    from ..backends.base import function_name
+    return {key: f"<function {function_name(value)}>" if callable(value) else value
+            for key, value in arguments.items()}
