@@ -38,8 +38,7 @@ def _planned(args: argparse.Namespace) -> Tuple[Any, Dict[str, Any]]:
     from ..backends.registry import make_backend, parse_model_args
     from ..scaleout.shards import planned_requests
     from ..subbenchmarks.suite import build_suite, plan_suite
-    if args.model != "openai":
-        raise ArgumentError("staicc batch writes and reads OpenAI Batch-API requests: give --model openai")
+    from ..tasks.runs import command_settings
     if args.limit is not None and args.limit < 1:
         raise ArgumentError(f"--limit must be a positive integer, got {args.limit}")
     options: Dict[str, Any] = {}
@@ -47,8 +46,16 @@ def _planned(args: argparse.Namespace) -> Tuple[Any, Dict[str, Any]]:
         options["retriever"] = as_argument_error(parse_retriever, args.retriever)
     datasets = dataset_specs(args.datasets)
     arguments = as_argument_error(parse_model_args, args.model_args)
+    settings = as_argument_error(command_settings, args.tasks, args.include_path, args.benchmarks, args.k,
+                                 args.model, arguments)
+    args.benchmarks, args.k, args.model, arguments = (settings[key] for key in ("benchmarks", "k", "model", "arguments"))
+    args.task_objects = settings["tasks"]
+    if settings["tasks"]:
+        datasets = (datasets or []) + [task.dataset for task in settings["tasks"]]
+    if args.model != "openai":
+        raise ArgumentError("staicc batch writes and reads OpenAI Batch-API requests: give --model openai")
     with warnings.catch_warnings():
-        if args.retriever or args.limit:
+        if args.retriever or args.limit or settings["tasks"]:
             warnings.simplefilter("ignore", TamperingWarning)
         suite = as_argument_error(_build_suite, build_suite, args, datasets, options)
         backend = as_argument_error(make_backend, args.model, **arguments)
