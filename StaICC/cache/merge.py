@@ -27,7 +27,7 @@ def _entries(cache: PredictionCache) -> Dict[str, Tuple[object, List[Row]]]:
         identity_, entries = found.setdefault(fingerprint, (identity, []))
         if key is None:
             continue
-        if _crc(key, check, value, text, parsed) != crc:
+        if _crc(fingerprint, key, check, value, text, parsed) != crc:
             raise cache._fail(f"is damaged: the entry with key {key.hex()} fails its CRC check; it cannot be merged")
         entries.append((key, check, value, text, parsed, crc))
     return found
