@@ -39,6 +39,11 @@ def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., i
             paths = launchers.run_ray_shards(args.argv, args.cache, launch.options)
         except ValueError as exc:
             raise ArgumentError(str(exc)) from None
+        except Exception as exc:  # a task that failed after its retries: Ray's own error types
+            first = (str(exc) or type(exc).__name__).strip().splitlines()[0]
+            print(f"staicc: error: a Ray shard failed after its retries: {first}; the answers given so far are in "
+                  f"{args.cache}.shard-*; run the same command to resume", file=sys.stderr)
+            return 1
         return _merge_and_summarise(args, paths, run_once, "ray")
     status = run_once(_shard_args(args, launch), launch)
     if launch.kind == "slurm":
