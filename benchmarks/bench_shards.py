@@ -6,7 +6,7 @@
 A random-weight Llama (tokenizer trained on the datasets' texts, nothing downloaded) is
 saved to a temporary directory, unless ``--model-dir`` names one (for example one made by
 ``make_random_model.py`` on a GPU machine).  For N shards, N ``staicc run --shard I/N``
-processes start together (``OMP_NUM_THREADS`` = cores / N each), then ``staicc cache
+processes start together (``OMP_NUM_THREADS=1`` each unless ``--threads``), then ``staicc cache
 merge`` and the final ``staicc run --cache`` (which asks nothing) run.  Printed per N:
 wall time of the shard phase, of merge + final run, total, the speed-up over one shard,
 and the scoring seconds each shard reports (its process start-up excluded).  The last
@@ -54,18 +54,17 @@ def waited(process: subprocess.Popen) -> str:
     return out
 
 
-def sharded(run: list, count: int, work: str, cores: int, unit: str = "query") -> dict:
+def sharded(run: list, count: int, work: str, threads: int, unit: str = "query") -> dict:
     """Wall times of a run split in ``count`` shards; the merged cache path."""
     caches = [os.path.join(work, f"n{count}-shard{i}.sqlite") for i in range(count)]
-    threads = max(1, cores // count)
     started = time.perf_counter()
     processes = [staicc(run + ["--shard", f"{i}/{count}", "--shard-unit", unit, "--cache", caches[i]], threads)
                  for i in range(count)]
     outputs = [waited(p) for p in processes]
     shard_wall = time.perf_counter() - started
     merged = os.path.join(work, f"n{count}.sqlite")
-    waited(staicc(["cache", "merge", merged, *caches], cores))
-    final = waited(staicc(run + ["--cache", merged], cores))
+    waited(staicc(["cache", "merge", merged, *caches], threads))
+    final = waited(staicc(run + ["--cache", merged], threads))
     total = time.perf_counter() - started
     scoring = [float(re.search(r"cache, ([0-9.]+) s;", out).group(1)) for out in outputs]
     asked = int(re.search(r"(\d+) asked", final.splitlines()[-1]).group(1))
@@ -96,20 +95,23 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--model-dir", help="an existing HF model directory instead of the random one")
     parser.add_argument("--counts", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--threads", type=int, default=1,
+                        help="OMP_NUM_THREADS of every process (default 1: the thread count changes the float "
+                             "summation order, so runs are compared at one setting)")
     args = parser.parse_args()
-    cores = os.cpu_count() or 1
+    cores, threads = os.cpu_count() or 1, args.threads
     with tempfile.TemporaryDirectory() as work:
         model = args.model_dir or make_model(os.path.join(work, "model"), args.hidden, args.layers, args.datasets)
         base = ["run", "--model", "hf", "--benchmarks", args.benchmarks, "--datasets", *args.datasets,
                 "--limit", str(args.limit), "--no-progress"]
         pinned = base[:3] + ["--model-args", f"pretrained={model},requests_per_call=1"] + base[3:]
         batched = base[:3] + ["--model-args", f"pretrained={model}"] + base[3:]
-        print(f"{cores} CPU cores; workload: {' '.join(base[3:])}; model hidden={args.hidden} layers={args.layers}")
+        print(f"{cores} CPU cores, {threads} thread(s) per process; workload: {' '.join(base[3:])}; model hidden={args.hidden} layers={args.layers}")
         print(f"{'shards':>6} {'shard phase s':>14} {'merge+final s':>14} {'total s':>8} {'speed-up':>9}  "
               "scoring s per shard (start-up excluded)")
         for sub in ("batched", "pinned", "calls"):  # one cache set per variant: they share the model's fingerprint
             os.makedirs(os.path.join(work, sub))
-        rows = [sharded(batched, n, os.path.join(work, "batched"), cores) for n in args.counts]
+        rows = [sharded(batched, n, os.path.join(work, "batched"), threads) for n in args.counts]
         for row in rows:
             print(f"{row['count']:>6} {row['shard_wall']:>14.1f} {row['final_wall']:>14.1f} {row['total']:>8.1f} "
                   f"{rows[0]['total'] / row['total']:>8.2f}x  {', '.join(f'{s:.1f}' for s in row['scoring'])}"
@@ -117,10 +119,10 @@ def main() -> None:
         print("\nlargest |difference| of a probability between the 1-shard and the N-shard answers:")
         for row in rows[1:]:
             print(f"  requests_per_call default, {row['count']} shards: {largest_difference(rows[0]['cache'], row['cache']):.3g}")
-        one = sharded(pinned, 1, os.path.join(work, "pinned"), cores)
-        two = sharded(pinned, 2, os.path.join(work, "pinned"), cores)
+        one = sharded(pinned, 1, os.path.join(work, "pinned"), threads)
+        two = sharded(pinned, 2, os.path.join(work, "pinned"), threads)
         print(f"  requests_per_call=1 (pinned), 2 shards: {largest_difference(one['cache'], two['cache']):.3g}")
-        calls = sharded(batched, 2, os.path.join(work, "calls"), cores, unit="call")
+        calls = sharded(batched, 2, os.path.join(work, "calls"), threads, unit="call")
         print(f"  requests_per_call default, 2 shards of one-process calls (--shard-unit call): "
               f"{largest_difference(rows[0]['cache'], calls['cache']):.3g}; total {calls['total']:.1f} s, "
               f"scoring {', '.join(f'{s:.1f}' for s in calls['scoring'])} s")
