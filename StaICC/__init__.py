@@ -40,7 +40,8 @@ _MOVED = {
     "StaICC.subbenchmark": "StaICC.subbenchmarks.generic",
     "StaICC.experiment": "StaICC.subbenchmarks.experimentor",
     "StaICC.suite": "StaICC.subbenchmarks.suite",
-    "StaICC.experiment_accessors": "StaICC.legacy.experimentor_accessors",
+    "StaICC.experiment_accessors": "StaICC.subbenchmarks.accessors",
+    "StaICC.legacy.experimentor_accessors": "StaICC.subbenchmarks.accessors",
     "StaICC.plan": "StaICC.engine.plan",
     "StaICC.procedures": "StaICC.engine.procedures",
     "StaICC.preflight": "StaICC.engine.preflight",
@@ -54,6 +55,7 @@ _MOVED = {
     "StaICC.prompt_edits": "StaICC.methods.prompt_edits",
     "StaICC.reference_model": "StaICC.methods.reference_model",
     "StaICC.vectors": "StaICC.methods.vectors",
+    "StaICC.metrics.original": "StaICC.legacy.functional",
 }
 
 

@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """The suite runner and its cache, measured in one run: prompts asked, framework time, cache cost,
-kill -9 and resume, two processes on one cache.  Prints a table of figures and ratios.
+kill -9 and resume, two processes on one cache, and the runner's footprint (peak RSS after GLER and
+after the whole suite, framework CPU time, each in a fresh process).  Prints a table of figures and ratios.
 
     python benchmarks/bench_suite.py [--kills 20] [--datasets 0 1 2]
+    python benchmarks/bench_suite.py --footprint-only [--compare REV]
+
+``--compare REV`` measures the footprint of an earlier commit too (checked out in a temporary
+git worktree), so before/after come from one run of this script.
 
 Never imported by the package.  The model is a trivial deterministic function, so the
 figures are the framework's own cost.
@@ -75,17 +80,79 @@ def trivial(prompt, label_space):
     return 0
 
 
+FOOTPRINT_CHILD = r"""
+import json, resource, sys, time, warnings
+sys.path.insert(0, {root!r})
+warnings.simplefilter("ignore")
+from StaICC.subbenchmarks.builtin import GLER, Normal
+from StaICC.subbenchmarks.suite import run_suite
+def trivial(prompt, label_space):
+    return 0
+what = {what!r}
+if what == "warm suite":
+    run_suite(trivial, "all", progress=False)  # data decoded, default rows and pseudo-queries drawn
+elif what != "GLER":
+    Normal()(trivial)  # decode the bundled data first, as any first run does
+c0 = time.process_time()
+result = GLER()(trivial) if what == "GLER" else run_suite(trivial, "all", progress=False)
+cpu = time.process_time() - c0
+print(json.dumps({{"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "cpu_s": cpu,
+                  "score_calls": result.metadata.get("score_calls")}}))
+"""
+
+
+def footprint(root):
+    """Peak RSS after GLER and after run_suite(f, "all"), and the suite's CPU time, each in a fresh process."""
+    figures = {}
+    for what in ("GLER", "suite", "warm suite"):
+        out = subprocess.run([sys.executable, "-c", FOOTPRINT_CHILD.format(root=root, what=what)],
+                             capture_output=True, text=True, check=True)
+        figures[what] = json.loads(out.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def footprint_rows(label, figures):
+    return [(f"{label}: peak RSS after GLER (MB)", f"{figures['GLER']['rss_mb']:.1f}"),
+            (f"{label}: peak RSS after run_suite(f, 'all') (MB)", f"{figures['suite']['rss_mb']:.1f}"),
+            (f"{label}: suite framework CPU, data decoded (s)", f"{figures['suite']['cpu_s']:.2f}"),
+            (f"{label}: suite framework CPU, second suite in the process (s)", f"{figures['warm suite']['cpu_s']:.2f}")]
+
+
+def compared_footprint(revision):
+    """The footprint of ``revision``, checked out in a temporary worktree that is removed afterwards."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = os.path.join(tmp, "tree")
+        subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", tree, revision], check=True,
+                       capture_output=True)
+        try:
+            return footprint(tree)
+        finally:
+            subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", tree], check=True, capture_output=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--datasets", nargs="+", default=["financial_phrasebank", "TREC", "SST5"])
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--footprint-only", action="store_true", help="only the footprint section")
+    parser.add_argument("--compare", metavar="REV", help="also measure the footprint of this git revision")
     args = parser.parse_args()
     import warnings
     warnings.simplefilter("ignore")
     from StaICC.subbenchmarks.builtin import SUB_BENCHMARKS
     from StaICC.subbenchmarks.suite import STANDARD_SUITE, run_suite
     rows = []
+
+    # 0. footprint: each figure in a fresh process
+    if args.compare:
+        rows.extend(footprint_rows(f"before ({args.compare})", compared_footprint(args.compare)))
+    now = footprint(ROOT)
+    rows.extend(footprint_rows("now", now))
+    rows.append(("score_requests calls, run_suite(f, 'all') over the ten datasets", now["suite"]["score_calls"]))
+    if args.footprint_only:
+        print_rows(rows)
+        return
 
     # 1. prompts asked by the standard suite vs the naive sum, framework time
     calls = [0]
@@ -175,6 +242,10 @@ def main():
         rows.append(("  both results identical to the reference", len(both) == 2 and all(b == json.load(open(reference_out)) for b in both)))
         rows.append(("  distinct prompts in the cache afterwards", f"{complete} / {len(requests)}"))
 
+    print_rows(rows)
+
+
+def print_rows(rows):
     width = max(len(r[0]) for r in rows)
     print(f"StaICC suite benchmark - python {sys.version.split()[0]}, {os.cpu_count()} cores")
     for label, value in rows:

@@ -5,15 +5,43 @@ their own (a one-dataset ``Normal`` costs a few hundredths of a second once the
 bundled file is cached).  The reference constants are read from the copy of the
 specification's ``datasets.json`` in ``tests/reference``.
 """
+import importlib.util
 import json
 import pathlib
+import sys
 import warnings
 
 import pytest
 
 from StaICC.errors import TamperingWarning
 
-REFERENCE_PATH = pathlib.Path(__file__).parent / "reference" / "datasets.json"
+# The test tree mirrors StaICC/; helper modules (backend_helpers, run_fixtures, ...) and the
+# reference files live at its root, so tests name paths from these two constants.
+TESTS_DIR = pathlib.Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parent
+REFERENCE_PATH = TESTS_DIR / "reference" / "datasets.json"
+
+
+def _hide_test_folders_from_imports():
+    """Keep ``import datasets`` meaning the optional HuggingFace package, not ``tests/datasets/``.
+
+    pytest puts this folder on ``sys.path`` (so helper modules import by name), which makes each
+    sub-folder an importable namespace package.  A folder named like an optional dependency that
+    is not installed would then be imported in its place, and code that expects ImportError
+    (``pytest.importorskip``, ``from_hf``'s install hint) would get an empty package instead.
+    Only folders that resolve to nothing but this tree are hidden; an installed package wins.
+    """
+    for folder in TESTS_DIR.iterdir():
+        if not folder.is_dir() or not folder.name.isidentifier() or folder.name in sys.modules:
+            continue
+        spec = importlib.util.find_spec(folder.name)
+        locations = list(spec.submodule_search_locations or []) if spec else []
+        if spec and spec.origin in (None, "namespace") and locations and all(
+                pathlib.Path(place).resolve().is_relative_to(TESTS_DIR) for place in locations):
+            sys.modules[folder.name] = None  # "import <folder>" raises ImportError, as uninstalled
+
+
+_hide_test_folders_from_imports()
 
 # The ten datasets, in benchmark order (spec §2.2).
 DATASET_NAMES = ["GLUE-SST2", "rotten_tomatoes", "financial_phrasebank", "SST5", "TREC", "AGNews",

@@ -21,7 +21,7 @@ configuration itself and what the original produced: per dataset, the SHA-256 of
 the prompts passed to the inference in call order (spec §10.3: joined by U+0000, a
 noisy-channel list first joined by U+0001), a 6-hex-digit hash per prompt (to
 locate the first differing prompt), the label spaces received, and the full result
-dicts.  ``tests/test_golden.py`` replays the same configurations on our package with
+dicts.  ``tests/subbenchmarks/test_golden.py`` replays the same configurations on our package with
 the very same driver code (:func:`run_config`), which therefore must stay stdlib-only
 and must use only API that both packages share.
 
@@ -405,7 +405,7 @@ CONFIGS_BY_ID = {c["id"]: c for c in CONFIGS}
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The driver, shared by the recorder (original) and tests/test_golden.py (ours)
+# The driver, shared by the recorder (original) and tests/subbenchmarks/test_golden.py (ours)
 # ---------------------------------------------------------------------------------------------------------------
 def to_plain(x):
     """JSON-ready copy: tuples become lists, dict subclasses plain dicts (key order kept)."""

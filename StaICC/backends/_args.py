@@ -3,7 +3,7 @@
 Every converter takes the argument's name so that its error says which ``key=value``
 was wrong, and converts a CLI string ("8", "true", "0.5", "none") to the Python value.
 """
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 from ..validation import check_choice, check_int, check_real
 
@@ -19,27 +19,27 @@ def is_none(value: Any) -> bool:
     return value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null"))
 
 
+def _from_text(value: Any, name: str, parse: Callable[[str], Any], expected: str) -> Any:
+    """A command-line value (text) parsed by ``parse``; any other value unchanged, for the checker."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return parse(value.strip())
+    except ValueError:
+        raise ValueError(f"{model_arg(name)} must be {expected}, got {value!r}") from None
+
+
 def as_int(value: Any, name: str, *, minimum: Optional[int] = None, optional: bool = False) -> Optional[int]:
     if optional and is_none(value):
         return None
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise ValueError(f"{model_arg(name)} must be an integer, got {value!r}") from None
-    return check_int(value, model_arg(name), minimum=minimum)
+    return check_int(_from_text(value, name, int, "an integer"), model_arg(name), minimum=minimum)
 
 
 def as_float(value: Any, name: str, *, minimum: Optional[float] = None, maximum: Optional[float] = None,
              optional: bool = False) -> Optional[float]:
     if optional and is_none(value):
         return None
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            raise ValueError(f"{model_arg(name)} must be a number, got {value!r}") from None
-    return check_real(value, model_arg(name), minimum=minimum, maximum=maximum)
+    return check_real(_from_text(value, name, float, "a number"), model_arg(name), minimum=minimum, maximum=maximum)
 
 
 def as_bool(value: Any, name: str) -> bool:

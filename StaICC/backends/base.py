@@ -18,17 +18,16 @@ from ..validation import check_int
 class Backend(abc.ABC):
     """A model that answers requests.
 
-    ``batch_size``: how many requests one ``score`` call should receive (1: one at a
-    time; the run still commits answers to the cache after every call, so a crash loses
-    at most one call's work).  ``non_standard``: the settings of this backend that depart
+    ``requests_per_call``: how many requests one ``score`` call should receive (1: one at
+    a time; the run still commits answers to the cache after every call, so a crash loses
+    at most one call's work).  ``batch_size`` is its older name, kept as an alias; a
+    scorer's rows per forward pass are a different thing (``rows_per_forward``).  ``non_standard``: the settings of this backend that depart
     from the standard's scoring (generative answers, a chat template, a scoring mode
     other than the last token); the run records them in ``metadata["non_standard_settings"]``.
     """
 
     name: str = "backend"
-    batch_size: int = 1
-    #: True only for backends that serve answers already validated for these requests
-    serves_validated_answers: bool = False
+    requests_per_call: int = 1
     #: True for backends that compute a prefix shared by several prompts of one call once
     #: (the hf engine's prefix tree, a server's prefix cache): the suite then sends each
     #: dataset's prompts together, in text order, so that one call holds the prompts that
@@ -45,6 +44,23 @@ class Backend(abc.ABC):
 
     def fingerprint(self) -> str:
         return fingerprint_of(self.identity())
+
+    def __init_subclass__(cls, **options: Any) -> None:
+        """A subclass that sets ``batch_size = n`` (the older name) sets ``requests_per_call``."""
+        super().__init_subclass__(**options)
+        older = cls.__dict__.get("batch_size")
+        if isinstance(older, int) and not isinstance(older, bool):
+            cls.requests_per_call = older
+            delattr(cls, "batch_size")
+
+    @property
+    def batch_size(self) -> int:
+        """The older name of :attr:`requests_per_call`."""
+        return self.requests_per_call
+
+    @batch_size.setter
+    def batch_size(self, value: int) -> None:
+        self.requests_per_call = value
 
     @property
     def non_standard(self) -> List[str]:
@@ -89,11 +105,11 @@ class FunctionBackend(Backend):
         self.batched = bool(batched)
         self.model_id = model_id
         if batch_size is not None:
-            self.batch_size = check_int(batch_size, "batch_size", minimum=1)
+            self.requests_per_call = check_int(batch_size, "batch_size", minimum=1)
         elif self.batched:
-            self.batch_size = 1 << 30  # the whole pass in one call, as the original did
+            self.requests_per_call = 1 << 30  # the whole pass in one call, as the original did
         else:
-            self.batch_size = 1
+            self.requests_per_call = 1
 
     def score(self, requests: Sequence[Request]) -> List[Answer]:
         f = self.function

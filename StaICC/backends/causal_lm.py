@@ -70,7 +70,9 @@ class CausalLMScorer(ForwardEngine):
             common-prefix fallback is used.
         label_space: default labels, used when a call passes none.
         scoring: "last_token" (standard), "first_token" or "sequence".
-        batch_size: at most this many sequences per batch (None: only the budgets limit).
+        rows_per_forward: at most this many sequences per forward pass (None: only the budgets
+            limit); ``batch_size`` is its older name (not to be confused with a backend's
+            ``requests_per_call``).
         token_budget: at most this many (padded) tokens per batch.
         padding_side: "left" (default, cheapest logits selection) or "right".
         device: move the model there first (None: leave it where it is).
@@ -110,6 +112,7 @@ class CausalLMScorer(ForwardEngine):
         share_prefixes: Any = "auto",
         prefix_overhead_tokens: Optional[int] = None,
         compile_model: bool = False,
+        rows_per_forward: Optional[int] = None,
     ) -> None:
         torch = require("torch", "CausalLMScorer")
         if scoring not in SCORING_MODES:
@@ -118,7 +121,10 @@ class CausalLMScorer(ForwardEngine):
             raise ValueError(f"CausalLMScorer: padding_side must be one of {PADDING_SIDES}, got {padding_side!r}")
         if share_prefixes not in SHARE_MODES or isinstance(share_prefixes, int) and not isinstance(share_prefixes, bool):
             raise ValueError(f"CausalLMScorer: share_prefixes must be 'auto', True or False, got {share_prefixes!r}")
-        for name, value in (("batch_size", batch_size), ("token_budget", token_budget),
+        if batch_size is not None and rows_per_forward is not None:
+            raise ValueError("CausalLMScorer: give rows_per_forward or its older name batch_size, not both")
+        rows_per_forward = rows_per_forward if rows_per_forward is not None else batch_size
+        for name, value in (("rows_per_forward", rows_per_forward), ("token_budget", token_budget),
                             ("prefix_overhead_tokens", prefix_overhead_tokens)):
             if value is not None:
                 check_int(value, name, minimum=0 if name == "prefix_overhead_tokens" else 1, at=" in CausalLMScorer")
@@ -133,7 +139,7 @@ class CausalLMScorer(ForwardEngine):
         self.scoring = scoring
         self.padding_side = padding_side
         self.noisy_channel = noisy_channel
-        self.batch_size = batch_size
+        self.rows_per_forward = rows_per_forward
         self.device = model_device(self.model)
         on_gpu = self.device.type == "cuda"
         self.token_budget = token_budget if token_budget is not None else (

@@ -269,6 +269,28 @@ def generation_identity(mapper: AnswerMapper, message_builder: Optional[MessageB
     return identity
 
 
+class ScoringModes:
+    """What the hf, vllm and openai backends share over their scoring modes.
+
+    The backend sets ``scoring``, ``chat``, ``system``, ``mapper`` and ``message_builder``;
+    ``STANDARD_SCORING`` is the mode whose numbers are the standard's (None: no mode of this
+    backend can compute them).  Listed before :class:`~StaICC.backends.base.Backend` in the bases.
+    """
+
+    STANDARD_SCORING: Optional[str] = "last_token"
+
+    @property
+    def non_standard(self) -> List[str]:
+        return scoring_departures(self.scoring, self.chat, standard=self.STANDARD_SCORING)  # type: ignore[attr-defined]
+
+    def with_generation_identity(self, identity: Dict[str, Any], **limits: Any) -> Dict[str, Any]:
+        """``identity`` plus, when the backend generates, what changes its generated answers."""
+        if self.scoring == "generate":  # type: ignore[attr-defined]
+            identity.update(generation_identity(self.mapper, self.message_builder, **limits,  # type: ignore[attr-defined]
+                                                chat=self.chat, system=self.system))  # type: ignore[attr-defined]
+        return identity
+
+
 def scoring_departures(scoring: str, chat: bool, standard: Optional[str] = "last_token") -> List[str]:
     """A backend's settings that depart from the standard: every scoring but ``standard``, and chat templates.
 

@@ -25,8 +25,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend
-from .generative import (AnswerMapper, answer_instruction, check_unparsed_policy, default_messages,
-                         generation_identity, parse_aliases, scoring_departures)
+from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
+                         parse_aliases)
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
@@ -112,7 +112,7 @@ def load_pretrained(pretrained: str, *, revision: Optional[str], trust_remote_co
     return model.to(device), tokenizer
 
 
-class HFBackend(Backend):
+class HFBackend(ScoringModes, Backend):
     """A loaded ``transformers`` causal LM and its tokenizer as a backend.
 
     Build it from objects (``HFBackend(model, tokenizer, scoring="sequence")``) or by path
@@ -128,7 +128,7 @@ class HFBackend(Backend):
         options = dict(options)
         _args.no_unknown("hf", options, _HF_ARGS)
         options = _options(options)
-        from ..prefabricate_inference.fast_kernel import CausalLMScorer
+        from .causal_lm import CausalLMScorer
         self.scoring = options["scoring"]
         self.chat = options["chat"]
         self.system = options["system"]
@@ -143,10 +143,10 @@ class HFBackend(Backend):
                                    options["answer_hook"])
         torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
         self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
-                                     batch_size=options["batch_size"], token_budget=options["token_budget"],
+                                     rows_per_forward=options["batch_size"], token_budget=options["token_budget"],
                                      dtype=torch_dtype)
         self.model, self.tokenizer = self.scorer.model, tokenizer
-        self.batch_size = options["requests_per_call"] or (
+        self.requests_per_call = options["requests_per_call"] or (
             DEFAULT_REQUESTS_PER_CALL_GPU if self.scorer.device.type == "cuda" else DEFAULT_REQUESTS_PER_CALL)
         self.pretrained, self.revision, self.dtype = pretrained, revision, dtype
         self._identity = self._build_identity()
@@ -204,7 +204,7 @@ class HFBackend(Backend):
         """Greedy answers, ``max_new_tokens`` at most, one left-padded batch at a time."""
         torch = self.scorer._torch
         texts = [self.chat_text(r) for r in requests]
-        step = self.scorer.batch_size or 16
+        step = self.scorer.rows_per_forward or 16
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
         out: List[str] = []
         add_special = not self.chat  # a chat template writes its own BOS
@@ -245,21 +245,18 @@ class HFBackend(Backend):
         elif self.model_id is None:
             identity["model"] = "in-memory " + type(self.model).__name__
             identity["weights_sha256"] = in_memory_digest(self.model)
-        if self.scoring == "generate":
-            identity.update(generation_identity(self.mapper, self.message_builder, max_new_tokens=self.max_new_tokens,
-                                                chat=self.chat, system=self.system))
-        elif self.chat:  # the template, the system message and a builder change the scored text
+        if self.chat and self.scoring != "generate":  # the template, the system message and a builder change the scored text
             identity.update({"chat": True, "system": self.system,
                              "chat_template_sha256": hashlib.sha256(str(self.tokenizer.chat_template).encode()).hexdigest()})
             if self.message_builder is not None:
                 from .base import code_digest, function_name
                 identity["message_builder"] = {"function": function_name(self.message_builder),
                                                "code_sha256": code_digest(self.message_builder)}
-        return identity
+        return self.with_generation_identity(identity, max_new_tokens=self.max_new_tokens)
 
     @property
     def non_standard(self) -> List[str]:
-        departures = scoring_departures(self.scoring, self.chat)
+        departures = super().non_standard
         if self.chat and self.scoring != "generate":
             departures.append(f"chat template (chat=true) in scoring={self.scoring}")
         return departures

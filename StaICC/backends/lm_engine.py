@@ -79,11 +79,20 @@ class ForwardEngine:
     model: Any
     device: Any
     token_budget: int
-    batch_size: Optional[int]
+    rows_per_forward: Optional[int]
     padding_side: str
     logits_budget_bytes: int
     share_prefixes: Any
     prefix_overhead_tokens: int
+
+    @property
+    def batch_size(self) -> Optional[int]:
+        """The older name of ``rows_per_forward`` (sequences per forward pass)."""
+        return self.rows_per_forward
+
+    @batch_size.setter
+    def batch_size(self, value: Optional[int]) -> None:
+        self.rows_per_forward = value
 
     def _init_engine(self, torch: Any) -> None:
         self._torch = torch
@@ -180,7 +189,7 @@ class ForwardEngine:
         else:
             kept = stats.deepest if self.padding_side == "left" else stats.longest
         return (stats.rows * (stats.longest + CACHED_TOKEN_WEIGHT * cached) <= budget
-                and (self.batch_size is None or stats.rows <= self.batch_size)
+                and (self.rows_per_forward is None or stats.rows <= self.rows_per_forward)
                 and stats.rows * kept * self._vocab * 4 <= self.logits_budget_bytes)
 
     # ------------------------------------------------------------ one forward
@@ -293,11 +302,11 @@ class ForwardEngine:
     def _after_out_of_memory(self, rows: int) -> None:
         """Shrink the budgets for the rest of the run and free the cache."""
         self.token_budget = max(1, self.token_budget // 2)
-        self.batch_size = max(1, rows // 2)
+        self.rows_per_forward = max(1, rows // 2)
         if self.device.type == "cuda":
             self._torch.cuda.empty_cache()
         warnings.warn(f"CausalLMScorer: out of memory with {rows} sequences; retrying with at most "
-                      f"{self.batch_size} per batch", stacklevel=5)
+                      f"{self.rows_per_forward} per batch", stacklevel=5)
 
 
 def _grown(stats: _Batch, node: Node) -> _Batch:

@@ -39,9 +39,9 @@ from ..requests import Answer, Request
 from . import _args
 from .base import Backend
 from . import openai_labels
+from .generative import AnswerMapper, ScoringModes, answer_instruction, default_messages
 from .http import MAX_BACKOFF_SECONDS, RETRY_STATUSES, APIError, JSONClient, Limits  # noqa: F401  (re-exported)
 from .secrets import redact_text, redact_url, register_secret
-from .generative import AnswerMapper, answer_instruction, default_messages, generation_identity, scoring_departures
 from .scores import answers_from_scores
 
 SCORING = ("sequence", "first_token", "generate")
@@ -60,10 +60,11 @@ def openai_backend(**arguments: Any) -> "OpenAIBackend":
     return OpenAIBackend(**arguments)
 
 
-class OpenAIBackend(Backend):
+class OpenAIBackend(ScoringModes, Backend):
     """An OpenAI-compatible HTTP server as a backend (see the module docstring)."""
 
     name = "openai"
+    STANDARD_SCORING = "last_token"  # computable only with label_logprobs (/tokenize + logprob_token_ids)
 
     def __init__(self, **arguments: Any) -> None:
         _args.no_unknown("openai", arguments, _OPENAI_ARGS)
@@ -90,7 +91,7 @@ class OpenAIBackend(Backend):
         self.system = _args.as_str(get("system"), "system", optional=True)
         self.stop = _args.as_str(get("stop"), "stop", optional=True)
         self.model_id = _args.as_str(get("model_id"), "model_id", optional=True)
-        self.batch_size = _args.as_int(get("requests_per_call", 64), "requests_per_call", minimum=1)
+        self.requests_per_call = _args.as_int(get("requests_per_call", 64), "requests_per_call", minimum=1)
         self.message_builder = get("message_builder")
         if self.message_builder is not None and not callable(self.message_builder):
             raise TypeError("model argument message_builder must be callable (request -> messages)")
@@ -285,14 +286,7 @@ class OpenAIBackend(Backend):
             identity["model_id"] = self.model_id
         else:
             identity.update({"base_url": _public_url(self.base_url), "model": self.model})
-        if self.scoring == "generate":
-            identity.update(generation_identity(self.mapper, self.message_builder, max_tokens=self.max_tokens,
-                                                chat=self.chat, system=self.system, stop=self.stop))
-        return identity
-
-    @property
-    def non_standard(self) -> List[str]:
-        return scoring_departures(self.scoring, self.chat)  # last_token is computable with label_logprobs
+        return self.with_generation_identity(identity, max_tokens=self.max_tokens, stop=self.stop)
 
     def close(self) -> None:
         with self._lock:

@@ -29,8 +29,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend
-from .generative import (AnswerMapper, answer_instruction, check_unparsed_policy, default_messages,
-                         generation_identity, parse_aliases, scoring_departures)
+from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
+                         parse_aliases)
 from .hf import tokenizer_digest, weights_digest
 from .joint_tokens import split_joint
 from .scores import answers_from_scores
@@ -94,7 +94,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
-class VLLMBackend(Backend):
+class VLLMBackend(ScoringModes, Backend):
     """A ``vllm.LLM`` (or any object with its ``generate``/``chat``/``get_tokenizer`` API) as a backend.
 
     ``sampling_params`` is the ``vllm.SamplingParams`` class (injected so that the
@@ -121,7 +121,7 @@ class VLLMBackend(Backend):
         if self.message_builder is not None and not callable(self.message_builder):
             raise TypeError("model argument message_builder must be callable (request -> messages)")
         self.model_id = options["model_id"]
-        self.batch_size = options["requests_per_call"]
+        self.requests_per_call = options["requests_per_call"]
         self.mapper = AnswerMapper(options["unparsed"], options["aliases"], options["postprocess"],
                                    options["answer_hook"])
         self.pretrained, self.revision, self.engine = pretrained, revision, dict(engine or {})
@@ -215,14 +215,7 @@ class VLLMBackend(Backend):
         for key in ("dtype", "quantization", "max_model_len", "tokenizer", "seed"):
             if key in self.engine:
                 identity[key] = str(self.engine[key])
-        if self.scoring == "generate":
-            identity.update(generation_identity(self.mapper, self.message_builder, max_new_tokens=self.max_new_tokens,
-                                                chat=self.chat, system=self.system))
-        return identity
-
-    @property
-    def non_standard(self) -> List[str]:
-        return scoring_departures(self.scoring, self.chat)
+        return self.with_generation_identity(identity, max_new_tokens=self.max_new_tokens)
 
     def close(self) -> None:
         self.llm = None

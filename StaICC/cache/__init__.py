@@ -42,10 +42,11 @@ or store reaches it, or by :meth:`PredictionCache.check`.
 **Layout.**  :mod:`.schema` opens a file and refuses what is not a usable StaICC cache;
 :mod:`.codec` turns answers into stored values and back (with the CRC-32 and digests);
 :mod:`.store` holds :class:`PredictionCache` itself (lookup, store, models, stats).
-Every name stays importable from ``StaICC.cache``.
+The public names are importable from ``StaICC.cache``; private helpers from their module.
 """
-# re-exports: every name the single module ``StaICC/cache.py`` defined stays importable from here
-from .codec import _STRUCTS, Digests, _crc, _doubles, _encode, request_digests  # noqa: F401
-from .schema import (_COLLISION, _SCHEMA, _SQLITE_MAGIC, _TABLES, APPLICATION_ID, DEFAULT_TIMEOUT,  # noqa: F401
-                     FORMAT_NAME, SCHEMA_VERSION, CacheError, _describe_foreign, _is_busy, _split_statements)
-from .store import _CHUNK, PredictionCache, _check_fingerprint, _check_requests, open_cache  # noqa: F401
+from .codec import Digests, request_digests
+from .schema import APPLICATION_ID, DEFAULT_TIMEOUT, FORMAT_NAME, SCHEMA_VERSION, CacheError
+from .store import PredictionCache, open_cache
+
+__all__ = ["Digests", "request_digests", "APPLICATION_ID", "DEFAULT_TIMEOUT", "FORMAT_NAME", "SCHEMA_VERSION",
+           "CacheError", "PredictionCache", "open_cache"]

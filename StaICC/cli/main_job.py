@@ -56,7 +56,10 @@ def main_job(argv: List[str]) -> int:
         bench = as_argument_error(SUB_BENCHMARKS[args.benchmark], k=args.k, **options)
         result = as_argument_error(bench, REFERENCE_MODELS[args.model])
     seconds = time.perf_counter() - started
-    parts = result.items() if args.benchmark == "Triplet_bias" else [(args.benchmark, result)]
+    from ..subbenchmarks.spec import SPECS
+    spec = SPECS.get(args.benchmark)
+    parts = [(key, result[key]) for key, _ in spec.parts] if spec is not None and spec.compound \
+        else [(args.benchmark, result)]
     for name, part in parts:
         print(format_table(part, f"{name} (k={args.k}, model={args.model})"))
         print()

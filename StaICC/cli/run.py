@@ -92,8 +92,6 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
             warnings.simplefilter("ignore", TamperingWarning)
         suite = as_argument_error(_build_suite, build_suite, args, datasets, options)
         backend = as_argument_error(make_backend, args.model, **arguments)
-        if args.batch_size is not None:
-            backend.batch_size = args.batch_size
         planned = as_argument_error(plan_suite, backend, suite)
         cache = as_argument_error(_open_cache, args.cache)
         if args.dry_run:
@@ -101,7 +99,8 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
         from ..results.provenance import collect, utc_now
         started, started_at = utc_now(), time.perf_counter()
         try:
-            result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=args.progress, shard=shard)
+            result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=args.progress,
+                               requests_per_call=args.batch_size, shard=shard)
         except (ValueError, TypeError, RuntimeError, OSError) as exc:
             from ..cache import CacheError
             print(f"staicc: error: {one_line((str(exc) or type(exc).__name__).splitlines()[0])}", file=sys.stderr)
@@ -151,11 +150,11 @@ def _write_failed(args: argparse.Namespace, exc: OSError) -> int:
 
 
 def _build_suite(build_suite, args, datasets, options):
+    from ..subbenchmarks.suite import suite_parts
     from ..tasks.runs import apply_metrics, apply_retrievers
     suite = build_suite(args.benchmarks, datasets, args.k, **options)
     for name, bench in suite.items():
-        parts = bench.benchmarks().values() if hasattr(bench, "benchmarks") else [bench]
-        for part in parts:
+        for _key, _part_name, part in suite_parts(name, bench):
             if args.noisy_channel:
                 if not part.supports_noisy_channel:
                     raise ValueError(f"{part.benchmark_name} does not support noisy-channel prompts")
@@ -196,10 +195,13 @@ def _open_cache(path: Optional[str]):
 def _print_tables(result, args) -> None:
     from ..report import format_table
     model = args.model + (f" ({one_line(args.model_args)})" if args.model_args else "")
+    from ..subbenchmarks.spec import parts_of
     for name, bench_result in result.items():
-        parts = bench_result.items() if name == "Triplet_bias" else [(name, bench_result)]
-        for part_name, part in parts:
-            label = part_name if name != "Triplet_bias" else f"Triplet_bias/{part_name}"
+        pairs = parts_of(name)
+        compound = not (len(pairs) == 1 and pairs[0][1] == name)
+        for key, _part_name in pairs:
+            part = bench_result[key] if compound else bench_result
+            label = f"{name}/{key}" if compound else name
             note = "" if part.metadata.get("standard", True) else "  [NOT STANDARD: " + \
                 "; ".join(sorted({s for v in part.metadata.get("non_standard_settings", {}).values() for s in v})) + "]"
             print(format_table(part, f"{label} (k={args.k}, model={model}){note}"))

@@ -1,12 +1,15 @@
-"""A run plan: everything one experimentor run sends to the model, as one frozen value.
+"""A run plan: everything one experimentor run sends to the model, as frozen values.
 
-The plan holds the demonstration rows of every query, the passes and the label space;
-:func:`plan_requests` turns it into the run's :class:`~StaICC.requests.Request` list with
-one loop, used both by ``prompt_set()`` and by the run itself.  Queries are repeat-major:
-query ``q`` is test item ``q % T`` in repeat ``q // T``.
+:class:`RunPlan` holds the demonstration rows of every query, the passes and where the
+queries come from; :func:`plan_requests` turns it into the run's
+:class:`~StaICC.requests.Request` list with one loop, used both by ``prompt_set()`` and by
+the run itself.  :class:`Work` adds what turns the answers back into results (procedure,
+metrics, ground truth) and the writer state the prompts are written with, so that a run
+can write its prompts when it asks them and drop them afterwards.  Queries are
+repeat-major: query ``q`` is test item ``q % T`` in repeat ``q // T``.
 """
-from dataclasses import dataclass
-from typing import Iterator, List, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .procedures import PassSpec
 from ..requests import Request
@@ -16,8 +19,6 @@ from ..requests import Request
 class RunPlan:
     benchmark: str
     dataset: str
-    k: int
-    repeat_times: int
     test_count: int
     demonstrations: Tuple[Tuple[int, ...], ...]  # one row per query of a pass
     passes: Tuple[PassSpec, ...]
@@ -30,6 +31,19 @@ class RunPlan:
     def total(self) -> int:
         return len(self.demonstrations) * len(self.passes)
 
+    def pass_slice(self, number: int) -> slice:
+        """Where pass ``number`` lies in the run's requests and answers (the one place passes are sliced)."""
+        per_pass = len(self.demonstrations)
+        return slice(number * per_pass, (number + 1) * per_pass)
+
+    def pass_description(self, number: int) -> str:
+        """What a progress bar says for pass ``number``: "GLER sst2 pass 2/5 (label noise 0.25)"."""
+        text = f"{self.benchmark} {self.dataset}"
+        if len(self.passes) > 1:
+            text += f" pass {number + 1}/{len(self.passes)}"
+        detail = self.passes[number].describe()
+        return text + (f" ({detail})" if detail else "")
+
     def queries(self) -> Iterator[Tuple[int, int, Tuple[int, ...]]]:
         """(test index, repeat, demonstration indexes) of each query of one pass, in order."""
         T = self.test_count
@@ -37,27 +51,98 @@ class RunPlan:
             yield q % T, q // T, demos
 
 
-def plan_requests(plan: RunPlan, writer) -> List[Request]:
+def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = None) -> List[Request]:
     """The requests of every pass, in call order; the writer is left as it was found.
 
     Each call starts from fresh label-noise and pseudo-query streams, so equal plans give
-    equal prompts however often they are asked.
+    equal prompts however often they are asked.  ``rendered``: a dict the caller keeps
+    while it writes several plans over the same data (the runner: one dataset's works), so
+    each demonstration's and test query's text is rendered once per template for all of them.
     """
     state = writer.snapshot()
     writer.restart_streams()
     requests: List[Request] = []
+    rendered = rendered if rendered is not None else {}
     try:
         for number, spec in enumerate(plan.passes):
             spec.configure(writer)
             label_space = tuple(writer.get_label_space())
             offset = number * plan.queries_per_pass
-            write = writer.write_prompt
-            for q, (test_index, _repeat, demos) in enumerate(plan.queries()):
-                prompt = write(list(demos), test_index)
+            pieces = rendered.setdefault(_rendering_key(writer), {})
+            prompts = writer.write_prompts([(demos, test) for test, _repeat, demos in plan.queries()], pieces)
+            benchmark, dataset = plan.benchmark, plan.dataset
+            for q, prompt in enumerate(prompts):
                 if isinstance(prompt, list):
                     prompt = tuple(prompt)
-                requests.append(Request(prompt, label_space, plan.benchmark, plan.dataset, offset + q, number))
+                requests.append(Request(prompt, label_space, benchmark, dataset, offset + q, number))
     finally:
         writer.restore(state)
         writer.restart_streams()  # also frees the domain generator's word cache
     return requests
+
+
+def _rendering_key(writer) -> Tuple[Any, ...]:
+    """What a demonstration's or test query's text depends on: the template (noise rate aside) and the data."""
+    triplet = writer.triplet_dataset
+    return (replace(writer.template, label_wrong_rate=0), _rows_identity(triplet.demonstration.table),
+            _rows_identity(triplet.test.table))
+
+
+def _rows_identity(table) -> Tuple[Any, ...]:
+    """Equal for tables holding the same rows during a run: a slice of a bundled draw by draw and range."""
+    source, start, stop = getattr(table, "table", None), getattr(table, "start", None), getattr(table, "stop", None)
+    if source is not None and isinstance(start, int) and isinstance(stop, int):
+        return id(source), start, stop
+    return (id(table),)
+
+
+def check_passes(plan: RunPlan, writer) -> None:
+    """Configure the writer for every pass and put it back: a pass it refuses fails before any inference."""
+    state = writer.snapshot()
+    try:
+        for spec in plan.passes:
+            spec.configure(writer)
+    finally:
+        writer.restore(state)
+
+
+@dataclass(frozen=True, eq=False)
+class Work:
+    """One experimentor's share of a run: its plan, how its prompts are written, how answers become results.
+
+    ``departures`` lists the experimentor's, its prompt writer's and its dataset's
+    departures from the standard (the backend adds its own when the run summarises).
+    Iterating a work gives ``(plan, requests)``, as :func:`~StaICC.subbenchmarks.suite.plan_suite`'s
+    entries always did.
+    """
+
+    part: str
+    plan: RunPlan
+    writer: Any = field(repr=False)
+    writer_state: Any = field(repr=False)
+    procedure: Any
+    metrics: Dict[str, Callable]
+    truth: Tuple[int, ...]
+    departures: Tuple[str, ...] = ()
+    previous: Optional[List[Any]] = None
+
+    @property
+    def dataset(self) -> str:
+        return self.plan.dataset
+
+    def requests(self, rendered: Optional[Dict[Any, dict]] = None) -> List[Request]:
+        """The requests of every pass, written now with the writer as it was when the work was planned.
+
+        ``rendered``: shared text pieces of the works of one dataset (see :func:`plan_requests`).
+        """
+        writer = self.writer
+        current = writer.snapshot()
+        writer.restore(self.writer_state)
+        try:
+            return plan_requests(self.plan, writer, rendered)
+        finally:
+            writer.restore(current)
+
+    def __iter__(self) -> Iterator[Any]:
+        yield self.plan
+        yield self.requests()

@@ -27,7 +27,9 @@ def check_output(output: Any, label_count: int, dataset: Optional[str], query_in
     the metrics.  Scores must convert to finite floats; a huge int that does not fit a
     float is refused rather than overflowing later.
     """
-    at = where(dataset, query_index)
+    if type(output) is int and 0 <= output < label_count:
+        return output  # the common case first: no message is built for a valid answer
+    at = _Where(dataset, query_index)
     if hasattr(output, "tolist") and not isinstance(output, (list, tuple)):
         try:
             output = output.tolist()  # NumPy arrays and scalars, torch tensors
@@ -70,6 +72,18 @@ def check_output(output: Any, label_count: int, dataset: Optional[str], query_in
     return row
 
 
+class _Where:
+    """`` at dataset 'x', query 3``, formatted only when an error message needs it."""
+
+    __slots__ = ("dataset", "query_index")
+
+    def __init__(self, dataset: Optional[str], query_index: Optional[int]) -> None:
+        self.dataset, self.query_index = dataset, query_index
+
+    def __format__(self, spec: str) -> str:
+        return where(self.dataset, self.query_index)
+
+
 def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optional[str]) -> List[list]:
     """Rows the metrics read: vectors as they are, ints as one-hot rows of the label count."""
     if not predictions:
@@ -92,7 +106,7 @@ def predicted_labels(predictions: Sequence[Prediction]) -> List[int]:
 
 def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Optional[Any] = None,
                    progress: Optional[bool] = None, description: str = "",
-                   counts: Optional[Dict[str, int]] = None) -> List[Answer]:
+                   counts: Optional[Dict[str, int]] = None, requests_per_call: Optional[int] = None) -> List[Answer]:
     """Answers for ``requests``, validated: the one place where a model is called.
 
     With a ``cache``, answers found there (written for this backend's fingerprint) are not
@@ -103,6 +117,7 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     call in flight.  Every error raised from here carries ``partial_predictions``: the
     validated predictions of the leading requests that were answered.  ``counts`` (a dict)
     accumulates ``asked`` (requests sent to the model) and ``cached`` (answers from the cache).
+    ``requests_per_call`` overrides the backend's own ``requests_per_call`` for this call.
     """
     answers: List[Optional[Answer]] = [None] * len(requests)
     fingerprint = backend.fingerprint() if cache is not None else ""
@@ -130,20 +145,16 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     bar = progress_bar(len(todo), description, progress)
     pending: List[int] = []
     last_store = time.monotonic()
-    size = max(1, int(getattr(backend, "batch_size", 1) or 1))
+    size = max(1, int(requests_per_call or getattr(backend, "requests_per_call", 1) or 1))
     try:
         for start in range(0, len(todo), size):
             chunk = todo[start:start + size]
             outputs = _call_backend(backend, [requests[i] for i in chunk])
             if counts is not None:
                 counts["asked"] += len(chunk)
-            if backend.serves_validated_answers:
-                for i, answer in zip(chunk, outputs):
-                    answers[i] = answer
-            else:
-                for i, answer in zip(chunk, outputs):
-                    answers[i] = _validated(answer, requests[i])
-                    pending.append(i)
+            for i, answer in zip(chunk, outputs):
+                answers[i] = _validated(answer, requests[i])
+            pending.extend(chunk)
             bar.update(len(chunk))
             if cache is not None and (len(pending) >= STORE_EVERY or time.monotonic() - last_store > STORE_SECONDS
                                       or size > 1):

@@ -7,8 +7,8 @@ directly keeps working and gets the same numbers as the sub-benchmark.
 """
 from typing import Any, List, Optional, Sequence
 
-from ..subbenchmarks.experimentor import (LabelNoiseProcedure, Procedure, SensitivityProcedure, TemplateProcedure,  # noqa: F401
-                          single_experimentor)
+from ..engine.procedures import LabelNoiseProcedure, Procedure, SensitivityProcedure, TemplateProcedure
+from ..subbenchmarks.experimentor import single_experimentor
 from ..metrics import bias_metrics, consistency_metrics, post_bias_metrics
 from ..standard import (DEFAULT_K, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE, DOMAIN_QUERY_LENGTH,
                         GLER_INTERPOLATIONS, ORTHOGONAL_TABLE, TEMPLATE_SENS_TEST_SIZE)

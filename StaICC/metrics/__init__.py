@@ -13,24 +13,15 @@ The package is split by job; every name is importable from ``StaICC.metrics`` it
   and their formulas on per-row summaries, shared with :mod:`StaICC.stats`;
 - :mod:`.bias`: the prior and posterior bias metrics;
 - :mod:`.registry`: :class:`MetricInfo`, :data:`METRICS`, :func:`get_metric`, and the
-  metric sets of the sub-benchmarks (:func:`normal_metrics`, ...);
-- :mod:`.original`: the original's helper functions (``StaICC.util.functional``).
+  metric sets of the sub-benchmarks (:func:`normal_metrics`, ...).
+
+The original's helper functions (``StaICC.util.functional``) live in :mod:`StaICC.legacy.functional`.
 
 Only the standard library and :mod:`StaICC.standard` / :mod:`StaICC.errors` are imported.
 """
-import math
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
-
-from ..errors import warn, warn_tampering
-from ..standard import (CONSISTENCY_LOOP_LENGTH, DEMO_SENS_TEST_SIZE, ECE_BINS, STRICT_MODE, STRICT_SETTING_WARNING,
-                        TEMPLATE_SENS_TEST_SIZE)
 from .bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
 from .numeric import (Matrix, PredictionRows, Vector, argmax, argmin, column_means, entropy, is_probability_matrix,
                       is_probability_vector, linear_regression, sequential_sum, softmax, softmax_unless_probabilities)
-from .original import (L2_dist, bias_mean_entropy_metric, bias_mean_metric, compress_logits_prediction_to_onehot,
-                       exp_to_list, extend_onehot_prediction_to_logits, kl_divergence, linspace, post_bias_dis_metric,
-                       post_bias_dl_metric, probability_matrix_check, probability_vector_check,
-                       two_dimensional_list_mean, unique_check)
 from .registry import (BENCHMARK_METRICS, CONSISTENCY_LOOP_LENGTHS, METRICS, MetricInfo, bias_metrics,
                        consistency_metrics, get_metric, higher_is_better, normal_metrics, post_bias_metrics)
 from .scores import (accuracy, accuracy_from_labels, averaged_truelabel_likelihood, consistency,
@@ -47,17 +38,7 @@ __all__ = [
     "make_consistency", "single_consistency",
     # bias
     "bias_distribution", "bias_entropy", "post_bias_distribution", "post_bias_dl_div",
-    # original
-    "probability_vector_check", "probability_matrix_check", "exp_to_list", "two_dimensional_list_mean", "L2_dist",
-    "kl_divergence", "linspace", "unique_check", "compress_logits_prediction_to_onehot",
-    "extend_onehot_prediction_to_logits", "bias_mean_metric", "bias_mean_entropy_metric", "post_bias_dis_metric",
-    "post_bias_dl_metric",
     # registry
     "normal_metrics", "bias_metrics", "post_bias_metrics", "consistency_metrics", "MetricInfo", "METRICS",
     "BENCHMARK_METRICS", "CONSISTENCY_LOOP_LENGTHS", "get_metric", "higher_is_better",
-    # The single module this package replaced also exposed its own imports, and StaICC.util.functional
-    # star-imports this package: they stay so that both namespaces are unchanged.
-    "math", "Callable", "Dict", "List", "NamedTuple", "Optional", "Sequence", "Tuple", "warn", "warn_tampering",
-    "CONSISTENCY_LOOP_LENGTH", "DEMO_SENS_TEST_SIZE", "ECE_BINS", "STRICT_MODE", "STRICT_SETTING_WARNING",
-    "TEMPLATE_SENS_TEST_SIZE",
 ]

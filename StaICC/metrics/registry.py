@@ -7,7 +7,8 @@ and the statistics read it instead of hard-coding metric names.
 """
 from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
-from ..standard import CONSISTENCY_LOOP_LENGTH, DEMO_SENS_TEST_SIZE, TEMPLATE_SENS_TEST_SIZE
+from ..standard import CONSISTENCY_LOOP_LENGTH
+from ..subbenchmarks.spec import SPECS
 from .bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
 from .scores import (accuracy, averaged_truelabel_likelihood, consistency, expected_calibration_error_1, macro_F1,
                      make_consistency)
@@ -72,21 +73,13 @@ METRICS: Dict[str, MetricInfo] = {info.name: info for info in (
                aliases=("post_bias_dis_metric",)),
 )}
 
-#: the metrics each sub-benchmark reports by default, by registry name, in result order
-BENCHMARK_METRICS: Dict[str, Tuple[str, ...]] = {
-    "Normal": ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1"),
-    "GLER": ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1"),
-    "GLER_corrected": ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1"),
-    "Contextual_bias": ("bias_entropy", "bias_distribution"),
-    "Domain_bias": ("bias_entropy", "bias_distribution"),
-    "Post_bias": ("post_bias_dl_div", "post_bias_distribution"),
-    "Template_sens": ("consistency",),
-    "Demo_sens": ("consistency",),
-}
+#: the metrics each sub-benchmark reports by default, by registry name, in result order (from the spec table)
+BENCHMARK_METRICS: Dict[str, Tuple[str, ...]] = {s.name: s.metrics for s in SPECS.values() if not s.compound}
 
 
 #: consistency's loop length in the sub-benchmarks that report it (the number of test items)
-CONSISTENCY_LOOP_LENGTHS: Dict[str, int] = {"Template_sens": TEMPLATE_SENS_TEST_SIZE, "Demo_sens": DEMO_SENS_TEST_SIZE}
+CONSISTENCY_LOOP_LENGTHS: Dict[str, int] = {s.name: s.consistency_loop for s in SPECS.values()
+                                            if s.consistency_loop is not None}
 
 
 def get_metric(name: str, benchmark: Optional[str] = None) -> MetricInfo:
@@ -102,7 +95,8 @@ def get_metric(name: str, benchmark: Optional[str] = None) -> MetricInfo:
     info = _find_metric(name, benchmark)
     if info.name == "consistency":
         suffix = name[len("consistency_"):] if name.startswith("consistency_") else ""
-        length = int(suffix) if suffix.isdigit() else CONSISTENCY_LOOP_LENGTHS.get(benchmark or "")
+        spec = SPECS.get(benchmark or "")
+        length = int(suffix) if suffix.isdigit() else (spec.consistency_loop if spec is not None else None)
         if length is not None:
             return info._replace(function=make_consistency(length))
     return info
@@ -110,9 +104,11 @@ def get_metric(name: str, benchmark: Optional[str] = None) -> MetricInfo:
 
 def _find_metric(name: str, benchmark: Optional[str]) -> MetricInfo:
     if benchmark is not None:
-        if benchmark not in BENCHMARK_METRICS:
-            raise ValueError(f"unknown sub-benchmark {benchmark!r}; known: {', '.join(BENCHMARK_METRICS)}")
-        candidates = [METRICS[n] for n in BENCHMARK_METRICS[benchmark]]
+        spec = SPECS.get(benchmark)
+        if spec is None or spec.compound:
+            known = ", ".join(s.name for s in SPECS.values() if not s.compound)
+            raise ValueError(f"unknown sub-benchmark {benchmark!r}; known: {known}")
+        candidates = [METRICS[n] for n in spec.metrics]
     else:
         candidates = list(METRICS.values())
     for info in candidates:

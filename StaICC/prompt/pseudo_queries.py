@@ -5,9 +5,9 @@ prompt text: a writer draws its query from one of them (``pseudo_query_generater
 instead of from the test part.  Each has ``restart()`` so that every run of a benchmark
 sees the same queries.
 """
-from typing import Iterator, List, Optional
+from typing import Dict, Iterator, List, Tuple
 
-from ..rng import StableRandom, fresh_stream
+from ..rng import fresh_stream
 from ..standard import LCG_INCREMENT, LCG_MULTIPLIER
 from ..validation import is_int
 
@@ -32,14 +32,39 @@ class empty_query_generator:
         """Nothing to restart: the generator has no state."""
 
 
+class _Drawn:
+    """The queries drawn so far from a fresh stream for one (texts, length), and the stream state after them."""
+
+    __slots__ = ("holder", "queries", "states", "pieces")
+
+    def __init__(self, holder, state: int) -> None:
+        self.holder, self.queries, self.states = holder, [], [state]  # states[n]: the stream after n queries
+        self.pieces = None  # each text split on single spaces, per input element, when first needed
+
+
+def _texts_identity(rows) -> Tuple[Tuple, object]:
+    """A key equal for equal texts of one process (a slice of a bundled draw: the draw and the range), and its holder."""
+    table, start, stop = getattr(rows, "table", None), getattr(rows, "start", None), getattr(rows, "stop", None)
+    if table is not None and isinstance(start, int) and isinstance(stop, int):
+        return ("slice", id(table), start, stop), table
+    return ("rows", id(rows)), rows
+
+
+#: (id of the texts, length) -> what a fresh stream drew from them: every run (and every Domain_bias
+#: of a process) reads the same queries, so they are drawn once; the entry holds the texts, so the id stays theirs
+_DRAWN: Dict[Tuple[Tuple, int], _Drawn] = {}
+_DRAWN_LIMIT = 32
+
+
 class domain_query_generator:
     """Domain bias: queries of ``length`` words sampled from a dataset's texts.
 
     For each input element, ``length`` times: pick a row s = int_in_range(0, n - 1) (so the
     last row is never picked), split its text on single spaces (empty pieces kept), pick a
     piece w = int_in_range(0, pieces - 1) (never the last piece); the words are joined with
-    one space.  The stream is created at first use; ``restart()`` starts it afresh so that
-    every run of a benchmark sees the same queries (the original kept advancing it).
+    one space.  Every run starts from a fresh stream (``restart()``), so every run sees the
+    same queries (the original kept advancing it); they are therefore drawn once per texts
+    and length in a process and read back afterwards.
     """
 
     def __init__(self, dataset, length: int) -> None:
@@ -47,32 +72,61 @@ class domain_query_generator:
             raise ValueError(f"domain query length must be a non-negative int, got {length!r}")
         self.dataset = dataset
         self.length = length
-        self._stream: Optional[StableRandom] = None
-        self._pieces: Optional[List[List[List[str]]]] = None
+        self._issued = 0
 
     def __iter__(self) -> Iterator[List[str]]:
         return self
 
     def restart(self) -> None:
-        """Start the stream afresh and drop the per-run word cache."""
-        self._stream = None
-        self._pieces = None
+        """Start again from the first query of a fresh stream; drop the split texts (the queries stay)."""
+        self._issued = 0
+        rows = self.dataset.table
+        if len(rows):
+            self._drawn(rows).pieces = None
 
     def __next__(self) -> List[str]:
         rows = self.dataset.table
         if not len(rows):
             raise ValueError(f"domain bias samples its pseudo-query words from the demonstration texts, but the "
                              f"demonstration set {self.dataset.name!r} is empty: give it at least one row")
-        if self._stream is None:
-            self._stream = fresh_stream()
-        if self._pieces is None:  # split every text once, not once per sampled word
-            self._pieces = [[row[0][e].split(" ") for row in rows] for e in range(len(rows[0][0]))]
+        drawn = self._drawn(rows)
+        while len(drawn.queries) <= self._issued:  # an entry dropped meanwhile is drawn again from its start
+            drawn.queries.append(self._draw(drawn, rows))
+        self._issued += 1
+        return list(drawn.queries[self._issued - 1])
+
+    @property
+    def _stream(self):
+        """The stream as it stands after the queries this generator gave since its last restart."""
+        stream = fresh_stream()
+        rows = self.dataset.table
+        if len(rows):
+            drawn = self._drawn(rows)
+            if self._issued < len(drawn.states):
+                stream.state = drawn.states[self._issued]
+        return stream
+
+    def _drawn(self, rows) -> _Drawn:
+        identity, holder = _texts_identity(rows)
+        key = (identity, self.length)
+        drawn = _DRAWN.get(key)
+        if drawn is None or drawn.holder is not holder:
+            if len(_DRAWN) >= _DRAWN_LIMIT:
+                _DRAWN.pop(next(iter(_DRAWN)))
+            drawn = _DRAWN[key] = _Drawn(holder, fresh_stream().state)
+        return drawn
+
+    def _draw(self, drawn: _Drawn, rows) -> Tuple[str, ...]:
+        """The next query after ``drawn``'s, advancing its stream state."""
         # Inlined int_in_range(0, n - 1): with u = X / 2**32 and n < 2**21 the product is
         # exact, so int((n - 1) * u) == ((n - 1) * X) >> 32.
-        state = self._stream.state
+        if drawn.pieces is None:
+            drawn.pieces = [[row[0][e].split(" ") for row in rows] for e in range(len(rows[0][0]))]
+        pieces_by_element = drawn.pieces
+        state = drawn.states[-1]
         a, b, last = LCG_MULTIPLIER, LCG_INCREMENT, len(rows) - 1
         query = []
-        for pieces_of_row in self._pieces:
+        for pieces_of_row in pieces_by_element:
             words: List[str] = []
             append = words.append
             for _ in range(self.length):
@@ -81,5 +135,5 @@ class domain_query_generator:
                 state = (a * state + b) & 0xFFFFFFFF
                 append(pieces[((len(pieces) - 1) * state) >> 32])
             query.append(" ".join(words))
-        self._stream.state = state
-        return query
+        drawn.states.append(state)
+        return tuple(query)

@@ -146,26 +146,81 @@ class CompiledTemplate:
         demonstration whose index is among them (by value, so repeated indexes all flip)
         gets the next label, cyclically.  A non-integer W / len(demos) ratio warns.
         """
+        corrupted = self.corrupted(demos_indexes, noise_stream)
+        rows, word, wrong_word = self.rows, self.word, self.wrong_word
+        lines = []
+        for v in demos_indexes:
+            inputs, raw = rows[self._checked(v)]
+            lines.append((inputs, wrong_word[raw] if corrupted and v in corrupted else word[raw]))
+        return lines
+
+    def corrupted(self, demos_indexes: Sequence[int], noise_stream: Optional[StableRandom]) -> Sequence[int]:
+        """The demonstration index values whose label is flipped (the W draws of :meth:`lines`)."""
         count = len(demos_indexes)
         rate = self.template.label_wrong_rate
         wrong = int(count * rate)
-        corrupted: Sequence[int] = ()
-        if wrong:
-            if wrong / count != rate:
-                warn(WRONG_LABEL_COUNT_WARNING, stacklevel=4)
-            if noise_stream is None:
-                raise ValueError(f"label wrong rate {rate} needs a label-noise stream (dataset {self.triplet.name!r})")
-            corrupted = noise_stream.n_elements(demos_indexes, wrong)
-        rows, word, wrong_word = self.rows, self.word, self.wrong_word
-        size = len(rows)
-        lines = []
-        for v in demos_indexes:
-            if not 0 <= v < size:
-                raise ValueError(f"Index out of range: demonstration index {v} not in [0, {size}) "
-                                 f"(dataset {self.triplet.name!r})")
-            inputs, raw = rows[v]
-            lines.append((inputs, wrong_word[raw] if corrupted and v in corrupted else word[raw]))
-        return lines
+        if not wrong:
+            return ()
+        if wrong / count != rate:
+            warn(WRONG_LABEL_COUNT_WARNING, stacklevel=5)
+        if noise_stream is None:
+            raise ValueError(f"label wrong rate {rate} needs a label-noise stream (dataset {self.triplet.name!r})")
+        return noise_stream.n_elements(demos_indexes, wrong)
+
+    def _checked(self, v: int) -> int:
+        if not 0 <= v < len(self.rows):
+            raise ValueError(f"Index out of range: demonstration index {v} not in [0, {len(self.rows)}) "
+                             f"(dataset {self.triplet.name!r})")
+        return v
+
+    def write_many(self, queries: Iterable[Tuple[Sequence[int], Union[int, Sequence[str]]]],
+                   noise_stream: Optional[StableRandom], pieces: dict) -> List[Prompt]:
+        """:meth:`write` for each (demonstration indexes, query) in order, reusing rendered text from ``pieces``.
+
+        ``pieces`` maps (demonstration index, label word) and (test index,) to the text they
+        render to under this template (label noise aside), so a run renders each once however
+        many prompts and passes use it (GLER's five passes, Demo_sens's eight repeats); the
+        caller keeps one ``pieces`` per template, label-noise rate aside.  Equal to :meth:`write`.
+        """
+        template = self.template
+        if template.noisy_channel:
+            return [self.write(demos, query, noise_stream) for demos, query in queries]
+        rows, word, wrong_word, size = self.rows, self.word, self.wrong_word, len(self.rows)
+        instruction, label_prefix, label_affix = template.instruction, template.label_prefix, template.label_affix
+        noisy, cut = template.label_wrong_rate > 0, template.cut_by_length
+        prompts: List[Prompt] = []
+        for demos, query in queries:
+            corrupted = self.corrupted(demos, noise_stream) if noisy else ()
+            parts = [instruction]
+            for v in demos:
+                if not 0 <= v < size:
+                    self._checked(v)
+                inputs, raw = rows[v]
+                label = wrong_word[raw] if corrupted and v in corrupted else word[raw]
+                text = pieces.get((v, label))
+                if text is None:
+                    text = pieces[(v, label)] = self._inputs_text(inputs) + label_prefix + label + label_affix
+                parts.append(text)
+            if isinstance(query, (list, tuple)):
+                parts.append(template.query_prefix + self._inputs_text(query) + label_prefix)
+            else:
+                text = pieces.get((query,))
+                if text is None:
+                    text = pieces[(query,)] = (template.query_prefix + self._inputs_text(self.query_inputs(query))
+                                               + label_prefix)
+                parts.append(text)
+            prompt = "".join(parts)
+            prompts.append(prompt[:len(prompt) - cut] if cut else prompt)
+        return prompts
+
+    def _inputs_text(self, inputs: Sequence[str]) -> str:
+        """[prefix_e input_e affix_e]... of one demonstration or query (direct prompts)."""
+        pre, aff = self.template.input_text_prefixes, self.template.input_text_affixes
+        try:
+            return "".join([pre[e] + text + aff[e] for e, text in enumerate(inputs)])
+        except IndexError:
+            raise ValueError(f"a row has more input texts than the template has input text prefixes "
+                             f"({len(pre)}) (dataset {self.triplet.name!r})") from None
 
     def query_inputs(self, query_index: int) -> Sequence[str]:
         """The input texts of test item ``query_index``."""

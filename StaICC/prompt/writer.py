@@ -106,18 +106,18 @@ class prompt_writter:
                   instruction=_check_str(new_instruction, "Instruction should be a string."))
 
     def change_input_text_prefixes(self, new_prefixes: List[str]) -> None:
-        warn_tampering("input text prefixes changed")
-        prefixes = _check_str_list(new_prefixes, "Input text prefixes should be a list.",
-                                   "Input text prefixes should be a list of strings.")
-        self._check_element_count(prefixes, "input text prefixes")
-        self._set("input text prefixes changed", input_text_prefixes=prefixes)
+        self._change_per_input("prefixes", new_prefixes)
 
     def change_input_text_affixes(self, new_affixes: List[str]) -> None:
-        warn_tampering("input text affixes changed")
-        affixes = _check_str_list(new_affixes, "Input text affixes should be a list.",
-                                  "Input text affixes should be a list of strings.")
-        self._check_element_count(affixes, "input text affixes")
-        self._set("input text affixes changed", input_text_affixes=affixes)
+        self._change_per_input("affixes", new_affixes)
+
+    def _change_per_input(self, kind: str, texts: List[str]) -> None:
+        """Set the input texts' ``kind`` ("prefixes" or "affixes"): one string per input element."""
+        warn_tampering(f"input text {kind} changed", stacklevel=4)  # the user's call of change_input_text_*
+        texts = _check_str_list(texts, f"Input text {kind} should be a list.",
+                                f"Input text {kind} should be a list of strings.")
+        self._check_element_count(texts, f"input text {kind}")
+        self._set(f"input text {kind} changed", **{f"input_text_{kind}": texts})
 
     def _check_element_count(self, values: Sequence[str], what: str) -> None:
         expected = self.triplet_dataset.demonstration.input_element_numbers()
@@ -278,6 +278,17 @@ class prompt_writter:
                 raise ValueError(f"demonstration {number} has label {label!r}, which is not in the label space "
                                  f"{space} of dataset {self.triplet_dataset.name!r}") from None
         return compiled.render(lines, query_line)
+
+    def write_prompts(self, queries: Sequence[Tuple[Sequence[int], int]], pieces: dict) -> List[Prompt]:
+        """:meth:`write_prompt` for each (demonstration indexes, test index) in order, in one loop.
+
+        ``pieces``: a dict the caller keeps for as long as the template (label-noise rate
+        aside) stays; each demonstration's and test query's text is rendered into it once.
+        """
+        generator = self.pseudo_query_generater
+        if generator is not None:
+            queries = [(demos, next(generator)) for demos, _test in queries]
+        return self.compiled().write_many(queries, self._label_error_stream, pieces)
 
     def write_prompt(self, demos_indexes: Sequence[int], query_index: Optional[int] = None) -> Prompt:
         """The prompt for demonstration indexes and a test index (or the next pseudo query), with label noise."""

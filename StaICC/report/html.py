@@ -67,6 +67,13 @@ def _safe(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
 
 
+def _parts_with(run, procedure: str) -> List[Tuple[str, Any]]:
+    """The run's parts whose spec-table procedure is ``procedure`` (table order)."""
+    from ..subbenchmarks.spec import SPECS
+    return [(name, run.parts[name]) for name, spec in SPECS.items()
+            if spec.procedure == procedure and name in run.parts]
+
+
 def run_figures(run, figures: _Figures, prefix: str) -> List[Tuple[str, str]]:
     """(section title, HTML) of every figure the run's records allow."""
     sections = []
@@ -76,19 +83,20 @@ def run_figures(run, figures: _Figures, prefix: str) -> List[Tuple[str, str]]:
         sections.append(("Reliability diagrams (Normal; the standard's 10 ECE bins)",
                          figures.embed(plots.draw_reliability(data, run.label), f"{prefix}reliability",
                                        "reliability diagrams")))
-    for name in ("GLER", "GLER_corrected"):
-        part = run.parts.get(name)
+    for name, part in _parts_with(run, "label_noise"):
         if part is not None:
             data = [plots.gler_data(part, d) for d in part.datasets()]
             sections.append((f"{name}: metrics against the label-noise rate, with the standard's regression",
                              figures.embed(plots.draw_gler(data, run.label), f"{prefix}{name.lower()}", name)))
-    part = run.parts.get("Template_sens")
-    if part is not None and part.records:
+    for name, part in _parts_with(run, "template"):
+        if not part.records:
+            continue
         sections.append(("Template_sens: dataset x template grid",
                          figures.embed(plots.draw_template_grid(plots.template_grid_data(part), run.label),
                                        f"{prefix}template_sens", "template grid")))
-    part = run.parts.get("Demo_sens")
-    if part is not None and part.records:
+    for name, part in _parts_with(run, "demonstration_sensitivity"):
+        if not part.records:
+            continue
         sections.append(("Demo_sens: distribution of per-query consistency",
                          figures.embed(plots.draw_demo_consistency(plots.demo_consistency_data(part), run.label),
                                        f"{prefix}demo_sens", "per-query consistency")))

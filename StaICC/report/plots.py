@@ -57,11 +57,13 @@ def gler_data(part, dataset: str) -> Dict[str, Any]:
     The points are the recorded per-pass results; the regression is on the standard's
     abscissae (``x``), which are not the noise rates; both are returned.
     """
-    from ..subbenchmarks.experimentor import LabelNoiseProcedure
+    from ..engine.procedures import LabelNoiseProcedure
     result = part.divided[dataset]
     passes = sorted((k for k in result if k.isdigit()), key=int)
     procedure = part.metadata.get("procedure") or {}
-    abscissae = procedure.get("abscissae") or ("correctness" if part.name == "GLER_corrected" else "standard")
+    from ..subbenchmarks.spec import SPECS
+    spec = SPECS.get(part.name)
+    abscissae = procedure.get("abscissae") or (spec.abscissae if spec is not None else None) or "standard"
     noise = LabelNoiseProcedure(len(passes), abscissae)
     curves = {}
     for metric, (slope, intercept) in result["sensitivity"].items():

@@ -20,8 +20,10 @@ MAX_SAMPLES_BYTES = 256 << 20
 MAX_RESULTS_BYTES = 256 << 20
 MAX_LINE_BYTES = 1 << 20
 
-#: Triplet_bias's parts and the benchmark name their records carry
-TRIPLET_PARTS = {"contextual": "Contextual_bias", "domain": "Domain_bias", "post": "Post_bias"}
+from ..subbenchmarks.spec import SPECS
+
+#: Triplet_bias's parts and the benchmark name their records carry (from the spec table)
+TRIPLET_PARTS = dict(SPECS["Triplet_bias"].parts)
 
 #: record field -> accepted types (bool is excluded from ints separately)
 _REQUIRED_FIELDS: Dict[str, tuple] = {
@@ -132,8 +134,9 @@ def load_run(path: str, label: Optional[str] = None, *, records: bool = True,
         if not isinstance(entry, dict) or not isinstance(entry.get("results"), dict):
             raise _fail(results_path, f"{at} must be an object with 'results' and 'metadata'")
         metadata = entry.get("metadata") or {}
-        if name == "Triplet_bias":
-            for key, part_name in TRIPLET_PARTS.items():
+        spec = SPECS.get(name)
+        if spec is not None and spec.compound:
+            for key, part_name in spec.parts:
                 if key in entry["results"]:
                     parts[part_name] = Part(part_name, _checked_results(entry["results"][key], results_path, f"{at}.results.{key}"),
                                             metadata.get(key, {}) if isinstance(metadata, dict) else {})

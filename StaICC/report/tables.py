@@ -3,7 +3,7 @@ import math
 from typing import Any, Dict, List, Optional
 
 
-from ..results import ResultDict, _jsonable  # noqa: F401  (re-exported)
+from ..results import ResultDict, _jsonable, flatten  # noqa: F401  (re-exported)
 
 
 def _format_value(value: Any) -> str:
@@ -14,22 +14,6 @@ def _format_value(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {_format_value(v)}" for k, v in value.items()) + "}"
     return str(value)
-
-
-def flatten(result: Dict[str, Any]) -> Dict[str, Any]:
-    """Per-dataset results as flat columns, keyed like the averaged results.
-
-    ``{"sensitivity": {"consistency": v}}`` becomes ``consistency``; GLER's
-    ``(slope, intercept)`` pairs become their slope; GLER's per-pass dicts are left to JSON.
-    """
-    flat: Dict[str, Any] = {}
-    for key, value in result.items():
-        if key == "sensitivity" and isinstance(value, dict):
-            for metric, v in value.items():
-                flat[metric] = v[0] if isinstance(v, (list, tuple)) else v
-        elif not isinstance(value, dict):
-            flat[key] = value
-    return flat
 
 
 def format_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
@@ -89,7 +73,9 @@ class Table:
 
 def metric_label(benchmark: str, metric: str) -> str:
     """Column name of a metric: GLER's numbers are regression slopes, and say so."""
-    if benchmark.startswith("GLER"):
+    from ..subbenchmarks.spec import SPECS
+    spec = SPECS.get(benchmark)
+    if spec is not None and spec.has_slopes:
         return f"{metric} slope"
     return metric
 

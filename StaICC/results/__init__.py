@@ -22,6 +22,22 @@ class ResultDict(dict):
                           indent=indent, ensure_ascii=False, allow_nan=True)
 
 
+def flatten(result: Dict[str, Any]) -> Dict[str, Any]:
+    """Per-dataset results as flat columns, keyed like the averaged results.
+
+    ``{"sensitivity": {"consistency": v}}`` becomes ``consistency``; GLER's
+    ``(slope, intercept)`` pairs become their slope; GLER's per-pass dicts are left to JSON.
+    """
+    flat: Dict[str, Any] = {}
+    for key, value in result.items():
+        if key == "sensitivity" and isinstance(value, dict):
+            for metric, v in value.items():
+                flat[metric] = v[0] if isinstance(v, (list, tuple)) else v
+        elif not isinstance(value, dict):
+            flat[key] = value
+    return flat
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}

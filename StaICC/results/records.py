@@ -1,11 +1,13 @@
 """Per-query records: what each query asked, what the model answered, what the metrics read.
 
-Records are built on demand from the run's plan, requests and answers (nothing is
-copied), one dict per query and pass in the documented samples format; statistics,
-plots and ``--log-samples`` read them.
+Records are built on demand from the run's work (plan, truth) and answers, one dict per
+query and pass in the documented samples format; statistics, plots and
+``--log-samples`` read them.  They keep no prompt text: the prompt hashes are computed
+when first read by writing the work's prompts again (equal plans give equal prompts), and
+:meth:`PlanRecords.prompt` rebuilds one prompt.
 """
 import json
-from typing import Any, Dict, Iterable, Iterator, List, Sequence
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
 from ..metrics import argmax
 from ..requests import prompt_sha256
@@ -17,13 +19,30 @@ RECORD_FIELDS = ("benchmark", "dataset", "query_index", "pass", "test_index", "r
 class PlanRecords(Sequence):
     """The records of one experimentor run, computed when read."""
 
-    def __init__(self, plan: Any, requests: Sequence[Any], answers: Sequence[Any], truth: List[int],
-                 rows: List[list]) -> None:
-        self._plan, self._requests, self._answers, self._truth, self._rows = plan, requests, answers, truth, rows
-        self._queries = None
+    def __init__(self, work: Any, answers: Sequence[Any], rows: List[list]) -> None:
+        self._work, self._answers, self._rows = work, answers, rows
+        self._hashes: Optional[List[str]] = None
 
     def __len__(self) -> int:
         return len(self._answers)
+
+    def raw(self) -> List[Any]:
+        """The validated predictions in call order (ints or score vectors)."""
+        return [a.prediction for a in self._answers]
+
+    def rows(self) -> List[list]:
+        """The rows the metrics read, in call order."""
+        return self._rows
+
+    def prompt(self, i: int) -> Any:
+        """The prompt of record ``i``, written again (a str, or a tuple of str for noisy channel)."""
+        return self._work.requests()[i].prompt
+
+    def prompt_hashes(self) -> List[str]:
+        """Every record's ``prompt_sha256``: the prompts are written again once, hashed, dropped."""
+        if self._hashes is None:
+            self._hashes = [prompt_sha256(r.prompt) for r in self._work.requests()]
+        return self._hashes
 
     def __getitem__(self, i):  # type: ignore[override]
         if isinstance(i, slice):
@@ -32,16 +51,15 @@ class PlanRecords(Sequence):
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError(i)
-        if self._queries is None:
-            self._queries = list(self._plan.queries())
-        per_pass = self._plan.queries_per_pass
-        test_index, repeat, demos = self._queries[i % per_pass]
-        request, answer = self._requests[i], self._answers[i]
+        plan = self._work.plan
+        per_pass, T = plan.queries_per_pass, plan.test_count
+        q = i % per_pass
+        answer = self._answers[i]
         prediction = answer.prediction
-        return {"benchmark": self._plan.benchmark, "dataset": self._plan.dataset, "query_index": request.query_index,
-                "pass": request.pass_index, "test_index": test_index, "repeat": repeat,
-                "demonstrations": list(demos), "prompt_sha256": prompt_sha256(request.prompt),
-                "label": self._truth[i % per_pass], "prediction": self._rows[i],
+        return {"benchmark": plan.benchmark, "dataset": plan.dataset, "query_index": i,
+                "pass": i // per_pass, "test_index": q % T, "repeat": q // T,
+                "demonstrations": list(plan.demonstrations[q]), "prompt_sha256": self.prompt_hashes()[i],
+                "label": self._work.truth[q], "prediction": self._rows[i],
                 "predicted": prediction if isinstance(prediction, int) else argmax(prediction),
                 "text": answer.text, "parsed": answer.parsed}
 

@@ -55,6 +55,17 @@ class Demonstrations:
         self.sampler = fixed_sampler(checked)
         self.repeat_times = 1
 
+    def assign_rows(self, rows, *, dataset: str) -> None:
+        """The original's ``exp.demonstration_sampler = rows``: one row per query (R·T of them), R kept.
+
+        Rows are copied and checked (each of k indexes inside the demonstration set) before
+        anything changes; the repeat count stays what it is, so query ``j + r·T`` reads row
+        ``j + r·T`` as with the default rows.
+        """
+        checked = validate_sampler(rows, self.k, self.query_count(), len(self.triplet.demonstration), dataset,
+                                   counted="queries (test items x repeats)")
+        self.sampler = fixed_sampler(checked)
+
     def domain_resample(self, want_label: bool) -> None:
         self.reset()
         keep, feasible = domain_conditions(self.triplet, self.k, want_label)

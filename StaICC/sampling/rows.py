@@ -125,18 +125,29 @@ class fixed_sampler(_RowSampler):
 
     def __init__(self, rows: Sequence[Sequence[int]]) -> None:
         self._rows = [list(row) for row in rows]
-        self.k = len(self._rows[0]) if self._rows else 0
+
+    @property
+    def k(self) -> int:
+        """The length of the first row (read from the rows, not stored beside them)."""
+        return len(self._rows[0]) if self._rows else 0
 
 
 def validate_sampler(sampler, k: Optional[int], test_count: int, demonstration_count: int,
-                     dataset: str) -> List[List[int]]:
-    """Copy a user sampler, checking its shape and index ranges; errors name the row."""
+                     dataset: str, counted: str = "") -> List[List[int]]:
+    """Copy a user sampler, checking its shape and index ranges; errors name the row.
+
+    ``test_count`` is the number of rows expected (``counted`` says what they count when
+    that is not the test items).
+    """
     try:
         rows = [row for row in sampler]
     except TypeError as exc:
         raise TypeError(f"the sampler must be a list of index lists, got {type(sampler).__name__} "
                         f"(dataset {dataset!r})") from exc
     if len(rows) != test_count:
+        if counted:
+            raise ValueError(f"the sampler needs one row per query: got {len(rows)} rows, expected {test_count} "
+                             f"{counted} (dataset {dataset!r})")
         raise ValueError(f"The length of the sampler should be equal to the number of the test samples: "
                          f"got {len(rows)} rows, expected {test_count} (dataset {dataset!r})")
     copied: List[List[int]] = []

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 
 from ..metrics import sequential_sum
+from ..results import flatten
 from .items import ItemTable, draw_resamples
 from .significance import percentile_interval
 from .statistic import Statistic
@@ -94,7 +95,6 @@ def _same(recomputed: Any, recorded: Any) -> bool:
 
 
 def _recorded(result: Dict[str, Any]) -> Dict[str, Any]:
-    from ..report.tables import flatten
     return flatten(result)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional
 
 from .bootstrap import (DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, RunEstimates, _check_options,
                         _PartTable, estimate_part, part_statistics)
-from .items import CONSISTENCY_BENCHMARKS, SLOPE_BENCHMARKS, draw_resamples
+from .items import draw_resamples, is_consistency, is_slope
 from .significance import bootstrap_p_value, holm, mcnemar_exact, percentile_interval
 
 
@@ -180,8 +180,8 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
                 low, high = percentile_interval(deltas, level)
                 difference = Difference(va, vb, vb - va, low, high, bootstrap_p_value(deltas),
                                         "paired bootstrap" if paired else "bootstrap")
-                if paired and n == "accuracy" and d != "Averaged" and name not in SLOPE_BENCHMARKS \
-                        and name not in CONSISTENCY_BENCHMARKS:
+                if paired and n == "accuracy" and d != "Averaged" and not is_slope(name) \
+                        and not is_consistency(name):
                     right_a, right_b = sa[d].table.correct(), sb[d].table.correct()
                     only_a = sum(1 for x, y in zip(right_a, right_b) if x and not y)
                     only_b = sum(1 for x, y in zip(right_a, right_b) if y and not x)

@@ -15,10 +15,24 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..metrics import PredictionRows, argmax, ece_bin, is_probability_matrix, softmax
 
-#: sub-benchmarks whose metric is the consistency over all passes of an item
-CONSISTENCY_BENCHMARKS = ("Template_sens", "Demo_sens")
-#: sub-benchmarks whose numbers are regression slopes over label-noise passes
-SLOPE_BENCHMARKS = ("GLER", "GLER_corrected")
+from ..subbenchmarks.spec import SPECS
+
+#: sub-benchmarks whose metric is the consistency over all passes of an item (from the spec table)
+CONSISTENCY_BENCHMARKS = tuple(s.name for s in SPECS.values() if s.has_consistency)
+#: sub-benchmarks whose numbers are regression slopes over label-noise passes (from the spec table)
+SLOPE_BENCHMARKS = tuple(s.name for s in SPECS.values() if s.has_slopes)
+
+
+def is_consistency(benchmark: str) -> bool:
+    """Whether the sub-benchmark's metric is the consistency over all passes of an item (the spec table)."""
+    spec = SPECS.get(benchmark)
+    return spec is not None and spec.has_consistency
+
+
+def is_slope(benchmark: str) -> bool:
+    """Whether the sub-benchmark reports regression slopes over label-noise passes (the spec table)."""
+    spec = SPECS.get(benchmark)
+    return spec is not None and spec.has_slopes
 
 
 def draw_resamples(item_count: int, resamples: int, seed: int, *tags: str) -> List[List[int]]:
@@ -70,7 +84,7 @@ class ItemTable:
             self.rows[p][k][i] = [float(v) for v in r["prediction"]]
             self.hashes[p][k][i] = r["prompt_sha256"]
         self.width = width
-        self.normalized = self._normalize(benchmark in CONSISTENCY_BENCHMARKS)
+        self.normalized = self._normalize(is_consistency(benchmark))
         self.summaries = [[[_row_summary(row, self.labels[i]) for i, row in enumerate(rep)] for rep in norm]
                           for norm in self.normalized]
 

@@ -12,7 +12,8 @@ from .. import metrics as _metrics
 from ..metrics import (accuracy_from_labels, consistency_from_labels, ece_from_confidence, linear_regression,
                        macro_f1_from_labels)
 from ..standard import ECE_BINS
-from .items import CONSISTENCY_BENCHMARKS, SLOPE_BENCHMARKS, ItemTable
+from ..subbenchmarks.spec import SPECS
+from .items import ItemTable, is_consistency, is_slope
 
 #: direction of the metrics of the standard (None: no better direction)
 _HIGHER_IS_BETTER: Dict[str, Optional[bool]] = {
@@ -69,11 +70,13 @@ FAST_METRICS = ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expect
 # a sub-benchmark's statistic: metric values from a resample of items
 # ----------------------------------------------------------------------------
 def _metric_table(benchmark: str) -> Dict[str, Callable]:
-    if benchmark in ("Contextual_bias", "Domain_bias"):
-        return _metrics.bias_metrics()
-    if benchmark == "Post_bias":
-        return _metrics.post_bias_metrics()
-    return _metrics.normal_metrics()
+    """The sub-benchmark's default metrics by result key, from the spec table (Normal's for an unknown name)."""
+    from ..metrics.registry import METRICS
+    from ..subbenchmarks.spec import SPECS
+    spec = SPECS.get(benchmark)
+    if spec is None or not spec.metrics:
+        return _metrics.normal_metrics()
+    return {METRICS[n].result_key: METRICS[n].function for n in spec.metrics}
 
 
 def metric_function(benchmark: str, name: str) -> Optional[Callable]:
@@ -99,7 +102,7 @@ class Statistic:
         self.benchmark = benchmark
         self.table = table
         self.functions: Dict[str, Callable] = {}
-        if benchmark in CONSISTENCY_BENCHMARKS:
+        if is_consistency(benchmark):
             self.functions = {n: _metrics.consistency for n in metric_names if n.startswith("consistency")}
         else:
             for name in metric_names:
@@ -107,9 +110,9 @@ class Statistic:
                 if f is not None:
                     self.functions[name] = f
         self.x_values: Optional[List[float]] = None
-        if benchmark in SLOPE_BENCHMARKS:
+        if is_slope(benchmark):
             procedure = (metadata or {}).get("procedure") or {}
-            abscissae = procedure.get("abscissae") or ("correctness" if benchmark == "GLER_corrected" else "standard")
+            abscissae = procedure.get("abscissae") or SPECS[benchmark].abscissae or "standard"
             from ..subbenchmarks.experimentor import LabelNoiseProcedure
             self.x_values = LabelNoiseProcedure(table.passes, abscissae).x_values()
         self.fast_names = [n for n, f in self.functions.items()
@@ -137,7 +140,7 @@ class Statistic:
                     for i in sample:
                         summaries.append(rep[i])
                         truth.append(labels[i])
-            if self.benchmark in CONSISTENCY_BENCHMARKS:
+            if is_consistency(self.benchmark):
                 for n in self.fast_names:
                     values[n] = consistency_from_labels([s[0] for s in summaries], len(sample))
             else:
@@ -145,7 +148,7 @@ class Statistic:
         if slow:
             truth, rows = table.layout(sample, passes)
             for n in slow:
-                if self.benchmark in CONSISTENCY_BENCHMARKS:
+                if is_consistency(self.benchmark):
                     values[n] = self.functions[n](truth, rows, len(sample))
                 else:
                     values[n] = self.functions[n](truth, rows)
@@ -153,7 +156,7 @@ class Statistic:
 
     def _evaluate(self, sample: Sequence[int], fast: bool) -> Dict[str, Any]:
         table = self.table
-        if self.benchmark in CONSISTENCY_BENCHMARKS:
+        if is_consistency(self.benchmark):
             return self._pass_values(sample, range(table.passes), fast)
         if self.x_values is not None:
             per_pass = [self._pass_values(sample, [p], fast) for p in range(table.passes)]

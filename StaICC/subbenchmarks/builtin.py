@@ -7,12 +7,11 @@ three bias diagnoses over one loaded copy of the data.
 from typing import Dict
 
 from ..datasets import resolve_datasets
-from ..metrics import bias_metrics, consistency_metrics, post_bias_metrics
-from ..engine.procedures import LabelNoiseProcedure, SensitivityProcedure, TemplateProcedure
+from ..engine.procedures import LabelNoiseProcedure
 from ..results import ResultDict
-from ..standard import (DEFAULT_K, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE, DOMAIN_QUERY_LENGTH,
-                       GLER_INTERPOLATIONS, TEMPLATE_SENS_TEST_SIZE)
-from .generic import SubBenchmark, average_sensitivity, average_slopes
+from ..standard import DEFAULT_K, DOMAIN_QUERY_LENGTH, GLER_INTERPOLATIONS
+from .generic import SubBenchmark, average_sensitivity, average_slopes  # noqa: F401  (their old import path)
+from .spec import SPECS
 from .generic import FUNCTION_COUNT_ERROR, average_metrics  # noqa: F401  (their old import path)
 
 
@@ -22,32 +21,24 @@ from .generic import FUNCTION_COUNT_ERROR, average_metrics  # noqa: F401  (their
 class Normal(SubBenchmark):
     """Accuracy, true-label likelihood, macro-F1 and ECE over 1024 queries per dataset."""
 
-    benchmark_name = "Normal"
+    spec = SPECS["Normal"]
 
 
 class Contextual_bias(SubBenchmark):
     """Entropy of the mean prediction for demonstrations + an empty query (lower = more biased)."""
 
-    benchmark_name = "Contextual_bias"
-    pseudo_query = "contextual"
-
-    def default_metrics(self, test_size=None):
-        return bias_metrics()
+    spec = SPECS["Contextual_bias"]
 
 
 class Domain_bias(SubBenchmark):
     """Entropy of the mean prediction for demonstrations + a random-word in-domain query."""
 
-    benchmark_name = "Domain_bias"
-    pseudo_query = "domain"
+    spec = SPECS["Domain_bias"]
 
     def __init__(self, k: int = DEFAULT_K, noisy_channel: bool = False, metrics=None, datasets=None,
                  domain_query_length: int = DOMAIN_QUERY_LENGTH, **options) -> None:
         self.domain_query_length = domain_query_length
         super().__init__(k, noisy_channel, metrics, datasets, **options)
-
-    def default_metrics(self, test_size=None):
-        return bias_metrics()
 
     def extra_experimentor_options(self):
         return {"domain_query_length": self.domain_query_length}
@@ -56,23 +47,17 @@ class Domain_bias(SubBenchmark):
 class Post_bias(SubBenchmark):
     """KL divergence of the mean predicted distribution from the true label frequencies."""
 
-    benchmark_name = "Post_bias"
+    spec = SPECS["Post_bias"]
 
     def __init__(self, k: int = DEFAULT_K, noisy_channel: bool = False, metrics=None, datasets=None,
                  domain_query_length: int = DOMAIN_QUERY_LENGTH, **options) -> None:
         super().__init__(k, noisy_channel, metrics, datasets, **options)  # domain_query_length: unused, as in the standard
 
-    def default_metrics(self, test_size=None):
-        return post_bias_metrics()
-
 
 class GLER(SubBenchmark):
     """Label-noise sensitivity: slope of each metric against demonstration label noise."""
 
-    benchmark_name = "GLER"
-    supports_noisy_channel = False
-    averaging = staticmethod(average_slopes)
-    abscissae = "standard"
+    spec = SPECS["GLER"]
 
     def __init__(self, k: int = DEFAULT_K, metrics=None, datasets=None,
                  interpolations: int = GLER_INTERPOLATIONS, **options) -> None:
@@ -80,61 +65,40 @@ class GLER(SubBenchmark):
         self.interpolations = interpolations
         super().__init__(k, False, metrics, datasets, **options)
 
-    def make_procedure(self, dataset):
-        return LabelNoiseProcedure(self.interpolations, self.abscissae)
+    @property
+    def abscissae(self) -> str:
+        return self.spec.abscissae or "standard"
 
 
 class GLER_corrected(GLER):
     """GLER regressed on label correctness (1 - noise rate). NOT the standard: not comparable."""
 
-    benchmark_name = "GLER_corrected"
-    abscissae = "correctness"
+    spec = SPECS["GLER_corrected"]
 
 
 class Template_sens(SubBenchmark):
     """Prediction consistency over the 9 templates of an L9 orthogonal table (100 test items)."""
 
-    benchmark_name = "Template_sens"
-    repeat_times = 1
-    test_size = TEMPLATE_SENS_TEST_SIZE
-    supports_noisy_channel = False
-    averaging = staticmethod(average_sensitivity)
+    spec = SPECS["Template_sens"]
 
     def __init__(self, k: int = DEFAULT_K, metrics=None, datasets=None, **options) -> None:
         super().__init__(k, False, metrics, datasets, **options)
-
-    def default_metrics(self, test_size=None):
-        return consistency_metrics(test_size or TEMPLATE_SENS_TEST_SIZE)
-
-    def make_procedure(self, dataset):
-        if not dataset.alternate_template:
-            raise ValueError(f"Template_sens needs alternate templates for dataset {dataset.name!r}")
-        return TemplateProcedure(dataset.alternate_template)
 
 
 class Demo_sens(SubBenchmark):
     """Prediction consistency over 8 demonstration sets per query (first 128 test items)."""
 
-    benchmark_name = "Demo_sens"
-    repeat_times = DEMO_SENS_REPEAT_TIMES
-    test_size = DEMO_SENS_TEST_SIZE
-    supports_noisy_channel = False
-    averaging = staticmethod(average_sensitivity)
+    spec = SPECS["Demo_sens"]
 
     def __init__(self, k: int = DEFAULT_K, datasets=None, **options) -> None:
         super().__init__(k, False, None, datasets, **options)
-
-    def default_metrics(self, test_size=None):
-        return consistency_metrics(test_size or DEMO_SENS_TEST_SIZE)
-
-    def make_procedure(self, dataset):
-        return SensitivityProcedure()
 
 
 class Triplet_bias:
     """Contextual, domain and posterior bias together; the data is loaded once."""
 
-    benchmark_name = "Triplet_bias"
+    spec = SPECS["Triplet_bias"]
+    benchmark_name = spec.name
 
     def __init__(self, k: int = DEFAULT_K, noisy_channel: bool = False, datasets=None,
                  domain_query_length: int = DOMAIN_QUERY_LENGTH, **options) -> None:
@@ -144,7 +108,7 @@ class Triplet_bias:
         self.post = Post_bias(k, noisy_channel, None, loaded, **options)
 
     def benchmarks(self) -> Dict[str, SubBenchmark]:
-        return {"contextual": self.contextual, "domain": self.domain, "post": self.post}
+        return {key: getattr(self, key) for key, _part in self.spec.parts}
 
     def __getitem__(self, key: str) -> SubBenchmark:
         return self.benchmarks()[key]

@@ -8,18 +8,17 @@ from fresh streams and leaves the writer as it found it.
 """
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from ..backends.base import as_backend
 from ..datasets import Dataset
 from ..sampling.demonstrations import Demonstrations
-from ..legacy.experimentor_accessors import OriginalAccessors
+from .accessors import OriginalAccessors
 from ..errors import warn_tampering
 from ..metrics import normal_metrics
-from ..engine.plan import RunPlan, plan_requests
+from ..engine.plan import RunPlan, Work, check_passes, plan_requests
 from ..engine.preflight import check_experimentor
 from ..engine.procedures import Procedure
 from ..engine.procedures import LabelNoiseProcedure, SensitivityProcedure, TemplateProcedure  # noqa: F401  (old import path)
 from ..prompt import domain_query_generator, empty_query_generator, prompt_writter
-from ..engine.outcome import Outcome, answer_plan, summarize
+from ..engine.outcome import Outcome
 from ..datasets.split import triplet_dataset as TripletDataset
 from ..standard import DEFAULT_K, DEFAULT_REPEAT_TIMES, DOMAIN_QUERY_LENGTH
 
@@ -70,6 +69,18 @@ class single_experimentor(OriginalAccessors):
     @property
     def demonstration_sampler(self):
         return self.demonstrations.current_sampler()
+
+    @demonstration_sampler.setter
+    def demonstration_sampler(self, rows) -> None:
+        """The original's plain assignment: one row per query (R·T rows), the repeat count kept.
+
+        Unlike :meth:`set_demonstration_sampler` (T rows, then R = 1) and as in the original,
+        no warning is given; the run is marked non-standard all the same, and
+        :meth:`reset_demonstration_sampler` brings the default rows back.
+        """
+        self.demonstrations.assign_rows(rows, dataset=self.dataset_name)
+        self._non_standard = [c for c in self._non_standard if not c.startswith(CUSTOM_ROWS)]
+        self._non_standard.append(CUSTOM_ROWS + " (assigned: one row per query)")
 
     def __len__(self) -> int:
         return self.demonstrations.query_count()
@@ -124,8 +135,7 @@ class single_experimentor(OriginalAccessors):
     def plan(self) -> RunPlan:
         """The frozen description of what a run sends now."""
         rows = self.demonstrations.plan_rows()
-        return RunPlan(self.benchmark, self.dataset_name, self.k, self.repeat_times, self.test_count(), rows,
-                       tuple(self.procedure.passes()))
+        return RunPlan(self.benchmark, self.dataset_name, self.test_count(), rows, tuple(self.procedure.passes()))
 
     def requests(self):
         return plan_requests(self.plan(), self.prompt_former)
@@ -141,21 +151,32 @@ class single_experimentor(OriginalAccessors):
         """Raise, in O(1) and before any inference, if this experimentor cannot run."""
         check_experimentor(self)
 
-    def planned(self):
-        """(plan, requests) of a run now: what :meth:`execute` sends unless it is given them."""
+    def work(self, previous: Optional[List] = None) -> Work:
+        """This experimentor's share of a run, checked (every check before any inference) and frozen."""
         self.check_runnable()
         plan = self.plan()
-        return plan, plan_requests(plan, self.prompt_former)
+        check_passes(plan, self.prompt_former)
+        departures = tuple(self.non_standard_settings())
+        dataset = self.triplet_dataset.original_dataset
+        if not getattr(dataset, "standard", True):
+            departures += tuple(getattr(dataset, "departures", None) or ["custom dataset"])
+        return Work(self.benchmark, plan, self.prompt_former, self.prompt_former.snapshot(), self.procedure,
+                    dict(self.metrics), tuple(self.ground_truth()), departures,
+                    list(previous) if previous is not None else None)
 
     def execute(self, model=None, preentered: Optional[Sequence] = None, *, batched: bool = False, cache=None,
-                progress: Optional[bool] = None, previous: Optional[List] = None, planned=None) -> Outcome:
-        """Run the plan with a model (a function or a backend) or preentered predictions."""
+                progress: Optional[bool] = None, previous: Optional[List] = None) -> Outcome:
+        """Run the plan with a model (a function or a backend) or preentered predictions: a run of one work."""
+        from ..backends.base import as_backend
+        from ..engine.cache_use import opened_cache
+        from ..engine.runner import run_works
         if model is None and preentered is None:
             raise ValueError("You should provide either the forward_inference function or the input_prediction.")
-        plan, requests = planned if planned is not None else self.planned()
         backend = as_backend(model, batched=batched) if preentered is None else None
-        answers = answer_plan(plan, requests, backend=backend, preentered=preentered, cache=cache, progress=progress)
-        return summarize(plan, self.procedure, self.metrics, self.ground_truth(), requests, answers, previous)
+        work = self.work(previous)
+        with opened_cache(cache) as store:
+            return run_works([work], [backend], [preentered], cache=store, progress=progress,
+                             distinct=store is not None)[0]
 
     def auto_run(self, forward_inference: Optional[Callable] = None, preentered_prediction: Optional[Sequence] = None,
                  batched_inference: bool = False, return_outputs: bool = False,

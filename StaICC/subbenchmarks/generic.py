@@ -14,10 +14,11 @@ from ..engine.cache_use import opened_cache
 from ..datasets import Dataset, resolve_datasets, verify_datasets
 from .experimentor import single_experimentor
 from ..metrics import normal_metrics
-from ..engine.procedures import Procedure
+from ..engine.procedures import LabelNoiseProcedure, Procedure, SensitivityProcedure, TemplateProcedure
 from ..results import ResultDict
 from ..results.records import Records
-from ..standard import DEFAULT_K
+from ..standard import DEFAULT_K, GLER_INTERPOLATIONS
+from .spec import SubBenchmarkSpec
 
 FUNCTION_COUNT_ERROR = ("The length of list_of_forward_inference must be the same as the number of datasets in "
                         "the benchmark. You can use the get_experiment_data method to get the datasets and their order.")
@@ -69,18 +70,61 @@ def average_sensitivity(divided: Dict[str, Dict[str, Any]], dataset_count: int) 
     return _average_sensitivity(divided, dataset_count, slope=False)
 
 
+#: the spec table's averaging names
+AVERAGING: Dict[str, Callable] = {"mean": average_metrics, "slope": average_slopes, "sensitivity": average_sensitivity}
+
+
+def make_procedure(spec: SubBenchmarkSpec, dataset: Dataset, interpolations: int = GLER_INTERPOLATIONS) -> Procedure:
+    """The procedure the spec table names for ``spec``, on ``dataset``."""
+    if spec.procedure == "label_noise":
+        return LabelNoiseProcedure(interpolations, spec.abscissae or "standard")
+    if spec.procedure == "template":
+        if not dataset.alternate_template:
+            raise ValueError(f"{spec.name} needs alternate templates for dataset {dataset.name!r}")
+        return TemplateProcedure(dataset.alternate_template)
+    if spec.procedure == "demonstration_sensitivity":
+        return SensitivityProcedure()
+    return Procedure()
+
+
+def spec_metrics(spec: SubBenchmarkSpec, test_size: Optional[int]) -> Dict[str, Callable]:
+    """The spec's metrics by result key; consistency loops over the test items evaluated."""
+    from ..metrics import consistency_metrics
+    from ..metrics.registry import METRICS
+    if spec.has_consistency:
+        return consistency_metrics(test_size or spec.consistency_loop)
+    return {METRICS[n].result_key: METRICS[n].function for n in spec.metrics}
+
+
 # ----------------------------------------------------------------------------
 # the generic sub-benchmark
 # ----------------------------------------------------------------------------
 class SubBenchmark:
-    """Experimentors over a list of datasets, run in order, averaged by a rule."""
+    """Experimentors over a list of datasets, run in order, averaged by a rule.
 
+    A subclass with ``spec = SPECS["Name"]`` takes its name, pseudo query, repeat count,
+    test size, noisy-channel support, averaging, metrics and procedure from that row of
+    the table (:mod:`StaICC.subbenchmarks.spec`); a subclass without one sets the class
+    attributes below itself, as before.
+    """
+
+    spec: Optional[SubBenchmarkSpec] = None
     benchmark_name = "SubBenchmark"
     pseudo_query: Optional[str] = None
     repeat_times = 2
     test_size: Optional[int] = None
     supports_noisy_channel = True
     averaging: Callable = staticmethod(average_metrics)
+    interpolations = GLER_INTERPOLATIONS
+
+    def __init_subclass__(cls, **options: Any) -> None:
+        super().__init_subclass__(**options)
+        spec = cls.__dict__.get("spec")
+        if spec is not None:
+            cls.benchmark_name, cls.pseudo_query = spec.name, spec.pseudo_query
+            cls.repeat_times, cls.test_size = spec.repeat_times, spec.test_size
+            cls.supports_noisy_channel = spec.noisy_channel
+            cls.averaging = staticmethod(AVERAGING[spec.averaging])
 
     def __init__(self, k: int = DEFAULT_K, noisy_channel: bool = False, metrics: Optional[Dict[str, Callable]] = None,
                  datasets: Optional[Sequence[Any]] = None, *, retriever=None, progress: Optional[bool] = None) -> None:
@@ -97,10 +141,10 @@ class SubBenchmark:
 
     # -- parameters a sub-benchmark overrides --------------------------------------
     def default_metrics(self, test_size: Optional[int] = None) -> Dict[str, Callable]:
-        return normal_metrics()
+        return spec_metrics(self.spec, test_size) if self.spec is not None else normal_metrics()
 
     def make_procedure(self, dataset: Dataset) -> Procedure:
-        return Procedure()
+        return make_procedure(self.spec, dataset, self.interpolations) if self.spec is not None else Procedure()
 
     def extra_experimentor_options(self) -> Dict[str, Any]:
         return {}
@@ -207,7 +251,7 @@ class SubBenchmark:
                  batched_inference: bool = False, *, preentered_predictions=None, cache=None,
                  checkpoint: Optional[str] = None, model_id: Optional[str] = None,
                  progress: Optional[bool] = None) -> ResultDict:
-        """Run every dataset in order and average.
+        """Run every dataset in order and average: a run of this sub-benchmark's works.
 
         ``list_of_forward_inference``: a model (a function ``f(prompt, label_space)`` or a
         :class:`~StaICC.backends.Backend`) for all datasets, a list of one, or one per dataset.
@@ -218,50 +262,57 @@ class SubBenchmark:
         resumes where it stopped.  ``checkpoint`` is the same as ``cache``.  ``model_id`` names a
         plain function's model for the cache (see :class:`~StaICC.backends.FunctionBackend`).
         """
+        from ..engine.runner import run_works
         if cache is not None and checkpoint is not None:
             raise ValueError("give cache= or its alias checkpoint=, not both")
-        plan = self.prepare(list_of_forward_inference, batched_inference, preentered_predictions, model_id)
+        pairs = self.prepare(list_of_forward_inference, batched_inference, preentered_predictions, model_id)
+        works = self.works()
         progress = self.progress if progress is None else progress
+        self.last_partial_results = {}
+        started = time.perf_counter()
         with opened_cache(cache if cache is not None else checkpoint) as store:
-            return self.run_prepared(plan, return_divided_results, store, progress)
+            try:
+                outcomes = run_works(works, [b for b, _ in pairs], [p for _, p in pairs], cache=store,
+                                     progress=progress, distinct=store is not None)
+            except BaseException as exc:
+                completed = {o.work.dataset: o.summary for o in getattr(exc, "completed_outcomes", [])}
+                self.last_partial_results.update(completed)
+                exc.completed_results = dict(completed)  # type: ignore[attr-defined]
+                raise
+        return self.collect(outcomes, [b for b, _ in pairs], return_divided_results, time.perf_counter() - started)
 
     def prepare(self, models, batched: bool = False, preentered_predictions=None,
                 model_id: Optional[str] = None) -> List[Tuple[Any, Any]]:
-        """(backend or None, preentered or None) per dataset, every check done before any inference."""
+        """(backend or None, preentered or None) per dataset; each model becomes a backend once."""
         functions = self._functions(models)
         given = self._preentered(preentered_predictions)
         pairs = []
+        made: Dict[int, Backend] = {}
         for name, f, p in zip(self.dataset_names(), functions, given):
             if f is None and p is None:
                 raise ValueError(f"You should provide either the forward_inference function or the input_prediction "
                                  f"(dataset {name!r}).")
-            pairs.append((as_backend(f, batched=batched, model_id=model_id) if p is None else None, p))
-        for experimentor in self._experimentors:
-            experimentor.check_runnable()
-        verify_datasets(self._datasets)
+            if p is None and id(f) not in made:
+                made[id(f)] = as_backend(f, batched=batched, model_id=model_id)
+            pairs.append((made[id(f)] if p is None else None, p))
         return pairs
 
-    def run_prepared(self, pairs, return_divided_results: bool = True, cache=None,
-                     progress: Optional[bool] = None, planned: Optional[List] = None) -> ResultDict:
-        """Run checked (backend, preentered) pairs; ``planned`` gives each experimentor's (plan, requests)."""
-        divided: Dict[str, Any] = {}
-        outcomes: Dict[str, Any] = {}
-        self.last_partial_results = divided
-        started = time.perf_counter()
-        planned = planned if planned is not None else [None] * len(self)
-        for experimentor, (backend, preentered), ready in zip(self._experimentors, pairs, planned):
-            try:
-                outcome = experimentor.execute(backend, preentered, cache=cache, progress=progress, planned=ready)
-            except BaseException as exc:
-                exc.completed_results = dict(divided)  # type: ignore[attr-defined]
-                raise
-            divided[experimentor.dataset_name] = outcome.summary
-            outcomes[experimentor.dataset_name] = outcome
+    def works(self) -> List[Any]:
+        """Every experimentor's work, each checked before any inference (the one preflight)."""
+        works = [experimentor.work() for experimentor in self._experimentors]
+        verify_datasets(self._datasets)
+        return works
+
+    def collect(self, outcomes: Sequence[Any], backends: Sequence[Any], return_divided_results: bool = True,
+                seconds: float = 0.0, described: Optional[Dict[int, Any]] = None) -> ResultDict:
+        """The result of this sub-benchmark from its works' outcomes, averaged by its rule."""
+        divided = {o.work.dataset: o.summary for o in outcomes}
         averaged = self.averaging(divided, len(self))
         body = {"Divided results": divided, "Averaged results": averaged} if return_divided_results \
             else {"Averaged results": averaged}
-        result = ResultDict(body, metadata=self._metadata(time.perf_counter() - started, pairs, outcomes))
-        result.records = Records([o.records for o in outcomes.values()])
+        described = described if described is not None else {}
+        result = ResultDict(body, metadata=self._metadata(seconds, outcomes, backends, described))
+        result.records = Records([o.records for o in outcomes])
         return result
 
     def __call__(self, list_of_forward_inference=None, return_divided_results: bool = True,
@@ -273,21 +324,19 @@ class SubBenchmark:
         """The k of the experimentors: one int, or a dict by dataset when ``set_k`` made them differ."""
         return uniform_or_by_dataset({e.dataset_name: e.k for e in self._experimentors})
 
-    def _metadata(self, seconds: float, pairs, outcomes) -> Dict[str, Any]:
+    def _metadata(self, seconds: float, outcomes, backends, described: Dict[int, Any]) -> Dict[str, Any]:
         from ..version import __version__
-        departures = {e.dataset_name: e.non_standard_settings() for e in self._experimentors
-                      if e.non_standard_settings()}
-        for dataset in self._datasets:
-            if not dataset.standard:
-                departures.setdefault(dataset.name, []).extend(getattr(dataset, "departures", None) or ["custom dataset"])
+        departures: Dict[str, List[str]] = {}
         models = {}
-        for experimentor, (backend, _given) in zip(self._experimentors, pairs):
-            identity = backend.identity() if backend is not None else {"backend": "preentered"}
-            models[experimentor.dataset_name] = {"identity": identity,
-                                                 "fingerprint": backend.fingerprint() if backend is not None else None}
-            for setting in (backend.non_standard if backend is not None else []):
-                departures.setdefault(experimentor.dataset_name, []).append(setting)
-        unparsed = {name: o.unparsed for name, o in outcomes.items() if o.unparsed}
+        for outcome, backend in zip(outcomes, backends):
+            name = outcome.work.dataset
+            departures[name] = list(outcome.work.departures) + (list(backend.non_standard) if backend is not None else [])
+            if backend is not None and id(backend) not in described:
+                described[id(backend)] = {"identity": backend.identity(), "fingerprint": backend.fingerprint()}
+            models[name] = described[id(backend)] if backend is not None else \
+                {"identity": {"backend": "preentered"}, "fingerprint": None}
+        departures = {name: settings for name, settings in departures.items() if settings}
+        unparsed = {o.work.dataset: o.unparsed for o in outcomes if o.unparsed}
         return {"benchmark": self.benchmark_name, "staicc_version": __version__, "k": self.k,
                 "noisy_channel": self.noisy_channel, "datasets": self.dataset_names(),
                 "procedure": self._experimentors[0].procedure.describe(),
@@ -295,7 +344,7 @@ class SubBenchmark:
                 "model": uniform_or_by_dataset(models),
                 "standard": not departures, "non_standard_settings": departures,
                 "unparsed_answers": unparsed,
-                "prompt_sha256": {name: o.prompt_set_sha256 for name, o in outcomes.items()},
+                "prompt_sha256": {o.work.dataset: o.prompt_set_sha256 for o in outcomes},
                 "python": platform.python_version(), "seconds": round(seconds, 3)}
 
     def __repr__(self) -> str:

@@ -102,8 +102,10 @@ class Task:
     def check_for_run(self, benchmarks: Sequence[str], k: int) -> None:
         """Refuse, naming the key, what the dataset cannot run: before any model loads."""
         path = self.source.path
-        if "Template_sens" in benchmarks and self.dataset.alternate_template is None:
-            raise TaskError("Template_sens needs 3 options for instruction, input_text_prefixes, label_prefix and "
+        from ..subbenchmarks.spec import SPECS
+        templated = [b for b in benchmarks if b in SPECS and SPECS[b].procedure == "template"]
+        if templated and self.dataset.alternate_template is None:
+            raise TaskError(f"{templated[0]} needs 3 options for instruction, input_text_prefixes, label_prefix and "
                             "label_affix", path=path, key="template.alternates")
         sizes = self.dataset.split_sizes
         if sizes is None:

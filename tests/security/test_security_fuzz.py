@@ -1,6 +1,6 @@
 """Property tests at the edges: hostile run directories through `staicc report` and
 `staicc compare`, and odd values through the public API, end in a clear error (or a
-result), never in a traceback.  The strategies of tests/test_cli_properties.py are reused."""
+result), never in a traceback.  The strategies of tests/cli_strategies.py are reused."""
 import contextlib
 import copy
 import io
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from test_cli_properties import VALUES  # noqa: E402
+from cli_strategies import VALUES  # noqa: E402
 
 from StaICC.cli import main  # noqa: E402
 from StaICC.errors import TamperingWarning  # noqa: E402

@@ -36,7 +36,7 @@ def test_scaling_any_single_tensor_changes_the_weights_digest(tmp_path):
     for target in names:  # the audit rewrote tensors x 1.5: each one alone must change the digest
         copy = str(tmp_path / f"copy-{target}")
         save_tiny(copy)
-        _rewrite(copy, lambda name, t: t * 1.5 if name == target and t.is_floating_point() else t.clone())
+        _rewrite(copy, lambda name, t, target=target: t * 1.5 if name == target and t.is_floating_point() else t.clone())
         assert weights_digest(copy) != reference, target
 
 

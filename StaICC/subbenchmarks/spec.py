@@ -1,0 +1,124 @@
+"""The table of sub-benchmarks: what each one is, read by the metric registry, stats, reports, suite and CLI.
+
+Every fact about a sub-benchmark that code elsewhere needs lives in one
+:class:`SubBenchmarkSpec` row of :data:`SPECS`, so that no other module matches a
+sub-benchmark's name to decide what to do:
+
+- ``parts``: a compound sub-benchmark (Triplet_bias) lists its (result key, part name)
+  pairs; its result is ``{key: part result}`` and its records carry the part names;
+- ``metrics``: the registry names of the metrics it reports by default, in result order
+  (their direction comes from :data:`StaICC.metrics.registry.METRICS`);
+- ``result``: what a dataset's result looks like: ``"metrics"`` (a metric dict),
+  ``"slopes"`` (``{"sensitivity": {metric: (slope, ...)}}``, regression over passes) or
+  ``"sensitivity"`` (``{"sensitivity": {metric: value}}``, one value over every pass);
+- ``averaging``: how the datasets are averaged: ``"mean"``, ``"slope"``, ``"sensitivity"``;
+- ``test_size``, ``repeat_times``: the standard's test items per dataset (None: all) and R;
+- ``procedure``: the passes (``"normal"``, ``"label_noise"``, ``"template"``,
+  ``"demonstration_sensitivity"``), ``abscissae`` for the label-noise regression;
+- ``pseudo_query``: ``"contextual"`` / ``"domain"`` for the bias diagnoses;
+- ``consistency_loop``: consistency's loop length (the number of test items it spans);
+- ``noisy_channel``: whether noisy-channel prompts are supported;
+- ``in_standard_suite``: part of ``benchmarks="all"`` (in table order).
+
+Adding a sub-benchmark is a one-place change: add its row here (every reader picks it up:
+``StaICC.metrics.get_metric(..., benchmark=)``, the statistics, the report, the suite and
+``staicc run --benchmarks``), then, if it needs behaviour the generic
+:class:`~StaICC.subbenchmarks.generic.SubBenchmark` does not have yet, a class in
+:mod:`StaICC.subbenchmarks.builtin` whose ``spec = SPECS["Name"]`` (the class reads its name,
+pseudo query, test size, repeat count, averaging and noisy-channel support from the row).
+This module imports nothing but :mod:`StaICC.standard`, so any layer may read it.
+"""
+from dataclasses import dataclass
+from typing import Dict, Optional, Tuple
+
+from ..standard import (DEFAULT_REPEAT_TIMES, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE,
+                        TEMPLATE_SENS_TEST_SIZE)
+
+SCORE_METRICS = ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1")
+BIAS_METRICS = ("bias_entropy", "bias_distribution")
+
+
+@dataclass(frozen=True)
+class SubBenchmarkSpec:
+    """One row of the table (see the module docstring for each field)."""
+
+    name: str
+    metrics: Tuple[str, ...] = SCORE_METRICS
+    parts: Tuple[Tuple[str, str], ...] = ()
+    result: str = "metrics"
+    averaging: str = "mean"
+    test_size: Optional[int] = None
+    repeat_times: int = DEFAULT_REPEAT_TIMES
+    procedure: str = "normal"
+    abscissae: Optional[str] = None
+    pseudo_query: Optional[str] = None
+    consistency_loop: Optional[int] = None
+    noisy_channel: bool = True
+    in_standard_suite: bool = False
+
+    @property
+    def compound(self) -> bool:
+        return bool(self.parts)
+
+    @property
+    def has_slopes(self) -> bool:
+        return self.result == "slopes"
+
+    @property
+    def has_consistency(self) -> bool:
+        return self.consistency_loop is not None
+
+
+_TABLE = (
+    SubBenchmarkSpec("Normal", in_standard_suite=True),
+    SubBenchmarkSpec("Triplet_bias", metrics=(), in_standard_suite=True,
+                     parts=(("contextual", "Contextual_bias"), ("domain", "Domain_bias"), ("post", "Post_bias"))),
+    SubBenchmarkSpec("Contextual_bias", metrics=BIAS_METRICS, pseudo_query="contextual"),
+    SubBenchmarkSpec("Domain_bias", metrics=BIAS_METRICS, pseudo_query="domain"),
+    SubBenchmarkSpec("Post_bias", metrics=("post_bias_dl_div", "post_bias_distribution")),
+    SubBenchmarkSpec("GLER", result="slopes", averaging="slope", procedure="label_noise", abscissae="standard",
+                     noisy_channel=False, in_standard_suite=True),
+    SubBenchmarkSpec("GLER_corrected", result="slopes", averaging="slope", procedure="label_noise",
+                     abscissae="correctness", noisy_channel=False),
+    SubBenchmarkSpec("Template_sens", metrics=("consistency",), result="sensitivity", averaging="sensitivity",
+                     test_size=TEMPLATE_SENS_TEST_SIZE, repeat_times=1, procedure="template",
+                     consistency_loop=TEMPLATE_SENS_TEST_SIZE, noisy_channel=False, in_standard_suite=True),
+    SubBenchmarkSpec("Demo_sens", metrics=("consistency",), result="sensitivity", averaging="sensitivity",
+                     test_size=DEMO_SENS_TEST_SIZE, repeat_times=DEMO_SENS_REPEAT_TIMES,
+                     procedure="demonstration_sensitivity", consistency_loop=DEMO_SENS_TEST_SIZE,
+                     noisy_channel=False, in_standard_suite=True),
+)
+
+#: every sub-benchmark by name, in table order
+SPECS: Dict[str, SubBenchmarkSpec] = {spec.name: spec for spec in _TABLE}
+
+#: what ``benchmarks="all"`` runs, in order
+STANDARD_SUITE: Tuple[str, ...] = tuple(spec.name for spec in _TABLE if spec.in_standard_suite)
+
+
+def spec_of(name: str) -> SubBenchmarkSpec:
+    """The row of ``name``; an unknown name raises with the known ones listed."""
+    try:
+        return SPECS[name]
+    except KeyError:
+        raise ValueError(f"unknown sub-benchmark {name!r}; known: {', '.join(SPECS)}") from None
+
+
+def parts_of(name: str) -> Tuple[Tuple[str, str], ...]:
+    """(result key, part name) pairs: a compound's parts, or ``((name, name),)`` for a simple one."""
+    spec = SPECS.get(name)
+    return spec.parts if spec is not None and spec.parts else ((name, name),)
+
+
+def part_names() -> Tuple[str, ...]:
+    """Every sub-benchmark that records carry as their ``benchmark`` (compounds unfolded)."""
+    return tuple(spec.name for spec in _TABLE if not spec.compound)
+
+
+def compound_of(part: str) -> Optional[Tuple[str, str]]:
+    """(compound name, result key) when ``part`` is a part of a compound sub-benchmark, else None."""
+    for spec in _TABLE:
+        for key, name in spec.parts:
+            if name == part:
+                return spec.name, key
+    return None

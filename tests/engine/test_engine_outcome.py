@@ -1,0 +1,88 @@
+"""Outcomes: answers become metric dicts, failures name the metric, and the prompt-set digest is exact.
+
+The digest is recomputed here from its documented framing; the metric values from the rows.
+"""
+import hashlib
+import warnings
+
+import pytest
+
+from StaICC import GLER, Normal
+from StaICC.engine.outcome import compute_metrics, prompt_set_digest
+from StaICC.errors import TamperingWarning
+from StaICC.metrics import accuracy
+from StaICC.requests import Request
+
+LABELS = ("negative", "positive")
+
+
+def framed_digest(groups):
+    """SHA-256 of: per label-space change "L" + labels joined by NUL + NUL; per text "<bytes>:" + the bytes."""
+    digest = hashlib.sha256()
+    for labels, prompts in groups:
+        digest.update(b"L" + "\x00".join(labels).encode() + b"\x00")
+        for prompt in prompts:
+            for text in (prompt if isinstance(prompt, tuple) else (prompt,)):
+                data = text.encode()
+                digest.update(str(len(data)).encode() + b":" + data)
+    return digest.hexdigest()
+
+
+def test_the_prompt_set_digest_frames_every_prompt_and_label_space_change():
+    other = ("no", "yes")
+    requests = [Request("a", LABELS), Request("bé", LABELS), Request(("x", "y"), other), Request("c", other)]
+    assert prompt_set_digest(requests) == framed_digest([(LABELS, ["a", "bé"]), (other, [("x", "y"), "c"])])
+
+
+def test_the_digest_tells_apart_prompts_that_concatenate_alike():
+    assert prompt_set_digest([Request("ab", LABELS)]) != prompt_set_digest([Request("a", LABELS),
+                                                                            Request("b", LABELS)])
+    assert prompt_set_digest([Request("a", LABELS)]) != prompt_set_digest([Request("a", ("positive", "negative"))])
+
+
+def test_compute_metrics_applies_each_metric_to_truth_and_rows():
+    rows = [[0.2, 0.8], [0.9, 0.1], [0.6, 0.4]]
+    got = compute_metrics({"accuracy": accuracy, "rows": lambda truth, stored: len(stored)}, [1, 1, 0], rows, "toy")
+    assert got == {"accuracy": 2 / 3, "rows": 3}
+
+
+def test_a_failing_metric_is_named_with_the_dataset():
+    def broken(truth, stored):
+        raise ZeroDivisionError("division by zero")
+
+    with pytest.raises(ValueError, match=r"metric 'broken' failed at dataset 'toy' on 2 predictions: division by zero"):
+        compute_metrics({"broken": broken}, [0, 1], [[1, 0], [0, 1]], "toy")
+
+
+def counted_accuracy(predictions, truth):
+    return sum(1 for p, t in zip(predictions, truth) if p == t) / len(truth)
+
+
+def test_a_run_summary_is_its_metrics_over_the_answers():
+    exp = Normal(datasets=["rotten_tomatoes"], k=1)[0]
+    prompts = exp.prompt_set()
+
+    def parity(prompt, label_space):
+        return len(prompt) % 2
+
+    summary, _ok = exp.auto_run(parity)
+    truth = exp.ground_truth()
+    assert summary["accuracy"] == counted_accuracy([len(p) % 2 for p in prompts], truth)
+
+
+def test_a_gler_summary_holds_every_pass_and_the_slopes():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TamperingWarning)
+        exp = GLER(datasets=["rotten_tomatoes"], k=1)[0]
+    prompts = exp.prompt_set()
+    per_pass = len(prompts) // 5
+    truth = exp.ground_truth()
+
+    def parity(prompt, label_space):
+        return len(prompt) % 2
+
+    summary, _ok = exp.auto_run(parity)
+    for number in range(5):
+        chunk = prompts[number * per_pass:(number + 1) * per_pass]
+        assert summary[str(number)]["accuracy"] == counted_accuracy([len(p) % 2 for p in chunk], truth)
+    assert set(summary["sensitivity"]) == set(summary["0"])
