@@ -119,7 +119,7 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
     provenance["suite"] = result.metadata
     if getattr(args, "sharded", None):  # the launcher's shards answered this run: record their plan
         from ..scaleout.shards import one_process_calls, planned_requests, shard_plan
-        calls = one_process_calls(backend, planned) if args.shard_unit == "call" else None
+        calls = one_process_calls(backend, planned, args.batch_size) if args.shard_unit == "call" else None
         provenance["shards"] = dict(args.sharded, unit=args.shard_unit, plan_sha256=shard_plan(
             planned_requests(planned), args.sharded["count"], calls).digest)
     if args.task_objects:

@@ -170,43 +170,32 @@ def text_order(request: Request) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     return request.label_space, (prompt,) if isinstance(prompt, str) else tuple(prompt)
 
 
-def one_process_calls(backend: Any, planned: Dict[str, List[Any]]) -> List[List[Request]]:
+def one_process_calls(backend: Any, planned: Dict[str, List[Any]],
+                      requests_per_call: Optional[int] = None) -> List[List[Request]]:
     """The backend calls a one-process suite run without a cache makes, in order.
 
-    A prefix-sharing backend gets each dataset's new distinct prompts in text order;
-    another backend each pass's new distinct prompts in plan order; both in calls of
-    ``batch_size`` requests.
+    The runner decides what a run asks (:func:`StaICC.engine.runner.distinct_requests`,
+    dataset by dataset); ``score_requests`` cuts each of its batches into calls of
+    ``requests_per_call`` (default: the backend's own).
     """
-    size = max(1, int(getattr(backend, "batch_size", 1) or 1))
-    seen: set = set()
-    batches: List[List[Request]] = []
-    if getattr(backend, "shares_prefixes", False):
-        by_dataset: Dict[str, List[Request]] = {}
-        for plans in planned.values():
-            for _plan, requests in plans:
-                if requests:
-                    by_dataset.setdefault(requests[0].dataset, []).extend(requests)
-        batches = list(by_dataset.values())
-    else:
-        for plans in planned.values():
-            for plan, requests in plans:
-                per_pass = plan.queries_per_pass
-                batches.extend(requests[n * per_pass:(n + 1) * per_pass] for n in range(len(plan.passes)))
+    from ..engine.runner import distinct_requests
+    size = max(1, int(requests_per_call or getattr(backend, "requests_per_call", 1) or 1))
+    works = [work for part_works in planned.values() for work in part_works]
+    by_dataset: Dict[str, List[Any]] = {}
+    for work in works:
+        by_dataset.setdefault(work.dataset, []).append(work)
     calls: List[List[Request]] = []
-    for batch in batches:
-        new = []
-        for r in batch:
-            if (r.prompt, r.label_space) not in seen:
-                seen.add((r.prompt, r.label_space))
-                new.append(r)
-        if getattr(backend, "shares_prefixes", False):
-            new.sort(key=text_order)
-        calls.extend(new[start:start + size] for start in range(0, len(new), size))
+    for group in by_dataset.values():
+        requests = [work.requests() for work in group]
+        batches = distinct_requests(group, requests, [backend] * len(group), distinct=True,
+                                    in_text_order=bool(getattr(backend, "shares_prefixes", False)))
+        for batch in batches:
+            calls.extend(batch.requests[start:start + size] for start in range(0, len(batch.requests), size))
     return calls
 
 
 def score_shard(backend: Any, planned: Dict[str, List[Any]], cache: Any, shard: Tuple[Any, ...],
-                progress: Optional[bool] = None) -> Dict[str, Any]:
+                progress: Optional[bool] = None, requests_per_call: Optional[int] = None) -> Dict[str, Any]:
     """Ask shard ``shard = (index, count[, unit])`` of the run and store its answers in ``cache``.
 
     Unit ``query`` (the default): requests go dataset by dataset (a prefix-sharing backend:
@@ -225,7 +214,7 @@ def score_shard(backend: Any, planned: Dict[str, List[Any]], cache: Any, shard: 
     everything = planned_requests(planned)
     counts: Dict[str, int] = {"asked": 0, "cached": 0}
     if unit == "call":
-        calls = one_process_calls(backend, planned)
+        calls = one_process_calls(backend, planned, requests_per_call)
         plan = shard_plan(everything, count, calls)
         mine = [call for call in calls if plan.shard_of_key[call[0].key()] == index]
     else:
@@ -237,7 +226,7 @@ def score_shard(backend: Any, planned: Dict[str, List[Any]], cache: Any, shard: 
                 for requests in by_dataset.values()]
     for requests in mine:
         score_requests(backend, requests, cache=cache, progress=progress, counts=counts,
-                       description=f"shard {index}/{count} {requests[0].dataset}")
+                       description=f"shard {index}/{count} {requests[0].dataset}", requests_per_call=requests_per_call)
     return {"shard": dict(plan.describe(index), unit=unit), "model": backend.identity(), "fingerprint": backend.fingerprint(),
             "prompts": len(everything), "distinct_prompts": sum(map(len, mine)), "asked": counts["asked"],
             "from_cache": counts["cached"], "seconds": round(time.perf_counter() - started, 3), "standard": False}

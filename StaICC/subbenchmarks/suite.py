@@ -90,7 +90,8 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
         if shard is not None:  # a shard's answers go to the cache only; the merged run summarises
             from ..scaleout.shards import score_shard
             with opened_cache(cache) as store:
-                return ResultDict({}, metadata=score_shard(backend, planned, store, shard, progress))
+                return ResultDict({}, metadata=score_shard(backend, planned, store, shard, progress,
+                                                                  requests_per_call))
         return _run_suite(backend, benches, cache, progress, planned, requests_per_call)
 
 
