@@ -43,7 +43,7 @@ _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_m
 _HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_size", "revision",
             "trust_remote_code", "requests_per_call", "max_new_tokens", "chat", "system", "unparsed", "aliases",
             "postprocess", "answer_hook", "message_builder", "model_id", "weights_hash", "apply_chat_template",
-            "system_instruction")
+            "system_instruction", "threads")
 #: lm-evaluation-harness's names for two arguments
 _ALIASES = {"apply_chat_template": "chat", "system_instruction": "system"}
 #: how the weights of a model directory are hashed into the identity (see weights_digest)
@@ -59,13 +59,32 @@ def hf_backend(**arguments: Any) -> "HFBackend":
     trust = _args.as_bool(arguments.pop("trust_remote_code", False), "trust_remote_code")
     device = _args.as_str(arguments.pop("device", None), "device", optional=True)
     dtype = _args.as_choice(arguments.pop("dtype", "auto"), "dtype", DTYPES)
+    threads = _args.as_int(arguments.pop("threads", None), "threads", minimum=1, optional=True)
     if os.path.isabs(pretrained) or pretrained.startswith(".") or os.path.exists(pretrained):
         if not os.path.isdir(pretrained):
             raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory")
+        if not os.path.isfile(os.path.join(pretrained, "config.json")):
+            raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory (it has no "
+                             "config.json; give the folder written by save_pretrained)")
         pretrained = os.path.abspath(pretrained)
+    check_device(device)
+    if threads is not None:
+        from ..extras import require
+        require("torch", "the hf backend").set_num_threads(threads)
     model, tokenizer = load_pretrained(pretrained, revision=revision, trust_remote_code=trust, dtype=dtype,
                                        device=device)
     return HFBackend(model, tokenizer, pretrained=pretrained, revision=revision, dtype=dtype, **options)
+
+
+def check_device(device: Optional[str]) -> None:
+    """A CUDA device asked for on a machine where torch sees none is an argument error, before loading."""
+    if device is None or not device.startswith("cuda"):
+        return
+    from ..extras import require
+    torch = require("torch", "the hf backend")
+    if not torch.cuda.is_available():
+        raise ValueError(f"model argument device={device}: torch {torch.__version__} sees no CUDA device on this "
+                         "machine; use device=cpu or leave device out")
 
 
 def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:

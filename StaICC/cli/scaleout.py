@@ -63,7 +63,7 @@ def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., i
 def _shard_args(args: argparse.Namespace, launch: Launch) -> argparse.Namespace:
     from ..scaleout.launchers import shard_cache_path
     return argparse.Namespace(**dict(vars(args), cache=shard_cache_path(args.cache, launch.index, launch.count),
-                                     output_dir=None, log_samples=False))
+                                     output_dir=None, log_samples=None))
 
 
 def _merge_and_summarise(args: argparse.Namespace, paths: Any, run_once: Callable[..., int], launcher: str) -> int:

@@ -151,20 +151,26 @@ def torchrun_barrier(launch: Launch) -> None:
 # command lines of the shard runs and of the final run
 # ----------------------------------------------------------------------------
 #: run options a shard command drops (it writes no results) or replaces (its own cache)
-_DROPPED = {"--launcher": True, "--cache": True, "--output-dir": True, "--log-samples": False, "--shard": True}
+_DROPPED = {"--launcher": True, "--cache": True, "--output-dir": True, "--log-samples": False, "--shard": True,
+            "--overwrite": False}
+#: options whose value is optional: dropped with it when the next argument is one of these values
+_OPTIONAL_VALUES = {"--log-samples": ("compact", "full")}
 
 
 def without_options(argv: Sequence[str], dropped: Mapping[str, bool] = _DROPPED) -> List[str]:
     """``argv`` without the options in ``dropped`` (name -> takes a value), in both ``--x v`` and ``--x=v`` form."""
     kept: List[str] = []
     skip = False
-    for arg in argv:
+    for position, arg in enumerate(argv):
         if skip:
             skip = False
             continue
         name = arg.split("=", 1)[0]
         if name in dropped:
             skip = dropped[name] and "=" not in arg
+            optional = _OPTIONAL_VALUES.get(name, ())
+            if optional and "=" not in arg and position + 1 < len(argv) and argv[position + 1] in optional:
+                skip = True
             continue
         kept.append(arg)
     return kept
