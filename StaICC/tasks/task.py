@@ -18,7 +18,8 @@ from .schema import TaskConfig, parse_task, to_mapping
 #: sub-benchmarks that compute the ECE over 10 bins from test rows x 2 repeats
 _ECE_BENCHMARKS = ("Normal", "GLER", "Post_bias", "Triplet_bias")
 #: the model table's named keys, passed on as model arguments of the same name
-_MODEL_KEYS = ("scoring", "unparsed", "max_new_tokens", "apply_chat_template", "system_instruction")
+_MODEL_KEYS = ("scoring", "unparsed", "max_new_tokens", "apply_chat_template", "system_instruction",
+               "fewshot_as_multiturn")
 
 
 @dataclass(frozen=True)
