@@ -46,7 +46,8 @@ def add_selection_arguments(p: Any) -> None:
     p.add_argument("--model", help=f"backend: {', '.join(backend_names())} (default: the tasks' backend, else reference)")
     p.add_argument("--model-args", default="", metavar="K=V,...", help="backend arguments, e.g. pretrained=DIR,dtype=bfloat16")
     p.add_argument("--benchmarks", metavar="NAMES",
-                   help="'all' (the standard suite) or comma-separated sub-benchmarks (default: the tasks', else Normal)")
+                   help="'all' (the standard suite) or comma-separated sub-benchmarks, e.g. all,Order_sens,Format_spread "
+                        "(default: the tasks', else Normal)")
     p.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or indexes (default: all ten)")
     p.add_argument("--k", type=int, help="demonstrations per query (default: the tasks', else 4, the standard)")
     p.add_argument("--tasks", metavar="NAME|FILE[,...]",

@@ -31,9 +31,15 @@ __all__ = ["STANDARD_SUITE", "build_suite", "plan_suite", "resolve_benchmark_nam
 
 
 def resolve_benchmark_names(benchmarks: Union[str, Sequence[str]]) -> List[str]:
-    """``"all"``, one name, a comma-separated string or a list, checked against the registry."""
+    """``"all"``, one name, a comma-separated string or a list, checked against the registry.
+
+    "all" in a comma-separated string stands for the standard suite, so
+    ``"all,Order_sens"`` adds a diagnosis outside the standard to it.
+    """
     if isinstance(benchmarks, str):
-        names = list(STANDARD_SUITE) if benchmarks == "all" else [b.strip() for b in benchmarks.split(",") if b.strip()]
+        names = []
+        for b in (part.strip() for part in benchmarks.split(",")):
+            names.extend(STANDARD_SUITE if b == "all" else [b] if b else [])
     else:
         names = list(benchmarks)
     if not names:
