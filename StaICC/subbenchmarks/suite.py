@@ -73,6 +73,7 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
               k: int = DEFAULT_K, cache: Any = None, *, batched: bool = False, model_id: Optional[str] = None,
               progress: Optional[bool] = None, suite: Optional[Dict[str, Any]] = None,
               planned: Optional[Dict[str, List[Any]]] = None, requests_per_call: Optional[int] = None,
+              shard: Optional[Tuple[Any, ...]] = None,
               **options: Any) -> ResultDict:
     """Run several sub-benchmarks on one model; ``result[name]`` equals ``Name(...)(model)``.
 
@@ -84,12 +85,20 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
     backend call receives (default: the backend's own).  The result maps each name to that
     sub-benchmark's result dict; its ``metadata`` says how many prompts were asked, how many
     were distinct and how many came from the cache, and ``records`` holds every per-query record.
+    ``shard=(index, count[, unit])``: ask only that shard of the run's distinct prompts
+    (:mod:`StaICC.scaleout.shards`) and store the answers in ``cache``; nothing is
+    summarised and the result holds only ``metadata``.
     """
     with fewer_collections():
         backend = as_backend(model, batched=batched, model_id=model_id)
         benches = suite if suite is not None else build_suite(benchmarks, datasets, k, **options)
-        return _run_suite(backend, benches, cache, progress,
-                          planned if planned is not None else plan_suite(backend, benches), requests_per_call)
+        planned = planned if planned is not None else plan_suite(backend, benches)
+        if shard is not None:  # a shard's answers go to the cache only; the merged run summarises
+            from ..scaleout.shards import score_shard
+            with opened_cache(cache) as store:
+                return ResultDict({}, metadata=score_shard(backend, planned, store, shard, progress,
+                                                                  requests_per_call))
+        return _run_suite(backend, benches, cache, progress, planned, requests_per_call)
 
 
 @contextlib.contextmanager
