@@ -36,6 +36,10 @@ class InferenceError(RuntimeError):
         self.completed_results: Dict[str, Any] = {}
 
 
+class RunFormatError(ValueError):
+    """A results file or records file that does not follow the documented format."""
+
+
 def warn(message: str, category: type = StaICCWarning, stacklevel: int = 3) -> None:
     warnings.warn(message, category, stacklevel=stacklevel)
 

@@ -97,7 +97,7 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
         datasets = (datasets or []) + [task.dataset for task in args.task_objects]
     shard = (launch.index, launch.count, args.shard_unit) if launch is not None and launch.sharded else None
     if shard is not None:
-        from ..scaleout.launchers import rank_model_arguments
+        from .launchers import rank_model_arguments
         arguments = rank_model_arguments(args.model, arguments, launch)
     with warnings.catch_warnings():
         if args.retriever or args.limit or any(task.config.run.retriever for task in args.task_objects):

@@ -2,20 +2,20 @@
 
 Every launcher ends the same way: one process merges the shard caches into ``--cache``
 and runs the command once more over it, which asks no prompt and writes the results
-(:mod:`StaICC.scaleout.launchers`).
+(:mod:`StaICC.cli.launchers`).
 """
 import argparse
 import os
 import sys
 from typing import Any, Callable, Dict
 
-from ..scaleout.launchers import Launch
+from .launchers import Launch
 from .common import ArgumentError, as_argument_error
 
 
 def launch_of(args: argparse.Namespace) -> Launch:
     """The launch ``--shard``/``--launcher``/the environment ask for, checked before any inference."""
-    from ..scaleout.launchers import resolve_launch
+    from .launchers import resolve_launch
     launch = as_argument_error(resolve_launch, args.shard, args.launcher, os.environ)
     if launch.kind != "single":
         what = "--shard" if launch.kind == "shard" else f"--launcher {launch.kind}"
@@ -31,7 +31,7 @@ def launch_of(args: argparse.Namespace) -> Launch:
 
 def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., int]) -> int:
     """Run this process's part of a sharded run; the merging process also merges and summarises."""
-    from ..scaleout import launchers
+    from . import launchers
     if launch.kind == "shard" or args.dry_run:
         return run_once(args, launch)
     if launch.kind == "ray":
@@ -61,7 +61,7 @@ def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., i
 
 
 def _shard_args(args: argparse.Namespace, launch: Launch) -> argparse.Namespace:
-    from ..scaleout.launchers import shard_cache_path
+    from .launchers import shard_cache_path
     return argparse.Namespace(**dict(vars(args), cache=shard_cache_path(args.cache, launch.index, launch.count),
                                      output_dir=None, log_samples=None))
 

@@ -21,6 +21,7 @@ MAX_RESULTS_BYTES = 256 << 20
 MAX_LINE_BYTES = 1 << 20
 
 from ..subbenchmarks.spec import SPECS
+from ..errors import RunFormatError  # noqa: F401  (defined with the other errors; importable here)
 
 #: Triplet_bias's parts and the benchmark name their records carry (from the spec table)
 TRIPLET_PARTS = dict(SPECS["Triplet_bias"].parts)
@@ -30,10 +31,6 @@ _REQUIRED_FIELDS: Dict[str, tuple] = {
     "benchmark": (str,), "dataset": (str,), "query_index": (int,), "pass": (int,), "test_index": (int,),
     "repeat": (int,), "label": (int,), "prediction": (list,), "prompt_sha256": (str,),
 }
-
-
-class RunFormatError(ValueError):
-    """A results file or records file that does not follow the documented format."""
 
 
 @dataclass

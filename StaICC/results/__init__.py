@@ -19,13 +19,12 @@ class ResultDict(dict):
 
     def _repr_markdown_(self) -> str:
         """Jupyter shows a result as its table, with the non-standard and unparsed notices above it."""
-        from ..report.tables import render, result_tables
-        return render(result_tables(self), "md")
+        from ..report.notebook import result_markdown
+        return result_markdown(self)
 
     def _repr_html_(self) -> str:
-        from ..report.html import _html_table
-        from ..report.tables import result_tables
-        return "\n".join(_html_table(t) for t in result_tables(self))
+        from ..report.notebook import result_html
+        return result_html(self)
 
     def to_json(self, indent: int = 1) -> str:
         return json.dumps({"results": _jsonable(dict(self)), "metadata": _jsonable(self.metadata)},

@@ -110,7 +110,7 @@ def read_columns(path: str, samples_path: Optional[str] = None) -> Optional[List
     None when ``samples_path`` (the JSON Lines export, the authority) is not the file the
     compact one was written with: an edited or replaced export is read instead.
     """
-    from ..report.runs import RunFormatError
+    from ..errors import RunFormatError
     try:
         with open(path, encoding="utf-8") as fh:
             document = json.load(fh)

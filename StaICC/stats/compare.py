@@ -135,13 +135,12 @@ class Comparison:
 
     def _repr_markdown_(self) -> str:
         """Jupyter shows a comparison as its tables."""
-        from ..report.tables import comparison_markdown
+        from ..report.notebook import comparison_markdown
         return comparison_markdown(self)
 
     def _repr_html_(self) -> str:
-        from ..report.html import _html_table
-        from ..report.tables import _Label, comparison_tables
-        return "\n".join(_html_table(t) for t in comparison_tables([_Label(self.a), _Label(self.b)], [self]))
+        from ..report.notebook import comparison_html
+        return comparison_html(self)
 
     def to_dict(self) -> Dict[str, Any]:
         return {"a": self.a, "b": self.b, "paired": self.paired, "seed": self.seed, "resamples": self.resamples,

@@ -35,12 +35,33 @@ def _within(name: str, prefixes) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
+#: Jupyter's display protocol: the notebook calls these methods on a result object, so a core class
+#: defines them, and they (only they) may import the presentation module made for them
+DISPLAY_METHODS = ("_repr_html_", "_repr_markdown_")
+DISPLAY_MODULE = "StaICC.report.notebook"
+
+
+def _display_hook_imports(tree):
+    """The import nodes inside display-protocol methods that import only :data:`DISPLAY_MODULE`."""
+    allowed = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name in DISPLAY_METHODS:
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.ImportFrom) and (inner.module or "").endswith("report.notebook"):
+                    allowed.add(id(inner))
+    return allowed
+
+
 def _imports(path):
     """Absolute names of every module ``path`` imports (``from X import y`` counts X and X.y)."""
     module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    display_hooks = _display_hook_imports(tree)
+    for node in ast.walk(tree):
+        if id(node) in display_hooks:
+            continue
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -62,6 +83,12 @@ def test_the_scan_sees_the_core_and_resolves_relative_imports():
     assert not any(_within(n, NOT_CORE) for n in names)
     imported = _imports(PACKAGE / "subbenchmarks" / "experimentor.py")
     assert "StaICC.subbenchmarks.accessors" in imported and "StaICC.sampling.demonstrations" in imported
+
+
+def test_only_the_display_methods_reach_the_notebook_module():
+    tree = ast.parse("class R:\n    def _repr_html_(self):\n        from ..report.notebook import x\n"
+                     "    def other(self):\n        from ..report.notebook import y\n")
+    assert len(_display_hook_imports(tree)) == 1
 
 
 @pytest.mark.parametrize("path", CORE_FILES, ids=lambda p: _module_name(p))

@@ -9,7 +9,7 @@ from StaICC.cache import CacheError, PredictionCache
 from StaICC.cache.merge import merge_caches
 from StaICC.errors import TamperingWarning
 from StaICC.requests import Answer, Request
-from StaICC.scaleout.launchers import (final_argv, ray_options, resolve_launch, shard_argv, shard_cache_path,
+from StaICC.cli.launchers import (final_argv, ray_options, resolve_launch, shard_argv, shard_cache_path,
                                        without_options)
 from StaICC.scaleout.shards import group_keys, parse_shard, planned_requests, select_shard, shard_plan
 from StaICC.subbenchmarks.suite import build_suite, plan_suite, run_suite

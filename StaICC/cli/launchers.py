@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from .shards import check_shard, parse_shard
+from ..scaleout.shards import check_shard, parse_shard
 
 LAUNCHERS = ("torchrun", "slurm", "ray")
 #: seconds the torchrun ranks wait at the barrier for the slowest shard
@@ -191,7 +191,7 @@ def final_argv(argv: Sequence[str]) -> List[str]:
 # ----------------------------------------------------------------------------
 def _shard_task(argv: List[str]) -> int:
     """One shard inside a Ray worker: the same CLI, so the worker builds the same run."""
-    from ..cli import main
+    from . import main
     status = main(argv)
     if status != 0:
         raise RuntimeError(f"shard command failed with status {status}: staicc {' '.join(argv)}")
