@@ -5,7 +5,6 @@ prompt text: a writer draws its query from one of them (``pseudo_query_generater
 instead of from the test part.  Each has ``restart()`` so that every run of a benchmark
 sees the same queries.
 """
-from array import array
 from typing import Dict, Iterator, List, Tuple
 
 from ..rng import fresh_stream
@@ -34,32 +33,13 @@ class empty_query_generator:
 
 
 class _Drawn:
-    """The queries drawn so far from a fresh stream for one (texts, length)."""
+    """The queries drawn so far from a fresh stream for one (texts, length), and the stream state after them."""
 
-    __slots__ = ("holder", "queries", "pieces")
+    __slots__ = ("holder", "queries", "states", "pieces")
 
-    def __init__(self, holder) -> None:
-        self.holder, self.queries = holder, []
+    def __init__(self, holder, state: int) -> None:
+        self.holder, self.queries, self.states = holder, [], [state]  # states[n]: the stream after n queries
         self.pieces = None  # each text split on single spaces, per input element, when first needed
-
-
-#: start state -> the LCG states after it (X1, X2, ...), 32-bit each: every domain generator of a process
-#: reads the same fresh stream whatever its texts, so the states are computed once and shared
-_STATES: Dict[int, array] = {}
-_STATE_TYPE = "I" if array("I").itemsize >= 4 else "L"
-
-
-def _states_from(start: int, count: int) -> array:
-    """At least ``count`` successive states of the standard's LCG after ``start`` (shared, grown on demand)."""
-    states = _STATES.get(start)
-    if states is None:
-        states = _STATES[start] = array(_STATE_TYPE)
-    missing = count - len(states)
-    if missing > 0:
-        state = states[-1] if states else start
-        a, b = LCG_MULTIPLIER, LCG_INCREMENT
-        states.extend([state := (a * state + b) & 0xFFFFFFFF for _ in range(max(missing, 1 << 16))])
-    return states
 
 
 def _texts_identity(rows) -> Tuple[Tuple, object]:
@@ -120,9 +100,10 @@ class domain_query_generator:
         """The stream as it stands after the queries this generator gave since its last restart."""
         stream = fresh_stream()
         rows = self.dataset.table
-        used = self._issued * len(rows[0][0]) * self.length * 2 if len(rows) else 0
-        if used:
-            stream.state = _states_from(stream.state, used)[used - 1]
+        if len(rows):
+            drawn = self._drawn(rows)
+            if self._issued < len(drawn.states):
+                stream.state = drawn.states[self._issued]
         return stream
 
     def _drawn(self, rows) -> _Drawn:
@@ -132,23 +113,27 @@ class domain_query_generator:
         if drawn is None or drawn.holder is not holder:
             if len(_DRAWN) >= _DRAWN_LIMIT:
                 _DRAWN.pop(next(iter(_DRAWN)))
-            drawn = _DRAWN[key] = _Drawn(holder)
+            drawn = _DRAWN[key] = _Drawn(holder, fresh_stream().state)
         return drawn
 
     def _draw(self, drawn: _Drawn, rows) -> Tuple[str, ...]:
-        """The query after ``drawn``'s: for each element, L (row, piece) state pairs of the shared stream."""
+        """The next query after ``drawn``'s, advancing its stream state."""
         # Inlined int_in_range(0, n - 1): with u = X / 2**32 and n < 2**21 the product is
         # exact, so int((n - 1) * u) == ((n - 1) * X) >> 32.
         if drawn.pieces is None:
             drawn.pieces = [[row[0][e].split(" ") for row in rows] for e in range(len(rows[0][0]))]
-        pieces_by_element, length, last = drawn.pieces, self.length, len(rows) - 1
-        per_element = 2 * length
-        position = len(drawn.queries) * len(pieces_by_element) * per_element
-        states = _states_from(fresh_stream().state, position + len(pieces_by_element) * per_element)
+        pieces_by_element = drawn.pieces
+        state = drawn.states[-1]
+        a, b, last = LCG_MULTIPLIER, LCG_INCREMENT, len(rows) - 1
         query = []
         for pieces_of_row in pieces_by_element:
-            block = states[position:position + per_element]
-            position += per_element
-            chosen = [pieces_of_row[(last * x) >> 32] for x in block[0::2]]
-            query.append(" ".join([pieces[((len(pieces) - 1) * x) >> 32] for pieces, x in zip(chosen, block[1::2])]))
+            words: List[str] = []
+            append = words.append
+            for _ in range(self.length):
+                state = (a * state + b) & 0xFFFFFFFF
+                pieces = pieces_of_row[(last * state) >> 32]
+                state = (a * state + b) & 0xFFFFFFFF
+                append(pieces[((len(pieces) - 1) * state) >> 32])
+            query.append(" ".join(words))
+        drawn.states.append(state)
         return tuple(query)
