@@ -178,8 +178,7 @@ class CompiledTemplate:
         """:meth:`write` for each (demonstration indexes, query) in order, reusing rendered text from ``pieces``.
 
         ``pieces`` maps (demonstration index, label word) and (test index,) to the text they
-        render to under this template (label noise aside), and ("prompt", demonstration indexes,
-        test index) to a whole prompt written without label noise, so a run renders each once however
+        render to under this template (label noise aside), so a run renders each once however
         many prompts and passes use it (GLER's five passes, Demo_sens's eight repeats); the
         caller keeps one ``pieces`` per template, label-noise rate aside.  Equal to :meth:`write`.
         """
@@ -191,14 +190,6 @@ class CompiledTemplate:
         noisy, cut = template.label_wrong_rate > 0, template.cut_by_length
         prompts: List[Prompt] = []
         for demos, query in queries:
-            # Without label noise a prompt depends only on (demonstrations, test index): one written for an
-            # earlier pass or sub-benchmark of this dataset is reused (the same string, hashed once downstream).
-            whole = None if noisy or isinstance(query, (list, tuple)) else ("prompt", tuple(demos), query)
-            if whole is not None:
-                prompt = pieces.get(whole)
-                if prompt is not None:
-                    prompts.append(prompt)
-                    continue
             corrupted = self.corrupted(demos, noise_stream) if noisy else ()
             parts = [instruction]
             for v in demos:
@@ -219,11 +210,7 @@ class CompiledTemplate:
                                                + label_prefix)
                 parts.append(text)
             prompt = "".join(parts)
-            if cut:
-                prompt = prompt[:len(prompt) - cut]
-            if whole is not None:
-                pieces[whole] = prompt
-            prompts.append(prompt)
+            prompts.append(prompt[:len(prompt) - cut] if cut else prompt)
         return prompts
 
     def _inputs_text(self, inputs: Sequence[str]) -> str:
