@@ -1,14 +1,38 @@
 """Packaging for StaICC. The core has no dependencies; extras are optional."""
 import re
+import subprocess
 from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+
 
 HERE = Path(__file__).parent
 VERSION = re.search(r'^__version__ = "([^"]+)"', (HERE / "StaICC" / "version.py").read_text(), re.M).group(1)
 
+
+
+class build_py_with_commit(build_py):
+    """Also writes the checkout's git commit into the built package (``StaICC/BUILD_COMMIT``), so that a
+    run's provenance names the code it ran after ``pip install .`` as it does from a checkout."""
+
+    def run(self) -> None:
+        super().run()
+        try:
+            commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                    timeout=5).stdout.strip()
+            dirty = subprocess.run(["git", "-C", str(HERE), "status", "--porcelain", "--untracked-files=no"],
+                                   capture_output=True, text=True, timeout=5).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return
+        if re.fullmatch(r"[0-9a-f]{40}", commit):
+            target = Path(self.build_lib) / "StaICC" / "BUILD_COMMIT"
+            target.write_text(commit + ("-dirty" if dirty else "") + "\n", encoding="ascii")
+
+
 setup(
     name="StaICC",
+    cmdclass={"build_py": build_py_with_commit},
     version=VERSION,
     description="Standardized benchmark for in-context-learning classification (StaICC standard, stdlib-only core)",
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),
@@ -29,7 +53,7 @@ setup(
         "source": ["datasets"],
         "tasks": ["tomli>=1.1; python_version < '3.11'", "pyyaml"],
         "test": ["pytest", "hypothesis", "numpy", "scipy", "matplotlib", "tomli>=1.1; python_version < '3.11'",
-                 "pyyaml"],
+                 "pyyaml", "nbclient", "nbformat", "ipykernel"],
     },
     entry_points={"console_scripts": ["staicc=StaICC.cli:main"]},
     classifiers=[

@@ -7,7 +7,7 @@ a request travels from the prompt writer to the backend and the cache unchanged.
 """
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Optional, Tuple, Union
 
@@ -22,6 +22,11 @@ class Request:
     (passes after the first continue the numbering); ``pass_index`` numbers GLER's noise
     passes and Template_sens's templates.  Only ``prompt`` and ``label_space`` reach the
     model and the cache key; the rest says where the prompt comes from.
+
+    ``segments`` (only written for a backend whose ``needs_segments`` is true) is a direct
+    prompt cut at its demonstration boundaries: (instruction, then per demonstration its
+    input part and its label part, then the query part), concatenating to ``prompt``
+    exactly.  It is no part of the key or of equality: it describes the same text.
     """
 
     prompt: Prompt
@@ -30,6 +35,7 @@ class Request:
     dataset: str = ""
     query_index: int = 0
     pass_index: int = 0
+    segments: Optional[Tuple[str, ...]] = field(default=None, compare=False, repr=False)
 
     @property
     def noisy_channel(self) -> bool:

@@ -33,6 +33,9 @@ class Backend(abc.ABC):
     #: dataset's prompts together, in text order, so that one call holds the prompts that
     #: share demonstrations (a query's GLER passes, Triplet_bias's parts)
     shares_prefixes: bool = False
+    #: True for backends that read a prompt's demonstration boundaries (``Request.segments``,
+    #: e.g. demonstrations as chat turns): the run then writes them; others never pay for them
+    needs_segments: bool = False
 
     @abc.abstractmethod
     def score(self, requests: Sequence[Request]) -> List[Answer]:

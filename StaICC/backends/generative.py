@@ -185,6 +185,27 @@ def default_messages(request: Request, system: Optional[str] = None) -> List[Dic
     return messages
 
 
+def multiturn_messages(request: Request, system: Optional[str] = None) -> List[Dict[str, str]]:
+    """Demonstrations as chat turns (lm-eval's ``fewshot_as_multiturn``): the instruction joins
+    the system message, each demonstration is a user turn (its input part) and an assistant
+    turn (its label part), the query part is the last user turn; every turn is stripped of
+    surrounding whitespace, as a chat template separates turns itself."""
+    segments = request.segments
+    if request.noisy_channel:
+        raise ValueError("fewshot_as_multiturn cannot split noisy-channel prompts (one prompt per label); "
+                         "use fewshot_as_multiturn=false")
+    if segments is None or len(segments) % 2:
+        raise ValueError("fewshot_as_multiturn needs requests carrying their segments (instruction, "
+                         "demonstrations, query), as the run writes them for this backend")
+    head = "\n\n".join(text for text in (system, segments[0].strip()) if text)
+    messages = [{"role": "system", "content": head}] if head else []
+    for start in range(1, len(segments) - 1, 2):
+        messages.append({"role": "user", "content": segments[start].strip()})
+        messages.append({"role": "assistant", "content": segments[start + 1].strip()})
+    messages.append({"role": "user", "content": segments[-1].strip()})
+    return messages
+
+
 def answer_instruction(label_space: Sequence[str]) -> str:
     """A system message asking for one label (used with ``system=labels``)."""
     return "Answer with exactly one of: " + ", ".join(label_space) + "."

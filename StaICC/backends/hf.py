@@ -13,7 +13,9 @@
 ``chat=true`` (lm-eval's name: ``apply_chat_template``) wraps every prompt in the
 tokenizer's chat template, with ``system`` (``system_instruction``) as the system
 message, in the log-probability modes too: the label is then scored after the
-template's generation prompt.  Any chat template makes a run non-standard.
+template's generation prompt.  ``fewshot_as_multiturn=true`` (with ``chat``) writes each
+demonstration as a user turn and its label as the assistant's turn, the query as the last
+user turn.  Any chat template makes a run non-standard.
 
 Noisy-channel prompts are scored by the mean LM loss in every log-probability mode.
 """
@@ -26,7 +28,7 @@ from ..requests import Answer, Request
 from . import _args
 from .base import Backend
 from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
-                         parse_aliases)
+                         multiturn_messages, parse_aliases)
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
@@ -43,7 +45,7 @@ _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_m
 _HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_size", "revision",
             "trust_remote_code", "requests_per_call", "max_new_tokens", "chat", "system", "unparsed", "aliases",
             "postprocess", "answer_hook", "message_builder", "model_id", "weights_hash", "apply_chat_template",
-            "system_instruction")
+            "system_instruction", "fewshot_as_multiturn", "threads")
 #: lm-evaluation-harness's names for two arguments
 _ALIASES = {"apply_chat_template": "chat", "system_instruction": "system"}
 #: how the weights of a model directory are hashed into the identity (see weights_digest)
@@ -59,13 +61,32 @@ def hf_backend(**arguments: Any) -> "HFBackend":
     trust = _args.as_bool(arguments.pop("trust_remote_code", False), "trust_remote_code")
     device = _args.as_str(arguments.pop("device", None), "device", optional=True)
     dtype = _args.as_choice(arguments.pop("dtype", "auto"), "dtype", DTYPES)
+    threads = _args.as_int(arguments.pop("threads", None), "threads", minimum=1, optional=True)
     if os.path.isabs(pretrained) or pretrained.startswith(".") or os.path.exists(pretrained):
         if not os.path.isdir(pretrained):
             raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory")
+        if not os.path.isfile(os.path.join(pretrained, "config.json")):
+            raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory (it has no "
+                             "config.json; give the folder written by save_pretrained)")
         pretrained = os.path.abspath(pretrained)
+    check_device(device)
+    if threads is not None:
+        from ..extras import require
+        require("torch", "the hf backend").set_num_threads(threads)
     model, tokenizer = load_pretrained(pretrained, revision=revision, trust_remote_code=trust, dtype=dtype,
                                        device=device)
     return HFBackend(model, tokenizer, pretrained=pretrained, revision=revision, dtype=dtype, **options)
+
+
+def check_device(device: Optional[str]) -> None:
+    """A CUDA device asked for on a machine where torch sees none is an argument error, before loading."""
+    if device is None or not device.startswith("cuda"):
+        return
+    from ..extras import require
+    torch = require("torch", "the hf backend")
+    if not torch.cuda.is_available():
+        raise ValueError(f"model argument device={device}: torch {torch.__version__} sees no CUDA device on this "
+                         "machine; use device=cpu or leave device out")
 
 
 def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
@@ -84,6 +105,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "max_new_tokens": _args.as_int(arguments.pop("max_new_tokens", 8), "max_new_tokens", minimum=1),
         "chat": _args.as_bool(arguments.pop("chat", False), "chat"),
         "system": _args.as_str(arguments.pop("system", None), "system", optional=True),
+        "fewshot_as_multiturn": _args.as_bool(arguments.pop("fewshot_as_multiturn", False), "fewshot_as_multiturn"),
         "unparsed": check_unparsed_policy(arguments.pop("unparsed", "uniform")),
         "aliases": parse_aliases(arguments.pop("aliases", None)),
         "postprocess": arguments.pop("postprocess", None),
@@ -92,6 +114,10 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "model_id": _args.as_str(arguments.pop("model_id", None), "model_id", optional=True),
         "weights_hash": _args.as_choice(arguments.pop("weights_hash", "sampled"), "weights_hash", WEIGHTS_HASHES),
     }
+    if out["fewshot_as_multiturn"] and not out["chat"]:
+        raise ValueError("model argument fewshot_as_multiturn=true needs apply_chat_template=true (chat=true)")
+    if out["fewshot_as_multiturn"] and out["message_builder"] is not None:
+        raise ValueError("model arguments fewshot_as_multiturn and message_builder both build the chat; give one")
     return out
 
 
@@ -132,6 +158,7 @@ class HFBackend(ScoringModes, Backend):
         self.scoring = options["scoring"]
         self.chat = options["chat"]
         self.system = options["system"]
+        self.fewshot_as_multiturn = self.needs_segments = options["fewshot_as_multiturn"]
         self.max_new_tokens = options["max_new_tokens"]
         self.shares_prefixes = self.scoring != "generate"  # the scorer's prefix tree; generation runs row by row
         self.model_id = options["model_id"]
@@ -159,6 +186,9 @@ class HFBackend(ScoringModes, Backend):
         answers: List[Optional[Answer]] = [None] * len(requests)
         for (labels, noisy), positions in _groups(requests).items():
             if noisy:
+                if self.fewshot_as_multiturn:
+                    raise ValueError("fewshot_as_multiturn cannot split noisy-channel prompts (one prompt per "
+                                     "label); use fewshot_as_multiturn=false")
                 if self.chat:
                     raise ValueError("a chat template cannot wrap noisy-channel prompts (one prompt per label); "
                                      "use chat=false")
@@ -177,7 +207,8 @@ class HFBackend(ScoringModes, Backend):
                 raise ValueError("scoring=generate cannot answer noisy-channel prompts (one prompt per label)")
             return request.prompt  # type: ignore[return-value]
         system = answer_instruction(request.label_space) if self.system == "labels" else self.system
-        builder = self.message_builder or (lambda r: default_messages(r, system))
+        builder = self.message_builder or (lambda r: (multiturn_messages if self.fewshot_as_multiturn
+                                                      else default_messages)(r, system))
         messages = builder(request)
         if getattr(self.tokenizer, "chat_template", None) is None:
             raise ValueError("chat=true but the tokenizer has no chat template; use chat=false for a base model")
@@ -252,6 +283,8 @@ class HFBackend(ScoringModes, Backend):
                 from .base import code_digest, function_name
                 identity["message_builder"] = {"function": function_name(self.message_builder),
                                                "code_sha256": code_digest(self.message_builder)}
+        if self.fewshot_as_multiturn:  # demonstrations as chat turns: another text, in every mode
+            identity["fewshot_as_multiturn"] = True
         return self.with_generation_identity(identity, max_new_tokens=self.max_new_tokens)
 
     @property
@@ -259,6 +292,8 @@ class HFBackend(ScoringModes, Backend):
         departures = super().non_standard
         if self.chat and self.scoring != "generate":
             departures.append(f"chat template (chat=true) in scoring={self.scoring}")
+        if self.fewshot_as_multiturn:
+            departures.append("demonstrations as chat turns (fewshot_as_multiturn=true)")
         return departures
 
     def close(self) -> None:

@@ -3,8 +3,10 @@ from typing import Any, Dict
 
 from .base import FunctionBackend
 
-#: bump when the lexical model's scoring changes, so that cached answers are not reused
+#: bump a model's version when its scoring changes, so that cached answers are not reused
 REFERENCE_MODEL_VERSION = 1
+#: per model: uniform became chance (a drawn label) in version 2
+REFERENCE_MODEL_VERSIONS = {"lexical": REFERENCE_MODEL_VERSION, "uniform": 2}
 
 
 class ReferenceBackend(FunctionBackend):
@@ -20,7 +22,7 @@ class ReferenceBackend(FunctionBackend):
         self.model = model
 
     def identity(self) -> Dict[str, Any]:
-        return {"backend": "reference", "model": self.model, "version": REFERENCE_MODEL_VERSION}
+        return {"backend": "reference", "model": self.model, "version": REFERENCE_MODEL_VERSIONS[self.model]}
 
 
 def _no_arguments(name: str, arguments: Dict[str, Any]) -> None:

@@ -41,6 +41,12 @@ def parse_retriever(spec: str):
 
 
 def number_or_text(value: str) -> Any:
+    """A retriever option from the command line: true/false, a ';'-separated list (``fix_id_list=1;5;9``),
+    an int, a float, or the text itself."""
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if ";" in value:
+        return [number_or_text(part) for part in value.split(";") if part != ""]
     for kind in (int, float):
         try:
             return kind(value)

@@ -23,7 +23,16 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--include-path", action="append", default=[], metavar="DIR",
                    help="a folder of task files that --tasks can name; may be repeated")
     p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")
-    p.add_argument("--log-samples", action="store_true", help="write DIR/samples.jsonl: one record per query")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the run already in --output-dir (its files are removed); without it such a "
+                        "directory is refused")
+    p.add_argument("--log-samples", nargs="?", const="compact", choices=["compact", "full"], default=None,
+                   help="write DIR/samples.jsonl (one record per query) and DIR/samples.columns.json; "
+                        "--log-samples=full also stores each prompt's text")
+    p.add_argument("--write-out", type=int, default=0, metavar="N",
+                   help="print the first N prompts of every sub-benchmark and dataset before running")
+    p.add_argument("--show-config", action="store_true",
+                   help="print the resolved run (backend, sub-benchmarks, datasets, k, retriever, settings) first")
     p.add_argument("--cache", metavar="FILE", help="SQLite prediction cache: resume, share answers between runs")
     p.add_argument("--limit", type=int, metavar="N", help="smoke run: first N test items per dataset (non-standard)")
     p.add_argument("--batch-size", type=int, metavar="N", help="requests per backend call")
@@ -43,6 +52,8 @@ def run_command(args: argparse.Namespace) -> int:
     from ..subbenchmarks.suite import build_suite, plan_suite, run_suite
     if args.log_samples and not args.output_dir:
         raise ArgumentError("--log-samples needs --output-dir")
+    if args.write_out < 0:
+        raise ArgumentError(f"--write-out must be >= 0, got {args.write_out}")
     for flag, value in (("--limit", args.limit), ("--batch-size", args.batch_size)):
         if value is not None and value < 1:
             raise ArgumentError(f"{flag} must be a positive integer, got {value}")
@@ -50,7 +61,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise ArgumentError(f"--k must be >= 0, got {args.k}")
     if args.output_dir:
         from ..results.rundir import check_output_dir
-        as_argument_error(check_output_dir, args.output_dir)
+        as_argument_error(check_output_dir, args.output_dir, overwrite=args.overwrite)
     datasets = dataset_specs(args.datasets)
     options: Dict[str, Any] = {}
     if args.retriever:
@@ -71,6 +82,10 @@ def run_command(args: argparse.Namespace) -> int:
         backend = as_argument_error(make_backend, args.model, **arguments)
         planned = as_argument_error(plan_suite, backend, suite)
         cache = as_argument_error(_open_cache, args.cache)
+        if args.show_config:
+            print(_config_text(args, backend, suite, options, arguments))
+        if args.write_out:
+            print(_write_out(planned, args.write_out))
         if args.dry_run:
             return _dry_run(planned, backend, cache)
         from ..results.provenance import collect, utc_now
@@ -98,11 +113,43 @@ def run_command(args: argparse.Namespace) -> int:
     if args.output_dir:
         from ..results.rundir import write_run_dir
         try:
-            write_run_dir(args.output_dir, dict(result), provenance, args.log_samples)
+            write_run_dir(args.output_dir, dict(result), provenance, bool(args.log_samples),
+                          prompts=args.log_samples == "full")
         except OSError as exc:  # a full disk, a quota, a directory removed under the run
             return _write_failed(args, exc)
         print(f"wrote {one_line(args.output_dir)}/results.json" + (" and samples.jsonl" if args.log_samples else ""))
     return 0
+
+
+def _config_text(args, backend, suite, options, arguments: Dict[str, Any]) -> str:
+    """The resolved run as JSON: what lm-eval's --show_config prints, for this package's settings."""
+    import json
+    from ..results.provenance import redact
+    benchmarks = {}
+    for name, bench in suite.items():
+        parts = bench.benchmarks() if hasattr(bench, "benchmarks") else {name: bench}
+        benchmarks[name] = {part_name: part.dataset_names() for part_name, part in parts.items()}
+    retriever = options.get("retriever")
+    config = {"backend": args.model, "model_args": redact({k: str(v) for k, v in arguments.items()}),
+              "identity": redact(backend.identity()), "benchmarks": benchmarks, "k": args.k,
+              "noisy_channel": args.noisy_channel, "limit": args.limit,
+              "retriever": retriever.describe() if retriever is not None else None,
+              "batch_size": getattr(backend, "batch_size", None), "cache": args.cache, "output_dir": args.output_dir,
+              "log_samples": args.log_samples}
+    return "resolved configuration:\n" + json.dumps(config, indent=1, default=str)
+
+
+def _write_out(planned, count: int) -> str:
+    """The first ``count`` prompts of every (sub-benchmark, dataset), as the model will receive them."""
+    lines = []
+    for name, runs in planned.items():
+        for plan, requests in runs:
+            for number, request in enumerate(requests[:count]):
+                prompt = request.prompt
+                text = "\n---\n".join(prompt) if isinstance(prompt, (list, tuple)) else prompt
+                lines.append(f"===== {name} / {plan.dataset}: prompt {number + 1} of {len(requests)} =====")
+                lines.append(text)
+    return "\n".join(lines)
 
 
 def _write_failed(args: argparse.Namespace, exc: OSError) -> int:
@@ -163,6 +210,8 @@ def _open_cache(path: Optional[str]):
 
 def _print_tables(result, args) -> None:
     from ..report import format_table
+    from ..report.notices import notices
+    metadatas = []
     model = args.model + (f" ({one_line(args.model_args)})" if args.model_args else "")
     from ..subbenchmarks.spec import parts_of
     for name, bench_result in result.items():
@@ -171,10 +220,11 @@ def _print_tables(result, args) -> None:
         for key, _part_name in pairs:
             part = bench_result[key] if compound else bench_result
             label = f"{name}/{key}" if compound else name
-            note = "" if part.metadata.get("standard", True) else "  [NOT STANDARD: " + \
-                "; ".join(sorted({s for v in part.metadata.get("non_standard_settings", {}).values() for s in v})) + "]"
-            print(format_table(part, f"{label} (k={args.k}, model={model}){note}"))
+            print(format_table(part, f"{label} (k={args.k}, model={model})"))
             print()
+            metadatas.append(part.metadata)
     meta = result.metadata
     print(f"{meta['prompts']} prompts, {meta['distinct_prompts']} distinct, {meta['asked']} asked, "
           f"{meta['from_cache']} from the cache, {meta['seconds']:.2f} s")
+    for line in notices(metadatas):  # said once more where a reader of the log looks last
+        print(f"staicc: warning: {line}", file=sys.stderr)

@@ -51,13 +51,16 @@ class RunPlan:
             yield q % T, q // T, demos
 
 
-def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = None) -> List[Request]:
+def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = None, *,
+                  segments: bool = False) -> List[Request]:
     """The requests of every pass, in call order; the writer is left as it was found.
 
     Each call starts from fresh label-noise and pseudo-query streams, so equal plans give
     equal prompts however often they are asked.  ``rendered``: a dict the caller keeps
     while it writes several plans over the same data (the runner: one dataset's works), so
     each demonstration's and test query's text is rendered once per template for all of them.
+    ``segments``: also give each request its prompt's segments (for a backend that reads
+    demonstration boundaries); the prompts, and so the cache keys, are the same either way.
     """
     state = writer.snapshot()
     writer.restart_streams()
@@ -69,12 +72,16 @@ def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = N
             label_space = tuple(writer.get_label_space())
             offset = number * plan.queries_per_pass
             pieces = rendered.setdefault(_rendering_key(writer), {})
-            prompts = writer.write_prompts([(demos, test) for test, _repeat, demos in plan.queries()], pieces)
+            parts: Optional[list] = [] if segments else None
+            prompts = writer.write_prompts([(demos, test) for test, _repeat, demos in plan.queries()], pieces, parts)
             benchmark, dataset = plan.benchmark, plan.dataset
             for q, prompt in enumerate(prompts):
                 if isinstance(prompt, list):
                     prompt = tuple(prompt)
-                requests.append(Request(prompt, label_space, benchmark, dataset, offset + q, number))
+                if parts is None:
+                    requests.append(Request(prompt, label_space, benchmark, dataset, offset + q, number))
+                else:
+                    requests.append(Request(prompt, label_space, benchmark, dataset, offset + q, number, parts[q]))
     finally:
         writer.restore(state)
         writer.restart_streams()  # also frees the domain generator's word cache
@@ -130,16 +137,17 @@ class Work:
     def dataset(self) -> str:
         return self.plan.dataset
 
-    def requests(self, rendered: Optional[Dict[Any, dict]] = None) -> List[Request]:
+    def requests(self, rendered: Optional[Dict[Any, dict]] = None, *, segments: bool = False) -> List[Request]:
         """The requests of every pass, written now with the writer as it was when the work was planned.
 
-        ``rendered``: shared text pieces of the works of one dataset (see :func:`plan_requests`).
+        ``rendered``: shared text pieces of the works of one dataset; ``segments``: give each
+        request its prompt's segments (both: see :func:`plan_requests`).
         """
         writer = self.writer
         current = writer.snapshot()
         writer.restore(self.writer_state)
         try:
-            return plan_requests(self.plan, writer, rendered)
+            return plan_requests(self.plan, writer, rendered, segments=segments)
         finally:
             writer.restore(current)
 

@@ -44,14 +44,30 @@ class _NoBar:
         pass
 
 
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (its stderr is no terminal, but a bar there is wanted and drawn)."""
+    shell = sys.modules.get("IPython")
+    get = getattr(shell, "get_ipython", None) if shell is not None else None
+    instance = get() if callable(get) else None
+    return instance is not None and "IPKernelApp" in getattr(instance, "config", {})
+
+
 def progress_bar(total: int, desc: str, enabled: Optional[bool] = None):
-    """A bar for ``total`` prompts; nothing when disabled, not a terminal, or nothing to do."""
+    """A bar for ``total`` prompts; nothing when disabled, not a terminal nor a notebook, or nothing to do.
+
+    In a notebook tqdm's notebook bar is used when tqdm (and its widgets) are installed,
+    tqdm's plain bar or the built-in one otherwise.
+    """
+    notebook = in_notebook()
     if enabled is None:
-        enabled = sys.stderr.isatty()
+        enabled = sys.stderr.isatty() or notebook
     if not enabled or total <= 0:
         return _NoBar()
     try:
-        from tqdm import tqdm  # optional
+        if notebook:
+            from tqdm.auto import tqdm  # optional: the notebook bar when ipywidgets is there
+        else:
+            from tqdm import tqdm  # optional
     except ImportError:
         return _Bar(total, desc)
     return tqdm(total=total, desc=desc, unit="prompt", file=sys.stderr, leave=False)

@@ -134,7 +134,8 @@ def _run_dataset(works: List[Work], backends: List[Any], preentered: List[Option
                  progress: Optional[bool], distinct: bool, counts: Dict[str, int],
                  requests_per_call: Optional[int]) -> List[Outcome]:
     rendered: Dict[Any, dict] = {}  # each demonstration's and query's text, rendered once for the dataset's works
-    requests = [work.requests(rendered) for work in works]
+    requests = [work.requests(rendered, segments=getattr(backend, "needs_segments", False))
+                for work, backend in zip(works, backends)]
     del rendered
     answers: List[List[Optional[Answer]]] = [[None] * len(r) for r in requests]
     for w, given in enumerate(preentered):

@@ -116,4 +116,26 @@ def uniform(prompt, label_space: Sequence[str]) -> List[float]:
     return [1 / len(label_space)] * len(label_space)
 
 
-REFERENCE_MODELS: Dict[str, object] = {"lexical": lexical_icl, "uniform": uniform}
+#: how much more probability chance puts on its drawn label: enough to decide the argmax, too little to move
+#: the likelihood or the bias metrics beyond the sixth decimal
+CHANCE_TILT = 1e-6
+
+
+def chance(prompt, label_space: Sequence[str]) -> List[float]:
+    """The chance baseline a researcher expects: a label drawn per prompt, near-uniform probabilities.
+
+    Exactly equal probabilities would all be read as label 0 (the standard's argmax takes
+    the first maximum), so accuracy would be label 0's frequency, not chance.  Here a label
+    is drawn from the SHA-256 of the prompt (the same prompt always gets the same label, on
+    every machine) and gets ``CHANCE_TILT`` more probability than the others.
+    """
+    import hashlib
+    text = "\x00".join(prompt) if isinstance(prompt, (list, tuple)) else prompt
+    width = len(label_space)
+    drawn = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big") % width
+    rest = (1 - CHANCE_TILT) / width
+    return [rest + CHANCE_TILT if i == drawn else rest for i in range(width)]
+
+
+#: the built-in models by name: "uniform" is chance (a drawn label, near-uniform probabilities)
+REFERENCE_MODELS: Dict[str, object] = {"lexical": lexical_icl, "uniform": chance}

@@ -19,6 +19,10 @@ from ..standard import WRONG_LABEL_COUNT_WARNING
 from ..validation import check_int, check_label_space, check_real, is_int
 
 DemoLine = Tuple[Sequence[str], str]
+#: a direct prompt's text in its parts: (instruction, then per demonstration its input part
+#: (input texts and label prefix) and its label part (label word and label affix), then the
+#: query part (query prefix, input texts, label prefix)); they concatenate to the prompt exactly
+Segments = Tuple[str, ...]
 #: a direct prompt is one string; a noisy-channel prompt is one string per label
 Prompt = Union[str, List[str]]
 
@@ -174,17 +178,24 @@ class CompiledTemplate:
         return v
 
     def write_many(self, queries: Iterable[Tuple[Sequence[int], Union[int, Sequence[str]]]],
-                   noise_stream: Optional[StableRandom], pieces: dict) -> List[Prompt]:
+                   noise_stream: Optional[StableRandom], pieces: dict,
+                   segments: Optional[List[Optional[Segments]]] = None) -> List[Prompt]:
         """:meth:`write` for each (demonstration indexes, query) in order, reusing rendered text from ``pieces``.
 
         ``pieces`` maps (demonstration index, label word) and (test index,) to the text they
         render to under this template (label noise aside), so a run renders each once however
         many prompts and passes use it (GLER's five passes, Demo_sens's eight repeats); the
         caller keeps one ``pieces`` per template, label-noise rate aside.  Equal to :meth:`write`.
+
+        ``segments``: a list that receives, per prompt, its :data:`Segments` (None for a
+        noisy-channel prompt); only a backend that reads demonstration boundaries asks.
         """
         template = self.template
         if template.noisy_channel:
-            return [self.write(demos, query, noise_stream) for demos, query in queries]
+            prompts = [self.write(demos, query, noise_stream) for demos, query in queries]
+            if segments is not None:
+                segments.extend([None] * len(prompts))
+            return prompts
         rows, word, wrong_word, size = self.rows, self.word, self.wrong_word, len(self.rows)
         instruction, label_prefix, label_affix = template.instruction, template.label_prefix, template.label_affix
         noisy, cut = template.label_wrong_rate > 0, template.cut_by_length
@@ -201,6 +212,9 @@ class CompiledTemplate:
                 if text is None:
                     text = pieces[(v, label)] = self._inputs_text(inputs) + label_prefix + label + label_affix
                 parts.append(text)
+                if segments is not None:  # the demonstration's text split before its label word
+                    split = len(text) - len(label) - len(label_affix)
+                    parts[-1:] = [text[:split], text[split:]]
             if isinstance(query, (list, tuple)):
                 parts.append(template.query_prefix + self._inputs_text(query) + label_prefix)
             else:
@@ -211,6 +225,8 @@ class CompiledTemplate:
                 parts.append(text)
             prompt = "".join(parts)
             prompts.append(prompt[:len(prompt) - cut] if cut else prompt)
+            if segments is not None:
+                segments.append(cut_segments(tuple(parts), cut))
         return prompts
 
     def _inputs_text(self, inputs: Sequence[str]) -> str:
@@ -291,6 +307,19 @@ def iter_prompts(template: Template, triplet, plan: Iterable[Tuple[Sequence[int]
     compiled = CompiledTemplate(template, triplet)
     for demos_indexes, query in plan:
         yield compiled.write(demos_indexes, query, noise_stream)
+
+
+def cut_segments(parts: Segments, cut_by_length: int) -> Segments:
+    """``parts`` cut as :func:`_cut` cuts their concatenation (Python slice semantics), so they
+    still concatenate to the prompt; emptied parts stay, as empty strings, so positions keep their meaning."""
+    if not cut_by_length:
+        return parts
+    keep = len(_cut("".join(parts), cut_by_length))
+    out = []
+    for part in parts:
+        out.append(part[:max(keep, 0)])
+        keep -= len(part)
+    return tuple(out)
 
 
 def _cut(prompt: str, cut_by_length: int) -> str:

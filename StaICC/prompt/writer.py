@@ -279,16 +279,18 @@ class prompt_writter:
                                  f"{space} of dataset {self.triplet_dataset.name!r}") from None
         return compiled.render(lines, query_line)
 
-    def write_prompts(self, queries: Sequence[Tuple[Sequence[int], int]], pieces: dict) -> List[Prompt]:
+    def write_prompts(self, queries: Sequence[Tuple[Sequence[int], int]], pieces: dict,
+                      segments: Optional[list] = None) -> List[Prompt]:
         """:meth:`write_prompt` for each (demonstration indexes, test index) in order, in one loop.
 
         ``pieces``: a dict the caller keeps for as long as the template (label-noise rate
         aside) stays; each demonstration's and test query's text is rendered into it once.
+        ``segments``: a list that receives each prompt's segments (see ``CompiledTemplate.write_many``).
         """
         generator = self.pseudo_query_generater
         if generator is not None:
             queries = [(demos, next(generator)) for demos, _test in queries]
-        return self.compiled().write_many(queries, self._label_error_stream, pieces)
+        return self.compiled().write_many(queries, self._label_error_stream, pieces, segments)
 
     def write_prompt(self, demos_indexes: Sequence[int], query_index: Optional[int] = None) -> Prompt:
         """The prompt for demonstration indexes and a test index (or the next pseudo query), with label noise."""

@@ -155,10 +155,36 @@ def _emit(text: str, output: Optional[str]) -> None:
 def _comparisons(runs, args) -> List[Any]:
     from ..stats import compare_runs
     return [compare_runs(runs[0], other, paired=not args.unpaired, resamples=args.resamples, seed=args.seed,
+                         progress=_progress(),
                          level=args.level, alpha=args.alpha) for other in runs[1:]]
 
 
+
+def _progress():
+    """A line per sub-benchmark on stderr while the statistics run, when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def say(message: str) -> None:
+        sys.stderr.write(f"\r\033[Kstatistics: {message}")
+        sys.stderr.flush()
+    return say
+
+
+def _progress_done() -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
 def _run(body, args) -> int:
+    try:
+        return _run_checked(body, args)
+    finally:
+        _progress_done()
+
+
+def _run_checked(body, args) -> int:
     prog = f"{PROG} {args.command}" if getattr(args, "command", None) else PROG
     try:
         _check_paths(args)
@@ -230,7 +256,8 @@ def _report(args) -> int:
     for i, run in enumerate(runs):
         with_records = [name for name, part in run.parts.items() if part.records]
         if with_records and (estimates[i] is None or set(estimates[i].parts) != set(with_records)):
-            estimates[i] = bootstrap_run(run, resamples=args.resamples, seed=args.seed, level=args.level)
+            estimates[i] = bootstrap_run(run, resamples=args.resamples, seed=args.seed, level=args.level,
+                                         progress=_progress())
     if args.html:
         from .html import build_report
         figures_dir = args.figures_dir or os.path.splitext(args.html)[0] + "_figures"

@@ -11,6 +11,7 @@ import os
 from typing import Any, List, Optional, Tuple
 
 from . import plots
+from .notices import run_notices
 from .tables import Cell, Table, _cell_text, comparison_tables, run_tables
 
 _STYLE = """
@@ -21,23 +22,34 @@ table { border-collapse: collapse; margin: 0.5em 0 1em 0; font-size: 0.85em; }
 th, td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 th { background: #f3f3f3; } tr.avg td { font-weight: bold; border-top: 2px solid #999; }
-td.sig { color: #b00; font-weight: bold; }
+td.sig { font-weight: bold; } td.sig.better { color: #1a7f37; } td.sig.worse { color: #b00; }
 p.note { font-size: 0.8em; color: #555; } img { max-width: 100%; }
+div.side { display: flex; gap: 1em; } div.side > div { flex: 1 1 50%; min-width: 0; }
+ul.toc { columns: 2; font-size: 0.85em; } ul.toc li.h3 { margin-left: 1.5em; }
+p.banner { background: #fff3cd; border: 1px solid #d39e00; color: #5c4400; padding: 6px 10px; font-weight: bold; }
 """
 
 
 def _html_table(table: Table) -> str:
-    out = [f"<h3>{html.escape(table.title)}</h3>", "<table>", "<tr>" +
+    out = [f"<h3>{html.escape(table.title)}</h3>"]
+    out.extend(f'<p class="banner">{html.escape(line)}</p>' for line in table.banner)
+    out += ["<table>", "<tr>" +
            "".join(f"<th>{html.escape(c)}</th>" for c in table.columns) + "</tr>"]
     for row in table.rows:
         average = any(c == "Averaged" for c in row[:2])
         cells = []
         for cell in row:
-            css = ' class="sig"' if isinstance(cell, Cell) and cell.mark else ""
+            css = ""
+            if isinstance(cell, Cell) and cell.mark:
+                css = f' class="sig {cell.direction}"' if cell.direction else ' class="sig"'
             cells.append(f"<td{css}>{html.escape(_cell_text(cell, 'interval', 'table'))}</td>")
         out.append(("<tr class=\"avg\">" if average else "<tr>") + "".join(cells) + "</tr>")
     out.append("</table>")
     out.extend(f'<p class="note">{html.escape(n)}</p>' for n in table.notes)
+    if any(isinstance(c, Cell) and c.direction for row in table.rows for c in row):
+        out.append('<p class="note">Significant differences: <span style="color:#1a7f37">green</span> where the '
+                   'second run is better, <span style="color:#b00">red</span> where it is worse (by the metric\'s '
+                   'direction); bold without colour where the metric has no better direction.</p>')
     return "\n".join(out)
 
 
@@ -86,7 +98,7 @@ def run_figures(run, figures: _Figures, prefix: str) -> List[Tuple[str, str]]:
     for name, part in _parts_with(run, "label_noise"):
         if part is not None:
             data = [plots.gler_data(part, d) for d in part.datasets()]
-            sections.append((f"{name}: metrics against the label-noise rate, with the standard's regression",
+            sections.append((f"{name}: metrics on the standard's x-values (falling as label noise rises), with its fitted line",
                              figures.embed(plots.draw_gler(data, run.label), f"{prefix}{name.lower()}", name)))
     for name, part in _parts_with(run, "template"):
         if not part.records:
@@ -107,6 +119,24 @@ def run_figures(run, figures: _Figures, prefix: str) -> List[Tuple[str, str]]:
     return sections
 
 
+def _with_contents(body: List[str]) -> List[str]:
+    """The page with an anchor on every section and table heading, and a table of contents after the banners."""
+    out: List[str] = []
+    entries: List[str] = []
+    for number, block in enumerate(body):
+        for tag in ("h2", "h3"):
+            if block.startswith(f"<{tag}>"):
+                anchor = f"s{number}"
+                block = f'<{tag} id="{anchor}">' + block[len(tag) + 2:]
+                text = block[block.index(">") + 1:block.index(f"</{tag}>")]
+                entries.append(f'<li class="{tag}"><a href="#{anchor}">{text}</a></li>')
+                break
+        out.append(block)
+    contents = '<nav><h2>Contents</h2><ul class="toc">' + "".join(entries) + "</ul></nav>"
+    first = next((i for i, block in enumerate(out) if block.startswith("<h2")), len(out))
+    return out[:first] + [contents] + out[first:]
+
+
 def build_report(runs: List[Any], estimates: List[Any], comparisons: List[Any], *,
                  figures_dir: Optional[str] = None, title: str = "StaICC report") -> Tuple[str, List[str]]:
     """(the HTML page, the figure files written).  Needs matplotlib (the ``plot`` extra)."""
@@ -116,6 +146,9 @@ def build_report(runs: List[Any], estimates: List[Any], comparisons: List[Any], 
             f'<p class="note">Generated {datetime.date.today().isoformat()} from: ' +
             ", ".join(f"{html.escape(r.label)} ({html.escape(r.path)}; model {html.escape(r.model_name())})"
                       for r in runs) + "</p>"]
+    for run in runs:
+        body.extend(f'<p class="banner">{html.escape(run.label)}: {html.escape(line)}</p>'
+                    for line in run_notices(run))
     body.append("<h2>Summary</h2>")
     for run, est in zip(runs, estimates):
         body.extend(_html_table(t) for t in run_tables(run, est))
@@ -124,15 +157,28 @@ def build_report(runs: List[Any], estimates: List[Any], comparisons: List[Any], 
         body.extend(_html_table(t) for t in comparison_tables(runs, comparisons))
         for c in comparisons:
             rows = plots.difference_data(c)
-            if rows:
-                body.append(figures.embed(plots.draw_differences(rows, f"{c.b} - {c.a}"),
-                                          f"differences_{_safe(c.b)}_vs_{_safe(c.a)}", "differences"))
-    for index, run in enumerate(runs):
-        body.append(f"<h2>Figures: {html.escape(run.label)}</h2>")
-        prefix = f"{_safe(run.label)}_" if len(runs) > 1 else ""
-        for heading, image in run_figures(run, figures, prefix):
+            for benchmark in dict.fromkeys(r["benchmark"] for r in rows):
+                part = [r for r in rows if r["benchmark"] == benchmark]
+                body.append(f"<h3>Differences {html.escape(c.b)} - {html.escape(c.a)}: {html.escape(benchmark)}</h3>")
+                body.append(figures.embed(plots.draw_differences(part, f"{benchmark}: {c.b} - {c.a}"),
+                                          f"differences_{_safe(c.b)}_vs_{_safe(c.a)}_{_safe(benchmark)}",
+                                          f"differences {benchmark}"))
+    if len(runs) == 2:  # two runs: each figure of one beside the same figure of the other
+        body.append(f"<h2>Figures: {html.escape(runs[0].label)} (left) and {html.escape(runs[1].label)} (right)</h2>")
+        left, right = (dict(run_figures(run, figures, f"{_safe(run.label)}_")) for run in runs)
+        for heading in list(left) + [h for h in right if h not in left]:
             body.append(f"<h3>{html.escape(heading)}</h3>")
-            body.append(image)
+            cells = [f'<div><p class="note">{html.escape(run.label)}</p>{side.get(heading, "")}</div>'
+                     for run, side in zip(runs, (left, right))]
+            body.append('<div class="side">' + "".join(cells) + "</div>")
+    else:
+        for run in runs:
+            body.append(f"<h2>Figures: {html.escape(run.label)}</h2>")
+            prefix = f"{_safe(run.label)}_" if len(runs) > 1 else ""
+            for heading, image in run_figures(run, figures, prefix):
+                body.append(f"<h3>{html.escape(heading)}</h3>")
+                body.append(image)
+    body = _with_contents(body)
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")

@@ -214,20 +214,31 @@ def draw_reliability(data: List[Dict[str, Any]], title: str = ""):
 
 
 def draw_gler(data: List[Dict[str, Any]], title: str = ""):
+    """One panel per metric: each dataset's per-pass values on the standard's x-values, with the
+    straight line the standard fitted there, so that the printed slope is the slope drawn.
+
+    The x-values fall as the label noise rises (1 = no noise), so a positive slope is a metric
+    that falls as noise rises; the noise rate of each x is written under it.
+    """
     plt = pyplot()
     metrics = list(data[0]["metrics"]) if data else []
-    fig, axes = _grid(plt, len(metrics))
-    for ax, metric in zip(axes, metrics):
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(10, 3.4 * max(1, len(metrics))), squeeze=False)
+    for ax, metric in zip([row[0] for row in axes], metrics):
         for d in data:
             curve = d["metrics"][metric]
-            line, = ax.plot(d["rates"], curve["y"], "o", label=f"{d['dataset']} (slope {curve['slope']:.3f})")
-            fitted = [curve["slope"] * x + curve["intercept"] for x in d["x"]]
-            ax.plot(d["rates"], fitted, "-", color=line.get_color(), linewidth=1)
-        ax.set_title(f"{metric} slope (line: fit on the standard's x-values)", fontsize=8)
-        ax.set_xlabel("label-noise rate")
-        ax.set_ylabel(metric)
-        ax.legend(fontsize=6)
-    fig.suptitle(title)
+            line, = ax.plot(d["x"], curve["y"], "o", label=f"{d['dataset']}: slope {curve['slope']:+.3f}")
+            ends = [min(d["x"]), max(d["x"])]
+            ax.plot(ends, [curve["slope"] * x + curve["intercept"] for x in ends], "-", color=line.get_color(),
+                    linewidth=1)
+        if data:
+            ax.set_xticks(data[0]["x"])
+            ax.set_xticklabels([f"{x:g}\n{r:.0%}" for x, r in zip(data[0]["x"], data[0]["rates"])], fontsize=8)
+        ax.set_title(f"{metric}: points per pass, line = the standard's fit (its slope in the legend)", fontsize=10)
+        ax.set_xlabel("the standard's x-value, label-noise rate under it (x falls as the noise rises)", fontsize=9)
+        ax.set_ylabel(metric, fontsize=9)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    if title:
+        fig.suptitle(title)
     fig.tight_layout()
     return fig
 
@@ -287,21 +298,41 @@ def draw_bias(data: Dict[str, Any], title: str = ""):
     return fig
 
 
+#: colour of a difference: significant and better, significant and worse, significant without a direction, not
+DIFFERENCE_COLOURS = {"better": "#1a7f37", "worse": "#C44E52", "significant": "#222222", None: "#4C72B0"}
+
+
 def draw_differences(rows: List[Dict[str, Any]], title: str = ""):
+    """A forest plot per metric (each in its own unit), datasets down the side: one sub-benchmark's rows."""
+    from .tables import _direction
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(8, 0.6 + 0.22 * max(1, len(rows))))
-    labels = [f"{r['benchmark']} {r['metric']} {r['dataset']}" for r in rows]
-    for y, r in enumerate(rows):
-        color = "#C44E52" if r["significant"] else "#4C72B0"
-        if r["low"] is not None:
-            ax.plot([r["low"], r["high"]], [y, y], "-", color=color)
-        ax.plot([r["delta"]], [y], "o", color=color)
-    ax.axvline(0, color="gray", linewidth=1)
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels(labels, fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel("difference (second run - first run); red: significant")
-    ax.set_title(title, fontsize=9)
+    metrics: List[str] = []
+    for r in rows:
+        if r["metric"] not in metrics:
+            metrics.append(r["metric"])
+    datasets: List[str] = []
+    for r in rows:
+        if r["dataset"] not in datasets:
+            datasets.append(r["dataset"])
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics) + 1.6, 0.9 + 0.32 * len(datasets)),
+                             squeeze=False, sharey=True)
+    for ax, metric in zip(axes[0], metrics):
+        for r in (r for r in rows if r["metric"] == metric):
+            y = datasets.index(r["dataset"])
+            kind = (_direction(r["benchmark"], metric, r["delta"]) or "significant") if r["significant"] else None
+            color = DIFFERENCE_COLOURS[kind]
+            if r["low"] is not None:
+                ax.plot([r["low"], r["high"]], [y, y], "-", color=color)
+            ax.plot([r["delta"]], [y], "o", color=color)
+        ax.axvline(0, color="gray", linewidth=1)
+        ax.set_title(metric, fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0][0].set_yticks(range(len(datasets)))
+    axes[0][0].set_yticklabels(datasets, fontsize=8)
+    axes[0][0].invert_yaxis()
+    fig.supxlabel("second run - first run; green: significantly better, red: significantly worse", fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -71,12 +71,9 @@ class Run:
         return any(p.records for p in self.parts.values())
 
     def model_name(self) -> str:
-        model = self.provenance.get("model") or {}
-        if isinstance(model, dict):
-            for key in ("name", "model", "pretrained", "model_id"):
-                if isinstance(model.get(key), str):
-                    return model[key]
-        return self.label
+        """The model's identity (backend and name or path) from the provenance; the run's label otherwise."""
+        from .notices import model_label
+        return model_label(self.provenance, self.label)
 
 
 def _results_path(path: str) -> str:
@@ -155,8 +152,28 @@ def load_run(path: str, label: Optional[str] = None, *, records: bool = True,
             raise FileNotFoundError(f"{results_path} names the records file {samples!r}, which does not exist "
                                     f"at {samples_path}")
         run.samples_path = samples_path
-        _read_records(samples_path, run, _samples_limit(max_samples_bytes))
+        columns = document.get("samples_columns")
+        columns_path = os.path.join(directory, columns) if isinstance(columns, str) and "/" not in columns \
+            and "\\" not in columns else None
+        if not (columns_path and os.path.isfile(columns_path) and _read_columns(columns_path, samples_path, run)):
+            _read_records(samples_path, run, _samples_limit(max_samples_bytes))
     return run
+
+
+def _read_columns(path: str, samples_path: str, run: Run) -> bool:
+    """Records from the compact samples file; False (nothing read) when it was not written with this
+    ``samples.jsonl`` or is not in query order."""
+    from ..results.columns import read_columns
+    parts = read_columns(path, samples_path)
+    if parts is None:
+        return False
+    for records in parts:
+        order = records.columns["query_index"]
+        if any(a >= b for a, b in zip(order, order[1:])) or records.benchmark not in run.parts:
+            return False
+    for records in parts:
+        run.parts[records.benchmark].records[records.dataset] = records
+    return True
 
 
 def _checked_results(results: Any, path: str, at: str) -> Dict[str, Any]:

@@ -4,6 +4,7 @@ from typing import Any, Dict, List, Optional
 
 
 from ..results import ResultDict, _jsonable, flatten  # noqa: F401  (re-exported)
+from .notices import notices
 
 
 def _format_value(value: Any) -> str:
@@ -33,10 +34,12 @@ def format_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
             columns.append(c)
     rows = [r + [""] * (len(columns) + 1 - len(r)) for r in rows]
     rows.append(["Averaged"] + [_format_value(averaged.get(c, "")) for c in columns])
-    header = [terminal_escape(h) for h in ["dataset"] + columns]
+    benchmark = str((getattr(result, "metadata", None) or {}).get("benchmark", ""))
+    header = [terminal_escape(h) for h in ["dataset"] + [metric_label(benchmark, c) for c in columns]]
     rows = [[terminal_escape(v) for v in r] for r in rows]
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     lines = [terminal_escape(title)] if title else []
+    lines.extend(f"!! {terminal_escape(line)}" for line in notices([getattr(result, "metadata", None) or {}]))
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     lines.append("  ".join("-" * w for w in widths))
     for r in rows:
@@ -55,10 +58,13 @@ FORMATS = ("table", "md", "latex", "csv", "json")
 class Cell:
     """A number with an optional interval and significance mark; rendered per format."""
 
-    __slots__ = ("value", "low", "high", "mark", "kind")
+    __slots__ = ("value", "low", "high", "mark", "kind", "suffix", "direction")
 
-    def __init__(self, value: Any, low: Any = None, high: Any = None, mark: bool = False, kind: str = "value") -> None:
+    def __init__(self, value: Any, low: Any = None, high: Any = None, mark: bool = False, kind: str = "value",
+                 suffix: str = "", direction: Optional[str] = None) -> None:
         self.value, self.low, self.high, self.mark, self.kind = value, low, high, mark, kind
+        #: a footnote sign (†: resamples left out of the interval); "better"/"worse" for a significant difference
+        self.suffix, self.direction = suffix, direction
 
     def raw(self) -> Any:
         return self.value
@@ -67,8 +73,11 @@ class Cell:
 class Table:
     """A titled table: column names, rows of cells (str, number, None or :class:`Cell`), notes."""
 
-    def __init__(self, title: str, columns: List[str], rows: List[List[Any]], notes: Optional[List[str]] = None) -> None:
+    def __init__(self, title: str, columns: List[str], rows: List[List[Any]], notes: Optional[List[str]] = None,
+                 banner: Optional[List[str]] = None) -> None:
         self.title, self.columns, self.rows, self.notes = title, columns, rows, notes or []
+        #: lines every format prints above the table (non-standard settings, unparsed answers)
+        self.banner: List[str] = banner or []
 
 
 def metric_label(benchmark: str, metric: str) -> str:
@@ -90,6 +99,8 @@ def format_number(value: Any, digits: int = 4) -> str:
             return "nan"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
+        if value != 0 and abs(value) < 0.5 * 10 ** -digits:
+            return f"{value:.1e}"  # would print as 0.0000 or -0.0000: show the digits that tell it from zero
         return f"{value:.{digits}f}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(format_number(v, digits) for v in value) + "]"
@@ -123,7 +134,7 @@ def _cell_text(cell: Any, ci: Optional[str], fmt: str) -> str:
                 text += f" [{esc(format_number(cell.low))}, {esc(format_number(cell.high))}]"
     if cell.mark:
         text += r"$^{*}$" if fmt == "latex" else "*"
-    return text
+    return text + cell.suffix
 
 
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -214,12 +225,14 @@ def render_text(table: Table, ci: Optional[str] = "interval") -> str:
             lines.append("  ".join("-" * w for w in widths))
             lines.extend("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body)
             text = "\n".join(lines)
-    return text + "".join("\n" + terminal_escape(note) for note in table.notes)
+    return "".join(f"!! {terminal_escape(line)}\n" for line in table.banner) + text + \
+        "".join("\n" + terminal_escape(note) for note in table.notes)
 
 
 def render_markdown(table: Table, ci: Optional[str] = "interval") -> str:
     esc = markdown_escape
     lines = [f"**{esc(table.title)}**", ""] if table.title else []
+    lines.extend([f"> **{esc(line)}**" for line in table.banner] + ([""] if table.banner else []))
     lines.append("| " + " | ".join(esc(c) for c in table.columns) + " |")
     lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(table.columns))) + "|")
     for row in table.rows:
@@ -234,6 +247,7 @@ def render_latex(table: Table, ci: Optional[str] = "interval") -> str:
     lines = [r"\begin{table}[t]", r"\centering"]
     if table.title:
         lines.append(r"\caption{" + latex_escape(table.title) + "}")
+    lines.extend(r"\par\textbf{" + latex_escape(line) + "}" for line in table.banner)
     lines += [r"\begin{tabular}{" + spec + "}", r"\toprule",
               " & ".join(latex_escape(c) for c in table.columns) + r" \\", r"\midrule"]
     for row in table.rows:
@@ -261,6 +275,8 @@ def render_csv(tables: List[Table]) -> str:
             if any(isinstance(c, Cell) and c.low is not None for c in column):
                 header += [f"{name} low", f"{name} high"]
         writer.writerow([csv_text(h) for h in header])
+        for line in table.banner:
+            writer.writerow([csv_text(table.title), csv_text(line)])
         for row in table.rows:
             out = [csv_text(table.title)]
             for i, cell in enumerate(row):
@@ -305,6 +321,7 @@ def run_tables(run, estimates=None) -> List[Table]:
                 if metric not in columns:
                     columns.append(metric)
         rows = []
+        unbounded: List[str] = []
         for dataset, result in list(part.divided.items()) + [("Averaged", part.averaged)]:
             flat = flatten(result)
             found = (est.averaged if dataset == "Averaged" else est.datasets.get(dataset, {})) if est else {}
@@ -315,7 +332,9 @@ def run_tables(run, estimates=None) -> List[Table]:
                     row.append("")  # the standard's 0.0 average of a vector metric says nothing
                 elif metric in found:
                     e = found[metric]
-                    row.append(Cell(e.value, e.low, e.high))
+                    row.append(Cell(e.value, e.low, e.high, suffix=UNBOUNDED_SIGN if e.unbounded else ""))
+                    if e.unbounded:
+                        unbounded.append(f"{dataset}: {e.unbounded}")
                 else:
                     row.append(Cell(flat.get(metric)) if metric in flat else "")
             rows.append(row)
@@ -323,8 +342,66 @@ def run_tables(run, estimates=None) -> List[Table]:
         if est is not None:
             notes.append(f"{estimates.level:.0%} bootstrap intervals over test items "
                          f"({estimates.resamples} resamples, seed {estimates.seed})")
-        tables.append(Table(f"{name}: {run.label}", ["dataset"] + [metric_label(name, c) for c in columns], rows, notes))
+        if unbounded:
+            notes.append(UNBOUNDED_NOTE + "; infinite in " + ", ".join(unbounded) + f" of {estimates.resamples}")
+        tables.append(Table(f"{name}: {run.label} (model {run.model_name()})",
+                            ["dataset"] + [metric_label(name, c) for c in columns], rows, notes,
+                            banner=notices([part.metadata])))
     return tables
+
+
+#: the footnote of an interval that left out non-finite resamples
+UNBOUNDED_SIGN = "†"
+UNBOUNDED_NOTE = ("† the KL divergence is infinite in resamples that draw no test item of a label the model gives "
+                  "probability to; the interval is over the finite resamples")
+
+
+def _direction(benchmark: str, metric: str, delta: Any) -> Optional[str]:
+    """"better" or "worse" for the second run, from the metric registry's direction (None: no direction)."""
+    from ..stats import higher_is_better
+    from ..stats.items import is_slope
+    if is_slope(benchmark):  # a steeper slope is neither better nor worse in itself
+        return None
+    try:
+        from ..metrics.registry import higher_is_better as registry
+        higher = registry(metric, benchmark)
+    except (KeyError, ValueError):
+        higher = higher_is_better(metric)
+    if higher is None or not isinstance(delta, (int, float)) or delta == 0:
+        return None
+    return "better" if (delta > 0) == higher else "worse"
+
+
+def result_tables(result: Dict[str, Any], title: Optional[str] = None) -> List[Table]:
+    """A result dict (one sub-benchmark, or Triplet_bias's three) as tables with their notices."""
+    metadata = getattr(result, "metadata", None) or {}
+    if "Averaged results" not in result:  # Triplet_bias: one result per part
+        return [t for name, part in result.items() if isinstance(part, dict)
+                for t in result_tables(part, f"{title or 'Triplet_bias'}/{name}")]
+    benchmark = str(metadata.get("benchmark", ""))
+    columns: List[str] = []
+    for value in list(result.get("Divided results", {}).values()) + [result["Averaged results"]]:
+        columns.extend(c for c in flatten(value) if c not in columns)
+    rows = [[dataset] + [Cell(flatten(value).get(c)) if c in flatten(value) else "" for c in columns]
+            for dataset, value in list(result.get("Divided results", {}).items())
+            + [("Averaged", result["Averaged results"])]]
+    return [Table(title or benchmark or "result", ["dataset"] + [metric_label(benchmark, c) for c in columns], rows,
+                  banner=notices([metadata]))]
+
+
+class _Label:
+    """A run known only by its label (a comparison shown on its own, without the loaded runs)."""
+
+    def __init__(self, label: str) -> None:
+        self.label, self.parts = label, {}
+
+    def model_name(self) -> str:
+        return self.label
+
+
+def comparison_markdown(comparison: Any) -> str:
+    """A comparison as Markdown tables (notebooks show it through ``Comparison._repr_markdown_``)."""
+    return render(comparison_tables([_Label(comparison.a), _Label(comparison.b)], [comparison]), "md")
 
 
 def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
@@ -335,8 +412,9 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
         present = [c for c in comparisons if name in c.parts]
         columns = ["metric", "dataset", base.a] + [c.b for c in present]
         for c in present:
-            columns += [f"{c.b} - {c.a}", "p", "p (Holm)"]
+            columns += [f"{c.b} - {c.a}", "p", "p (Holm)", "test"]
         rows = []
+        any_unbounded = False
         for metric in first.metrics:
             for dataset in list(first.datasets) + ["Averaged"]:
                 ref = first.averaged if dataset == "Averaged" else first.datasets.get(dataset, {})
@@ -351,10 +429,14 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
                     diffs.append(d)
                 for d in diffs:
                     if d is None:
-                        row += ["", "", ""]
+                        row += ["", "", "", ""]
                     else:
-                        row += [Cell(d.delta, d.low, d.high, mark=d.significant), Cell(d.p_value, kind="p"),
-                                Cell(d.p_adjusted if dataset != "Averaged" else None, kind="p")]
+                        row += [Cell(d.delta, d.low, d.high, mark=d.significant,
+                                     suffix=UNBOUNDED_SIGN if d.unbounded else "",
+                                     direction=_direction(name, metric, d.delta) if d.significant else None),
+                                Cell(d.p_value, kind="p"),
+                                Cell(d.p_adjusted if dataset != "Averaged" else None, kind="p"), d.test]
+                        any_unbounded = any_unbounded or bool(d.unbounded)
                 rows.append(row)
         notes = [f"Differences with {base.level:.0%} {'paired ' if base.paired else ''}bootstrap intervals over test "
                  f"items ({base.resamples} resamples, seed {base.seed}); p: "
@@ -363,5 +445,10 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
                    "(the averaged row: uncorrected)."]
         if not base.paired:
             notes.append("Unpaired comparison: the runs' prompts differ; items resampled independently.")
-        tables.append(Table(f"{name}: " + ", ".join(r.label for r in runs), columns, rows, notes))
+        if any_unbounded:
+            notes.append(UNBOUNDED_NOTE + " (their count: the JSON output's 'unbounded')")
+        banner = [f"{run.label}: {line}" for run in runs if name in run.parts
+                  for line in notices([run.parts[name].metadata])]
+        tables.append(Table(f"{name}: " + ", ".join(f"{r.label} (model {r.model_name()})" for r in runs), columns,
+                            rows, notes, banner=banner))
     return tables

@@ -17,6 +17,16 @@ class ResultDict(dict):
         #: per-query records (see :mod:`StaICC.results.records`); empty for results loaded from JSON
         self.records: Sequence[Dict[str, Any]] = ()
 
+    def _repr_markdown_(self) -> str:
+        """Jupyter shows a result as its table, with the non-standard and unparsed notices above it."""
+        from ..report.tables import render, result_tables
+        return render(result_tables(self), "md")
+
+    def _repr_html_(self) -> str:
+        from ..report.html import _html_table
+        from ..report.tables import result_tables
+        return "\n".join(_html_table(t) for t in result_tables(self))
+
     def to_json(self, indent: int = 1) -> str:
         return json.dumps({"results": _jsonable(dict(self)), "metadata": _jsonable(self.metadata)},
                           indent=indent, ensure_ascii=False, allow_nan=True)

@@ -10,6 +10,7 @@ import datetime
 import hashlib
 import math
 import os
+import re
 import platform
 import subprocess
 import sys
@@ -30,10 +31,12 @@ def utc_now() -> str:
 
 
 def git_commit() -> Optional[str]:
-    """The checkout's commit when StaICC runs from a git checkout (None when installed)."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    """The checkout's commit when StaICC runs from a git checkout; when installed, the commit the
+    package was built from (``StaICC/BUILD_COMMIT``, written by setup.py); None when neither is known."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(package)
     if not os.path.exists(os.path.join(root, ".git")):
-        return None
+        return _built_commit(package)
     try:
         out = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
@@ -44,6 +47,15 @@ def git_commit() -> Optional[str]:
     dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True, timeout=5).stdout.strip()
     return commit + ("-dirty" if dirty else "")
+
+
+def _built_commit(package: str) -> Optional[str]:
+    try:
+        with open(os.path.join(package, "BUILD_COMMIT"), encoding="ascii") as handle:
+            commit = handle.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return commit if re.fullmatch(r"[0-9a-f]{40}(-dirty)?", commit) else None
 
 
 def package_versions() -> Dict[str, str]:

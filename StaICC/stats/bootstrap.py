@@ -8,13 +8,14 @@ never reported around numbers the records do not produce.
 """
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 
 from ..metrics import sequential_sum
 from ..results import flatten
 from .items import ItemTable, draw_resamples
 from .significance import percentile_interval
 from .statistic import Statistic
+from .vectorized import resample_values
 
 #: defaults of bootstrap_run, compare_runs and the staicc commands that call them
 DEFAULT_SEED = 20250101
@@ -33,9 +34,11 @@ class Estimate:
     value: Any
     low: Any = None
     high: Any = None
+    #: resamples whose value was not finite (KL with a label no drawn item carries): left out of the interval
+    unbounded: int = 0
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"value": self.value, "low": self.low, "high": self.high}
+        return {"value": self.value, "low": self.low, "high": self.high, "unbounded_resamples": self.unbounded}
 
 
 Cell = TypeVar("Cell")
@@ -80,7 +83,24 @@ def _interval(values: List[Any], level: float) -> Tuple[Any, Any]:
     if values and isinstance(values[0], list):
         pairs = [percentile_interval([v[c] for v in values], level) for c in range(len(values[0]))]
         return [a for a, _ in pairs], [b for _, b in pairs]
-    return percentile_interval(values, level)
+    return finite_interval(values, level)[:2]
+
+
+def finite_interval(values: Sequence[Any], level: float) -> Tuple[Any, Any, int]:
+    """(low, high, non-finite count): the percentile interval over the finite resamples.
+
+    An unbounded metric (the KL divergence to label frequencies is infinite in a resample
+    that draws no item of a label the model gives probability to) would otherwise get
+    ``[x, inf]``; its interval is taken over the finite resamples and the count of the
+    others is reported beside it, so that the reader sees how many were left out.
+    """
+    if values and isinstance(values[0], list):
+        low, high = _interval(list(values), level)
+        return low, high, 0
+    finite = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    left_out = sum(1 for v in values if isinstance(v, (int, float)) and math.isinf(v))
+    low, high = percentile_interval(finite, level) if finite else (math.nan, math.nan)
+    return low, high, left_out
 
 
 def _same(recomputed: Any, recorded: Any) -> bool:
@@ -115,7 +135,7 @@ def part_statistics(part, *, check: bool = True) -> Dict[str, Statistic]:
         table = ItemTable(part.name, dataset, part.records[dataset])
         statistic = Statistic(part.name, table, list(recorded), part.metadata)
         if check:
-            point = statistic(table.identity())
+            point = statistic.point()
             for name, value in point.items():
                 if name in recorded and not _same(value, recorded[name]):
                     raise ValueError(f"{part.name} / {dataset}: {name} recomputed from the records is {value!r}, "
@@ -126,29 +146,33 @@ def part_statistics(part, *, check: bool = True) -> Dict[str, Statistic]:
 
 
 def estimate_part(part, draws: Dict[str, List[List[int]]], level: float,
-                  statistics: Optional[Dict[str, Statistic]] = None) -> PartEstimates:
-    """Estimates of one sub-benchmark from given resamples (``draws[dataset]``)."""
+                  statistics: Optional[Dict[str, Statistic]] = None, engine: str = "auto") -> PartEstimates:
+    """Estimates of one sub-benchmark from given resamples (``draws[dataset]``).
+
+    ``engine``: "auto" computes the resamples with NumPy when it is installed, "python"
+    one resample at a time (the reference the NumPy path is tested against).
+    """
     statistics = statistics or part_statistics(part)
     names: List[str] = []
     for s in statistics.values():
         names.extend(n for n in s.names() if n not in names)
     estimates = PartEstimates(part.name, names)
     for dataset, statistic in statistics.items():
-        point = statistic(statistic.table.identity())
-        values = [statistic(sample) for sample in draws[dataset]]
-        estimates.distributions[dataset] = {n: [v[n] for v in values] for n in point}
+        point = statistic.point()
+        values = resample_values(statistic, draws[dataset], engine)
+        estimates.distributions[dataset] = {n: values[n] for n in point}
         estimates.datasets[dataset] = {}
         for n, value in point.items():
-            low, high = _interval(estimates.distributions[dataset][n], level)
-            estimates.datasets[dataset][n] = Estimate(value, low, high)
+            low, high, left_out = finite_interval(estimates.distributions[dataset][n], level)
+            estimates.datasets[dataset][n] = Estimate(value, low, high, left_out)
     for n in names:
         per_dataset = [d[n] for d in estimates.distributions.values() if n in d]
         if len(per_dataset) != len(statistics) or isinstance(per_dataset[0][0], list):
             continue  # vectors (the bias distributions) have no averaged value
         value = _mean([estimates.datasets[d][n].value for d in statistics])
         averaged = [_mean(column) for column in zip(*per_dataset)]
-        low, high = percentile_interval(averaged, level)
-        estimates.averaged[n] = Estimate(value, low, high)
+        low, high, left_out = finite_interval(averaged, level)
+        estimates.averaged[n] = Estimate(value, low, high, left_out)
         estimates.distributions.setdefault("Averaged", {})[n] = averaged
     return estimates
 
@@ -162,10 +186,13 @@ def _check_options(resamples: int, level: float, seed: int) -> None:
 
 
 def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                  level: float = DEFAULT_LEVEL, benchmarks: Optional[Sequence[str]] = None) -> RunEstimates:
+                  level: float = DEFAULT_LEVEL, benchmarks: Optional[Sequence[str]] = None,
+                  engine: str = "auto", progress: Optional[Callable[[str], None]] = None) -> RunEstimates:
     """Bootstrap intervals over test items for every metric of every sub-benchmark with records.
 
-    ``benchmarks`` limits the work to some sub-benchmarks (names as in the records).
+    ``benchmarks`` limits the work to some sub-benchmarks (names as in the records);
+    ``engine`` as in :func:`estimate_part`; ``progress`` is called with each sub-benchmark's
+    name before its work starts.
     """
     _check_options(resamples, level, seed)
     if benchmarks is not None:
@@ -176,9 +203,11 @@ def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
     for name, part in run.parts.items():
         if not part.records or (benchmarks is not None and name not in benchmarks):
             continue
+        if progress is not None:
+            progress(f"{run.label}: {name}")
         statistics = part_statistics(part)
         draws = {d: draw_resamples(len(s.table), resamples, seed, name, d) for d, s in statistics.items()}
-        result.parts[name] = estimate_part(part, draws, level, statistics)
+        result.parts[name] = estimate_part(part, draws, level, statistics, engine)
     if not result.parts:
         raise ValueError(f"run {run.label!r} ({run.path}) has no per-query records: confidence intervals "
                          "need samples.jsonl (run with --log-samples)")

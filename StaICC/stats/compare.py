@@ -6,13 +6,14 @@ different prompts can only be compared as independent samples; a paired comparis
 them raises :class:`UnpairedRunsError` saying what differs.  p-values of one metric are
 Holm-corrected across datasets; the averaged row is a test of its own.
 """
+import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .bootstrap import (DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, RunEstimates, _check_options,
-                        _PartTable, estimate_part, part_statistics)
+                        _PartTable, estimate_part, finite_interval, part_statistics)
 from .items import draw_resamples, is_consistency, is_slope
-from .significance import bootstrap_p_value, holm, mcnemar_exact, percentile_interval
+from .significance import bootstrap_p_value, holm, mcnemar_exact
 
 
 class UnpairedRunsError(ValueError):
@@ -46,14 +47,30 @@ def prompt_differences(a, b) -> List[str]:
             if len(ra) != len(rb):
                 differences.append(f"{name} / {dataset}: {len(ra)} vs {len(rb)} records")
                 continue
-            for x, y in zip(ra, rb):
-                if x["prompt_sha256"] != y["prompt_sha256"] or x["query_index"] != y["query_index"]:
-                    differences.append(f"{name} / {dataset}: prompt of query {x['query_index']} (test item "
-                                       f"{x['test_index']}, repeat {x['repeat']}) differs")
-                    break
+            first = _first_prompt_difference(ra, rb)
+            if first is not None:
+                x = ra[first]
+                differences.append(f"{name} / {dataset}: prompt of query {x['query_index']} (test item "
+                                   f"{x['test_index']}, repeat {x['repeat']}) differs")
         if set(pa.datasets()) != set(pb.datasets()) and "datasets" not in ma:
             differences.append(f"{name}: datasets {pa.datasets()} vs {pb.datasets()}")
     return differences
+
+
+def _first_prompt_difference(ra, rb) -> Optional[int]:
+    """Position of the first record whose prompt or query differs (None: all the same); reads the
+    columns of compact records without making a dict per record."""
+    ca, cb = getattr(ra, "columns", None), getattr(rb, "columns", None)
+    if ca is not None and cb is not None:
+        if ca["prompt_sha256"] == cb["prompt_sha256"] and ca["query_index"] == cb["query_index"]:
+            return None
+        pairs = zip(ca["prompt_sha256"], cb["prompt_sha256"], ca["query_index"], cb["query_index"])
+    else:
+        pairs = ((x["prompt_sha256"], y["prompt_sha256"], x["query_index"], y["query_index"]) for x, y in zip(ra, rb))
+    for i, (ha, hb, qa, qb) in enumerate(pairs):
+        if ha != hb or qa != qb:
+            return i
+    return None
 
 
 def _short(value: Any) -> str:
@@ -87,10 +104,12 @@ class Difference:
     p_adjusted: Optional[float] = None
     significant: bool = False
     counts: Optional[Dict[str, int]] = None
+    #: resamples whose difference was not finite, left out of the interval (see finite_interval)
+    unbounded: int = 0
 
     def to_dict(self) -> Dict[str, Any]:
         return {k: getattr(self, k) for k in ("a", "b", "delta", "low", "high", "p_value", "test", "p_adjusted",
-                                               "significant", "counts")}
+                                               "significant", "counts", "unbounded")}
 
 
 @dataclass
@@ -114,6 +133,16 @@ class Comparison:
     estimates_b: Optional[RunEstimates] = None
     skipped: List[str] = field(default_factory=list)
 
+    def _repr_markdown_(self) -> str:
+        """Jupyter shows a comparison as its tables."""
+        from ..report.tables import comparison_markdown
+        return comparison_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from ..report.html import _html_table
+        from ..report.tables import _Label, comparison_tables
+        return "\n".join(_html_table(t) for t in comparison_tables([_Label(self.a), _Label(self.b)], [self]))
+
     def to_dict(self) -> Dict[str, Any]:
         return {"a": self.a, "b": self.b, "paired": self.paired, "seed": self.seed, "resamples": self.resamples,
                 "level": self.level, "alpha": self.alpha, "skipped": self.skipped,
@@ -126,14 +155,16 @@ def _scalar(value: Any) -> bool:
 
 
 def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                 level: float = DEFAULT_LEVEL, alpha: float = DEFAULT_ALPHA) -> Comparison:
+                 level: float = DEFAULT_LEVEL, alpha: float = DEFAULT_ALPHA, engine: str = "auto",
+                 progress: Optional[Callable[[str], None]] = None) -> Comparison:
     """Compare run ``b`` with run ``a`` on every sub-benchmark both have records for.
 
     Paired (default): both runs must have been run on the same prompts (checked with the
     prompt hashes; :class:`UnpairedRunsError` says what differs); every resample uses the
     same test items in both runs, and accuracy gets McNemar's exact test on the
     prompts where exactly one run is right.  ``paired=False``: independent resamples of
-    each run; p-values from the bootstrap distribution of the difference.
+    each run; p-values from the bootstrap distribution of the difference.  ``engine`` and
+    ``progress`` as in :func:`~StaICC.stats.bootstrap.bootstrap_run`.
     """
     _check_options(resamples, level, seed)
     if paired:
@@ -146,6 +177,8 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
             result.skipped.append(f"{name}: only in {a.label}")
             continue
         pa, pb = a.parts[name], b.parts[name]
+        if progress is not None:
+            progress(f"{a.label} vs {b.label}: {name}")
         for run, part in ((a, pa), (b, pb)):
             if not part.records:
                 raise ValueError(f"{name}: run {run.label!r} ({run.path}) has no per-query records; comparing "
@@ -160,8 +193,8 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
         draws_a = {d: draw_resamples(len(s.table), resamples, seed, name, d) for d, s in sa.items()}
         draws_b = draws_a if paired else \
             {d: draw_resamples(len(s.table), resamples, seed, name, d, "unpaired-second-run") for d, s in sb.items()}
-        ea = estimate_part(pa, draws_a, level, sa)
-        eb = estimate_part(pb, draws_b, level, sb)
+        ea = estimate_part(pa, draws_a, level, sa, engine)
+        eb = estimate_part(pb, draws_b, level, sb, engine)
         result.estimates_a.parts[name], result.estimates_b.parts[name] = ea, eb
         names = [n for n in ea.metrics if n in eb.metrics]
         comparison = PartComparison(name, names)
@@ -177,9 +210,11 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
                 if not (_scalar(va) and _scalar(vb)):
                     continue
                 deltas = [y - x for x, y in zip(ea.distributions[d][n], eb.distributions[d][n])]
-                low, high = percentile_interval(deltas, level)
-                difference = Difference(va, vb, vb - va, low, high, bootstrap_p_value(deltas),
-                                        "paired bootstrap" if paired else "bootstrap")
+                finite = [v for v in deltas if math.isfinite(v)]
+                low, high, _ = finite_interval(finite, level)
+                difference = Difference(va, vb, vb - va, low, high, bootstrap_p_value(finite),
+                                        "paired bootstrap" if paired else "bootstrap",
+                                        unbounded=len(deltas) - len(finite))
                 if paired and n == "accuracy" and d != "Averaged" and not is_slope(name) \
                         and not is_consistency(name):
                     right_a, right_b = sa[d].table.correct(), sb[d].table.correct()
@@ -197,6 +232,12 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
             for difference, adjusted in zip(family, holm([x.p_value for x in family])):
                 difference.p_adjusted = adjusted
                 difference.significant = adjusted is not None and adjusted < alpha
+        if len(comparison.datasets) == 1:  # one dataset: its average is that dataset, tested the same way
+            only = next(iter(comparison.datasets.values()))
+            for n, difference in averaged.items():
+                if n in only:
+                    difference.p_value, difference.test, difference.counts = only[n].p_value, only[n].test, \
+                        only[n].counts
         for difference in averaged.values():
             difference.p_adjusted = difference.p_value
             difference.significant = difference.p_value is not None and difference.p_value < alpha

@@ -7,13 +7,23 @@ because they share the query; resampling prompts would understate the variance.
 can be laid out exactly as the run laid out its rows (pass-major, then repeat-major).
 
 Randomness: :class:`random.Random` seeded with a string built from the seed, the
-sub-benchmark and the dataset, drawing each index as ``int(random() * T)``; the numbers
-depend only on the seed, not on the other datasets of the run or the Python version.
+sub-benchmark and the dataset gives ``4 * T * B`` random bytes at once; each
+little-endian 32-bit word x becomes the item ``(x * T) >> 32`` (the multiply-shift
+map, unbiased to within T / 2**32).  The numbers depend only on the seed, not on the
+other datasets of the run, the Python version or whether NumPy decodes the bytes.
 """
+import array
+import math
 import random
+import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..metrics import PredictionRows, argmax, ece_bin, is_probability_matrix, softmax
+from ..metrics import PredictionRows, argmax, is_probability_matrix, softmax
+from ..metrics.scores import _bin_among, _ece_bounds
+from ..standard import ECE_BINS
+
+#: the ECE bin bounds, computed once (ece_bin recomputes them per call)
+_ECE_BOUNDS = _ece_bounds(ECE_BINS)
 
 from ..subbenchmarks.spec import SPECS
 
@@ -35,11 +45,59 @@ def is_slope(benchmark: str) -> bool:
     return spec is not None and spec.has_slopes
 
 
-def draw_resamples(item_count: int, resamples: int, seed: int, *tags: str) -> List[List[int]]:
+class Draws(Sequence):
+    """Resamples: a sequence of lists of item positions.
+
+    When NumPy decoded them, ``matrix`` holds them as one array (resamples x items) and a
+    list is made only for a resample that is read one at a time.
+    """
+
+    def __init__(self, rows: Optional[List[List[int]]] = None, matrix: Any = None) -> None:
+        self._rows, self.matrix = rows, matrix
+
+    def __len__(self) -> int:
+        return len(self._rows) if self._rows is not None else len(self.matrix)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._rows[i] if self._rows is not None else self.matrix[i].tolist()
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        import numpy
+        return numpy.asarray(self.matrix if self.matrix is not None else self._rows, dtype=dtype)
+
+    def appended(self, row: List[int]) -> "Draws":
+        """These resamples and one more (the vectorised path appends the identity resample)."""
+        if self.matrix is not None:
+            import numpy
+            return Draws(matrix=numpy.vstack([self.matrix, numpy.asarray([row], dtype=self.matrix.dtype)]))
+        return Draws(list(self._rows or []) + [list(row)])
+
+
+def draw_resamples(item_count: int, resamples: int, seed: int, *tags: str) -> Draws:
     """``resamples`` lists of ``item_count`` item positions drawn with replacement."""
+    if item_count < 1 or resamples < 1:
+        return Draws([[] for _ in range(max(resamples, 0))])
     rng = random.Random("/".join([str(seed), *tags]))
-    draw = rng.random
-    return [[int(draw() * item_count) for _ in range(item_count)] for _ in range(resamples)]
+    data = rng.randbytes(4 * item_count * resamples)
+    try:
+        import numpy
+    except ImportError:
+        words = array.array("I")
+        if words.itemsize != 4:
+            words = array.array("L")  # pragma: no cover - platforms whose C int is not 32 bits
+        words.frombytes(data)
+        if sys.byteorder == "big":  # pragma: no cover
+            words.byteswap()
+        flat = [(x * item_count) >> 32 for x in words]
+        return Draws([flat[r * item_count:(r + 1) * item_count] for r in range(resamples)])
+    words64 = numpy.frombuffer(data, dtype="<u4").astype(numpy.uint64)
+    matrix = ((words64 * numpy.uint64(item_count)) >> numpy.uint64(32)).astype(numpy.intp)
+    return Draws(matrix=matrix.reshape(resamples, item_count))
 
 
 class ItemTable:
@@ -55,9 +113,11 @@ class ItemTable:
         if not records:
             raise ValueError(f"{benchmark} / {dataset}: no records")
         self.benchmark, self.dataset = benchmark, dataset
-        self.items = sorted({r["test_index"] for r in records})
-        self.passes = 1 + max(r["pass"] for r in records)
-        self.repeats = 1 + max(r["repeat"] for r in records)
+        fields = _fields(records)
+        passes, repeats, tests, labels, predictions, hashes, queries = fields
+        self.items = sorted(set(tests))
+        self.passes = 1 + max(passes)
+        self.repeats = 1 + max(repeats)
         position = {t: i for i, t in enumerate(self.items)}
         T = len(self.items)
         expected = self.passes * self.repeats * T
@@ -67,22 +127,22 @@ class ItemTable:
         self.rows: List[List[List[Any]]] = [[[None] * T for _ in range(self.repeats)] for _ in range(self.passes)]
         self.hashes: List[List[List[Any]]] = [[[None] * T for _ in range(self.repeats)] for _ in range(self.passes)]
         self.labels: List[Optional[int]] = [None] * T
-        width = len(records[0]["prediction"])
-        for r in records:
-            p, k, i = r["pass"], r["repeat"], position[r["test_index"]]
+        width = len(predictions[0])
+        for p, k, test, label, prediction, digest, query in zip(*fields):
+            i = position[test]
             if self.rows[p][k][i] is not None:
                 raise ValueError(f"{benchmark} / {dataset}: two records for pass {p}, repeat {k}, "
-                                 f"test item {r['test_index']} (query_index {r['query_index']})")
-            if len(r["prediction"]) != width:
-                raise ValueError(f"{benchmark} / {dataset}, query_index {r['query_index']}: prediction of "
-                                 f"{len(r['prediction'])} scores, the others have {width}")
+                                 f"test item {test} (query_index {query})")
+            if len(prediction) != width:
+                raise ValueError(f"{benchmark} / {dataset}, query_index {query}: prediction of "
+                                 f"{len(prediction)} scores, the others have {width}")
             if self.labels[i] is None:
-                self.labels[i] = r["label"]
-            elif self.labels[i] != r["label"]:
-                raise ValueError(f"{benchmark} / {dataset}: test item {r['test_index']} has labels "
-                                 f"{self.labels[i]} and {r['label']} in different records")
-            self.rows[p][k][i] = [float(v) for v in r["prediction"]]
-            self.hashes[p][k][i] = r["prompt_sha256"]
+                self.labels[i] = label
+            elif self.labels[i] != label:
+                raise ValueError(f"{benchmark} / {dataset}: test item {test} has labels "
+                                 f"{self.labels[i]} and {label} in different records")
+            self.rows[p][k][i] = [float(v) for v in prediction]
+            self.hashes[p][k][i] = digest
         self.width = width
         self.normalized = self._normalize(is_consistency(benchmark))
         self.summaries = [[[_row_summary(row, self.labels[i]) for i, row in enumerate(rep)] for rep in norm]
@@ -124,7 +184,21 @@ class ItemTable:
         return [argmax(norm[i]) == self.labels[i] for norm in self.normalized[p] for i in range(len(self.items))]
 
 
+def _fields(records: Sequence[Dict[str, Any]]) -> Tuple[Sequence[Any], ...]:
+    """(passes, repeats, test indexes, labels, predictions, prompt hashes, query indexes) of the records,
+    read from the columns when the records come from the compact samples file."""
+    columns = getattr(records, "columns", None)
+    if columns is not None:
+        w = records.width
+        flat = [math.nan if v is None else v for v in columns["prediction"]]
+        predictions = [flat[i:i + w] for i in range(0, len(flat), w)]
+        return (columns["pass"], columns["repeat"], columns["test_index"], columns["label"], predictions,
+                columns["prompt_sha256"], columns["query_index"])
+    names = ("pass", "repeat", "test_index", "label", "prediction", "prompt_sha256", "query_index")
+    return tuple([r[n] for r in records] for n in names)
+
+
 def _row_summary(row: List[float], label: int) -> Tuple[int, float, float, int]:
     """(argmax, confidence, true-label probability, ECE bin) of a normalized row."""
     confidence = max(row)
-    return argmax(row), confidence, row[label], ece_bin(confidence)
+    return argmax(row), confidence, row[label], _bin_among(confidence, _ECE_BOUNDS)

@@ -125,6 +125,13 @@ class Statistic:
     def names(self) -> List[str]:
         return list(self.functions)
 
+    def point(self) -> Dict[str, Any]:
+        """The values on the identity resample (the run's own numbers), computed once."""
+        cached = getattr(self, "_point", None)
+        if cached is None:
+            cached = self._point = self(self.table.identity())
+        return dict(cached)
+
     def __call__(self, sample: Sequence[int]) -> Dict[str, Any]:
         return self._evaluate(sample, self.fast)
 

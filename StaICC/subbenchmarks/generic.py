@@ -344,6 +344,7 @@ class SubBenchmark:
                 "model": uniform_or_by_dataset(models),
                 "standard": not departures, "non_standard_settings": departures,
                 "unparsed_answers": unparsed,
+                "answer_counts": {o.work.dataset: len(o.records) for o in outcomes},
                 "prompt_sha256": {o.work.dataset: o.prompt_set_sha256 for o in outcomes},
                 "python": platform.python_version(), "seconds": round(seconds, 3)}
 

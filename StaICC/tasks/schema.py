@@ -97,6 +97,8 @@ class ModelSpec:
     max_new_tokens: Optional[int] = _doc("count", "scoring=generate: the longest answer")
     apply_chat_template: Optional[bool] = _doc("optbool", "hf: wrap every prompt in the tokenizer's chat template")
     system_instruction: Optional[str] = _doc("name", "hf with a chat template: a system message")
+    fewshot_as_multiturn: Optional[bool] = _doc("optbool", "hf with a chat template: each demonstration as a "
+                                                           "user turn and its label as the assistant's answer")
     args: Dict[str, Any] = _doc("table", "any other model arguments (as --model-args)", None)
 
 

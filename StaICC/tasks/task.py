@@ -16,7 +16,8 @@ from .resolve import describe_dataset, resolve_dataset
 from .schema import TaskConfig, parse_task, to_mapping
 
 #: the model table's named keys, passed on as model arguments of the same name
-_MODEL_KEYS = ("scoring", "unparsed", "max_new_tokens", "apply_chat_template", "system_instruction")
+_MODEL_KEYS = ("scoring", "unparsed", "max_new_tokens", "apply_chat_template", "system_instruction",
+               "fewshot_as_multiturn")
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,9 @@ def test_run_tables_all_formats(runs):
     estimates = bootstrap_run(run, resamples=20, seed=1, benchmarks=["Normal", "GLER"])
     tables = run_tables(run, estimates)
     names = [t.title for t in tables]
-    assert names[0] == "Normal: lexical" and "GLER: lexical" in names
-    gler = tables[names.index("GLER: lexical")]
+    model = " (model function: lexical)"
+    assert names[0] == "Normal: lexical" + model and "GLER: lexical" + model in names
+    gler = tables[names.index("GLER: lexical" + model)]
     assert gler.columns[1:] == ["accuracy slope", "averaged_truelabel_likelihood slope", "macro_F1 slope",
                                 "expected_calibration_error_1 slope"]
     normal = tables[0]
@@ -104,7 +105,7 @@ def test_compare_command_refuses_other_prompts_then_allows_unpaired(paths, capsy
                                                    "the same prompts")
     assert main(["compare", paths["lexical"], paths["bm25"], "--unpaired", "--resamples", "10", "--format", "md"]) == 0
     out = capsys.readouterr().out
-    assert "**Normal: lexical, bm25**" in out and "Unpaired comparison" in out
+    assert "**Normal: lexical (model function: lexical), bm25 (model function: lexical)**" in out and "Unpaired comparison" in out
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -126,7 +127,7 @@ def test_argument_errors_are_one_line_exit_2(argv, message, capsys):
 def test_report_command_tables(paths, capsys):
     assert main(["report", paths["k2"], "--format", "md", "--resamples", "10", "--ci", "pm"]) == 0
     out = capsys.readouterr().out
-    assert "**Normal: k2**" in out and " ± " in out
+    assert "**Normal: k2 (model function: lexical)**" in out and " ± " in out
 
 
 def test_report_without_matplotlib_names_the_extra(paths, tmp_path):
@@ -223,12 +224,13 @@ def test_html_report_is_self_contained(html_report):
         sys.path.pop(0)
     page = html_report.read_text()
     assert external_resources(page) == []
-    assert page.count('src="data:image/png;base64,') == 1 + 2 * 5  # differences + 5 figures per run
-    for title in ("Reliability diagrams", "GLER: metrics against the label-noise rate", "Template_sens: dataset x",
+    # differences: one forest plot per sub-benchmark (7), and 5 figures per run, the two runs side by side
+    assert page.count('src="data:image/png;base64,') == 7 + 2 * 5 and page.count('<div class="side">') == 5
+    for title in ("Reliability diagrams", "GLER: metrics on the standard", "Template_sens: dataset x",
                   "Demo_sens: distribution", "Bias: mean predicted distribution", "Differences", "accuracy slope"):
         assert title in page
     figures = sorted(os.listdir(str(html_report).replace(".html", "_figures")))
-    assert "lexical_reliability.png" in figures and "lexical_reliability.svg" in figures and len(figures) == 22
+    assert "lexical_reliability.png" in figures and "lexical_reliability.svg" in figures and len(figures) == 34
     assert external_resources('<img src="https://cdn.example/x.png"><link href="//fonts.x/y.css">') != []
 
 

@@ -1,0 +1,90 @@
+"""What a reader must see before any number: non-standard settings and unparsed generated answers.
+
+Every place that shows results (the terminal table of ``staicc run``, ``report`` in any
+format, the HTML page, ``compare``) prints these lines from the same functions, so a
+run whose generated answers named no label, or that departed from the standard (a
+``--limit``, a retriever, a custom template), can never be shown without saying so.
+
+A generated answer that names no label is scored by the backend's ``unparsed`` policy
+(a uniform vector by default): the metrics are then partly those of the policy, not of
+the model.  Past :data:`UNPARSED_LIMIT` of the answers the numbers are declared not
+meaningful.
+"""
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+#: share of unparsed generated answers past which a run's numbers are declared not meaningful
+UNPARSED_LIMIT = 0.10
+
+
+def non_standard_settings(metadata: Dict[str, Any]) -> List[str]:
+    """The distinct non-standard settings of a sub-benchmark's metadata, sorted (empty: standard)."""
+    settings = metadata.get("non_standard_settings") or {}
+    found = {s for values in settings.values() for s in (values if isinstance(values, list) else [values])} \
+        if isinstance(settings, dict) else set()
+    if not found and metadata.get("standard") is False:
+        found.add("non-standard settings (not itemised)")
+    return sorted(str(s) for s in found)
+
+
+def unparsed_counts(metadata: Dict[str, Any]) -> Tuple[int, Optional[int]]:
+    """(unparsed answers, all answers or None when the run did not record the count)."""
+    unparsed = metadata.get("unparsed_answers") or {}
+    count = sum(v for v in unparsed.values() if isinstance(v, int)) if isinstance(unparsed, dict) else 0
+    answers = metadata.get("answer_counts")
+    total = sum(v for v in answers.values() if isinstance(v, int)) if isinstance(answers, dict) else None
+    return count, total
+
+
+def _unparsed_line(count: int, total: Optional[int]) -> Optional[str]:
+    if not count:
+        return None
+    if total:
+        share = count / total
+        line = f"UNPARSED: {count} of {total} generated answers ({share:.1%}) named no label and were scored by " \
+               "the unparsed policy"
+        if share > UNPARSED_LIMIT:
+            line += f"; past {UNPARSED_LIMIT:.0%} THESE NUMBERS ARE NOT MEANINGFUL"
+        return line
+    return f"UNPARSED: {count} generated answers named no label and were scored by the unparsed policy"
+
+
+def notices(metadatas: Iterable[Dict[str, Any]]) -> List[str]:
+    """The notice lines of one or more sub-benchmarks' metadata (a run, or one table)."""
+    settings: List[str] = []
+    count, total, known = 0, 0, True
+    for metadata in metadatas:
+        settings.extend(s for s in non_standard_settings(metadata) if s not in settings)
+        c, t = unparsed_counts(metadata)
+        count += c
+        if t is None:
+            known = False
+        else:
+            total += t
+    lines = []
+    if settings:
+        lines.append("NOT STANDARD: " + "; ".join(settings))
+    unparsed = _unparsed_line(count, total if known else None)
+    if unparsed:
+        lines.append(unparsed)
+    return lines
+
+
+def run_notices(run: Any) -> List[str]:
+    """The notice lines of a loaded run (``report.runs.Run``), over all its sub-benchmarks."""
+    return notices(part.metadata for part in run.parts.values())
+
+
+def model_label(provenance: Dict[str, Any], fallback: str) -> str:
+    """The model's identity for headers: backend and model name or path (never the run's folder)."""
+    model = provenance.get("model") if isinstance(provenance, dict) else None
+    if not isinstance(model, dict):
+        return fallback
+    identity = model.get("identity") if isinstance(model.get("identity"), dict) else {}
+    arguments = model.get("arguments") if isinstance(model.get("arguments"), dict) else {}
+    backend = model.get("backend") or identity.get("backend")
+    for source in (identity, arguments, model):
+        for key in ("model_id", "model", "pretrained", "name"):
+            value = source.get(key)
+            if isinstance(value, str) and value:
+                return f"{backend}: {value}" if backend and backend != value else value
+    return str(backend) if backend else fallback
