@@ -46,6 +46,7 @@ setup(
     extras_require={
         "hf": ["torch>=2.1", "transformers>=4.43", "numpy"],
         "vllm": ["vllm"],
+        "ray": ["ray"],
         "plot": ["matplotlib"],
         "rich": ["rich"],
         "progress": ["tqdm"],

@@ -11,7 +11,7 @@ from types import ModuleType
 EXTRA_OF = {
     "torch": "hf", "transformers": "hf", "numpy": "hf", "vllm": "vllm", "matplotlib": "plot",
     "rich": "rich", "tabulate": "rich", "tqdm": "progress", "sentence_transformers": "embeddings",
-    "datasets": "source", "tomli": "tasks", "yaml": "tasks",
+    "datasets": "source", "tomli": "tasks", "yaml": "tasks", "ray": "ray",
 }
 
 

@@ -1,4 +1,4 @@
-"""Scoring throughput: per-prompt kernel, CausalLMScorer modes, prefix sharing, the suite runner, lm-eval HFLM — one run, one table.
+"""Scoring throughput: per-prompt kernel, CausalLMScorer's packings, the suite runner, lm-eval HFLM — one run, one table.
 
 All methods score the same real benchmark prompts with the same model; rounds are
 interleaved (every method once per round, each method's fastest round reported), so a
@@ -6,36 +6,33 @@ machine shared with other jobs slows every method alike and the ratios stay fair
 
 Workloads:
 
-* ``normal``: one dataset's Normal prompts (``Normal(k)[dataset].prompt_set()``) and its
-  noisy-channel prompts: per-prompt kernel, batched ``last_token``, ``sequence`` (one row
-  per (prompt, label) vs the context computed once), noisy channel (unshared vs
-  prefix-shared) and lm-eval's ``HFLM.loglikelihood`` when installed;
+* ``normal``: one dataset's Normal prompts and its noisy-channel prompts: per-prompt
+  kernel, ``last_token``, ``sequence`` and the noisy channel, each as one row per
+  sequence (``packing="rows"``), through today's prefix tree (``"prefix"``: tree levels
+  continued from KV caches) and tree-packed (``"tree"``: one flat row per group, tree
+  mask, no padding), and lm-eval's ``HFLM.loglikelihood`` when installed;
 * ``suite``: the distinct prompts of every sub-benchmark of the standard suite, as the
-  suite runner plans them (``--dataset all`` for all ten datasets): ``last_token`` with
-  one row per prompt vs with shared prefixes, and the real suite runner
-  (``run_suite`` over the ``hf`` backend, every framework cost included).
+  suite runner plans them (``--dataset all`` for all ten datasets): ``last_token`` one row
+  per prompt, prefix tree, tree-packed, and the real suite runner (``run_suite`` over the
+  ``hf`` backend, every framework cost included; ``--runner-packing`` picks its packing).
 
-Agreement is measured against the reference of the same quantity: the one-prompt kernel
-for ``last_token`` (the unshared engine in the suite workload), the unshared computation
-for ``sequence`` and the noisy channel, and lm-eval for the sum of label-token
-log-probabilities.  ``--reference-dtype float32`` adds each ``last_token`` method's
-argmax agreement with a float32 copy of the model: in bf16 two correct computations
-of different shapes round differently, and this column says how much of a disagreement
-is bf16 rounding.
+Agreement is against the reference of the same quantity: the one-prompt kernel for
+``last_token`` (one row per prompt in the suite workload), the unshared computation for
+``sequence`` and the noisy channel, lm-eval for the sum of label-token log-probabilities.
+``--reference-dtype float32`` adds each ``last_token`` method's argmax agreement with a
+float32 copy of the model: in bf16 two correct computations of different shapes round
+differently, and this column says how much of a disagreement is bf16 rounding.
 
     python benchmarks/bench_kernel.py                                # CPU, tiny random Llama
-    python benchmarks/bench_kernel.py --hidden 768 --layers 4
     python benchmarks/bench_kernel.py --device cuda --preset llama-3.2-1b --prompts 0   # random weights, bf16
-    python benchmarks/bench_kernel.py --device cuda --preset llama-3.2-1b --workload suite --dataset all
+    python benchmarks/bench_kernel.py --device cuda --preset llama-3.2-1b --workload suite --dataset all --prompts 0
     python benchmarks/bench_kernel.py --device cuda --model /path/to/local/hf/model
 
 The random models' predictions are meaningless; their shapes, tokenization and code
-paths are a real model's (the tokenizer is a byte-level BPE trained on the datasets'
-demonstrations).  The FLOP-bound columns are 2 · parameters · tokens / --peak-flops
-(on CUDA 400e12 by default, an effective bf16 dense figure for an H100-class GPU; on CPU
-only when given): "bound s"
-counts the tokens the method computed, "× bound" divides the wall time by the bound of
-the tokens given (every distinct prompt computed once, nothing shared).
+paths are a real model's.  The columns "tokens given", "tokens run", "TFLOP/s", "bound s"
+and "x bound" are defined in ``kernel_table.py``: the bound is
+(2 · non-embedding parameters · tokens given + 2 · hidden · vocabulary · read positions)
+/ peak, with the peak 400e12 on CUDA (--peak-flops) and a measured product on CPU.
 """
 import argparse
 import copy
@@ -52,13 +49,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from StaICC import Normal  # noqa: E402
 from StaICC.backends import kernels  # noqa: E402
 from StaICC.backends.causal_lm import CausalLMScorer  # noqa: E402
-from StaICC.metrics import argmax, softmax  # noqa: E402
+from StaICC.metrics import softmax  # noqa: E402
 
-PRESETS = {  # name -> LlamaConfig arguments (random weights)
-    "llama-3.2-1b": dict(hidden_size=2048, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
-                         intermediate_size=8192, vocab_size=128256, tie_word_embeddings=True),
-}
-
+import kernel_table  # noqa: E402  (benchmarks/, the script's own folder)
+from kernel_table import fmt, short, agreement  # noqa: E402
+from model_presets import PRESETS, random_llama  # noqa: E402
 
 @dataclass
 class Group:
@@ -88,6 +83,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--workload", default="normal", choices=["normal", "suite"],
                         help="normal: one dataset's Normal prompts; suite: the distinct prompts of every "
                              "sub-benchmark (last_token)")
+    parser.add_argument("--queries", type=int, default=None,
+                        help="suite: only the first N queries of every pass of every sub-benchmark (keeps the "
+                             "prompts that share demonstrations together)")
     parser.add_argument("--model", default=None, help="local HuggingFace model directory")
     parser.add_argument("--preset", default=None, choices=sorted(PRESETS), help="a random model of this shape")
     parser.add_argument("--hidden", type=int, default=256, help="tiny model: hidden size")
@@ -110,9 +108,15 @@ def parse_args() -> argparse.Namespace:
                         help="suite: prefix_overhead_tokens of the runner's scorer (default: the scorer's)")
     parser.add_argument("--runner-calls", default="256",
                         help="suite: comma-separated requests_per_call values, one runner row each (0: no runner)")
+    parser.add_argument("--runner-packing", default="auto",
+                        help="suite: comma-separated packing values of the runner's scorer (auto, tree, prefix, rows)")
+    parser.add_argument("--pack-tokens", type=int, default=None, help="tree-packed rows: tokens per pack at most")
+    parser.add_argument("--tree-attention", default="auto", choices=["auto", "flex", "dense"],
+                        help="tree-packed rows: FlexAttention block mask or a dense mask (auto: flex on CUDA)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the model in the scorers")
     parser.add_argument("--peak-flops", type=float, default=None,
-                        help="for the FLOP-bound columns (default 400e12 on CUDA; none on CPU unless given)")
+                        help="for the FLOP-bound columns (default 400e12 on CUDA; on CPU the rate of a 1024x1024 "
+                             "product measured in the run)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     return parser.parse_args()
 
@@ -127,7 +131,7 @@ def workload(args: argparse.Namespace) -> Tuple[List[Group], List[str]]:
     """The groups to score and the demonstration texts (to train the tokenizer on)."""
     limit = args.prompts or None
     if args.workload == "suite":
-        return suite_groups(dataset_names(args), args.k, limit)
+        return suite_groups(dataset_names(args), args.k, limit, args.queries)
     groups, texts = [], []
     for dataset in dataset_names(args):
         experimentor = Normal(k=args.k, datasets=[dataset])[0]
@@ -137,8 +141,14 @@ def workload(args: argparse.Namespace) -> Tuple[List[Group], List[str]]:
     return groups, texts
 
 
-def suite_groups(datasets: List[Any], k: int, limit: Optional[int]) -> Tuple[List[Group], List[str]]:
-    """Per dataset, the distinct prompts the suite runner asks, in its order (first ``limit`` of each)."""
+def suite_groups(datasets: List[Any], k: int, limit: Optional[int],
+                 queries: Optional[int] = None) -> Tuple[List[Group], List[str]]:
+    """Per dataset, the distinct prompts the suite runner asks, in its order (first ``limit`` of each).
+
+    ``queries``: only the first that many queries of every pass of every sub-benchmark, so
+    that the prompts sharing a query's demonstrations (GLER's passes, the bias parts) stay
+    together, as in the whole suite.
+    """
     from StaICC.backends.reference import ReferenceBackend
     from StaICC.subbenchmarks.suite import build_suite, plan_suite
     benches = build_suite("all", datasets=datasets, k=k)
@@ -147,8 +157,13 @@ def suite_groups(datasets: List[Any], k: int, limit: Optional[int]) -> Tuple[Lis
     labels: Dict[str, List[str]] = {}
     for plans in planned.values():
         for _, requests in plans:
+            first: Dict[int, int] = {}
             for request in requests:
-                prompts.setdefault(request.dataset, {})[request.prompt] = None
+                first[request.pass_index] = min(first.get(request.pass_index, request.query_index),
+                                                request.query_index)
+            for request in requests:
+                if queries is None or request.query_index - first[request.pass_index] < queries:
+                    prompts.setdefault(request.dataset, {})[request.prompt] = None
                 labels[request.dataset] = list(request.label_space)
     texts = [text for e in benches["Normal"] for text in _demonstration_texts(e)]
     return [Group(name, list(p)[:limit], labels[name]) for name, p in prompts.items()], texts
@@ -183,18 +198,6 @@ def load_model(args: argparse.Namespace, texts: List[str]) -> Tuple[Any, Any, st
     return model.to(args.device).eval(), tokenizer, name
 
 
-def random_llama(shape: Dict[str, Any], device: str, dtype: Any) -> Any:
-    """A LlamaForCausalLM of this shape with seed-0 random weights, built on ``device``."""
-    import torch
-    import transformers
-    from StaICC.backends.tiny_models import BOS_ID, EOS_ID, PAD_ID
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(max_position_embeddings=8192, bos_token_id=BOS_ID, eos_token_id=EOS_ID,
-                                      pad_token_id=PAD_ID, attn_implementation="sdpa", **shape)
-    with torch.device(device):
-        return transformers.LlamaForCausalLM(config).to(dtype)
-
-
 def lm_eval_scorer(model: Any, tokenizer: Any, batch_size: int) -> Optional[Callable[[List[str], List[str]], Any]]:
     """Σ log p(label | prompt) per (prompt, label) from HFLM.loglikelihood, softmaxed per prompt; None if absent."""
     try:
@@ -225,58 +228,66 @@ def build_methods(args: argparse.Namespace, groups: List[Group], model: Any, tok
         return CausalLMScorer(model, tokenizer, **common, **kwargs)
 
     methods: List[Method] = []
+    tree = dict(packing="tree", pack_tokens=args.pack_tokens, tree_attention=args.tree_attention)
     if args.workload == "suite":
-        plain = scorer(share_prefixes=False)
+        plain = scorer(packing="rows")
         methods.append(Method("last_token, one row per prompt", "last_token",
                               over_groups(groups, lambda g: plain.score(g.prompts, g.labels)), plain))
         for overhead in [int(x) for x in args.overheads.split(",") if x.strip()] or [None]:
-            shared = scorer(prefix_overhead_tokens=overhead)
-            methods.append(Method(f"last_token, prefix-shared >={shared.prefix_overhead_tokens}", "last_token",
+            shared = scorer(packing="prefix", prefix_overhead_tokens=overhead)
+            methods.append(Method(f"last_token, prefix tree >={shared.prefix_overhead_tokens}", "last_token",
                                   over_groups(groups, lambda g, shared=shared: shared.score(g.prompts, g.labels)),
                                   shared, "last_token, one row per prompt"))
+        packed = scorer(**tree)
+        methods.append(Method("last_token, tree-packed", "last_token",
+                              over_groups(groups, lambda g: packed.score(g.prompts, g.labels)), packed,
+                              "last_token, one row per prompt"))
         if not args.prompts:  # the runner asks every prompt; with a --prompts cut the workloads would differ
-            methods.extend(suite_runner(args, model, tokenizer, int(calls))
-                           for calls in args.runner_calls.split(",") if int(calls) > 0)
+            methods.extend(suite_runner(args, model, tokenizer, int(calls), packing)
+                           for calls in args.runner_calls.split(",") if int(calls) > 0
+                           for packing in args.runner_packing.split(","))
         return methods
     methods.append(Method("per-prompt kernel", "last_token", over_groups(
         groups, lambda g: kernels.batched_ICL_inference_with_torch_Causal_LM(g.prompts, model, tokenizer, g.labels))))
-    last = scorer()
-    methods.append(Method("batched last_token", "last_token",
-                          over_groups(groups, lambda g: last.score(g.prompts, g.labels)), last, "per-prompt kernel"))
+    for label, options in (("", dict(packing="prefix")), (", tree-packed", tree)):
+        last = scorer(**options)
+        methods.append(Method("batched last_token" + label, "last_token",
+                              over_groups(groups, lambda g, last=last: last.score(g.prompts, g.labels)), last,
+                              "per-prompt kernel"))
     lm_eval = lm_eval_scorer(model, tokenizer, args.lm_eval_batch)
     if lm_eval is not None:
         methods.append(Method("lm-eval HFLM", "sequence", over_groups(groups, lambda g: lm_eval(g.prompts, g.labels))))
-    rows = scorer(scoring="sequence", share_prefixes=False)
-    methods.append(Method("sequence, unshared rows", "sequence",
-                          over_groups(groups, lambda g: rows.score(g.prompts, g.labels)), rows,
-                          "lm-eval HFLM" if lm_eval else None))
-    seq = scorer(scoring="sequence")
-    methods.append(Method("sequence, context shared", "sequence",
-                          over_groups(groups, lambda g: seq.score(g.prompts, g.labels)), seq,
-                          "lm-eval HFLM" if lm_eval else "sequence, unshared rows"))
-    noisy_plain, noisy_shared = scorer(share_prefixes=False), scorer()
-    methods.append(Method("noisy channel, unshared", "noisy", over_groups(
-        groups, lambda g: noisy_plain.score_noisy_channel(g.noisy, g.labels)), noisy_plain))
-    methods.append(Method("noisy channel, prefix-shared", "noisy", over_groups(
-        groups, lambda g: noisy_shared.score_noisy_channel(g.noisy, g.labels)), noisy_shared,
-        "noisy channel, unshared"))
+    reference = "lm-eval HFLM" if lm_eval else "sequence, unshared rows"
+    for name, options in (("sequence, unshared rows", dict(packing="rows")),
+                          ("sequence, context shared", dict(packing="prefix")), ("sequence, tree-packed", tree)):
+        seq = scorer(scoring="sequence", **options)
+        methods.append(Method(name, "sequence", over_groups(groups, lambda g, seq=seq: seq.score(g.prompts, g.labels)),
+                              seq, reference if name != reference else None))
+    for name, options in (("noisy channel, unshared", dict(packing="rows")),
+                          ("noisy channel, prefix-shared", dict(packing="prefix")),
+                          ("noisy channel, tree-packed", tree)):
+        noisy = scorer(**options)
+        methods.append(Method(name, "noisy", over_groups(
+            groups, lambda g, noisy=noisy: noisy.score_noisy_channel(g.noisy, g.labels)), noisy,
+            "noisy channel, unshared" if "unshared" not in name else None))
     return methods
 
 
-def suite_runner(args: argparse.Namespace, model: Any, tokenizer: Any, requests_per_call: int) -> Method:
+def suite_runner(args: argparse.Namespace, model: Any, tokenizer: Any, requests_per_call: int,
+                 packing: str) -> Method:
     """``run_suite`` over the ``hf`` backend: planning, requests, dedup, scoring and metrics, no cache."""
     from StaICC.backends.hf import HFBackend
     from StaICC.subbenchmarks.suite import run_suite
     backend = HFBackend(model, tokenizer, model_id="bench", token_budget=args.token_budget,
-                        requests_per_call=requests_per_call)
+                        requests_per_call=requests_per_call, packing=packing.strip())
     if args.runner_overhead is not None:
         backend.scorer.prefix_overhead_tokens = args.runner_overhead
 
     def run() -> List[List[float]]:
         run_suite(backend, datasets=dataset_names(args), k=args.k, progress=False)
         return []
-    return Method(f"suite runner, {requests_per_call}/call >={backend.scorer.prefix_overhead_tokens}", "last_token",
-                  run, backend.scorer)
+    return Method(f"suite runner, {requests_per_call}/call, {backend.scorer.packing}", "last_token", run,
+                  backend.scorer)
 
 
 def fp32_reference(args: argparse.Namespace, groups: List[Group], model: Any, tokenizer: Any) -> List[List[float]]:
@@ -288,11 +299,6 @@ def fp32_reference(args: argparse.Namespace, groups: List[Group], model: Any, to
     if args.device.startswith("cuda"):
         torch.cuda.empty_cache()
     return rows
-
-
-def agreement(rows: List[List[float]], reference: List[List[float]]) -> Tuple[float, float]:
-    agree = sum(argmax(a) == argmax(b) for a, b in zip(rows, reference)) / len(rows) * 100
-    return agree, max(abs(p - q) for a, b in zip(rows, reference) for p, q in zip(a, b))
 
 
 def main() -> None:
@@ -307,6 +313,7 @@ def main() -> None:
     cuda = args.device.startswith("cuda")
     synchronize = torch.cuda.synchronize if cuda else (lambda: None)
     params = sum(p.numel() for p in model.parameters())
+    shape = kernel_table.shape_of(model)
     prompts = sum(len(g.prompts) for g in groups)
     noisy_queries = sum(len(g.noisy) for g in groups)
     prompt_tokens = sum(len(ids) for g in groups for ids in tokenizer(g.prompts)["input_ids"])
@@ -323,14 +330,15 @@ def main() -> None:
     for method in methods if args.workload == "suite" else []:  # full-size batches: the allocator's blocks
         method.engine.score(groups[0].prompts[:1024], groups[0].labels)
     synchronize()
+    peak = args.peak_flops or (400e12 if cuda else kernel_table.measured_peak(torch, args.device, model.dtype))
 
     times: Dict[str, List[float]] = {m.name: [] for m in methods}
     results: Dict[str, Any] = {}
     peaks: Dict[str, str] = {}
-    computed: Dict[str, int] = {}
+    work: Dict[str, kernel_table.Work] = {}
     for round_number in range(args.rounds):
         for method in methods:
-            before = method.engine.stats.tokens_computed if method.engine is not None else 0
+            before = copy.copy(method.engine.stats) if method.engine is not None else None
             if cuda:
                 torch.cuda.reset_peak_memory_stats()
             synchronize()
@@ -339,59 +347,52 @@ def main() -> None:
             synchronize()
             times[method.name].append(time.perf_counter() - start)
             if method.engine is not None:
-                computed[method.name] = method.engine.stats.tokens_computed - before
+                after = method.engine.stats
+                work[method.name] = kernel_table.Work(
+                    after.tokens_requested - before.tokens_requested, after.reads - before.reads,
+                    after.tokens_computed - before.tokens_computed, after.logit_positions - before.logit_positions)
             if round_number == 0:
                 peaks[method.name] = (f"{torch.cuda.max_memory_allocated() / 2**20:.0f} MiB" if cuda
                                       else f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB*")
             print(f"round {round_number + 1}: {method.name} {times[method.name][-1]:.2f} s", file=sys.stderr,
                   flush=True)
+    work["per-prompt kernel"] = kernel_table.Work(prompt_tokens, prompts, prompt_tokens, prompt_tokens)
+    if "sequence, unshared rows" in work:
+        work["lm-eval HFLM"] = kernel_table.Work(work["sequence, unshared rows"].given,
+                                                 work["sequence, unshared rows"].reads)
 
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, threads {torch.get_num_threads()}, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
           + (f", {torch.cuda.get_device_name()}" if cuda else ""))
-    print(f"model: {model_name}, {params / 1e6:.1f} M parameters, vocab {len(tokenizer)}, {model.dtype}, "
+    print(f"model: {model_name}, {params / 1e6:.1f} M parameters ({shape.nonembedding / 1e6:.1f} M outside the "
+          f"embedding and the output head), hidden {shape.hidden}, vocab {shape.vocab}, {model.dtype}, "
           f"device {args.device}, attention {getattr(model.config, '_attn_implementation', '?')}")
     datasets = ", ".join(g.dataset for g in groups) if len(groups) < 4 else f"{len(groups)} datasets"
     print(f"prompts: {prompts} ({args.workload}, {datasets}, k={args.k}), {prompt_tokens} tokens, "
           f"mean {prompt_tokens / prompts:.0f}; noisy-channel queries {noisy_queries}, {noisy_tokens} tokens")
-    peak = args.peak_flops or (400e12 if cuda else None)
-    print(f"rounds: {args.rounds} interleaved, fastest shown"
-          + (f"; FLOP bounds at {peak / 1e12:.0f} TFLOP/s\n" if peak else "\n"))
-    header = (f"{'method':34} {'quantity':10} {'prompts/s':>9} {'tokens/s':>9} {'wall s':>8} {'bound s':>8} "
-              f"{'x bound':>7} {'tokens run':>10} {'argmax %':>8} {'max |dp|':>8} {'fp32 argmax %':>13} "
-              f"{'largest batch':>13} {'peak mem':>9} {'speed-up':>14}")
-    print(header)
-    print("-" * len(header))
+    print(f"rounds: {args.rounds} interleaved, fastest shown; bound = (2 x {shape.nonembedding / 1e6:.1f} M x tokens "
+          f"given + 2 x {shape.hidden} x {shape.vocab} x read positions) / {peak / 1e12:.3g} TFLOP/s"
+          + (" (given)" if args.peak_flops or cuda else f" (a {model.dtype} 1024x1024 product, measured now)") + "\n")
+    rows = []
     for method in methods:
         wall = min(times[method.name])
-        noisy = method.quantity == "noisy"
-        count, given = (noisy_queries, noisy_tokens) if noisy else (prompts, prompt_tokens)
-        ran = computed.get(method.name, given if method.name == "per-prompt kernel" else 0)
-        bound = f"{2 * params * ran / peak:8.3g} {wall / (2 * params * given / peak):7.2f}" if peak and ran else " " * 16
+        count = noisy_queries if method.quantity == "noisy" else prompts
         agree, diff = (agreement(results[method.name], results[method.reference])
                        if method.reference in results and results[method.name] else (None, None))
         fp32_agree = (agreement(results[method.name], fp32)[0]
                       if fp32 is not None and method.quantity == "last_token" and results[method.name] else None)
-        speed = (f"{min(times[method.reference]) / wall:.2f}x {_short(method.reference)}"
+        speed = (f"{min(times[method.reference]) / wall:.2f}x {short(method.reference)}"
                  if method.reference in times else "")
-        print(f"{method.name:34} {method.quantity:10} {count / wall:9.1f} {given / wall:9.0f} {wall:8.2f} "
-              f"{bound} "
-              f"{ran if ran else '':>10} {_fmt(agree, '.1f'):>8} {_fmt(diff, '.1e'):>8} {_fmt(fp32_agree, '.1f'):>13} "
-              f"{method.engine.largest_batch if method.engine is not None else '':>13} {peaks[method.name]:>9} "
-              f"{speed:>14}")
+        rows.append(dict(name=method.name, quantity=method.quantity, count=count, wall=wall,
+                         work=work.get(method.name, kernel_table.Work(0, 0)), agree=fmt(agree, ".1f"),
+                         diff=fmt(diff, ".1e"), fp32=fmt(fp32_agree, ".1f"),
+                         largest=method.engine.largest_batch if method.engine is not None else "",
+                         peak=peaks[method.name], speed=speed))
+    kernel_table.print_table(rows, shape, peak)
     if not cuda:
         print("\n* CPU: the process's resident-memory high-water mark after the method's first run")
     if args.workload == "normal" and not any(m.name == "lm-eval HFLM" for m in methods):
         print("lm-eval is not installed: pip install lm-eval==0.4.13 to add its row")
-
-
-def _fmt(value: Optional[float], spec: str) -> str:
-    return "" if value is None else format(value, spec)
-
-
-def _short(name: str) -> str:
-    return {"per-prompt kernel": "kernel", "lm-eval HFLM": "lm-eval", "sequence, unshared rows": "rows",
-            "noisy channel, unshared": "unshared", "last_token, one row per prompt": "rows"}.get(name, name)
 
 
 if __name__ == "__main__":

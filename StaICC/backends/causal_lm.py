@@ -44,7 +44,8 @@ from ..validation import check_bool, check_int, check_label_space
 from . import prefix_tree
 from .joint_tokens import JointSplit, split_joint
 from .kernels import label_token_ids, model_device
-from .lm_engine import SHARE_MODES, ForwardEngine
+from .lm_engine import PACKING_MODES, SHARE_MODES, ForwardEngine
+from .tree_forward import TREE_ATTENTION
 
 __all__ = ["CausalLMScorer", "SCORING_MODES", "PADDING_SIDES"]
 
@@ -54,6 +55,9 @@ PADDING_SIDES = ("left", "right")
 #: tokens per batch (rows × padded length) when no budget is given
 DEFAULT_TOKEN_BUDGET_CPU = 4096
 DEFAULT_TOKEN_BUDGET_GPU = 65536
+#: packing="auto" (see the class docstring); a mode is the default only where it was measured faster
+DEFAULT_PACKING_CPU = "prefix"
+DEFAULT_PACKING_GPU = "prefix"
 #: bytes of float32 logits that one batch may materialise (the kept positions × vocabulary)
 DEFAULT_LOGITS_BUDGET_BYTES = 1 << 30
 
@@ -90,6 +94,19 @@ class CausalLMScorer(ForwardEngine):
         prefix_overhead_tokens: tokens a shared prefix must save to be worth one
             more forward call (default 64 on CPU, 2048 on GPU).
         compile_model: run the model through ``torch.compile`` (dynamic shapes).
+        packing: "tree" runs each group of prompts that share prefixes as one
+            flat row, every shared token once, with a tree attention mask and no
+            padding (:mod:`.tree_forward`); "prefix" runs the prefix tree's levels
+            as padded batches continued from KV caches (``share_prefixes`` decides
+            which prefixes); "rows" one padded row per distinct sequence.  "auto"
+            (default): see ``DEFAULT_PACKING_CPU`` / ``DEFAULT_PACKING_GPU``
+            ("rows" when ``share_prefixes=False``).  A model that cannot take a
+            tree mask is scored with "prefix".
+        pack_tokens: at most this many tokens per tree pack (None: the token
+            budget); within it the cost model of :func:`.tree_pack.plan_packs`
+            decides where a pack ends.
+        tree_attention: "auto" (FlexAttention on CUDA, a dense mask elsewhere),
+            "flex" or "dense".
 
     After a run, ``stats`` (an :class:`~StaICC.backends.lm_engine.EngineStats`)
     and ``largest_batch`` say how many rows and tokens the batches held.
@@ -113,6 +130,9 @@ class CausalLMScorer(ForwardEngine):
         prefix_overhead_tokens: Optional[int] = None,
         compile_model: bool = False,
         rows_per_forward: Optional[int] = None,
+        packing: str = "auto",
+        pack_tokens: Optional[int] = None,
+        tree_attention: str = "auto",
     ) -> None:
         torch = require("torch", "CausalLMScorer")
         if scoring not in SCORING_MODES:
@@ -121,11 +141,15 @@ class CausalLMScorer(ForwardEngine):
             raise ValueError(f"CausalLMScorer: padding_side must be one of {PADDING_SIDES}, got {padding_side!r}")
         if share_prefixes not in SHARE_MODES or isinstance(share_prefixes, int) and not isinstance(share_prefixes, bool):
             raise ValueError(f"CausalLMScorer: share_prefixes must be 'auto', True or False, got {share_prefixes!r}")
+        if packing not in ("auto",) + PACKING_MODES:
+            raise ValueError(f"CausalLMScorer: packing must be one of {('auto',) + PACKING_MODES}, got {packing!r}")
+        if tree_attention not in TREE_ATTENTION:
+            raise ValueError(f"CausalLMScorer: tree_attention must be one of {TREE_ATTENTION}, got {tree_attention!r}")
         if batch_size is not None and rows_per_forward is not None:
             raise ValueError("CausalLMScorer: give rows_per_forward or its older name batch_size, not both")
         rows_per_forward = rows_per_forward if rows_per_forward is not None else batch_size
         for name, value in (("rows_per_forward", rows_per_forward), ("token_budget", token_budget),
-                            ("prefix_overhead_tokens", prefix_overhead_tokens)):
+                            ("prefix_overhead_tokens", prefix_overhead_tokens), ("pack_tokens", pack_tokens)):
             if value is not None:
                 check_int(value, name, minimum=0 if name == "prefix_overhead_tokens" else 1, at=" in CausalLMScorer")
         check_int(logits_budget_bytes, "logits_budget_bytes", minimum=1, at=" in CausalLMScorer")
@@ -148,6 +172,11 @@ class CausalLMScorer(ForwardEngine):
         self.share_prefixes = share_prefixes
         self.prefix_overhead_tokens = prefix_overhead_tokens if prefix_overhead_tokens is not None else (
             prefix_tree.DEFAULT_OVERHEAD_TOKENS_GPU if on_gpu else prefix_tree.DEFAULT_OVERHEAD_TOKENS_CPU)
+        self.packing_asked = packing != "auto"
+        self.packing = packing if packing != "auto" else "rows" if share_prefixes is False else (
+            DEFAULT_PACKING_GPU if on_gpu else DEFAULT_PACKING_CPU)
+        self.pack_tokens = pack_tokens
+        self.tree_attention = tree_attention
         self._pad_id = _pad_token_id(tokenizer)
         self._special_ids = set(getattr(tokenizer, "all_special_ids", []) or [])
         self._label_id_cache: dict = {}

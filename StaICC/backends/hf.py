@@ -17,16 +17,19 @@ template's generation prompt.  ``fewshot_as_multiturn=true`` (with ``chat``) wri
 demonstration as a user turn and its label as the assistant's turn, the query as the last
 user turn.  Any chat template makes a run non-standard.
 
+``packing=tree|prefix|rows`` picks how prompts that share prefixes are computed
+(see ``CausalLMScorer``); every packing gives the same numbers up to float rounding.
+
 Noisy-channel prompts are scored by the mean LM loss in every log-probability mode.
 """
 import hashlib
-import json
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend
+from .hf_identity import in_memory_digest, tokenizer_digest, weights_digest  # noqa: F401  (re-exported)
 from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
                          multiturn_messages, parse_aliases)
 
@@ -38,18 +41,16 @@ DTYPES = ("auto", "float32", "float16", "bfloat16")
 DEFAULT_REQUESTS_PER_CALL = 256
 DEFAULT_REQUESTS_PER_CALL_GPU = 2048
 #: files that decide the weights and the architecture, hashed whole (they are small)
-_CONFIG_FILES = ("config.json", "generation_config.json", "model.safetensors.index.json",
-                 "pytorch_model.bin.index.json")
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
-                    "vocab.json", "merges.txt", "added_tokens.json", "chat_template.jinja", "chat_template.json")
 _HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_size", "revision",
             "trust_remote_code", "requests_per_call", "max_new_tokens", "chat", "system", "unparsed", "aliases",
             "postprocess", "answer_hook", "message_builder", "model_id", "weights_hash", "apply_chat_template",
-            "system_instruction", "fewshot_as_multiturn", "threads")
+            "system_instruction", "fewshot_as_multiturn", "threads", "packing")
 #: lm-evaluation-harness's names for two arguments
 _ALIASES = {"apply_chat_template": "chat", "system_instruction": "system"}
 #: how the weights of a model directory are hashed into the identity (see weights_digest)
 WEIGHTS_HASHES = ("sampled", "full")
+#: how prompts that share prefixes are computed (see CausalLMScorer)
+PACKING = ("auto", "tree", "prefix", "rows")
 
 
 def hf_backend(**arguments: Any) -> "HFBackend":
@@ -113,6 +114,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "message_builder": arguments.pop("message_builder", None),
         "model_id": _args.as_str(arguments.pop("model_id", None), "model_id", optional=True),
         "weights_hash": _args.as_choice(arguments.pop("weights_hash", "sampled"), "weights_hash", WEIGHTS_HASHES),
+        "packing": _args.as_choice(arguments.pop("packing", "auto"), "packing", PACKING),
     }
     if out["fewshot_as_multiturn"] and not out["chat"]:
         raise ValueError("model argument fewshot_as_multiturn=true needs apply_chat_template=true (chat=true)")
@@ -171,7 +173,7 @@ class HFBackend(ScoringModes, Backend):
         torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
         self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
                                      rows_per_forward=options["batch_size"], token_budget=options["token_budget"],
-                                     dtype=torch_dtype)
+                                     dtype=torch_dtype, packing=options["packing"])
         self.model, self.tokenizer = self.scorer.model, tokenizer
         self.requests_per_call = options["requests_per_call"] or (
             DEFAULT_REQUESTS_PER_CALL_GPU if self.scorer.device.type == "cuda" else DEFAULT_REQUESTS_PER_CALL)
@@ -311,112 +313,3 @@ def _groups(requests: Sequence[Request]) -> Dict[Tuple[Tuple[str, ...], bool], L
 def _torch_dtype(name: str) -> Any:
     from ..extras import require
     return getattr(require("torch", "the hf backend"), name)
-
-
-def _file_digest(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def weights_digest(directory: str, *, full: bool = False) -> str:
-    """SHA-256 over the config/index files and every tensor of every weight file.
-
-    A safetensors file contributes its header (every tensor's name, dtype, shape and
-    offsets) and, per tensor, either all its bytes (tensors up to
-    :data:`WHOLE_TENSOR_BYTES`, and every tensor with ``full=True``) or
-    :data:`TENSOR_SAMPLES` blocks of :data:`SAMPLED_BLOCK_BYTES` spread over it, its
-    first and last bytes included.  So no tensor can be changed as a whole (retrained,
-    scaled, merged with a LoRA) without changing the digest; what a sampled digest can
-    miss is an edit confined to bytes between the sampled blocks of one large tensor.
-    Other weight formats (``.bin``, ``.pt``, ``.gguf``) are hashed whole.
-    """
-    digest = hashlib.sha256()
-    for name in sorted(os.listdir(directory)):
-        path = os.path.join(directory, name)
-        if name in _CONFIG_FILES:
-            digest.update(f"{name}:{_file_digest(path)}\n".encode())
-        elif name.endswith(".safetensors"):
-            digest.update(f"{name}:{os.path.getsize(path)}:".encode() + _safetensors_digest(path, full))
-        elif name.endswith((".bin", ".pt", ".pth", ".gguf")):
-            digest.update(f"{name}:{_file_digest(path)}\n".encode())
-    return digest.hexdigest()
-
-
-#: per-tensor sampling of :func:`weights_digest`: tensors this small are hashed whole, larger
-#: ones by this many blocks of this size (about 1 MiB read per 64 tensors)
-WHOLE_TENSOR_BYTES, TENSOR_SAMPLES, SAMPLED_BLOCK_BYTES = 64 << 10, 4, 4096
-#: a safetensors header longer than this is refused (real ones are well under a few MiB)
-MAX_HEADER_BYTES = 100 << 20
-
-
-def _safetensors_digest(path: str, full: bool) -> bytes:
-    size = os.path.getsize(path)
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        header_length = int.from_bytes(handle.read(8), "little")
-        if size < 8 or not 0 < header_length <= min(MAX_HEADER_BYTES, size - 8):
-            raise ValueError(f"{path} is not a safetensors file (header length {header_length}, file size {size})")
-        header_bytes = handle.read(header_length)
-        digest.update(header_bytes)
-        try:
-            header = json.loads(header_bytes)
-        except ValueError:
-            raise ValueError(f"{path} has a damaged safetensors header (not JSON)") from None
-        base = 8 + header_length
-        for name in sorted(k for k in header if k != "__metadata__"):
-            entry = header[name]
-            begin, end = entry["data_offsets"] if isinstance(entry, dict) else (0, 0)
-            digest.update(name.encode("utf-8") + b"\x00")
-            for position, length in _tensor_blocks(int(begin), int(end), full):
-                handle.seek(base + position)
-                digest.update(handle.read(length))
-    return digest.digest()
-
-
-def _tensor_blocks(begin: int, end: int, full: bool) -> List[Tuple[int, int]]:
-    """(offset, length) of the byte ranges of one tensor that the digest reads."""
-    length = end - begin
-    if full or length <= WHOLE_TENSOR_BYTES:
-        return [(begin + k, min(1 << 24, end - begin - k)) for k in range(0, max(length, 0), 1 << 24)]
-    last = length - SAMPLED_BLOCK_BYTES
-    return [(begin + last * i // (TENSOR_SAMPLES - 1), SAMPLED_BLOCK_BYTES) for i in range(TENSOR_SAMPLES)]
-
-
-def tokenizer_digest(tokenizer: Any, directory: Optional[str] = None) -> str:
-    """SHA-256 of the tokenizer files in ``directory``, or of the in-memory tokenizer's serialisation."""
-    digest = hashlib.sha256()
-    found = False
-    if directory is not None and os.path.isdir(directory):
-        for name in sorted(os.listdir(directory)):
-            if name in _TOKENIZER_FILES:
-                digest.update(f"{name}:{_file_digest(os.path.join(directory, name))}\n".encode())
-                found = True
-    if not found:
-        backend = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "_tokenizer", None)
-        if backend is not None and hasattr(backend, "to_str"):
-            digest.update(backend.to_str().encode())
-        else:
-            digest.update(json.dumps(sorted(tokenizer.get_vocab().items()), ensure_ascii=False).encode())
-        digest.update(str(getattr(tokenizer, "chat_template", None)).encode())
-    return digest.hexdigest()
-
-
-def in_memory_digest(model: Any) -> str:
-    """Config plus every parameter and buffer, by name, dtype, shape and all their bytes.
-
-    An in-memory model has no file to sample, and two models can share their first and
-    last tensors (a LoRA merged into a base), so all of them are read: about the cost of
-    one copy of the weights to the CPU.  Give ``model_id`` to skip it.
-    """
-    digest = hashlib.sha256(model.config.to_json_string(use_diff=False).encode())
-    named = list(model.named_parameters()) + list(model.named_buffers())
-    for name, tensor in named:
-        data = tensor.detach()
-        digest.update(f"{name}:{str(data.dtype)}:{tuple(data.shape)}\n".encode())
-        if data.numel():
-            raw = data.contiguous().reshape(-1).view(_torch_dtype("uint8")).cpu().numpy()
-            digest.update(memoryview(raw))
-    return digest.hexdigest()

@@ -24,12 +24,16 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..extras import require
 from . import prefix_tree
 from .prefix_tree import Node
+from .tree_forward import TreeForward
 
 #: output_hidden_states keeps all layers' activations: batches asking for them use budget / this
 HIDDEN_STATE_BUDGET_DIVISOR = 4
 #: a cached prefix token held for a row costs about this fraction of a computed token's memory
 CACHED_TOKEN_WEIGHT = 0.5
 SHARE_MODES = ("auto", True, False)
+#: tree: each group of prompts as one flat row with a tree mask (:mod:`.tree_forward`); prefix: the prefix
+#: tree's levels continued from KV caches; rows: one padded row per distinct sequence
+PACKING_MODES = ("tree", "prefix", "rows")
 
 
 @dataclass
@@ -49,6 +53,8 @@ class EngineStats:
     rows: int = 0
     tokens_requested: int = 0  # tokens of the sequences as given
     tokens_computed: int = 0  # tokens actually run through the model (after prefix sharing)
+    reads: int = 0  # positions whose logits were asked for
+    logit_positions: int = 0  # positions where the output head ran (read positions and what came along)
     padded_tokens: int = 0  # rows × width over all batches
     largest_batch_rows: int = 0
     largest_batch_tokens: int = 0  # the token budget a batch used: rows × (width + CACHED_TOKEN_WEIGHT × cached width)
@@ -73,7 +79,7 @@ class _Batch:
     positions: set = field(default_factory=set)  # read columns (right padding)
 
 
-class ForwardEngine:
+class ForwardEngine(TreeForward):
     """Mixin of CausalLMScorer: needs ``model``, ``device``, the budgets and the model's arguments."""
 
     model: Any
@@ -84,6 +90,8 @@ class ForwardEngine:
     logits_budget_bytes: int
     share_prefixes: Any
     prefix_overhead_tokens: int
+    packing: str
+    packing_asked: bool  # the user named the packing (a fallback from tree then warns)
 
     @property
     def batch_size(self) -> Optional[int]:
@@ -102,6 +110,7 @@ class ForwardEngine:
         self._keep_argument = next((name for name in ("logits_to_keep", "num_logits_to_keep") if name in parameters), None)
         self._can_share = self._takes_position_ids and "past_key_values" in parameters and _full_attention(self.model)
         self.stats = EngineStats()
+        self._init_tree()
 
     def _forward_parameters(self) -> Any:
         import inspect
@@ -120,7 +129,15 @@ class ForwardEngine:
         ``log_softmax``: log-probabilities instead of raw logits.  The position's
         full-vocabulary logits and last hidden state come along when asked.
         """
-        share = self.share_prefixes if self._can_share else False
+        out = Reads([[None] * len(p) for p in read_positions],
+                    [[None] * len(p) for p in read_positions] if want_full else None,
+                    [[None] * len(p) for p in read_positions] if want_hidden else None)
+        self.stats.reads += sum(len(p) for p in read_positions)
+        if self.packing == "tree" and self._tree_usable(self.packing_asked):
+            with self._torch.inference_mode():
+                self._run_tree(sequences, read_positions, read_ids, out, log_softmax, want_hidden)
+            return out
+        share = self.share_prefixes if self._can_share and self.packing != "rows" else False
         if share is False:
             settings = dict(overhead_tokens=0, min_saved_fraction=0.0, max_depth=0)
         elif share is True:
@@ -132,9 +149,6 @@ class ForwardEngine:
         nodes = prefix_tree.plan(prefix_tree.build(sequences, read_positions), **settings)
         self.stats.tokens_requested += sum(len(ids) for ids in sequences)
         self.stats.tokens_computed += prefix_tree.count_tokens(nodes)
-        out = Reads([[None] * len(p) for p in read_positions],
-                    [[None] * len(p) for p in read_positions] if want_full else None,
-                    [[None] * len(p) for p in read_positions] if want_hidden else None)
         with self._torch.inference_mode():
             self._evaluate([(node, -1) for node in nodes], None, read_ids, out, log_softmax, want_hidden)
         return out
@@ -234,6 +248,7 @@ class ForwardEngine:
             kwargs[self._keep_argument] = kept[0]
         output = self.model(**kwargs)
         self._record(len(batch), width, int(mask.shape[1]) - width)
+        self.stats.logit_positions += len(batch) * _kept_count(kept, width)
         if slots:
             self._store_reads(output, slots, entries, kept, read_ids, out, log_softmax, want_hidden)
         if not need_cache:
@@ -307,6 +322,13 @@ class ForwardEngine:
             self._torch.cuda.empty_cache()
         warnings.warn(f"CausalLMScorer: out of memory with {rows} sequences; retrying with at most "
                       f"{self.rows_per_forward} per batch", stacklevel=5)
+
+
+def _kept_count(kept: Any, width: int) -> int:
+    """Positions per row where the output head runs, for a ``_kept_columns`` answer."""
+    if kept is None:
+        return width
+    return kept[0] if isinstance(kept[0], int) else int(kept[0].numel())
 
 
 def _grown(stats: _Batch, node: Node) -> _Batch:

@@ -16,8 +16,10 @@ Scoring modes (``scoring=``):
   otherwise ``/v1/completions``) mapped to a label by :mod:`StaICC.backends.generative`.
 
 The standard's ``last_token`` rule needs each label tokenized *alone*, which the API
-does not expose, so it is refused; for single-token labels ``first_token`` is the same
-number.  Noisy-channel prompts (one per label) are scored in both log-probability
+does not expose, so it is refused, unless the server offers ``/tokenize`` and
+``logprob_token_ids`` (vLLM) and ``label_logprobs=on|auto`` is given: then a prompt whose
+labels are single next tokens is scored in one request that reads the server's prefix
+cache (:mod:`StaICC.backends.openai_labels`).  Noisy-channel prompts (one per label) are scored in both log-probability
 modes by the mean log-probability of each prompt's tokens, as the ``hf`` backend does.
 
 The API key is read from the environment variable named by ``api_key_env`` and sent
@@ -36,6 +38,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend
+from . import openai_labels
 from .generative import AnswerMapper, ScoringModes, answer_instruction, default_messages
 from .http import MAX_BACKOFF_SECONDS, RETRY_STATUSES, APIError, JSONClient, Limits  # noqa: F401  (re-exported)
 from .secrets import redact_text, redact_url, register_secret
@@ -44,7 +47,8 @@ from .scores import answers_from_scores
 SCORING = ("sequence", "first_token", "generate")
 _OPENAI_ARGS = ("base_url", "model", "api_key_env", "scoring", "concurrency", "retries", "timeout", "backoff",
                 "max_tokens", "chat", "system", "stop", "unparsed", "aliases", "postprocess", "answer_hook",
-                "message_builder", "model_id", "requests_per_call", "deadline", "max_response_bytes")
+                "message_builder", "model_id", "requests_per_call", "deadline", "max_response_bytes",
+                "label_logprobs")
 
 
 class MissingLogprobsError(APIError):
@@ -60,7 +64,7 @@ class OpenAIBackend(ScoringModes, Backend):
     """An OpenAI-compatible HTTP server as a backend (see the module docstring)."""
 
     name = "openai"
-    STANDARD_SCORING = None  # the API gives no logits of the label tokens after the prompt
+    STANDARD_SCORING = "last_token"  # computable only with label_logprobs (/tokenize + logprob_token_ids)
 
     def __init__(self, **arguments: Any) -> None:
         _args.no_unknown("openai", arguments, _OPENAI_ARGS)
@@ -71,10 +75,13 @@ class OpenAIBackend(ScoringModes, Backend):
         self.model = _args.as_str(get("model"), "model")
         self.api_key_env = _args.as_str(get("api_key_env", "OPENAI_API_KEY"), "api_key_env")
         self.scoring = _args.as_choice(get("scoring", "sequence"), "scoring", SCORING + ("last_token",))
-        if self.scoring == "last_token":
+        self.label_logprobs = _args.as_choice(get("label_logprobs", "off"), "label_logprobs",
+                                              openai_labels.LABEL_LOGPROBS)
+        if self.scoring == "last_token" and self.label_logprobs == "off":
             raise ValueError("model argument scoring=last_token cannot be computed over an OpenAI-compatible API "
-                             "(it tokenizes each label alone); use scoring=first_token (the same number for "
-                             "single-token labels), scoring=sequence, or the hf/vllm backends")
+                             "(it tokenizes each label alone) unless the server offers /tokenize and "
+                             "logprob_token_ids (vLLM): add label_logprobs=on; or use scoring=first_token (the same "
+                             "number for single-token labels), scoring=sequence, or the hf/vllm backends")
         self.concurrency = _args.as_int(get("concurrency", 8), "concurrency", minimum=1)
         self.retries = _args.as_int(get("retries", 5), "retries", minimum=0)
         self.timeout = _args.as_float(get("timeout", 120.0), "timeout", minimum=0.001)
@@ -94,18 +101,22 @@ class OpenAIBackend(ScoringModes, Backend):
         self._api_key = os.environ.get(self.api_key_env) or None
         register_secret(self._api_key)
         headers = {"Authorization": "Bearer " + self._api_key} if self._api_key else {}
-        self.client = JSONClient(address, headers=headers, secrets=[self._api_key] if self._api_key else [],
-                                 hint=self._hint,
-                                 limits=Limits(timeout=self.timeout, deadline=self.deadline,
-                                               max_response_bytes=self.max_response_bytes, retries=self.retries,
-                                               backoff=self.backoff))
+        limits = Limits(timeout=self.timeout, deadline=self.deadline, max_response_bytes=self.max_response_bytes,
+                        retries=self.retries, backoff=self.backoff)
+        secrets = [self._api_key] if self._api_key else []
+        self.client = JSONClient(address, headers=headers, secrets=secrets, hint=self._hint, limits=limits)
+        self.root_client = JSONClient(openai_labels.server_root(address), headers=headers, secrets=secrets,
+                                      hint=self._hint, limits=limits)
         self._pool: Optional[ThreadPoolExecutor] = None
         self._lock = threading.Lock()
+        self._offers_label_tokens: Optional[bool] = None
+        self._token_ids: Dict[Tuple[str, bool], List[int]] = {}
 
     # ------------------------------------------------------------------ HTTP
-    def post(self, path: str, body: Dict[str, Any]) -> Dict[str, Any]:
-        """POST JSON to ``base_url + path`` through the limited client (:mod:`StaICC.backends.http`)."""
-        return self.client.post(path, body)
+    def post(self, path: str, body: Dict[str, Any], *, root: bool = False) -> Dict[str, Any]:
+        """POST JSON to ``base_url + path`` (the server root + path with ``root``, for ``/tokenize``)
+        through the limited client (:mod:`StaICC.backends.http`)."""
+        return (self.root_client if root else self.client).post(path, body)
 
     def _hint(self, status: int) -> str:
         if status in (401, 403):
@@ -133,21 +144,51 @@ class OpenAIBackend(ScoringModes, Backend):
         if self.scoring == "generate":
             texts = self._map(self.generate_one, list(requests))
             return [self.mapper.answer(r, t) for r, t in zip(requests, texts)]
-        jobs: List[Tuple[int, str, Optional[str]]] = []  # (request, context, continuation or None: whole text)
-        for i, r in enumerate(requests):
-            if r.noisy_channel:
-                jobs.extend((i, p, None) for p in r.prompt)
-            else:
-                jobs.extend((i, r.prompt, label) for label in r.label_space)  # type: ignore[misc]
+        if self.uses_label_tokens():
+            return openai_labels.score_label_tokens(self, requests)
+        jobs = scoring_jobs(requests)
         values = self._map(lambda job: self.logprob_score(job[1], job[2]), jobs)
         return answers_from_scores(requests, values)
 
+    # ------------------------------------------------- label-token scoring
+    def uses_label_tokens(self) -> bool:
+        """Whether label tokens are scored in one request per prompt (probes the server once; see openai_labels)."""
+        if self.label_logprobs == "off" or self.scoring == "generate":
+            return False
+        if self._offers_label_tokens is None:
+            try:
+                ids = self.tokenize("Hello")
+                probe = self.post("/completions", openai_labels.label_token_body(self.model, ids, ids[-1:]))
+                openai_labels.read_label_logprobs(probe, ids[-1:], f"{self.base_url}/completions")
+                self._offers_label_tokens = True
+            except (APIError, ValueError, IndexError) as exc:
+                if self.label_logprobs == "on" or self.scoring == "last_token":
+                    raise APIError(f"label_logprobs={self.label_logprobs}: the server does not offer label-token "
+                                   f"scoring ({exc})") from None
+                self._offers_label_tokens = False
+        return self._offers_label_tokens
+
+    def tokenize(self, text: str, add_special_tokens: bool = True) -> List[int]:
+        """The server's token ids of ``text`` (``POST /tokenize``), remembered per text."""
+        key = (text, add_special_tokens)
+        if key not in self._token_ids:
+            response = self.post("/tokenize", openai_labels.tokenize_body(self.model, text, add_special_tokens),
+                                 root=True)
+            self._token_ids[key] = openai_labels.token_ids(response, "/tokenize")
+        return self._token_ids[key]
+
     def logprob_score(self, context: str, continuation: Optional[str]) -> float:
         """Summed (or first) log-probability of ``continuation`` after ``context``; None: mean over ``context``."""
+        return self.score_echo(self.post("/completions", self.echo_body(context + (continuation or ""))),
+                               context, continuation)
+
+    def echo_body(self, text: str) -> Dict[str, Any]:
+        """The ``/completions`` body that echoes ``text`` with its tokens' log-probabilities."""
+        return {"model": self.model, "prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1, "temperature": 0}
+
+    def score_echo(self, response: Dict[str, Any], context: str, continuation: Optional[str]) -> float:
+        """The score :meth:`logprob_score` reads from a ``/completions`` response to :meth:`echo_body`."""
         text = context + (continuation or "")
-        body = {"model": self.model, "prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1,
-                "temperature": 0}
-        response = self.post("/completions", body)
         tokens, logprobs, offsets = self._echoed(response, text)
         if continuation is None:
             values = [lp for lp in logprobs if lp is not None]
@@ -202,6 +243,11 @@ class OpenAIBackend(ScoringModes, Backend):
 
     def generate_one(self, request: Request) -> str:
         """One greedy answer: chat completions with ``chat``, else completions."""
+        path, body = self.generation_request(request)
+        return self.generated_text(self.post(path, body), path)
+
+    def generation_request(self, request: Request) -> Tuple[str, Dict[str, Any]]:
+        """(path, body) of the greedy answer to ``request``: chat completions with ``chat``, else completions."""
         if self.chat:
             system = answer_instruction(request.label_space) if self.system == "labels" else self.system
             messages = (self.message_builder or (lambda r: default_messages(r, system)))(request)
@@ -215,7 +261,10 @@ class OpenAIBackend(ScoringModes, Backend):
             path = "/completions"
         if self.stop is not None:
             body["stop"] = [self.stop]
-        response = self.post(path, body)
+        return path, body
+
+    def generated_text(self, response: Dict[str, Any], path: str) -> str:
+        """The generated text of a response to :meth:`generation_request`'s body."""
         try:
             choice = response["choices"][0]
             text = choice["message"]["content"] if self.chat else choice["text"]
@@ -231,6 +280,8 @@ class OpenAIBackend(ScoringModes, Backend):
     # -------------------------------------------------------------- identity
     def identity(self) -> Dict[str, Any]:
         identity: Dict[str, Any] = {"backend": "openai", "scoring": self.scoring}
+        if self.label_logprobs != "off" and self.scoring != "generate":
+            identity["label_logprobs"] = "token_ids" if self.uses_label_tokens() else openai_labels.FALLBACK_NOTE
         if self.model_id is not None:
             identity["model_id"] = self.model_id
         else:
@@ -245,6 +296,17 @@ class OpenAIBackend(ScoringModes, Backend):
 
     def __repr__(self) -> str:
         return f"OpenAIBackend({self.identity()!r})"
+
+
+def scoring_jobs(requests: Sequence[Request]) -> List[Tuple[int, str, Optional[str]]]:
+    """(request number, context, continuation or None: the whole text) of every echo request to score."""
+    jobs: List[Tuple[int, str, Optional[str]]] = []
+    for i, r in enumerate(requests):
+        if r.noisy_channel:
+            jobs.extend((i, p, None) for p in r.prompt)
+        else:
+            jobs.extend((i, r.prompt, label) for label in r.label_space)  # type: ignore[misc]
+    return jobs
 
 
 #: the largest log-probability accepted: 0 plus float rounding noise; anything above is impossible

@@ -1,25 +1,29 @@
 """``vllm``: the offline ``vllm.LLM`` engine, imported only when this backend is built.
 
 ``staicc run --model vllm --model-args pretrained=/models/llama,tensor_parallel_size=4``.
-Engine arguments (``tensor_parallel_size``, ``dtype``, ``max_model_len``,
-``gpu_memory_utilization``, ``enable_prefix_caching``, ``seed``, ...) pass through to
-``vllm.LLM``.  Every log-probability mode is computed from prompt log-probabilities
-(``SamplingParams(prompt_logprobs=1)``): vLLM returns, for every prompt position after
-the first, the log-probability of the token that is there.
+Engine arguments (``tensor_parallel_size``, ``data_parallel_size``, ``dtype``,
+``max_model_len``, ``gpu_memory_utilization``, ``enable_prefix_caching``, ``seed``, ...)
+pass through to ``vllm.LLM``.
 
-* ``last_token`` (the standard): the prompt's token ids followed by the label's last
-  token id (the label tokenized alone, default special tokens); that token's prompt
-  log-probability is its next-token log-probability after the prompt.  The softmax of
-  those over the labels equals the softmax of the labels' logits.
+* ``last_token`` (the standard): the label's last token id (the label tokenized alone,
+  default special tokens) after the prompt's token ids.  One engine request per prompt
+  reads every label token's next-token log-probability (see
+  :mod:`StaICC.backends.vllm_inputs` for how, per vLLM version: ``label_logprobs=``).
+  The softmax of those over the labels equals the softmax of the labels' logits.
 * ``first_token`` / ``sequence``: prompt + label tokenized jointly and split at the
-  first token that covers label text, as the ``hf`` backend does.
+  first token that covers label text, as the ``hf`` backend does; when the labels share
+  one context and are one token each, one request per prompt as above, otherwise prompt
+  log-probabilities per label.
 * noisy channel: the mean prompt log-probability of each per-label prompt.
 * ``generate``: ``LLM.generate`` (``LLM.chat`` with ``chat=true``), greedy, parsed to a label.
 
-Prefix caching (on by default in recent vLLM) makes the per-label requests of a prompt
-share its KV cache.
+Engine requests are sent sorted by token ids, so that prompts sharing demonstrations are
+scheduled together and automatic prefix caching computes their common blocks once.  The
+identity records the vLLM version, the label log-probability source and whether
+``VLLM_BATCH_INVARIANT`` is set (batch-invariant kernels make a prompt's numbers
+independent of what else is in the batch).
 """
-import math
+import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..requests import Answer, Request
@@ -30,12 +34,14 @@ from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_u
 from .hf import tokenizer_digest, weights_digest
 from .joint_tokens import split_joint
 from .scores import answers_from_scores
+from .vllm_inputs import (LABEL_LOGPROBS, EngineInput, read_value, resolve_label_logprobs, sampling_for_inputs,
+                          text_order)
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
 _OWN_ARGS = ("pretrained", "scoring", "max_new_tokens", "chat", "system", "unparsed", "aliases", "postprocess",
-             "answer_hook", "message_builder", "model_id", "requests_per_call", "revision")
+             "answer_hook", "message_builder", "model_id", "requests_per_call", "revision", "label_logprobs")
 #: engine arguments converted from CLI strings; any other engine argument passes through as given
-_ENGINE_INTS = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "seed", "max_num_seqs",
+_ENGINE_INTS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "max_model_len", "seed", "max_num_seqs",
                 "max_num_batched_tokens", "swap_space")
 _ENGINE_FLOATS = ("gpu_memory_utilization",)
 _ENGINE_BOOLS = ("enable_prefix_caching", "trust_remote_code", "enforce_eager", "enable_chunked_prefill")
@@ -51,7 +57,8 @@ def vllm_backend(**arguments: Any) -> "VLLMBackend":
     from ..extras import require
     vllm = require("vllm", "the vllm backend")
     llm = vllm.LLM(model=pretrained, revision=revision, **engine)
-    return VLLMBackend(llm, vllm.SamplingParams, pretrained=pretrained, revision=revision, engine=engine, **options)
+    return VLLMBackend(llm, vllm.SamplingParams, pretrained=pretrained, revision=revision, engine=engine,
+                       vllm_version=getattr(vllm, "__version__", "unknown"), **options)
 
 
 def engine_arguments(arguments: Dict[str, Any]) -> Dict[str, Any]:
@@ -83,6 +90,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "message_builder": arguments.get("message_builder"),
         "model_id": _args.as_str(arguments.get("model_id"), "model_id", optional=True),
         "requests_per_call": _args.as_int(arguments.get("requests_per_call", 1024), "requests_per_call", minimum=1),
+        "label_logprobs": _args.as_choice(arguments.get("label_logprobs", "auto"), "label_logprobs", LABEL_LOGPROBS),
     }
 
 
@@ -94,10 +102,15 @@ class VLLMBackend(ScoringModes, Backend):
     """
 
     name = "vllm"
+    shares_prefixes = True  # automatic prefix caching: the suite sends each dataset's prompts in text order
 
     def __init__(self, llm: Any, sampling_params: Callable[..., Any], *, pretrained: Optional[str] = None,
-                 revision: Optional[str] = None, engine: Optional[Dict[str, Any]] = None, **options: Any) -> None:
+                 revision: Optional[str] = None, engine: Optional[Dict[str, Any]] = None,
+                 vllm_version: Optional[str] = None, **options: Any) -> None:
         options = _options(options)
+        self.label_logprobs = resolve_label_logprobs(options["label_logprobs"], sampling_params)
+        self.vllm_version = vllm_version
+        self.batch_invariant = os.environ.get("VLLM_BATCH_INVARIANT", "0") not in ("", "0")
         self.llm = llm
         self.sampling_params = sampling_params
         self.tokenizer = llm.get_tokenizer()
@@ -118,33 +131,41 @@ class VLLMBackend(ScoringModes, Backend):
     def score(self, requests: Sequence[Request]) -> List[Answer]:
         if self.scoring == "generate":
             return [self.mapper.answer(r, t) for r, t in zip(requests, self.generate(requests))]
-        inputs: List[List[int]] = []
-        reads: List[Tuple[int, int, bool]] = []  # (from position, to position, mean instead of sum)
-        for r in requests:
-            if r.noisy_channel:
-                for prompt in r.prompt:
-                    ids = self._ids(prompt)
-                    if len(ids) < 2:
-                        raise ValueError(f"vllm backend: the noisy-channel prompt {prompt!r:.80} has fewer than 2 "
-                                         "tokens; its mean log-probability is undefined")
-                    inputs.append(ids)
-                    reads.append((1, len(ids), True))
-            else:
-                for ids, start, end in self._label_inputs(r.prompt, r.label_space):  # type: ignore[arg-type]
-                    inputs.append(ids)
-                    reads.append((start, end, False))
-        params = self.sampling_params(max_tokens=1, temperature=0.0, prompt_logprobs=1)
-        outputs = self.llm.generate([{"prompt_token_ids": ids} for ids in inputs], params, use_tqdm=False)
-        if len(outputs) != len(inputs):
-            raise RuntimeError(f"vllm returned {len(outputs)} outputs for {len(inputs)} prompts")
-        values = [self._read(out, ids, *read) for out, ids, read in zip(outputs, inputs, reads)]
-        return answers_from_scores(requests, values)
+        inputs = [i for r in requests for i in self.engine_inputs(r)]
+        order = text_order(inputs)
+        sent = [inputs[i] for i in order]
+        params = sampling_for_inputs(self.sampling_params, self.label_logprobs, sent)
+        outputs = self.llm.generate([{"prompt_token_ids": list(i.ids)} for i in sent], params, use_tqdm=False)
+        if len(outputs) != len(sent):
+            raise RuntimeError(f"vllm returned {len(outputs)} outputs for {len(sent)} prompts")
+        read: List[List[float]] = [[] for _ in inputs]
+        for position, output in zip(order, outputs):
+            read[position] = read_value(output, inputs[position])
+        return answers_from_scores(requests, [v for values in read for v in values])
+
+    def engine_inputs(self, r: Request) -> List[EngineInput]:
+        """The engine requests that score ``r``: one per prompt where the labels are single next tokens."""
+        if r.noisy_channel:
+            out = []
+            for prompt in r.prompt:
+                ids = self._ids(prompt)
+                if len(ids) < 2:
+                    raise ValueError(f"vllm backend: the noisy-channel prompt {prompt!r:.80} has fewer than 2 "
+                                     "tokens; its mean log-probability is undefined")
+                out.append(EngineInput(tuple(ids), start=1, end=len(ids), mean=True))
+            return out
+        per_label = self._label_inputs(r.prompt, r.label_space)  # type: ignore[arg-type]
+        context = per_label[0][0][:per_label[0][1]]
+        one_token = all(end - start == 1 and ids[:start] == context for ids, start, end in per_label)
+        if one_token and self.label_logprobs != "prompt_logprobs":
+            return [EngineInput(tuple(context), label_ids=tuple(ids[start] for ids, start, _ in per_label))]
+        return [EngineInput(tuple(ids), start=start, end=end) for ids, start, end in per_label]
 
     def _ids(self, text: str) -> List[int]:
         return list(self.tokenizer(text)["input_ids"])
 
     def _label_inputs(self, prompt: str, labels: Sequence[str]) -> List[Tuple[List[int], int, int]]:
-        """Per label: the token ids to send and the positions whose log-probabilities are read."""
+        """Per label: context + label token ids and the positions whose log-probabilities score it."""
         if self.scoring == "last_token":
             context = self._ids(prompt)
             out = []
@@ -160,21 +181,6 @@ class VLLMBackend(ScoringModes, Backend):
             read_end = boundary + 1 if self.scoring == "first_token" else boundary + len(split.continuation)
             out.append((split.context + split.continuation, boundary, read_end))
         return out
-
-    def _read(self, output: Any, ids: List[int], start: int, end: int, mean: bool) -> float:
-        prompt_logprobs = getattr(output, "prompt_logprobs", None)
-        if prompt_logprobs is None or len(prompt_logprobs) != len(ids):
-            raise RuntimeError("vllm returned no prompt log-probabilities (RequestOutput.prompt_logprobs) "
-                               f"for a prompt of {len(ids)} tokens; the engine must support prompt_logprobs")
-        values = []
-        for position in range(start, end):
-            entry = prompt_logprobs[position]
-            if entry is None or ids[position] not in entry:
-                raise RuntimeError(f"vllm returned no log-probability for prompt position {position} (token "
-                                   f"{ids[position]})")
-            value = entry[ids[position]]
-            values.append(float(getattr(value, "logprob", value)))
-        return math.fsum(values) / len(values) if mean else math.fsum(values)
 
     def generate(self, requests: Sequence[Request]) -> List[str]:
         params = self.sampling_params(max_tokens=self.max_new_tokens, temperature=0.0)
@@ -192,7 +198,12 @@ class VLLMBackend(ScoringModes, Backend):
     # -------------------------------------------------------------- identity
     def identity(self) -> Dict[str, Any]:
         identity: Dict[str, Any] = {"backend": "vllm", "scoring": self.scoring,
-                                    "tokenizer_sha256": tokenizer_digest(self.tokenizer, self.pretrained)}
+                                    "tokenizer_sha256": tokenizer_digest(self.tokenizer, self.pretrained),
+                                    "batch_invariant": self.batch_invariant}
+        if self.scoring != "generate":
+            identity["label_logprobs"] = self.label_logprobs
+        if self.vllm_version is not None:
+            identity["vllm_version"] = self.vllm_version
         if self.model_id is not None:
             identity["model_id"] = self.model_id
         else:

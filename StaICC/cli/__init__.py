@@ -11,7 +11,7 @@ from typing import List, Optional
 
 from .common import ArgumentError, OneLineParser, one_line  # noqa: F401  (the CLI's error type, importable here)
 
-COMMANDS = ("run", "compare", "report", "tasks")
+COMMANDS = ("run", "compare", "report", "tasks", "batch", "cache")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -42,6 +42,11 @@ def _command(argv: List[str]) -> int:
     add_report_parser(sub)
     from .tasks import add_tasks_parser
     add_tasks_parser(sub, OneLineParser)
+    from .batch import add_batch_parser
+    from .cache import add_cache_parser
+    add_batch_parser(sub)
+    add_cache_parser(sub)
     args = parser.parse_args(argv)
+    args.argv = argv  # a launcher runs the same command once per shard
     return args.func(args)
 

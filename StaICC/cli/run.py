@@ -9,19 +9,9 @@ from ..errors import TamperingWarning
 from .common import ArgumentError, as_argument_error, dataset_specs, one_line, parse_retriever
 
 def add_run_parser(sub: Any) -> None:
-    from ..backends.registry import backend_names
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
                        description="Evaluate a model on StaICC sub-benchmarks.")
-    p.add_argument("--model", help=f"backend: {', '.join(backend_names())} (default: the tasks' backend, else reference)")
-    p.add_argument("--model-args", default="", metavar="K=V,...", help="backend arguments, e.g. pretrained=DIR,dtype=bfloat16")
-    p.add_argument("--benchmarks", metavar="NAMES",
-                   help="'all' (the standard suite) or comma-separated sub-benchmarks (default: the tasks', else Normal)")
-    p.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or indexes (default: all ten)")
-    p.add_argument("--k", type=int, help="demonstrations per query (default: the tasks', else 4, the standard)")
-    p.add_argument("--tasks", metavar="NAME|FILE[,...]",
-                   help="task files or names (docs/tasks.md), beside --datasets or alone; see staicc tasks list")
-    p.add_argument("--include-path", action="append", default=[], metavar="DIR",
-                   help="a folder of task files that --tasks can name; may be repeated")
+    add_selection_arguments(p)
     p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the run already in --output-dir (its files are removed); without it such a "
@@ -34,20 +24,50 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--show-config", action="store_true",
                    help="print the resolved run (backend, sub-benchmarks, datasets, k, retriever, settings) first")
     p.add_argument("--cache", metavar="FILE", help="SQLite prediction cache: resume, share answers between runs")
-    p.add_argument("--limit", type=int, metavar="N", help="smoke run: first N test items per dataset (non-standard)")
     p.add_argument("--batch-size", type=int, metavar="N", help="requests per backend call")
-    p.add_argument("--noisy-channel", action="store_true", help="noisy-channel prompts (Normal and the bias benchmarks)")
-    p.add_argument("--retriever", metavar="NAME[:K=V,...]", help="choose demonstrations with a retriever (non-standard)")
     p.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="progress bars on stderr even when it is not a terminal (default: only on a terminal)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars on stderr")
     p.add_argument("--dry-run", action="store_true",
                    help="check everything and count the prompts to ask (distinct, already cached); no inference")
+    p.add_argument("--shard", metavar="I/N", help="ask only shard I of N of the distinct prompts and store the "
+                   "answers in --cache; merge the shard caches with `staicc cache merge` (see docs/scaling.md)")
+    p.add_argument("--shard-unit", choices=("query", "call"), default="query",
+                   help="what a shard takes whole: a query with all its passes (default; shares prefixes) or a "
+                        "backend call of the one-process run (numbers identical to it at any --batch-size)")
+    p.add_argument("--launcher", metavar="NAME", help="run every shard: torchrun (also detected from WORLD_SIZE), "
+                   "slurm (one array task per shard) or ray[:address=...,shards=N,num_gpus=G,retries=R]")
     p.set_defaults(func=run_command)
 
 
+def add_selection_arguments(p: Any) -> None:
+    """What a run asks: model, sub-benchmarks, datasets, tasks and prompt settings (shared with ``staicc batch``)."""
+    from ..backends.registry import backend_names
+    p.add_argument("--model", help=f"backend: {', '.join(backend_names())} (default: the tasks' backend, else reference)")
+    p.add_argument("--model-args", default="", metavar="K=V,...", help="backend arguments, e.g. pretrained=DIR,dtype=bfloat16")
+    p.add_argument("--benchmarks", metavar="NAMES",
+                   help="'all' (the standard suite) or comma-separated sub-benchmarks, e.g. all,Order_sens,Format_spread "
+                        "(default: the tasks', else Normal)")
+    p.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or indexes (default: all ten)")
+    p.add_argument("--k", type=int, help="demonstrations per query (default: the tasks', else 4, the standard)")
+    p.add_argument("--tasks", metavar="NAME|FILE[,...]",
+                   help="task files or names (docs/tasks.md), beside --datasets or alone; see staicc tasks list")
+    p.add_argument("--include-path", action="append", default=[], metavar="DIR",
+                   help="a folder of task files that --tasks can name; may be repeated")
+    p.add_argument("--limit", type=int, metavar="N", help="smoke run: first N test items per dataset (non-standard)")
+    p.add_argument("--noisy-channel", action="store_true", help="noisy-channel prompts (Normal and the bias benchmarks)")
+    p.add_argument("--retriever", metavar="NAME[:K=V,...]", help="choose demonstrations with a retriever (non-standard)")
+
+
 def run_command(args: argparse.Namespace) -> int:
-    """Check everything, build the model and the sub-benchmarks, run, write, print."""
+    """One process, one shard, or every shard through a launcher (:mod:`StaICC.cli.scaleout`)."""
+    from .scaleout import launch_of, launched
+    launch = launch_of(args)
+    return run_once(args) if launch.kind == "single" else launched(args, launch, run_once)
+
+
+def run_once(args: argparse.Namespace, launch: Any = None) -> int:
+    """Check everything, build the model and the sub-benchmarks, run (one shard with a sharded ``launch``), write, print."""
     from ..backends.registry import make_backend, parse_model_args
     from ..subbenchmarks.suite import build_suite, plan_suite, run_suite
     if args.log_samples and not args.output_dir:
@@ -75,6 +95,10 @@ def run_command(args: argparse.Namespace) -> int:
     args.task_objects = settings["tasks"]
     if args.task_objects:
         datasets = (datasets or []) + [task.dataset for task in args.task_objects]
+    shard = (launch.index, launch.count, args.shard_unit) if launch is not None and launch.sharded else None
+    if shard is not None:
+        from ..scaleout.launchers import rank_model_arguments
+        arguments = rank_model_arguments(args.model, arguments, launch)
     with warnings.catch_warnings():
         if args.retriever or args.limit or any(task.config.run.retriever for task in args.task_objects):
             warnings.simplefilter("ignore", TamperingWarning)
@@ -92,7 +116,7 @@ def run_command(args: argparse.Namespace) -> int:
         started, started_at = utc_now(), time.perf_counter()
         try:
             result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=args.progress,
-                               requests_per_call=args.batch_size)
+                               requests_per_call=args.batch_size, shard=shard)
         except (ValueError, TypeError, RuntimeError, OSError) as exc:
             from ..cache import CacheError
             print(f"staicc: error: {one_line((str(exc) or type(exc).__name__).splitlines()[0])}", file=sys.stderr)
@@ -104,8 +128,16 @@ def run_command(args: argparse.Namespace) -> int:
             backend.close()
             if cache is not None:
                 cache.close()
+    if shard is not None:
+        from .scaleout import print_shard
+        return print_shard(result.metadata, args.cache)
     provenance = collect(backend, recorded, started, time.perf_counter() - started_at)
     provenance["suite"] = result.metadata
+    if getattr(args, "sharded", None):  # the launcher's shards answered this run: record their plan
+        from ..scaleout.shards import one_process_calls, planned_requests, shard_plan
+        calls = one_process_calls(backend, planned, args.batch_size) if args.shard_unit == "call" else None
+        provenance["shards"] = dict(args.sharded, unit=args.shard_unit, plan_sha256=shard_plan(
+            planned_requests(planned), args.sharded["count"], calls).digest)
     if args.task_objects:
         from ..tasks.runs import provenance as task_provenance
         provenance["tasks"] = task_provenance(args.task_objects)

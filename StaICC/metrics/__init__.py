@@ -11,6 +11,8 @@ The package is split by job; every name is importable from ``StaICC.metrics`` it
   argmin, the exact probability checks, column means, entropy, linear regression);
 - :mod:`.scores`: the score metrics (accuracy, likelihood, macro-F1, ECE, consistency)
   and their formulas on per-row summaries, shared with :mod:`StaICC.stats`;
+- :mod:`.calibration_metrics`: calibration metrics outside the standard (Brier,
+  equal-mass and classwise ECE, selective accuracy, ECE after Platt scaling);
 - :mod:`.bias`: the prior and posterior bias metrics;
 - :mod:`.registry`: :class:`MetricInfo`, :data:`METRICS`, :func:`get_metric`, and the
   metric sets of the sub-benchmarks (:func:`normal_metrics`, ...).
@@ -22,7 +24,10 @@ Only the standard library and :mod:`StaICC.standard` / :mod:`StaICC.errors` are 
 from .bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
 from .numeric import (Matrix, PredictionRows, Vector, argmax, argmin, column_means, entropy, is_probability_matrix,
                       is_probability_vector, linear_regression, sequential_sum, softmax, softmax_unless_probabilities)
-from .registry import (BENCHMARK_METRICS, CONSISTENCY_LOOP_LENGTHS, METRICS, MetricInfo, bias_metrics,
+from .calibration_metrics import (brier_score, classwise_ece, coverage_accuracy_area, ece_equal_mass_1,
+                                  ece_equal_mass_10, ece_platt, selective_accuracy)
+from .registry import (BENCHMARK_METRICS, CALIBRATION_METRICS, CONSISTENCY_LOOP_LENGTHS, METRICS, MetricInfo,
+                       bias_metrics,
                        consistency_metrics, get_metric, higher_is_better, normal_metrics, post_bias_metrics)
 from .scores import (accuracy, accuracy_from_labels, averaged_truelabel_likelihood, consistency,
                      consistency_from_labels, ece_bin, ece_from_confidence, expected_calibration_error_1, macro_F1,
@@ -36,6 +41,9 @@ __all__ = [
     "accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1", "consistency",
     "accuracy_from_labels", "macro_f1_from_labels", "ece_bin", "ece_from_confidence", "consistency_from_labels",
     "make_consistency", "single_consistency",
+    # calibration (outside the standard)
+    "brier_score", "ece_equal_mass_1", "ece_equal_mass_10", "classwise_ece", "selective_accuracy",
+    "coverage_accuracy_area", "ece_platt", "CALIBRATION_METRICS",
     # bias
     "bias_distribution", "bias_entropy", "post_bias_distribution", "post_bias_dl_div",
     # registry

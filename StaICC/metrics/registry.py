@@ -10,6 +10,9 @@ from typing import Callable, Dict, NamedTuple, Optional, Tuple
 from ..standard import CONSISTENCY_LOOP_LENGTH
 from ..subbenchmarks.spec import SPECS
 from .bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
+from .calibration_metrics import (CALIBRATION_METRICS, brier_score, classwise_ece,  # noqa: F401  (re-exported)
+                                  coverage_accuracy_area, ece_equal_mass_1, ece_equal_mass_10, ece_platt,
+                                  selective_accuracy)
 from .scores import (accuracy, averaged_truelabel_likelihood, consistency, expected_calibration_error_1, macro_F1,
                      make_consistency)
 
@@ -71,6 +74,17 @@ METRICS: Dict[str, MetricInfo] = {info.name: info for info in (
     MetricInfo("post_bias_distribution", post_bias_distribution, "probabilities", None,
                "Mean prediction - label frequencies", "distribution", vector_valued=True, softmaxed=False,
                aliases=("post_bias_dis_metric",)),
+    # calibration metrics outside the standard: no sub-benchmark reports them by default
+    MetricInfo("brier_score", brier_score, "probabilities", False, "Brier score", "brier_score"),
+    MetricInfo("ece_equal_mass_1", ece_equal_mass_1, "probabilities", False, "ECE (1 bin)", "ece_equal_mass_1"),
+    MetricInfo("ece_equal_mass_10", ece_equal_mass_10, "probabilities", False, "ECE (10 equal-mass bins)",
+               "ece_equal_mass_10"),
+    MetricInfo("classwise_ece", classwise_ece, "probabilities", False, "Classwise ECE", "classwise_ece"),
+    MetricInfo("selective_accuracy", selective_accuracy, "probabilities", True, "Selective accuracy (top 10%)",
+               "selective_accuracy"),
+    MetricInfo("coverage_accuracy_area", coverage_accuracy_area, "probabilities", True, "Coverage-accuracy area",
+               "coverage_accuracy_area"),
+    MetricInfo("ece_platt", ece_platt, "probabilities", False, "ECE after Platt scaling", "ece_platt"),
 )}
 
 #: the metrics each sub-benchmark reports by default, by registry name, in result order (from the spec table)

@@ -68,6 +68,18 @@ def _add_statistics_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unpaired", action="store_true",
                         help="compare runs whose prompts differ (other k, data or demonstrations) as independent "
                              "samples; without it such runs are refused")
+    parser.add_argument("--calibration", action="store_true",
+                        help="also estimate and compare the calibration metrics outside the standard (Brier, "
+                             "equal-mass and classwise ECE, selective accuracy, ECE after Platt scaling)")
+    parser.add_argument("--agreement", action="store_true",
+                        help="also estimate and compare Cohen's and Fleiss' kappa across the templates of "
+                             "Template_sens and the demonstration sets of Demo_sens")
+
+
+def _extra_metrics(args) -> tuple:
+    from ..metrics import CALIBRATION_METRICS
+    extra = CALIBRATION_METRICS if getattr(args, "calibration", False) else ()
+    return extra + (("cohen_kappa", "fleiss_kappa") if getattr(args, "agreement", False) else ())
 
 
 def add_compare_parser(subparsers) -> argparse.ArgumentParser:
@@ -156,7 +168,8 @@ def _comparisons(runs, args) -> List[Any]:
     from ..stats import compare_runs
     return [compare_runs(runs[0], other, paired=not args.unpaired, resamples=args.resamples, seed=args.seed,
                          progress=_progress(),
-                         level=args.level, alpha=args.alpha) for other in runs[1:]]
+                         level=args.level, alpha=args.alpha, extra_metrics=_extra_metrics(args))
+            for other in runs[1:]]
 
 
 
@@ -225,12 +238,21 @@ def _compare(args) -> int:
     runs = _load(args)
     comparisons = _comparisons(runs, args)
     if args.format == "json":
-        text = json.dumps({"comparisons": [c.to_dict() for c in comparisons]}, indent=1, allow_nan=False,
-                          default=_json_default)
+        text = _strict_json({"comparisons": [c.to_dict() for c in comparisons]})
     else:
         text = render(comparison_tables(runs, comparisons), args.format)
     _emit(text, args.output)
     return 0
+
+
+def _strict_json(document: dict) -> str:
+    """Strict JSON, as results.json is written: a non-finite number (Post_bias's KL with a zero
+    probability is +inf) becomes null, and its place is listed under ``"non_finite"``."""
+    from ..results.provenance import strict_json_value
+    non_finite: List[str] = []
+    body = strict_json_value(document, non_finite, "")
+    body["non_finite"] = non_finite
+    return json.dumps(body, indent=1, allow_nan=False, default=_json_default)
 
 
 def _json_default(value: Any) -> Any:
@@ -257,7 +279,7 @@ def _report(args) -> int:
         with_records = [name for name, part in run.parts.items() if part.records]
         if with_records and (estimates[i] is None or set(estimates[i].parts) != set(with_records)):
             estimates[i] = bootstrap_run(run, resamples=args.resamples, seed=args.seed, level=args.level,
-                                         progress=_progress())
+                                         progress=_progress(), extra_metrics=_extra_metrics(args))
     if args.html:
         from .html import build_report
         figures_dir = args.figures_dir or os.path.splitext(args.html)[0] + "_figures"
@@ -269,8 +291,8 @@ def _report(args) -> int:
         print(f"wrote {args.html} and {len(written)} figure files in {figures_dir}")
         return 0
     if args.format == "json":
-        text = json.dumps({"runs": [e.to_dict() for e in estimates if e is not None],
-                           "comparisons": [c.to_dict() for c in comparisons]}, indent=1, allow_nan=False)
+        text = _strict_json({"runs": [e.to_dict() for e in estimates if e is not None],
+                             "comparisons": [c.to_dict() for c in comparisons]})
     else:
         tables = [t for r, e in zip(runs, estimates) for t in run_tables(r, e)]
         tables += comparison_tables(runs, comparisons) if comparisons else []

@@ -10,7 +10,7 @@ import html
 import os
 from typing import Any, List, Optional, Tuple
 
-from . import plots
+from . import diagnoses, plots
 from .notices import run_notices
 from .tables import Cell, Table, _cell_text, comparison_tables, run_tables
 
@@ -116,7 +116,7 @@ def run_figures(run, figures: _Figures, prefix: str) -> List[Tuple[str, str]]:
     if data:
         sections.append(("Bias: mean predicted distribution against the true label frequencies",
                          figures.embed(plots.draw_bias(data, run.label), f"{prefix}bias", "bias distributions")))
-    return sections
+    return sections + diagnoses.diagnosis_figures(run, figures, prefix)
 
 
 def _with_contents(body: List[str]) -> List[str]:
@@ -151,7 +151,7 @@ def build_report(runs: List[Any], estimates: List[Any], comparisons: List[Any], 
                     for line in run_notices(run))
     body.append("<h2>Summary</h2>")
     for run, est in zip(runs, estimates):
-        body.extend(_html_table(t) for t in run_tables(run, est))
+        body.extend(_html_table(t) for t in run_tables(run, est) + diagnoses.diagnosis_tables(run))
     if comparisons:
         body.append("<h2>Differences</h2>")
         body.extend(_html_table(t) for t in comparison_tables(runs, comparisons))

@@ -2,8 +2,8 @@
 import math
 from typing import Any, Dict, List, Optional
 
-
 from ..results import ResultDict, _jsonable, flatten  # noqa: F401  (re-exported)
+from .escaping import ESCAPES, csv_text, latex_escape, markdown_escape, no_escape, terminal_escape  # noqa: F401
 from .notices import notices
 
 
@@ -118,7 +118,7 @@ def format_p(p: Optional[float]) -> str:
 def _cell_text(cell: Any, ci: Optional[str], fmt: str) -> str:
     """A cell as ``fmt`` prints it: every piece of data escaped for that format, then the
     format's own markup (``$\\pm$``, ``*``) added around it."""
-    esc = ESCAPES.get(fmt, _no_escape)
+    esc = ESCAPES.get(fmt, no_escape)
     if not isinstance(cell, Cell):
         return esc(format_number(cell) if not isinstance(cell, str) else cell)
     if cell.kind == "p":
@@ -135,64 +135,6 @@ def _cell_text(cell: Any, ci: Optional[str], fmt: str) -> str:
     if cell.mark:
         text += r"$^{*}$" if fmt == "latex" else "*"
     return text + cell.suffix
-
-
-_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-
-
-def latex_escape(text: str) -> str:
-    """``text`` as literal LaTeX: specials escaped, line breaks and control characters as spaces
-    (a run directory named ``\\input{...}`` must print, not run)."""
-    return "".join(_LATEX_SPECIALS.get(ch, " " if _is_control(ch) else ch) for ch in str(text))
-
-
-# Unicode controls a terminal or an editor acts on: C0 and C1 controls, DEL, and the
-# bidirectional overrides and isolates that reorder what is shown
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def _is_control(ch: str) -> bool:
-    code = ord(ch)
-    return code < 0x20 or 0x7F <= code < 0xA0 or ch in _BIDI or code in (0x2028, 0x2029)
-
-
-def terminal_escape(text: Any) -> str:
-    """``text`` with every control character written as a visible escape (``\\x1b``): a value
-    read from a file must not move the cursor, recolour or retitle the user's terminal."""
-    text = str(text)
-    if not any(_is_control(ch) for ch in text):
-        return text
-    return "".join(ascii(ch)[1:-1] if _is_control(ch) else ch for ch in text)
-
-
-_MARKDOWN_SPECIALS = {"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]",
-                      "<": "&lt;", ">": "&gt;", "&": "&amp;", "#": "\\#", "!": "\\!"}
-
-
-def markdown_escape(text: Any) -> str:
-    """``text`` as literal Markdown table content: no HTML (``<script>``), no links, no
-    emphasis, no cell breaks; line breaks become spaces."""
-    return "".join(_MARKDOWN_SPECIALS.get(ch, " " if _is_control(ch) else ch) for ch in str(text))
-
-
-#: characters that make a spreadsheet read a cell as a formula (or as a command in old DDE)
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
-
-
-def csv_text(text: Any) -> str:
-    """A text cell for CSV: one that a spreadsheet would read as a formula gets a leading
-    apostrophe (``'=HYPERLINK(...)``); numbers are written by the caller, unprefixed."""
-    text = str(text)
-    return "'" + text if text.startswith(_FORMULA_START) else text
-
-
-def _no_escape(text: str) -> str:
-    return text
-
-
-#: the escaping of text pieces in each table format
-ESCAPES = {"latex": latex_escape, "md": markdown_escape, "table": terminal_escape}
 
 
 def render_text(table: Table, ci: Optional[str] = "interval") -> str:

@@ -31,7 +31,7 @@ def existing_run_files(directory: str) -> list:
 
 
 def check_output_dir(directory: str, *, overwrite: Optional[bool] = None) -> None:
-    """Create ``directory`` if needed and make sure files can be written there — before any inference.
+    """Make sure ``directory`` can be written (it is created when the run writes) — before any inference.
 
     ``overwrite=False`` refuses a directory that already holds a run (its results would be
     replaced and another model's samples left beside them); ``True`` allows it, and the

@@ -36,15 +36,22 @@ def _umask_mode() -> int:
 
 
 def check_directory(directory: str) -> None:
-    """Create ``directory`` if needed and prove a file can be written there (OSError otherwise).
+    """Prove that ``directory`` can be written to, or created and then written to (OSError otherwise).
 
-    The probe is a unique ``O_EXCL`` file, so a link planted at a fixed probe name
-    cannot redirect it.
+    Nothing is created: a run refused later, for another argument, leaves no empty folder
+    behind.  A missing directory is judged by its nearest existing ancestor, which must be a
+    writable directory.  The probe is a unique ``O_EXCL`` file, so a link planted at a fixed
+    probe name cannot redirect it.
     """
-    os.makedirs(directory, exist_ok=True)
-    if not os.path.isdir(directory):
-        raise NotADirectoryError(f"{directory!r} is not a directory")
-    handle, probe = tempfile.mkstemp(prefix=_PREFIX + "write-test-", dir=directory)
+    existing = os.path.abspath(directory)
+    while not os.path.exists(existing):
+        parent = os.path.dirname(existing)
+        if parent == existing:
+            break
+        existing = parent
+    if not os.path.isdir(existing):
+        raise NotADirectoryError(f"{existing!r} is not a directory")
+    handle, probe = tempfile.mkstemp(prefix=_PREFIX + "write-test-", dir=existing)
     os.close(handle)
     os.remove(probe)
 

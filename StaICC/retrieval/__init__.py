@@ -11,13 +11,19 @@ from ..validation import check_k
 from .base import METRICS, ORDERS, EmbedFn, Retriever, Sampler, Tokenizer, callable_name, normalise_text  # noqa: F401
 from .embedding import EmbeddingSpace, EmbeddingTopKRetriever, sentence_transformers_embedder
 from .lexical import K1_MAX, BM25Index, BM25Retriever, TopKRetriever, default_tokenizer
+from .cone import ConERetriever, causal_lm_loglik
+from .dpp import DPPRetriever
+from .mdl import MDLRetriever
 from .mmr import MMRRetriever
+from .reference_embedder import reference_embedder
 from .simple import FixKRetriever, RandomRetriever, ZeroRetriever
+from .votek import VoteKRetriever
 
 __all__ = ["Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "BM25Retriever", "TopKRetriever",
            "BM25Index", "EmbeddingTopKRetriever", "EmbeddingSpace", "MMRRetriever", "sentence_transformers_embedder",
            "default_tokenizer", "normalise_text", "check_k", "retriever_from_name", "RETRIEVERS", "ORDERS",
-           "METRICS", "K1_MAX"]
+           "METRICS", "K1_MAX", "VoteKRetriever", "DPPRetriever", "MDLRetriever", "reference_embedder",
+           "ConERetriever", "causal_lm_loglik"]
 
 RETRIEVERS: Dict[str, type] = {
     "zero": ZeroRetriever,
@@ -27,6 +33,10 @@ RETRIEVERS: Dict[str, type] = {
     "topk": TopKRetriever,
     "mmr": MMRRetriever,
     "embedding": EmbeddingTopKRetriever,
+    # embeddings from the reference embedder unless built in Python with an embed_fn; MDL needs the
+    # model, so it is built in Python only
+    "votek": VoteKRetriever,
+    "dpp": DPPRetriever,
 }
 
 

@@ -122,8 +122,29 @@ def _mean(values: Sequence[float]) -> float:
     return sequential_sum(values) / len(values)
 
 
-def part_statistics(part, *, check: bool = True) -> Dict[str, Statistic]:
-    """One :class:`Statistic` per dataset of a loaded sub-benchmark (``report.runs.Part``)."""
+def extra_metric_names(part, recorded: Dict[str, Any], extra_metrics: Sequence[str]) -> List[str]:
+    """The extra metrics (e.g. the calibration metrics outside the standard) that apply to a part.
+
+    Score metrics apply to the parts that score each query once (their results report
+    accuracy, and they are neither grouped by item nor regression slopes); the grouped
+    metrics of :mod:`StaICC.metrics.agreement` (kappa) to the parts that ask each item
+    several times (Template_sens, Demo_sens).  They are estimated and compared beside the
+    recorded metrics; nothing recorded changes.
+    """
+    from ..metrics.agreement import GROUPED_METRICS
+    from .items import is_consistency, is_slope
+    if is_consistency(part.name):  # the agreement metrics over an item's passes or repeats
+        return [n for n in extra_metrics if n in GROUPED_METRICS and n not in recorded]
+    if "accuracy" not in recorded or is_slope(part.name):
+        return []
+    return [n for n in extra_metrics if n not in recorded and n not in GROUPED_METRICS]
+
+
+def part_statistics(part, *, check: bool = True, extra_metrics: Sequence[str] = ()) -> Dict[str, Statistic]:
+    """One :class:`Statistic` per dataset of a loaded sub-benchmark (``report.runs.Part``).
+
+    ``extra_metrics``: registry names estimated beside the recorded ones (see :func:`extra_metric_names`).
+    """
     if not part.records:
         raise ValueError(f"{part.name}: the run has no per-query records (samples.jsonl); "
                          "confidence intervals need them: run with --log-samples")
@@ -133,7 +154,8 @@ def part_statistics(part, *, check: bool = True) -> Dict[str, Statistic]:
             raise ValueError(f"{part.name} / {dataset}: no records for this dataset in samples.jsonl")
         recorded = _recorded(part.divided.get(dataset, {}))
         table = ItemTable(part.name, dataset, part.records[dataset])
-        statistic = Statistic(part.name, table, list(recorded), part.metadata)
+        statistic = Statistic(part.name, table, list(recorded) + extra_metric_names(part, recorded, extra_metrics),
+                              part.metadata)
         if check:
             point = statistic.point()
             for name, value in point.items():
@@ -187,12 +209,14 @@ def _check_options(resamples: int, level: float, seed: int) -> None:
 
 def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                   level: float = DEFAULT_LEVEL, benchmarks: Optional[Sequence[str]] = None,
-                  engine: str = "auto", progress: Optional[Callable[[str], None]] = None) -> RunEstimates:
+                  engine: str = "auto", progress: Optional[Callable[[str], None]] = None,
+                  extra_metrics: Sequence[str] = ()) -> RunEstimates:
     """Bootstrap intervals over test items for every metric of every sub-benchmark with records.
 
     ``benchmarks`` limits the work to some sub-benchmarks (names as in the records);
     ``engine`` as in :func:`estimate_part`; ``progress`` is called with each sub-benchmark's
-    name before its work starts.
+    name before its work starts; ``extra_metrics`` adds registry metrics to the parts they
+    apply to (:func:`extra_metric_names`).
     """
     _check_options(resamples, level, seed)
     if benchmarks is not None:
@@ -205,7 +229,7 @@ def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
             continue
         if progress is not None:
             progress(f"{run.label}: {name}")
-        statistics = part_statistics(part)
+        statistics = part_statistics(part, extra_metrics=extra_metrics)
         draws = {d: draw_resamples(len(s.table), resamples, seed, name, d) for d, s in statistics.items()}
         result.parts[name] = estimate_part(part, draws, level, statistics, engine)
     if not result.parts:

@@ -8,7 +8,7 @@ Holm-corrected across datasets; the averaged row is a test of its own.
 """
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .bootstrap import (DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, RunEstimates, _check_options,
                         _PartTable, estimate_part, finite_interval, part_statistics)
@@ -156,7 +156,7 @@ def _scalar(value: Any) -> bool:
 
 def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                  level: float = DEFAULT_LEVEL, alpha: float = DEFAULT_ALPHA, engine: str = "auto",
-                 progress: Optional[Callable[[str], None]] = None) -> Comparison:
+                 progress: Optional[Callable[[str], None]] = None, extra_metrics: Sequence[str] = ()) -> Comparison:
     """Compare run ``b`` with run ``a`` on every sub-benchmark both have records for.
 
     Paired (default): both runs must have been run on the same prompts (checked with the
@@ -164,7 +164,9 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
     same test items in both runs, and accuracy gets McNemar's exact test on the
     prompts where exactly one run is right.  ``paired=False``: independent resamples of
     each run; p-values from the bootstrap distribution of the difference.  ``engine`` and
-    ``progress`` as in :func:`~StaICC.stats.bootstrap.bootstrap_run`.
+    ``progress`` as in :func:`~StaICC.stats.bootstrap.bootstrap_run`.  ``extra_metrics``:
+    registry metrics compared beside the recorded ones where they apply (e.g.
+    :data:`StaICC.metrics.CALIBRATION_METRICS`).
     """
     _check_options(resamples, level, seed)
     if paired:
@@ -183,7 +185,8 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
             if not part.records:
                 raise ValueError(f"{name}: run {run.label!r} ({run.path}) has no per-query records; comparing "
                                  "runs needs samples.jsonl (run with --log-samples)")
-        sa, sb = part_statistics(pa), part_statistics(pb)
+        sa = part_statistics(pa, extra_metrics=extra_metrics)
+        sb = part_statistics(pb, extra_metrics=extra_metrics)
         common = [d for d in sa if d in sb]
         sa = {d: sa[d] for d in common}
         sb = {d: sb[d] for d in common}

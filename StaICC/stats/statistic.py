@@ -103,7 +103,10 @@ class Statistic:
         self.table = table
         self.functions: Dict[str, Callable] = {}
         if is_consistency(benchmark):
-            self.functions = {n: _metrics.consistency for n in metric_names if n.startswith("consistency")}
+            # consistency (with its fast path), and the agreement metrics over the same blocks of an item
+            from ..metrics.agreement import GROUPED_METRICS
+            self.functions = {n: _metrics.consistency if n.startswith("consistency") else GROUPED_METRICS[n]
+                              for n in metric_names if n.startswith("consistency") or n in GROUPED_METRICS}
         else:
             for name in metric_names:
                 f = metric_function(benchmark, name)

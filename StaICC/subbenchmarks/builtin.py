@@ -11,6 +11,7 @@ from ..engine.procedures import LabelNoiseProcedure
 from ..results import ResultDict
 from ..standard import DEFAULT_K, DOMAIN_QUERY_LENGTH, GLER_INTERPOLATIONS
 from .generic import SubBenchmark, average_sensitivity, average_slopes  # noqa: F401  (their old import path)
+from .extensions import EXTENSION_BENCHMARKS
 from .spec import SPECS
 from .generic import FUNCTION_COUNT_ERROR, average_metrics  # noqa: F401  (their old import path)
 
@@ -126,4 +127,5 @@ class Triplet_bias:
 
 
 SUB_BENCHMARKS = {cls.benchmark_name: cls for cls in (Normal, Contextual_bias, Domain_bias, Post_bias, GLER,
-                                                       GLER_corrected, Template_sens, Demo_sens, Triplet_bias)}
+                                                       GLER_corrected, Template_sens, Demo_sens, Triplet_bias)}# the diagnoses outside the standard: runnable by name, never part of "all"
+SUB_BENCHMARKS.update(EXTENSION_BENCHMARKS)

@@ -87,6 +87,14 @@ _TABLE = (
                      test_size=DEMO_SENS_TEST_SIZE, repeat_times=DEMO_SENS_REPEAT_TIMES,
                      procedure="demonstration_sensitivity", consistency_loop=DEMO_SENS_TEST_SIZE,
                      noisy_channel=False, in_standard_suite=True),
+    # diagnoses outside the standard (StaICC.subbenchmarks.extensions): never part of "all", their results are
+    # marked non-standard; beside consistency they report the agreement metrics of StaICC.metrics.agreement
+    SubBenchmarkSpec("Order_sens", metrics=("consistency",), result="sensitivity", averaging="sensitivity",
+                     test_size=DEMO_SENS_TEST_SIZE, repeat_times=6, procedure="demonstration_order",
+                     consistency_loop=DEMO_SENS_TEST_SIZE, noisy_channel=False),
+    SubBenchmarkSpec("Format_spread", metrics=("consistency",), result="sensitivity", averaging="sensitivity",
+                     test_size=DEMO_SENS_TEST_SIZE, repeat_times=1, procedure="format_spread",
+                     consistency_loop=DEMO_SENS_TEST_SIZE, noisy_channel=False),
 )
 
 #: every sub-benchmark by name, in table order

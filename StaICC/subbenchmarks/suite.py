@@ -31,9 +31,15 @@ __all__ = ["STANDARD_SUITE", "build_suite", "plan_suite", "resolve_benchmark_nam
 
 
 def resolve_benchmark_names(benchmarks: Union[str, Sequence[str]]) -> List[str]:
-    """``"all"``, one name, a comma-separated string or a list, checked against the registry."""
+    """``"all"``, one name, a comma-separated string or a list, checked against the registry.
+
+    "all" in a comma-separated string stands for the standard suite, so
+    ``"all,Order_sens"`` adds a diagnosis outside the standard to it.
+    """
     if isinstance(benchmarks, str):
-        names = list(STANDARD_SUITE) if benchmarks == "all" else [b.strip() for b in benchmarks.split(",") if b.strip()]
+        names = []
+        for b in (part.strip() for part in benchmarks.split(",")):
+            names.extend(STANDARD_SUITE if b == "all" else [b] if b else [])
     else:
         names = list(benchmarks)
     if not names:
@@ -67,6 +73,7 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
               k: int = DEFAULT_K, cache: Any = None, *, batched: bool = False, model_id: Optional[str] = None,
               progress: Optional[bool] = None, suite: Optional[Dict[str, Any]] = None,
               planned: Optional[Dict[str, List[Any]]] = None, requests_per_call: Optional[int] = None,
+              shard: Optional[Tuple[Any, ...]] = None,
               **options: Any) -> ResultDict:
     """Run several sub-benchmarks on one model; ``result[name]`` equals ``Name(...)(model)``.
 
@@ -78,12 +85,20 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
     backend call receives (default: the backend's own).  The result maps each name to that
     sub-benchmark's result dict; its ``metadata`` says how many prompts were asked, how many
     were distinct and how many came from the cache, and ``records`` holds every per-query record.
+    ``shard=(index, count[, unit])``: ask only that shard of the run's distinct prompts
+    (:mod:`StaICC.scaleout.shards`) and store the answers in ``cache``; nothing is
+    summarised and the result holds only ``metadata``.
     """
     with fewer_collections():
         backend = as_backend(model, batched=batched, model_id=model_id)
         benches = suite if suite is not None else build_suite(benchmarks, datasets, k, **options)
-        return _run_suite(backend, benches, cache, progress,
-                          planned if planned is not None else plan_suite(backend, benches), requests_per_call)
+        planned = planned if planned is not None else plan_suite(backend, benches)
+        if shard is not None:  # a shard's answers go to the cache only; the merged run summarises
+            from ..scaleout.shards import score_shard
+            with opened_cache(cache) as store:
+                return ResultDict({}, metadata=score_shard(backend, planned, store, shard, progress,
+                                                                  requests_per_call))
+        return _run_suite(backend, benches, cache, progress, planned, requests_per_call)
 
 
 @contextlib.contextmanager

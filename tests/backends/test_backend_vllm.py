@@ -70,7 +70,8 @@ class FakeLLM:
         model, tokenizer = tiny_pair()
         self.calls.append(("generate", len(prompts), sampling_params))
         outputs = []
-        for n, prompt in enumerate(prompts):
+        every = sampling_params if isinstance(sampling_params, list) else [sampling_params] * len(prompts)
+        for n, (prompt, sampling_params) in enumerate(zip(prompts, every)):
             ids = list(prompt["prompt_token_ids"]) if isinstance(prompt, dict) else list(tokenizer(prompt)["input_ids"])
             with torch.inference_mode():
                 logprobs = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0].float(), -1)
@@ -115,13 +116,13 @@ def requests():
 def test_vllm_scores_match_hf(scoring):
     model, tokenizer = tiny_pair()
     engine = FakeLLM()
-    backend = VLLMBackend(engine, SamplingParams, scoring=scoring, model_id="tiny")
+    backend = VLLMBackend(engine, SamplingParams, scoring=scoring, model_id="tiny", label_logprobs="prompt_logprobs")
     remote = backend.score(requests())
     local = HFBackend(model, tokenizer, scoring=scoring, model_id="tiny").score(requests())
     for a, b in zip(remote, local):
         assert a.prediction == pytest.approx(b.prediction, abs=1e-5)
     assert len(engine.calls) == 1  # one engine call per score(): vLLM batches it
-    assert engine.calls[0][2].prompt_logprobs == 1
+    assert all(params.prompt_logprobs == 1 for params in engine.calls[0][2])
     assert backend.non_standard == ([] if scoring == "last_token" else [f"scoring={scoring}"])
 
 
@@ -141,7 +142,7 @@ def test_missing_prompt_logprobs_is_a_clear_error():
         def generate(self, prompts, sampling_params, use_tqdm=True):
             outputs = super().generate(prompts, SamplingParams(max_tokens=1))
             return outputs
-    backend = VLLMBackend(NoLogprobs(), SamplingParams, model_id="tiny")
+    backend = VLLMBackend(NoLogprobs(), SamplingParams, model_id="tiny", label_logprobs="prompt_logprobs")
     with pytest.raises(RuntimeError, match="no prompt log-probabilities"):
         backend.score(requests()[:1])
 

@@ -31,8 +31,9 @@ def test_every_sub_benchmark_class_is_a_row_of_the_table():
 def test_the_readers_take_their_facts_from_the_table():
     assert STANDARD_SUITE == ("Normal", "Triplet_bias", "GLER", "Template_sens", "Demo_sens")
     assert BENCHMARK_METRICS["Post_bias"] == ("post_bias_dl_div", "post_bias_distribution")
-    assert CONSISTENCY_LOOP_LENGTHS == {"Template_sens": 100, "Demo_sens": 128}
-    assert set(CONSISTENCY_BENCHMARKS) == {"Template_sens", "Demo_sens"}
+    # the diagnoses outside the standard are rows of the table too (never in STANDARD_SUITE)
+    assert CONSISTENCY_LOOP_LENGTHS == {"Template_sens": 100, "Demo_sens": 128, "Order_sens": 128, "Format_spread": 128}
+    assert set(CONSISTENCY_BENCHMARKS) == {"Template_sens", "Demo_sens", "Order_sens", "Format_spread"}
     assert set(SLOPE_BENCHMARKS) == {"GLER", "GLER_corrected"}
     assert parts_of("Triplet_bias") == (("contextual", "Contextual_bias"), ("domain", "Domain_bias"),
                                         ("post", "Post_bias"))

@@ -26,7 +26,10 @@ ROW_ORDER_INVARIANT = sorted(set(ALL_METRICS) - {"consistency"})
 LABELS_ONLY = sorted(n for n, m in METRICS.items() if m.needs == "labels")
 # rows are softmaxed unless the whole matrix passes the exact probability check
 SOFTMAXED_SCALARS = sorted(n for n, m in METRICS.items() if m.softmaxed and not m.vector_valued)
-BOUNDED_01 = ["accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1", "consistency"]
+BOUNDED_01 = ["accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1", "consistency",
+              "ece_equal_mass_1", "ece_equal_mass_10", "classwise_ece", "selective_accuracy", "coverage_accuracy_area",
+              "ece_platt"]
+BOUNDED_02 = ["brier_score"]
 
 
 def call(name, truth, rows):
@@ -169,6 +172,8 @@ def test_scalar_metrics_in_range(name, kind):
     assert math.isfinite(value)
     if name in BOUNDED_01:
         assert 0 <= value <= 1
+    elif name in BOUNDED_02:
+        assert 0 <= value <= 2
     elif name == "bias_entropy":
         assert 0 <= value <= math.log(N_LABELS) + 1e-12
     else:
@@ -193,12 +198,28 @@ def _confident(truth, right):
     return [[4.0 if c == (g if right else (g + 1) % N_LABELS) else 0.0 for c in range(N_LABELS)] for g in truth]
 
 
+# ECE after Platt scaling is left out: all-right and all-wrong rows are equally easy to recalibrate
 @pytest.mark.parametrize("name", ["accuracy", "averaged_truelabel_likelihood", "macro_F1",
-                                  "expected_calibration_error_1"])
+                                  "expected_calibration_error_1", "brier_score", "ece_equal_mass_1",
+                                  "ece_equal_mass_10", "classwise_ece", "selective_accuracy", "coverage_accuracy_area"])
 def test_direction_right_beats_wrong(name):
     truth = truth_covering_all_labels(16)
     right, wrong = call(name, truth, _confident(truth, True)), call(name, truth, _confident(truth, False))
     assert (right > wrong) == METRICS[name].higher_is_better
+
+
+def test_direction_platt_ece():
+    """Platt scaling removes a monotone over-confidence: what the raw ECE sees, the Platt ECE does not."""
+    rng = random.Random(17)
+    truth, rows = [], []
+    for _ in range(N_ROWS * 5):
+        c = rng.uniform(0.5, 0.99)
+        right = rng.random() < c - 0.3  # right far less often than the confidence says, but more when higher
+        truth.append(0 if right else 1)
+        rows.append([c, 1 - c])
+    raw, platt = call("ece_equal_mass_10", truth, rows), call("ece_platt", truth, rows)
+    assert raw > 0.25 and platt < 0.1
+    assert METRICS["ece_platt"].higher_is_better is False
 
 
 def test_direction_bias_metrics():

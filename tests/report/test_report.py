@@ -224,13 +224,14 @@ def test_html_report_is_self_contained(html_report):
         sys.path.pop(0)
     page = html_report.read_text()
     assert external_resources(page) == []
-    # differences: one forest plot per sub-benchmark (7), and 5 figures per run, the two runs side by side
-    assert page.count('src="data:image/png;base64,') == 7 + 2 * 5 and page.count('<div class="side">') == 5
+    # differences: one forest plot per sub-benchmark (7), and per run 5 figures of the standard and 2 of the
+    # diagnoses outside it (per-factor kappa, coverage), the two runs side by side
+    assert page.count('src="data:image/png;base64,') == 7 + 2 * 7 and page.count('<div class="side">') == 7
     for title in ("Reliability diagrams", "GLER: metrics on the standard", "Template_sens: dataset x",
                   "Demo_sens: distribution", "Bias: mean predicted distribution", "Differences", "accuracy slope"):
         assert title in page
     figures = sorted(os.listdir(str(html_report).replace(".html", "_figures")))
-    assert "lexical_reliability.png" in figures and "lexical_reliability.svg" in figures and len(figures) == 34
+    assert "lexical_reliability.png" in figures and "lexical_reliability.svg" in figures and len(figures) == 42
     assert external_resources('<img src="https://cdn.example/x.png"><link href="//fonts.x/y.css">') != []
 
 

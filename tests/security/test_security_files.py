@@ -24,7 +24,7 @@ def test_links_planted_at_every_name_are_replaced_not_followed(tmp_path):
     out.mkdir()
     for name in ("results.json", "samples.jsonl", "results.json.tmp", "samples.jsonl.tmp", ".staicc-write-test"):
         os.symlink(victim, out / name)
-    done = subprocess.run(RUN + ["--output-dir", str(out), "--log-samples"], capture_output=True, text=True,
+    done = subprocess.run(RUN + ["--output-dir", str(out), "--log-samples", "--overwrite"], capture_output=True, text=True,
                           env=env(), timeout=300)
     assert done.returncode == 0, done.stderr
     assert victim.read_text() == "precious"
@@ -95,16 +95,17 @@ def test_a_full_disk_under_the_output_dir_keeps_the_answers_and_says_where(tmp_p
     assert first.returncode == 0, first.stderr
     before = (out / "results.json").read_bytes()
     done = subprocess.run([sys.executable, "-c", _LIMITED] + RUN[3:] + ["--output-dir", str(out), "--log-samples",
-                                                                        "--cache", str(cache)],
+                                                                        "--cache", str(cache), "--overwrite"],
                           capture_output=True, text=True, env=env(), timeout=300)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
-    lines = done.stderr.strip().splitlines()
+    lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("staicc: warning:")]
     assert lines[0].startswith(f"staicc: error: cannot write the run directory {out}: File too large")
     assert f"every answer is in the cache {cache}" in lines[1]
     assert (out / "results.json").read_bytes() == before  # the previous run's file, whole
     assert sorted(os.listdir(out)) == ["results.json"]  # no samples.jsonl.tmp or other temporary left
-    again = subprocess.run(RUN + ["--output-dir", str(out), "--log-samples", "--cache", str(cache)],
+    again = subprocess.run(RUN + ["--output-dir", str(out), "--log-samples", "--cache", str(cache),
+                                  "--overwrite"],
                            capture_output=True, text=True, env=env(), timeout=300)
     assert again.returncode == 0, again.stderr
     assert " 0 asked," in again.stdout  # every answer came back from the cache

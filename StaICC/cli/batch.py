@@ -1,0 +1,101 @@
+"""``staicc batch export|import``: a run's distinct prompts through the OpenAI Batch API (or ``vllm run-batch``).
+
+``export`` plans the run exactly as ``staicc run`` would (same arguments) and writes the
+requests not yet in ``--cache`` as Batch-API JSONL; ``import`` plans the same run again,
+joins the result lines to its requests by ``custom_id`` and stores the answers in
+``--cache``.  ``staicc run --cache C`` with the same arguments then asks no prompt.
+"""
+import argparse
+import sys
+import warnings
+from typing import Any, Dict, Tuple
+
+from ..errors import TamperingWarning
+from .common import ArgumentError, as_argument_error, dataset_specs, parse_retriever
+from .run import _build_suite, _open_cache, add_selection_arguments
+
+
+def add_batch_parser(sub: Any) -> None:
+    p = sub.add_parser("batch", help="OpenAI Batch API: export a run's prompts, import the results",
+                       description="Run the prompts of a run through the OpenAI Batch API.")
+    commands = p.add_subparsers(dest="batch_command", parser_class=type(p))
+    export = commands.add_parser("export", help="write the run's unanswered requests as Batch-API JSONL")
+    add_selection_arguments(export)
+    export.add_argument("-o", "--output", required=True, metavar="FILE.jsonl",
+                        help="the JSONL file (split into FILE-00001.jsonl ... at 50,000 lines or 100 MB)")
+    export.add_argument("--cache", metavar="FILE", help="leave out the requests this cache already answers")
+    export.set_defaults(func=export_command)
+    imports = commands.add_parser("import", help="store Batch-API results in a prediction cache")
+    imports.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="the Batch API's output file(s)")
+    add_selection_arguments(imports)
+    imports.add_argument("--cache", required=True, metavar="FILE", help="the cache that receives the answers")
+    imports.set_defaults(func=import_command)
+    p.set_defaults(func=lambda args: (_ for _ in ()).throw(ArgumentError("batch needs a command: export or import")))
+
+
+def _planned(args: argparse.Namespace) -> Tuple[Any, Dict[str, Any]]:
+    """(backend, every request of the run) exactly as ``staicc run`` plans them; argument errors before anything."""
+    from ..backends.registry import make_backend, parse_model_args
+    from ..scaleout.shards import planned_requests
+    from ..subbenchmarks.suite import build_suite, plan_suite
+    from ..tasks.runs import command_settings
+    if args.limit is not None and args.limit < 1:
+        raise ArgumentError(f"--limit must be a positive integer, got {args.limit}")
+    options: Dict[str, Any] = {}
+    if args.retriever:
+        options["retriever"] = as_argument_error(parse_retriever, args.retriever)
+    datasets = dataset_specs(args.datasets)
+    arguments = as_argument_error(parse_model_args, args.model_args)
+    settings = as_argument_error(command_settings, args.tasks, args.include_path, args.benchmarks, args.k,
+                                 args.model, arguments)
+    args.benchmarks, args.k, args.model, arguments = (settings[key] for key in ("benchmarks", "k", "model", "arguments"))
+    args.task_objects = settings["tasks"]
+    if settings["tasks"]:
+        datasets = (datasets or []) + [task.dataset for task in settings["tasks"]]
+    if args.model != "openai":
+        raise ArgumentError("staicc batch writes and reads OpenAI Batch-API requests: give --model openai")
+    with warnings.catch_warnings():
+        if args.retriever or args.limit or settings["tasks"]:
+            warnings.simplefilter("ignore", TamperingWarning)
+        suite = as_argument_error(_build_suite, build_suite, args, datasets, options)
+        backend = as_argument_error(make_backend, args.model, **arguments)
+        if getattr(backend, "label_logprobs", "off") != "off":
+            raise ArgumentError("staicc batch sends the echo requests of a direct run: leave label_logprobs off")
+        planned = as_argument_error(plan_suite, backend, suite)
+    return backend, planned_requests(planned)
+
+
+def export_command(args: argparse.Namespace) -> int:
+    from ..scaleout.batch_api import export_batch, unanswered
+    backend, requests = _planned(args)
+    cache = as_argument_error(_open_cache, args.cache)
+    try:
+        todo = unanswered(backend, requests, cache)
+    finally:
+        if cache is not None:
+            cache.close()
+    if not todo:
+        print("every request of this run is already in the cache; nothing to export")
+        return 0
+    written = as_argument_error(export_batch, backend, todo, args.output)
+    for path, lines in written:
+        print(f"wrote {path}: {lines} requests")
+    print(f"{len(todo)} prompts to answer (model {backend.fingerprint()[:12]}); after the batch: "
+          f"staicc batch import RESULTS.jsonl --cache FILE with the same arguments")
+    return 0
+
+
+def import_command(args: argparse.Namespace) -> int:
+    from ..scaleout.batch_api import import_batch
+    backend, requests = _planned(args)
+    cache = as_argument_error(_open_cache, args.cache)
+    try:
+        distinct = list({r.key(): r for r in requests}.values())
+        report = import_batch(backend, distinct, args.results, cache)
+    finally:
+        cache.close()
+    for error in report.errors:
+        print(f"staicc: error: {error}", file=sys.stderr)
+    print(f"stored {report.stored} answers in {args.cache}; {report.missing} requests have no complete result "
+          f"yet; {len(report.errors)} bad line(s)")
+    return 1 if report.errors else 0

@@ -1,0 +1,91 @@
+"""``staicc run --shard I/N`` and ``--launcher``: which shard this process runs, and the merge that follows.
+
+Every launcher ends the same way: one process merges the shard caches into ``--cache``
+and runs the command once more over it, which asks no prompt and writes the results
+(:mod:`StaICC.scaleout.launchers`).
+"""
+import argparse
+import os
+import sys
+from typing import Any, Callable, Dict
+
+from ..scaleout.launchers import Launch
+from .common import ArgumentError, as_argument_error
+
+
+def launch_of(args: argparse.Namespace) -> Launch:
+    """The launch ``--shard``/``--launcher``/the environment ask for, checked before any inference."""
+    from ..scaleout.launchers import resolve_launch
+    launch = as_argument_error(resolve_launch, args.shard, args.launcher, os.environ)
+    if launch.kind != "single":
+        what = "--shard" if launch.kind == "shard" else f"--launcher {launch.kind}"
+        if not args.cache:
+            raise ArgumentError(f"{what} needs --cache FILE: the shards' answers are stored there and merged")
+        if args.dry_run and launch.kind == "ray":
+            raise ArgumentError("--dry-run counts one process's prompts; use it without --launcher ray")
+    if launch.kind == "shard" and (args.output_dir or args.log_samples):
+        raise ArgumentError("--shard writes answers to --cache only; run once more over the merged cache "
+                            "with --output-dir to write results")
+    return launch
+
+
+def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., int]) -> int:
+    """Run this process's part of a sharded run; the merging process also merges and summarises."""
+    from ..scaleout import launchers
+    if launch.kind == "shard" or args.dry_run:
+        return run_once(args, launch)
+    if launch.kind == "ray":
+        try:
+            paths = launchers.run_ray_shards(args.argv, args.cache, launch.options)
+        except ValueError as exc:
+            raise ArgumentError(str(exc)) from None
+        except Exception as exc:  # a task that failed after its retries: Ray's own error types
+            first = (str(exc) or type(exc).__name__).strip().splitlines()[0]
+            print(f"staicc: error: a Ray shard failed after its retries: {first}; the answers given so far are in "
+                  f"{args.cache}.shard-*; run the same command to resume", file=sys.stderr)
+            return 1
+        return _merge_and_summarise(args, paths, run_once, "ray")
+    status = run_once(_shard_args(args, launch), launch)
+    if launch.kind == "slurm":
+        if status == 0:
+            pattern = launchers.shard_cache_path(args.cache, "*", launch.count)
+            print(f"shard {launch.index}/{launch.count} done; when every array task has finished: "
+                  f"staicc cache merge {args.cache} {pattern} && staicc run ... --cache {args.cache}")
+        return status
+    if status != 0:
+        return status  # torchrun stops the other ranks when one fails
+    launchers.torchrun_barrier(launch)
+    if launch.index != 0:
+        return 0
+    return _merge_and_summarise(args, launchers.shard_cache_paths(args.cache, launch.count), run_once, "torchrun")
+
+
+def _shard_args(args: argparse.Namespace, launch: Launch) -> argparse.Namespace:
+    from ..scaleout.launchers import shard_cache_path
+    return argparse.Namespace(**dict(vars(args), cache=shard_cache_path(args.cache, launch.index, launch.count),
+                                     output_dir=None, log_samples=None))
+
+
+def _merge_and_summarise(args: argparse.Namespace, paths: Any, run_once: Callable[..., int], launcher: str) -> int:
+    from ..cache import CacheError
+    from ..cache.merge import merge_caches
+    try:
+        counts = merge_caches(args.cache, paths)
+    except CacheError as exc:
+        print(f"staicc: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 1
+    print(f"merged {len(paths)} shard caches into {args.cache}: {counts['added']} new answers, "
+          f"{counts['equal']} already there")
+    final = argparse.Namespace(**dict(vars(args), shard=None, launcher=None,
+                                      sharded={"launcher": launcher, "count": len(paths)}))
+    return run_once(final)
+
+
+def print_shard(metadata: Dict[str, Any], cache: str) -> int:
+    """The one-line summary of a shard run (it writes no results)."""
+    shard = metadata["shard"]
+    print(f"shard {shard['index']}/{shard['count']} (plan {shard['plan_sha256'][:12]}): "
+          f"{metadata['distinct_prompts']} distinct prompts of {shard['run_distinct_requests']}, "
+          f"{metadata['asked']} asked, {metadata['from_cache']} from the cache, {metadata['seconds']:.2f} s; "
+          f"answers in {cache}")
+    return 0
