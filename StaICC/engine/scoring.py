@@ -95,7 +95,10 @@ def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optiona
                             f"query 0 returned {'an int' if int_kind else 'a vector'}; return one kind throughout")
     if not int_kind:
         return list(predictions)
-    return [[1 if c == p else 0 for c in range(label_count)] for p in predictions]
+    # Each row is a copy of its label's one-hot row (rows are lists a caller may change), built once per label.
+    one_hot = [[1 if c == label else 0 for c in range(label_count)] for label in range(label_count)]
+    return [one_hot[p][:] if 0 <= p < label_count else [1 if c == p else 0 for c in range(label_count)]
+            for p in predictions]
 
 
 def predicted_labels(predictions: Sequence[Prediction]) -> List[int]:

@@ -116,7 +116,7 @@ class Statistic:
         if is_slope(benchmark):
             procedure = (metadata or {}).get("procedure") or {}
             abscissae = procedure.get("abscissae") or SPECS[benchmark].abscissae or "standard"
-            from ..subbenchmarks.experimentor import LabelNoiseProcedure
+            from ..engine.procedures import LabelNoiseProcedure
             self.x_values = LabelNoiseProcedure(table.passes, abscissae).x_values()
         self.fast_names = [n for n, f in self.functions.items()
                            if (n in FAST_METRICS and f is getattr(_metrics, n)) or f is _metrics.consistency]

@@ -16,7 +16,6 @@ from ..metrics import normal_metrics
 from ..engine.plan import RunPlan, Work, check_passes, plan_requests
 from ..engine.preflight import check_experimentor
 from ..engine.procedures import Procedure
-from ..engine.procedures import LabelNoiseProcedure, SensitivityProcedure, TemplateProcedure  # noqa: F401  (old import path)
 from ..prompt import domain_query_generator, empty_query_generator, prompt_writter
 from ..engine.outcome import Outcome
 from ..datasets.split import triplet_dataset as TripletDataset

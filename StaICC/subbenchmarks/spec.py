@@ -123,6 +123,14 @@ def part_names() -> Tuple[str, ...]:
     return tuple(spec.name for spec in _TABLE if not spec.compound)
 
 
+def reports_metric(name: str, metric: str) -> bool:
+    """Whether ``name`` (or, for a compound, one of its parts) reports the registry metric ``metric``."""
+    spec = SPECS.get(name)
+    if spec is None:
+        return False
+    return metric in spec.metrics or any(reports_metric(part, metric) for _key, part in spec.parts)
+
+
 def compound_of(part: str) -> Optional[Tuple[str, str]]:
     """(compound name, result key) when ``part`` is a part of a compound sub-benchmark, else None."""
     for spec in _TABLE:

@@ -15,8 +15,6 @@ from .files import TaskSource, asset_metadata, read_task_file
 from .resolve import describe_dataset, resolve_dataset
 from .schema import TaskConfig, parse_task, to_mapping
 
-#: sub-benchmarks that compute the ECE over 10 bins from test rows x 2 repeats
-_ECE_BENCHMARKS = ("Normal", "GLER", "Post_bias", "Triplet_bias")
 #: the model table's named keys, passed on as model arguments of the same name
 _MODEL_KEYS = ("scoring", "unparsed", "max_new_tokens", "apply_chat_template", "system_instruction",
                "fewshot_as_multiturn")
@@ -115,8 +113,10 @@ class Task:
         if k > sizes[1] and retriever not in ("zero",):
             raise TaskError(f"k = {k} demonstrations but the demonstration part has {sizes[1]} rows", path=path,
                             key="run.k" if self.config.run.k is not None else "split.demonstration")
-        if any(b in benchmarks for b in _ECE_BENCHMARKS) and 2 * sizes[2] < 10:
-            raise TaskError(f"the ECE of Normal, GLER and Post_bias needs 10 predictions (test rows x 2); the test "
+        from ..subbenchmarks.spec import reports_metric
+        binned = [b for b in benchmarks if reports_metric(b, "expected_calibration_error_1")]
+        if binned and 2 * sizes[2] < 10:
+            raise TaskError(f"the ECE of {', '.join(binned)} needs 10 predictions (test rows x 2); the test "
                             f"part has {sizes[2]} rows: give at least 5", path=path, key="split.test")
 
 
