@@ -7,7 +7,7 @@ keep no prompt: they rebuild one on demand from the work.
 """
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Sequence
 
 from ..errors import where
 from .scoring import expand, predicted_labels
@@ -79,13 +79,3 @@ def compute_metrics(metrics: Dict[str, Callable], truth: List[int], stored: List
         except (ValueError, ZeroDivisionError, IndexError, TypeError, OverflowError) as exc:
             raise ValueError(f"metric {name!r} failed{where(dataset)} on {len(stored)} predictions: {exc}") from exc
     return results
-
-
-def leading_predictions(answers: Sequence[Optional[Answer]]) -> List[Any]:
-    """The predictions of the answered requests before the first unanswered one (a failed run's partial work)."""
-    leading = []
-    for answer in answers:
-        if answer is None:
-            break
-        leading.append(answer.prediction)
-    return leading

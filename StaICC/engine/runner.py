@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from ..requests import Answer, Request
-from .outcome import Outcome, leading_predictions, summarize
+from .outcome import Outcome, summarize
 from .plan import Work
-from .scoring import check_preentered, score_requests
+from .scoring import leading_predictions, check_preentered, score_requests
 
 #: (work number, request number) of a request within a dataset's works
 Target = Tuple[int, int]

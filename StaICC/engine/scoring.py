@@ -167,7 +167,7 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
         if cache is not None:
             _store(cache, fingerprint, requests, answers, pending)
         _copy_duplicates(answers, duplicates)
-        exc.partial_predictions = _leading_predictions(answers)  # type: ignore[attr-defined]
+        exc.partial_predictions = leading_predictions(answers)  # type: ignore[attr-defined]
         raise
     finally:
         bar.close()
@@ -229,7 +229,8 @@ def _copy_duplicates(answers: List[Optional[Answer]], duplicates: Dict[int, int]
             answers[i] = answers[first]
 
 
-def _leading_predictions(answers: List[Optional[Answer]]) -> List[Prediction]:
+def leading_predictions(answers: Sequence[Optional[Answer]]) -> List[Prediction]:
+    """The predictions of the answered requests before the first unanswered one (a failed run's partial work)."""
     leading = []
     for answer in answers:
         if answer is None:

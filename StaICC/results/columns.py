@@ -19,7 +19,9 @@ Format ``staicc-samples-columns/1``::
 """
 import json
 import math
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+from .records import RecordSequence
 
 COLUMNS_FORMAT = "staicc-samples-columns/1"
 COLUMNS_FILE = "samples.columns.json"
@@ -68,7 +70,7 @@ def write_columns(records: Iterable[Dict[str, Any]], path: str) -> int:
     return count
 
 
-class ColumnRecords(Sequence):
+class ColumnRecords(RecordSequence):
     """The records of one (sub-benchmark, dataset) from columns; a record dict is made when read."""
 
     def __init__(self, benchmark: str, dataset: str, width: int, columns: Dict[str, List[Any]]) -> None:
@@ -81,13 +83,7 @@ class ColumnRecords(Sequence):
         w = self.width
         return [math.nan if v is None else v for v in self.columns["prediction"][i * w:(i + 1) * w]]
 
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
+    def record(self, i: int) -> Dict[str, Any]:
         record = {"benchmark": self.benchmark, "dataset": self.dataset}
         for name in INT_FIELDS + OTHER_FIELDS:
             record[name] = self.columns[name][i]

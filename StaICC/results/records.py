@@ -16,7 +16,24 @@ RECORD_FIELDS = ("benchmark", "dataset", "query_index", "pass", "test_index", "r
                  "prompt_sha256", "label", "prediction", "predicted", "text", "parsed")
 
 
-class PlanRecords(Sequence):
+class RecordSequence(Sequence):
+    """A read-only list of records, each a dict made when read by :meth:`record`: indexes and
+    slices behave as a list's, so a record set need not hold its records."""
+
+    def record(self, i: int) -> Dict[str, Any]:
+        raise NotImplementedError
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self.record(j) for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self.record(i)
+
+
+class PlanRecords(RecordSequence):
     """The records of one experimentor run, computed when read."""
 
     def __init__(self, work: Any, answers: Sequence[Any], rows: List[list]) -> None:
@@ -44,13 +61,7 @@ class PlanRecords(Sequence):
             self._hashes = [prompt_sha256(r.prompt) for r in self._work.requests()]
         return self._hashes
 
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
+    def record(self, i: int) -> Dict[str, Any]:
         plan = self._work.plan
         per_pass, T = plan.queries_per_pass, plan.test_count
         q = i % per_pass
