@@ -53,8 +53,8 @@ setup(
         "embeddings": ["sentence-transformers"],
         "source": ["datasets"],
         "tasks": ["tomli>=1.1; python_version < '3.11'", "pyyaml"],
-        "test": ["pytest", "hypothesis", "numpy", "scipy", "matplotlib", "tomli>=1.1; python_version < '3.11'",
-                 "pyyaml", "nbclient", "nbformat", "ipykernel"],
+        "test": ["pytest", "hypothesis", "numpy", "scipy", "scikit-learn", "matplotlib",
+                 "tomli>=1.1; python_version < '3.11'", "pyyaml", "nbclient", "nbformat", "ipykernel"],
     },
     entry_points={"console_scripts": ["staicc=StaICC.cli:main"]},
     classifiers=[
