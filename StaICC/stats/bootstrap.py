@@ -145,26 +145,40 @@ def part_statistics(part, *, check: bool = True, extra_metrics: Sequence[str] = 
 
     ``extra_metrics``: registry names estimated beside the recorded ones (see :func:`extra_metric_names`).
     """
+    check_records(part)
+    return {dataset: dataset_statistic(part, dataset, check=check, extra_metrics=extra_metrics)
+            for dataset in part.datasets()}
+
+
+def check_records(part) -> None:
+    """Refuse a sub-benchmark without records, or one of whose datasets has none."""
     if not part.records:
         raise ValueError(f"{part.name}: the run has no per-query records (samples.jsonl); "
                          "confidence intervals need them: run with --log-samples")
-    statistics = {}
     for dataset in part.datasets():
         if dataset not in part.records:
             raise ValueError(f"{part.name} / {dataset}: no records for this dataset in samples.jsonl")
-        recorded = _recorded(part.divided.get(dataset, {}))
-        table = ItemTable(part.name, dataset, part.records[dataset])
-        statistic = Statistic(part.name, table, list(recorded) + extra_metric_names(part, recorded, extra_metrics),
-                              part.metadata)
-        if check:
-            point = statistic.point()
-            for name, value in point.items():
-                if name in recorded and not _same(value, recorded[name]):
-                    raise ValueError(f"{part.name} / {dataset}: {name} recomputed from the records is {value!r}, "
-                                     f"but results.json records {recorded[name]!r}: the records do not belong "
-                                     "to these results")
-        statistics[dataset] = statistic
-    return statistics
+
+
+def dataset_statistic(part, dataset: str, *, check: bool = True, extra_metrics: Sequence[str] = ()) -> Statistic:
+    """The :class:`Statistic` of one dataset of a sub-benchmark, checked against results.json.
+
+    Built one dataset at a time so that a caller can drop each dataset's item table (every
+    record as Python rows) before building the next: a part's tables for two runs at once
+    are the largest thing the comparison would otherwise hold.
+    """
+    recorded = _recorded(part.divided.get(dataset, {}))
+    table = ItemTable(part.name, dataset, part.records[dataset])
+    statistic = Statistic(part.name, table, list(recorded) + extra_metric_names(part, recorded, extra_metrics),
+                          part.metadata)
+    if check:
+        point = statistic.point()
+        for name, value in point.items():
+            if name in recorded and not _same(value, recorded[name]):
+                raise ValueError(f"{part.name} / {dataset}: {name} recomputed from the records is {value!r}, "
+                                 f"but results.json records {recorded[name]!r}: the records do not belong "
+                                 "to these results")
+    return statistic
 
 
 def estimate_part(part, draws: Dict[str, List[List[int]]], level: float,
@@ -175,28 +189,43 @@ def estimate_part(part, draws: Dict[str, List[List[int]]], level: float,
     one resample at a time (the reference the NumPy path is tested against).
     """
     statistics = statistics or part_statistics(part)
-    names: List[str] = []
+    estimates = PartEstimates(part.name, [])
     for s in statistics.values():
-        names.extend(n for n in s.names() if n not in names)
-    estimates = PartEstimates(part.name, names)
+        add_metric_names(estimates, s)
     for dataset, statistic in statistics.items():
-        point = statistic.point()
-        values = resample_values(statistic, draws[dataset], engine)
-        estimates.distributions[dataset] = {n: values[n] for n in point}
-        estimates.datasets[dataset] = {}
-        for n, value in point.items():
-            low, high, left_out = finite_interval(estimates.distributions[dataset][n], level)
-            estimates.datasets[dataset][n] = Estimate(value, low, high, left_out)
-    for n in names:
+        add_dataset(estimates, dataset, statistic, draws[dataset], level, engine)
+    average_datasets(estimates, len(statistics), level)
+    return estimates
+
+
+def add_metric_names(estimates: PartEstimates, statistic: Statistic) -> None:
+    """Add a dataset's metric names to the part's, in first-seen order."""
+    estimates.metrics.extend(n for n in statistic.names() if n not in estimates.metrics)
+
+
+def add_dataset(estimates: PartEstimates, dataset: str, statistic: Statistic, draws: Sequence[Sequence[int]],
+                level: float, engine: str = "auto") -> None:
+    """One dataset's values on every resample and its intervals (the statistic is not kept)."""
+    point = statistic.point()
+    values = resample_values(statistic, draws, engine)
+    estimates.distributions[dataset] = {n: values[n] for n in point}
+    estimates.datasets[dataset] = {}
+    for n, value in point.items():
+        low, high, left_out = finite_interval(estimates.distributions[dataset][n], level)
+        estimates.datasets[dataset][n] = Estimate(value, low, high, left_out)
+
+
+def average_datasets(estimates: PartEstimates, dataset_count: int, level: float) -> None:
+    """The averaged row of every scalar metric that all ``dataset_count`` datasets have."""
+    for n in estimates.metrics:
         per_dataset = [d[n] for d in estimates.distributions.values() if n in d]
-        if len(per_dataset) != len(statistics) or isinstance(per_dataset[0][0], list):
+        if len(per_dataset) != dataset_count or isinstance(per_dataset[0][0], list):
             continue  # vectors (the bias distributions) have no averaged value
-        value = _mean([estimates.datasets[d][n].value for d in statistics])
+        value = _mean([estimates.datasets[d][n].value for d in estimates.datasets])
         averaged = [_mean(column) for column in zip(*per_dataset)]
         low, high, left_out = finite_interval(averaged, level)
         estimates.averaged[n] = Estimate(value, low, high, left_out)
         estimates.distributions.setdefault("Averaged", {})[n] = averaged
-    return estimates
 
 
 def _check_options(resamples: int, level: float, seed: int) -> None:
@@ -229,9 +258,15 @@ def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
             continue
         if progress is not None:
             progress(f"{run.label}: {name}")
-        statistics = part_statistics(part, extra_metrics=extra_metrics)
-        draws = {d: draw_resamples(len(s.table), resamples, seed, name, d) for d, s in statistics.items()}
-        result.parts[name] = estimate_part(part, draws, level, statistics, engine)
+        check_records(part)
+        estimates = result.parts[name] = PartEstimates(name, [])
+        for dataset in part.datasets():  # one dataset's item table at a time (see dataset_statistic)
+            statistic = dataset_statistic(part, dataset, extra_metrics=extra_metrics)
+            draws = draw_resamples(len(statistic.table), resamples, seed, name, dataset)
+            add_metric_names(estimates, statistic)
+            add_dataset(estimates, dataset, statistic, draws, level, engine)
+            del statistic, draws
+        average_datasets(estimates, len(part.datasets()), level)
     if not result.parts:
         raise ValueError(f"run {run.label!r} ({run.path}) has no per-query records: confidence intervals "
                          "need samples.jsonl (run with --log-samples)")

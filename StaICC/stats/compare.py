@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .bootstrap import (DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, RunEstimates, _check_options,
-                        _PartTable, estimate_part, finite_interval, part_statistics)
+                        PartEstimates, _PartTable, add_dataset, add_metric_names, average_datasets,
+                        check_records, dataset_statistic, finite_interval)
 from .items import draw_resamples, is_consistency, is_slope
 from .significance import bootstrap_p_value, holm, mcnemar_exact
 
@@ -184,20 +185,9 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
             if not part.records:
                 raise ValueError(f"{name}: run {run.label!r} ({run.path}) has no per-query records; comparing "
                                  "runs needs samples.jsonl (run with --log-samples)")
-        sa = part_statistics(pa, extra_metrics=extra_metrics)
-        sb = part_statistics(pb, extra_metrics=extra_metrics)
-        common = [d for d in sa if d in sb]
-        sa = {d: sa[d] for d in common}
-        sb = {d: sb[d] for d in common}
-        for d in common:
-            if len(sa[d].table) != len(sb[d].table) and paired:
-                raise UnpairedRunsError(f"{name} / {d}: {len(sa[d].table)} vs {len(sb[d].table)} test items")
-        draws_a = {d: draw_resamples(len(s.table), resamples, seed, name, d) for d, s in sa.items()}
-        draws_b = draws_a if paired else \
-            {d: draw_resamples(len(s.table), resamples, seed, name, d, "unpaired-second-run") for d, s in sb.items()}
-        ea = estimate_part(pa, draws_a, level, sa, engine)
-        eb = estimate_part(pb, draws_b, level, sb, engine)
+        ea, eb, correct = _estimate_pair(name, pa, pb, paired, resamples, seed, level, engine, extra_metrics)
         result.estimates_a.parts[name], result.estimates_b.parts[name] = ea, eb
+        common = list(ea.datasets)
         names = [n for n in ea.metrics if n in eb.metrics]
         comparison = PartComparison(name, names)
         for d in common + ["Averaged"]:
@@ -219,7 +209,7 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
                                         unbounded=len(deltas) - len(finite))
                 if paired and n == "accuracy" and d != "Averaged" and not is_slope(name) \
                         and not is_consistency(name):
-                    right_a, right_b = sa[d].table.correct(), sb[d].table.correct()
+                    right_a, right_b = correct[d]
                     only_a = sum(1 for x, y in zip(right_a, right_b) if x and not y)
                     only_b = sum(1 for x, y in zip(right_a, right_b) if y and not x)
                     difference.p_value = mcnemar_exact(only_a, only_b)
@@ -252,3 +242,40 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
         raise ValueError(f"runs {a.label!r} and {b.label!r} have no sub-benchmark in common "
                          f"({', '.join(a.parts)} vs {', '.join(b.parts)})")
     return result
+
+
+def _estimate_pair(name: str, pa, pb, paired: bool, resamples: int, seed: int, level: float, engine: str,
+                   extra_metrics: Sequence[str]):
+    """Both runs' estimates of one sub-benchmark, and per dataset each run's right answers (pass 0).
+
+    One dataset at a time: both runs' item tables of a dataset are dropped before the next
+    dataset's are built, so a comparison holds two datasets' tables, not two whole parts'.
+    """
+    check_records(pa)
+    check_records(pb)
+    in_b = set(pb.datasets())
+    common = [d for d in pa.datasets() if d in in_b]
+    for part, others in ((pa, [d for d in pa.datasets() if d not in in_b]),
+                         (pb, [d for d in pb.datasets() if d not in common])):
+        for d in others:  # not compared, but their records must still reproduce results.json
+            dataset_statistic(part, d, extra_metrics=extra_metrics)
+    ea, eb = PartEstimates(name, []), PartEstimates(name, [])
+    correct: Dict[str, Any] = {}
+    for d in common:
+        sa = dataset_statistic(pa, d, extra_metrics=extra_metrics)
+        sb = dataset_statistic(pb, d, extra_metrics=extra_metrics)
+        if len(sa.table) != len(sb.table) and paired:
+            raise UnpairedRunsError(f"{name} / {d}: {len(sa.table)} vs {len(sb.table)} test items")
+        draws_a = draw_resamples(len(sa.table), resamples, seed, name, d)
+        draws_b = draws_a if paired else \
+            draw_resamples(len(sb.table), resamples, seed, name, d, "unpaired-second-run")
+        add_metric_names(ea, sa)
+        add_metric_names(eb, sb)
+        add_dataset(ea, d, sa, draws_a, level, engine)
+        add_dataset(eb, d, sb, draws_b, level, engine)
+        if paired and not is_slope(name) and not is_consistency(name):
+            correct[d] = (sa.table.correct(), sb.table.correct())
+        del sa, sb, draws_a, draws_b
+    average_datasets(ea, len(common), level)
+    average_datasets(eb, len(common), level)
+    return ea, eb, correct
