@@ -70,11 +70,18 @@ class _Redirected(Exception):
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """Every redirect becomes an error: the request's headers (the key) would follow it."""
+    """Every redirect becomes an error: the request's headers (the key) would follow it.
 
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
+    Each redirect status is handled here, not through ``redirect_request``: Python 3.9's
+    handler knows no 308, which would otherwise surface as a bare HTTP error.
+    """
+
+    def _refuse(self, req: Any, fp: Any, code: int, msg: str, headers: Any) -> None:
+        location = (headers.get("Location") or headers.get("URI") or "") if headers else ""
         fp.close()
-        raise _Redirected(code, newurl)
+        raise _Redirected(code, urllib.parse.urljoin(req.full_url, location))
+
+    http_error_301 = http_error_302 = http_error_303 = http_error_307 = http_error_308 = _refuse
 
 
 class _Watchdog:
