@@ -20,6 +20,21 @@ from typing import Any, Dict, List, Tuple
 from backend_helpers import ThreadedServer
 
 
+class JSONHandler(http.server.BaseHTTPRequestHandler):
+    """A request handler that answers JSON and logs nothing: the base of the test servers' handlers."""
+
+    def _send(self, status: int, payload: Dict[str, Any]) -> None:
+        raw = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
 class ReferenceServer(ThreadedServer):
     """Serves ``model``/``tokenizer`` on 127.0.0.1 (a free port) until ``close()``."""
 
@@ -29,7 +44,7 @@ class ReferenceServer(ThreadedServer):
         self.lock = threading.Lock()  # one forward at a time: torch on a shared CPU
         owner = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(JSONHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:  # noqa: N802
@@ -53,17 +68,6 @@ class ReferenceServer(ThreadedServer):
                 except (KeyError, TypeError, ValueError) as error:
                     return self._send(400, {"error": {"message": str(error)}})
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
-
-            def _send(self, status: int, payload: Dict[str, Any]) -> None:
-                raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *args: Any) -> None:
-                pass
 
         self._serve(Handler, port)
 

@@ -39,3 +39,25 @@ def tiny_model(family: str = "llama", vocab_size: int = 4096, seed: int = 0):
     # shared 2-core runner competing OpenMP threads made the suite several times slower
     torch.set_num_threads(1)
     return tiny_causal_lm(family, vocab_size=vocab_size, seed=seed)
+
+
+# -- prompts that share demonstrations, and how two scorings of them are compared --------
+LABELS = ["negative", "positive", "very positive"]
+FAMILIES = [("llama", True), ("gpt2", False)]
+
+
+def shared_demo_prompts(count=6, queries_per_demo=3):
+    """GLER-like prompts: a few demonstration blocks, each followed by several queries."""
+    texts = corpus()
+    prompts = []
+    for block in range(count // queries_per_demo):
+        demos = "".join(f"review: {texts[block * 11 + j]} sentiment: {LABELS[j % 2]}\n" for j in range(3))
+        prompts.extend(demos + f"review: {texts[200 + block * 5 + q]} sentiment: " for q in range(queries_per_demo))
+    return prompts
+
+
+def compare(a, b):
+    """Assert the same argmax row by row; return the largest absolute difference."""
+    top = [max(range(len(r)), key=r.__getitem__) for r in a]
+    assert top == [max(range(len(r)), key=r.__getitem__) for r in b]
+    return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))

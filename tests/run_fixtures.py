@@ -3,6 +3,7 @@
 The statistics and the report are tested on real predictions, real prompt hashes and
 real demonstration indexes of the built-in reference models.
 """
+import json
 import os
 import warnings
 from typing import Any, Callable, Dict, Sequence
@@ -84,3 +85,18 @@ def fixture_runs() -> Dict[str, str]:
         _CACHE["bm25"] = make_bm25(root)
         _CACHE["k2"] = make_k2(root)
     return dict(_CACHE)
+
+
+def run_cli(argv, capsys) -> str:
+    """``staicc ARGV`` in this process; asserts exit status 0 and returns what it printed."""
+    from StaICC import cli
+    code = cli.main(argv)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return out.out
+
+
+def read_results(directory: str) -> Dict[str, Any]:
+    """A run directory's results.json."""
+    with open(os.path.join(directory, "results.json"), encoding="utf-8") as handle:
+        return json.load(handle)

@@ -80,29 +80,12 @@ def test_empty_sequence_and_bad_read_fail_clearly():
 torch = pytest.importorskip("torch", reason="the [hf] extra is not installed (pip install StaICC[hf])")
 pytest.importorskip("transformers", reason="the [hf] extra is not installed (pip install StaICC[hf])")
 
-from prefab_helpers import corpus, tiny_model, tiny_tokenizer  # noqa: E402
+from prefab_helpers import (FAMILIES, LABELS, compare, corpus, shared_demo_prompts, tiny_model,  # noqa: E402
+                           tiny_tokenizer)
 
 from StaICC.backends.causal_lm import CausalLMScorer  # noqa: E402
 from StaICC.backends.kernels import standard_ICL_inference_with_torch_Causal_LM  # noqa: E402
 
-LABELS = ["negative", "positive", "very positive"]
-FAMILIES = [("llama", True), ("gpt2", False)]
-
-
-def shared_demo_prompts(count=6, queries_per_demo=3):
-    """GLER-like prompts: a few demonstration blocks, each followed by several queries."""
-    texts = corpus()
-    prompts = []
-    for block in range(count // queries_per_demo):
-        demos = "".join(f"review: {texts[block * 11 + j]} sentiment: {LABELS[j % 2]}\n" for j in range(3))
-        prompts.extend(demos + f"review: {texts[200 + block * 5 + q]} sentiment: " for q in range(queries_per_demo))
-    return prompts
-
-
-def compare(a, b):
-    top = [max(range(len(r)), key=r.__getitem__) for r in a]
-    assert top == [max(range(len(r)), key=r.__getitem__) for r in b]
-    return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
 
 
 @pytest.mark.parametrize("family,bos", FAMILIES)

@@ -70,13 +70,10 @@ def test_cost_model_joins_sharing_sequences_and_splits_unrelated_ones():
 torch = pytest.importorskip("torch", reason="the [hf] extra is not installed (pip install StaICC[hf])")
 pytest.importorskip("transformers", reason="the [hf] extra is not installed (pip install StaICC[hf])")
 
-from prefab_helpers import corpus, tiny_model, tiny_tokenizer  # noqa: E402
+from prefab_helpers import (FAMILIES, LABELS, compare, corpus, shared_demo_prompts, tiny_model,  # noqa: E402
+                           tiny_tokenizer)
 
 from StaICC.backends.causal_lm import CausalLMScorer  # noqa: E402
-
-LABELS = ["negative", "positive", "very positive"]
-FAMILIES = [("llama", True), ("gpt2", False)]
-
 
 def test_masks_are_the_tree():
     rng = random.Random(3)
@@ -106,22 +103,6 @@ def test_masks_are_the_tree():
                 qs = torch.arange(q * block, min(n, (q + 1) * block))[:, None]
                 ks = torch.arange(k * block, min(n, (k + 1) * block))[None, :]
                 assert torch.equal(mask.mask_mod(0, 0, qs, ks), tile)
-
-
-def shared_demo_prompts(count=6, queries_per_demo=3):
-    """GLER-like prompts: a few demonstration blocks, each followed by several queries."""
-    texts = corpus()
-    prompts = []
-    for block in range(count // queries_per_demo):
-        demos = "".join(f"review: {texts[block * 11 + j]} sentiment: {LABELS[j % 2]}\n" for j in range(3))
-        prompts.extend(demos + f"review: {texts[200 + block * 5 + q]} sentiment: " for q in range(queries_per_demo))
-    return prompts
-
-
-def compare(a, b):
-    top = [max(range(len(r)), key=r.__getitem__) for r in a]
-    assert top == [max(range(len(r)), key=r.__getitem__) for r in b]
-    return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
 
 
 @pytest.mark.parametrize("family,bos", FAMILIES)

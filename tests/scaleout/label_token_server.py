@@ -11,13 +11,12 @@ its own forward pass) with what a vLLM server offers beyond the OpenAI protocol:
 
 Every POST is counted by path (``calls``), so tests see how many requests a run sends.
 """
-import http.server
 import json
 import threading
 from collections import Counter
 from typing import Any, Dict
 
-from openai_reference_server import ReferenceServer
+from openai_reference_server import JSONHandler, ReferenceServer
 
 
 class LabelTokenServer(ReferenceServer):
@@ -28,7 +27,7 @@ class LabelTokenServer(ReferenceServer):
         self.calls: Counter = Counter()
         owner = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(JSONHandler):
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:  # noqa: N802
@@ -44,17 +43,6 @@ class LabelTokenServer(ReferenceServer):
                 except (KeyError, TypeError, ValueError) as error:
                     return self._send(400, {"error": {"message": str(error)}})
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
-
-            def _send(self, status: int, payload: Dict[str, Any]) -> None:
-                raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *args: Any) -> None:
-                pass
 
         self._serve(Handler, 0)
 

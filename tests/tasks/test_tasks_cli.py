@@ -8,23 +8,12 @@ import sys
 
 import pytest
 
+from run_fixtures import read_results as document, run_cli as run
 from StaICC import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples", "tasks")
 SUITE = ["Normal", "Triplet_bias", "GLER", "Template_sens", "Demo_sens"]
-
-
-def run(argv, capsys):
-    code = cli.main(argv)
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    return out.out
-
-
-def document(directory):
-    with open(os.path.join(directory, "results.json"), encoding="utf-8") as handle:
-        return json.load(handle)
 
 
 def without_seconds(benchmarks):

@@ -10,7 +10,7 @@ pytest.importorskip("transformers", reason="the [hf] extra is not installed (pip
 
 from backend_helpers import save_tiny, tiny_pair  # noqa: E402
 
-from StaICC import cli  # noqa: E402
+from run_fixtures import read_results as document, run_cli as run  # noqa: E402
 from StaICC.requests import Request  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -25,18 +25,6 @@ def model_dir(tmp_path_factory):
     with open(os.path.join(directory, "chat_template.jinja"), "w", encoding="utf-8") as handle:
         handle.write(CHAT_TEMPLATE)
     return directory
-
-
-def run(argv, capsys):
-    code = cli.main(argv)
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    return out.out
-
-
-def document(directory):
-    with open(os.path.join(directory, "results.json"), encoding="utf-8") as handle:
-        return json.load(handle)
 
 
 @pytest.mark.parametrize("example", ["sentiment.toml", "nli.yaml", "sentiment_asset.py"])
