@@ -9,7 +9,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Optional, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 Prompt = Union[str, Tuple[str, ...]]
 
@@ -54,6 +54,27 @@ class Request:
     def key(self) -> str:
         """SHA-256 (hex) of the prompt(s) and the label space: equal for equal model inputs."""
         return self.digests[0].hex()
+
+
+def requests_of(prompts: Sequence[Prompt], label_space: Tuple[str, ...], benchmark: str, dataset: str,
+                first_index: int, pass_index: int,
+                segments: Optional[Sequence[Optional[Tuple[str, ...]]]] = None) -> List[Request]:
+    """``Request(prompt, label_space, benchmark, dataset, first_index + q, pass_index, segments[q])``
+    for each prompt ``q`` of one pass, equal to those calls field for field.
+
+    A run builds one request per prompt (10^5 in a suite); the dataclass ``__init__`` of a
+    frozen class sets each field through ``object.__setattr__``, so this fills the
+    instance's attribute dictionary in one update instead.
+    """
+    new = object.__new__
+    out = []
+    for q, prompt in enumerate(prompts):
+        request = new(Request)
+        request.__dict__.update(prompt=prompt, label_space=label_space, benchmark=benchmark, dataset=dataset,
+                                query_index=first_index + q, pass_index=pass_index,
+                                segments=None if segments is None else segments[q])
+        out.append(request)
+    return out
 
 
 _json_string = json.encoder.encode_basestring  # json's own C string encoder (ensure_ascii=False)

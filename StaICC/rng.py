@@ -3,8 +3,9 @@
 Every random choice in StaICC goes through this class so that splits,
 demonstrations and label noise are identical on every platform and Python
 version.  Selection without repetition follows the standard's pop-based rule
-(draw a position, remove it, shift the rest left), but is computed without
-copying the list: small draws track the removed positions, large draws use a
+(draw a position, remove it, shift the rest left).  A short list (label noise over
+a prompt's few demonstrations) is copied and popped as the rule says; a longer one
+is never copied: small draws track the removed positions, large draws use a
 Fenwick tree, so no call is quadratic in the list length.
 """
 from bisect import bisect_right, insort
@@ -17,6 +18,7 @@ from .validation import check_int
 T = TypeVar("T")
 
 _SMALL_DRAW = 4096  # up to this many picks, bisecting the removed positions beats a tree
+_SHORT_LIST = 64  # up to this many items, a copy popped in place beats tracking removed positions
 
 
 class StableRandom:
@@ -59,6 +61,8 @@ class StableRandom:
         size = len(items)
         if allow_repetition:
             return [items[int(self.next_float() * size)] for _ in range(n)]
+        if size <= _SHORT_LIST:
+            return self._pop_short(items, n)
         if n <= _SMALL_DRAW:
             return [items[p] for p in self._pop_positions_small(size, n)]
         return [items[p] for p in self._pop_positions_tree(size, n)]
@@ -71,7 +75,23 @@ class StableRandom:
     def shuffle(self, items: Sequence[T]) -> List[T]:
         return self.n_elements(items, len(items))
 
-    # -- pop-rule helpers: map "position in the shrunk list" to the original index
+    # -- pop-rule helpers
+    def _pop_short(self, items: Sequence[T], n: int) -> List[T]:
+        """The pop rule as written, on a copy: pick i is ``pool.pop(int(u_i * (len(items) - i)))``.
+
+        The LCG step is inlined (the same formula as :meth:`next_float`) because label
+        noise calls this once per prompt, tens of thousands of times a run.
+        """
+        pool = list(items)
+        state = self.state
+        out = []
+        for left in range(len(pool), len(pool) - n, -1):
+            state = (LCG_MULTIPLIER * state + LCG_INCREMENT) % LCG_MODULUS
+            out.append(pool.pop(int(state / LCG_MODULUS * left)))
+        self.state = state
+        return out
+
+    # map "position in the shrunk list" to the original index, without copying the list
     def _pop_positions_small(self, size: int, n: int) -> List[int]:
         removed: List[int] = []  # sorted original positions already taken
         out = []

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .procedures import PassSpec
-from ..requests import Request
+from ..requests import Request, requests_of
 
 
 @dataclass(frozen=True)
@@ -66,33 +66,30 @@ def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = N
     writer.restart_streams()
     requests: List[Request] = []
     rendered = rendered if rendered is not None else {}
+    queries = [(demos, test) for test, _repeat, demos in plan.queries()]
     try:
         for number, spec in enumerate(plan.passes):
             spec.configure(writer)
-            label_space = tuple(writer.get_label_space())
-            offset = number * plan.queries_per_pass
-            pieces = rendered.setdefault(_rendering_key(writer), {})
             parts: Optional[list] = [] if segments else None
-            prompts = writer.write_prompts([(demos, test) for test, _repeat, demos in plan.queries()], pieces, parts)
-            benchmark, dataset = plan.benchmark, plan.dataset
-            for q, prompt in enumerate(prompts):
-                if isinstance(prompt, list):
-                    prompt = tuple(prompt)
-                if parts is None:
-                    requests.append(Request(prompt, label_space, benchmark, dataset, offset + q, number))
-                else:
-                    requests.append(Request(prompt, label_space, benchmark, dataset, offset + q, number, parts[q]))
+            prompts = writer.write_prompts(queries, _pieces(rendered, writer), parts)
+            if writer.template.noisy_channel:  # one prompt per label: a tuple in the request
+                prompts = [tuple(prompt) for prompt in prompts]
+            requests += requests_of(prompts, tuple(writer.get_label_space()), plan.benchmark, plan.dataset,
+                                    number * plan.queries_per_pass, number, parts)
     finally:
         writer.restore(state)
         writer.restart_streams()  # also frees the domain generator's word cache
     return requests
 
 
-def _rendering_key(writer) -> Tuple[Any, ...]:
-    """What a demonstration's or test query's text depends on: the template (noise rate aside) and the data."""
+def _pieces(rendered: Dict[Any, dict], writer) -> Dict[str, dict]:
+    """The writer's text pieces within ``rendered``: demonstration texts depend on the template (noise
+    rate aside) and the demonstration rows, query texts on the template and the test rows."""
     triplet = writer.triplet_dataset
-    return (replace(writer.template, label_wrong_rate=0), _rows_identity(triplet.demonstration.table),
-            _rows_identity(triplet.test.table))
+    template = replace(writer.template, label_wrong_rate=0)
+    return {"demonstrations": rendered.setdefault((template, "demonstrations",
+                                                   _rows_identity(triplet.demonstration.table)), {}),
+            "queries": rendered.setdefault((template, "queries", _rows_identity(triplet.test.table)), {})}
 
 
 def _rows_identity(table) -> Tuple[Any, ...]:

@@ -17,6 +17,7 @@ from ..errors import warn
 from ..rng import StableRandom
 from ..standard import WRONG_LABEL_COUNT_WARNING
 from ..validation import check_int, check_label_space, check_real, is_int
+from .pieces import demonstration_renderer, query_renderer, query_writer, table
 
 DemoLine = Tuple[Sequence[str], str]
 #: a direct prompt's text in its parts: (instruction, then per demonstration its input part
@@ -110,6 +111,7 @@ class WriterState:
 Line = Tuple[Sequence[str], str]  # (input texts, label word as written)
 
 
+
 class CompiledTemplate:
     """A template bound to a triplet split: label words per raw label precomputed, once.
 
@@ -182,10 +184,12 @@ class CompiledTemplate:
                    segments: Optional[List[Optional[Segments]]] = None) -> List[Prompt]:
         """:meth:`write` for each (demonstration indexes, query) in order, reusing rendered text from ``pieces``.
 
-        ``pieces`` maps (demonstration index, label word) and (test index,) to the text they
-        render to under this template (label noise aside), so a run renders each once however
-        many prompts and passes use it (GLER's five passes, Demo_sens's eight repeats); the
-        caller keeps one ``pieces`` per template, label-noise rate aside.  Equal to :meth:`write`.
+        ``pieces`` keeps, under ``"demonstrations"``, each demonstration's text (with its
+        label and with the next label) and, under ``"queries"``, each test query's text, so
+        a run renders each once however many prompts and passes use it (GLER's five passes,
+        Demo_sens's eight repeats).  Both are made when absent; a caller may share the first
+        between writes with the same template (label-noise rate aside) and demonstration
+        rows, the second between writes with the same template and test rows.  Equal to :meth:`write`.
 
         ``segments``: a list that receives, per prompt, its :data:`Segments` (None for a
         noisy-channel prompt); only a backend that reads demonstration boundaries asks.
@@ -196,38 +200,36 @@ class CompiledTemplate:
             if segments is not None:
                 segments.extend([None] * len(prompts))
             return prompts
-        rows, word, wrong_word, size = self.rows, self.word, self.wrong_word, len(self.rows)
-        instruction, label_prefix, label_affix = template.instruction, template.label_prefix, template.label_affix
-        noisy, cut = template.label_wrong_rate > 0, template.cut_by_length
+        store = pieces.setdefault("demonstrations", {})
+        # a demonstration's text depends on its label's word: one table per word mapping
+        right = table(store, tuple(self.word.items()), lambda: demonstration_renderer(self, self.word))
+        wrong = table(store, tuple(self.wrong_word.items()), lambda: demonstration_renderer(self, self.wrong_word))
+        asked = table(pieces.setdefault("queries", {}), None, lambda: query_renderer(self))
+        pseudo = query_writer(self)
+        instruction, cut, noisy = template.instruction, template.cut_by_length, template.label_wrong_rate > 0
         prompts: List[Prompt] = []
         for demos, query in queries:
-            corrupted = self.corrupted(demos, noise_stream) if noisy else ()
-            parts = [instruction]
-            for v in demos:
-                if not 0 <= v < size:
-                    self._checked(v)
-                inputs, raw = rows[v]
-                label = wrong_word[raw] if corrupted and v in corrupted else word[raw]
-                text = pieces.get((v, label))
-                if text is None:
-                    text = pieces[(v, label)] = self._inputs_text(inputs) + label_prefix + label + label_affix
-                parts.append(text)
-                if segments is not None:  # the demonstration's text split before its label word
-                    split = len(text) - len(label) - len(label_affix)
-                    parts[-1:] = [text[:split], text[split:]]
-            if isinstance(query, (list, tuple)):
-                parts.append(template.query_prefix + self._inputs_text(query) + label_prefix)
-            else:
-                text = pieces.get((query,))
-                if text is None:
-                    text = pieces[(query,)] = (template.query_prefix + self._inputs_text(self.query_inputs(query))
-                                               + label_prefix)
-                parts.append(text)
-            prompt = "".join(parts)
-            prompts.append(prompt[:len(prompt) - cut] if cut else prompt)
+            flipped = self.corrupted(demos, noise_stream) if noisy else ()
+            texts = [wrong[v] if v in flipped else right[v] for v in demos] if flipped else [right[v] for v in demos]
+            tail = pseudo(query) if isinstance(query, (list, tuple)) else asked[query]
             if segments is not None:
-                segments.append(cut_segments(tuple(parts), cut))
+                segments.append(cut_segments(self._segments(demos, flipped, texts, tail), cut))
+            texts.insert(0, instruction)
+            texts.append(tail)
+            prompt = "".join(texts)
+            prompts.append(prompt[:len(prompt) - cut] if cut else prompt)
         return prompts
+
+    def _segments(self, demos: Sequence[int], flipped: Sequence[int], texts: Sequence[str], tail: str) -> Segments:
+        """A direct prompt's parts: instruction, each demonstration split before its label word, the query part."""
+        parts = [self.template.instruction]
+        affix = len(self.template.label_affix)
+        for v, text in zip(demos, texts):
+            label = (self.wrong_word if v in flipped else self.word)[self.rows[v][1]]
+            split = len(text) - len(label) - affix
+            parts += (text[:split], text[split:])
+        parts.append(tail)
+        return tuple(parts)
 
     def _inputs_text(self, inputs: Sequence[str]) -> str:
         """[prefix_e input_e affix_e]... of one demonstration or query (direct prompts)."""
