@@ -63,16 +63,22 @@ def requests_of(prompts: Sequence[Prompt], label_space: Tuple[str, ...], benchma
     for each prompt ``q`` of one pass, equal to those calls field for field.
 
     A run builds one request per prompt (10^5 in a suite); the dataclass ``__init__`` of a
-    frozen class sets each field through ``object.__setattr__``, so this fills the
-    instance's attribute dictionary in one update instead.
+    frozen class sets each field through ``object.__setattr__``, so this writes the fields
+    into the instance's attribute dictionary directly, in field order (the order that keeps
+    the dictionary's keys shared with the class's other instances).
     """
     new = object.__new__
     out = []
     for q, prompt in enumerate(prompts):
         request = new(Request)
-        request.__dict__.update(prompt=prompt, label_space=label_space, benchmark=benchmark, dataset=dataset,
-                                query_index=first_index + q, pass_index=pass_index,
-                                segments=None if segments is None else segments[q])
+        fields = request.__dict__
+        fields["prompt"] = prompt
+        fields["label_space"] = label_space
+        fields["benchmark"] = benchmark
+        fields["dataset"] = dataset
+        fields["query_index"] = first_index + q
+        fields["pass_index"] = pass_index
+        fields["segments"] = None if segments is None else segments[q]
         out.append(request)
     return out
 

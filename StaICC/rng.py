@@ -62,7 +62,7 @@ class StableRandom:
         if allow_repetition:
             return [items[int(self.next_float() * size)] for _ in range(n)]
         if size <= _SHORT_LIST:
-            return self._pop_short(items, n)
+            return self.n_elements_each((items,), (n,))[0]
         if n <= _SMALL_DRAW:
             return [items[p] for p in self._pop_positions_small(size, n)]
         return [items[p] for p in self._pop_positions_tree(size, n)]
@@ -75,23 +75,33 @@ class StableRandom:
     def shuffle(self, items: Sequence[T]) -> List[T]:
         return self.n_elements(items, len(items))
 
-    # -- pop-rule helpers
-    def _pop_short(self, items: Sequence[T], n: int) -> List[T]:
-        """The pop rule as written, on a copy: pick i is ``pool.pop(int(u_i * (len(items) - i)))``.
+    def n_elements_each(self, lists: Sequence[Sequence[T]], counts: Sequence[int]) -> List[List[T]]:
+        """``[self.n_elements(items, n) for items, n in zip(lists, counts)]``: the same picks, the same stream.
 
-        The LCG step is inlined (the same formula as :meth:`next_float`) because label
-        noise calls this once per prompt, tens of thousands of times a run.
+        Label noise draws a few of a prompt's demonstrations per prompt, tens of thousands of
+        times a run.  A short list is drawn here by the pop rule as written, on a copy: pick i
+        is ``pool.pop(int(u_i * (len(items) - i)))``, with the LCG step of :meth:`next_float`
+        inlined; a longer one by :meth:`n_elements`, which never copies it.
         """
-        pool = list(items)
         state = self.state
-        out = []
-        for left in range(len(pool), len(pool) - n, -1):
-            state = (LCG_MULTIPLIER * state + LCG_INCREMENT) % LCG_MODULUS
-            out.append(pool.pop(int(state / LCG_MODULUS * left)))
+        picks = []
+        for items, n in zip(lists, counts):
+            size = len(items)
+            if n > size or size > _SHORT_LIST:
+                self.state = state
+                picks.append(self.n_elements(items, n))  # raises when n > size
+                state = self.state
+                continue
+            pool = list(items)
+            out = []
+            for left in range(size, size - n, -1):
+                state = (LCG_MULTIPLIER * state + LCG_INCREMENT) % LCG_MODULUS
+                out.append(pool.pop(int(state / LCG_MODULUS * left)))
+            picks.append(out)
         self.state = state
-        return out
+        return picks
 
-    # map "position in the shrunk list" to the original index, without copying the list
+    # -- pop-rule helpers: map "position in the shrunk list" to the original index, without copying the list
     def _pop_positions_small(self, size: int, n: int) -> List[int]:
         removed: List[int] = []  # sorted original positions already taken
         out = []

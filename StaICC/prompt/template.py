@@ -11,6 +11,7 @@ prompt per candidate label, label before input).  Strings are assembled from a l
 of pieces and joined once.
 """
 from dataclasses import dataclass, fields
+from itertools import repeat
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import warn
@@ -162,16 +163,24 @@ class CompiledTemplate:
 
     def corrupted(self, demos_indexes: Sequence[int], noise_stream: Optional[StableRandom]) -> Sequence[int]:
         """The demonstration index values whose label is flipped (the W draws of :meth:`lines`)."""
-        count = len(demos_indexes)
+        return self.corrupted_each((demos_indexes,), noise_stream, stacklevel=6)[0]
+
+    def corrupted_each(self, demos_lists: Sequence[Sequence[int]], noise_stream: Optional[StableRandom],
+                       stacklevel: int = 5) -> List[Sequence[int]]:
+        """:meth:`corrupted` of each list in order, the stream drawn on from one list to the next."""
         rate = self.template.label_wrong_rate
-        wrong = int(count * rate)
-        if not wrong:
-            return ()
-        if wrong / count != rate:
-            warn(WRONG_LABEL_COUNT_WARNING, stacklevel=5)
+        counts = []
+        for demos in demos_lists:
+            count = len(demos)
+            wrong = int(count * rate)
+            if wrong and wrong / count != rate:
+                warn(WRONG_LABEL_COUNT_WARNING, stacklevel=stacklevel)
+            counts.append(wrong)
+        if not any(counts):
+            return [()] * len(counts)
         if noise_stream is None:
             raise ValueError(f"label wrong rate {rate} needs a label-noise stream (dataset {self.triplet.name!r})")
-        return noise_stream.n_elements(demos_indexes, wrong)
+        return noise_stream.n_elements_each(demos_lists, counts)
 
     def _checked(self, v: int) -> int:
         if not 0 <= v < len(self.rows):
@@ -206,30 +215,32 @@ class CompiledTemplate:
         wrong = table(store, tuple(self.wrong_word.items()), lambda: demonstration_renderer(self, self.wrong_word))
         asked = table(pieces.setdefault("queries", {}), None, lambda: query_renderer(self))
         pseudo = query_writer(self)
-        instruction, cut, noisy = template.instruction, template.cut_by_length, template.label_wrong_rate > 0
+        instruction, cut = template.instruction, template.cut_by_length
+        queries = queries if isinstance(queries, list) else list(queries)
+        flips = self.corrupted_each([demos for demos, _query in queries], noise_stream) \
+            if template.label_wrong_rate > 0 else repeat((), len(queries))
+        labelled = right.__getitem__
         prompts: List[Prompt] = []
-        for demos, query in queries:
-            flipped = self.corrupted(demos, noise_stream) if noisy else ()
-            texts = [wrong[v] if v in flipped else right[v] for v in demos] if flipped else [right[v] for v in demos]
-            tail = pseudo(query) if isinstance(query, (list, tuple)) else asked[query]
+        for (demos, query), flipped in zip(queries, flips):
+            texts = [wrong[v] if v in flipped else right[v] for v in demos] if flipped else map(labelled, demos)
+            parts = [instruction, *texts, pseudo(query) if isinstance(query, (list, tuple)) else asked[query]]
             if segments is not None:
-                segments.append(cut_segments(self._segments(demos, flipped, texts, tail), cut))
-            texts.insert(0, instruction)
-            texts.append(tail)
-            prompt = "".join(texts)
+                segments.append(cut_segments(self._segments(demos, flipped, parts), cut))
+            prompt = "".join(parts)
             prompts.append(prompt[:len(prompt) - cut] if cut else prompt)
         return prompts
 
-    def _segments(self, demos: Sequence[int], flipped: Sequence[int], texts: Sequence[str], tail: str) -> Segments:
-        """A direct prompt's parts: instruction, each demonstration split before its label word, the query part."""
-        parts = [self.template.instruction]
+    def _segments(self, demos: Sequence[int], flipped: Sequence[int], parts: List[str]) -> Segments:
+        """A direct prompt's ``parts`` (instruction, demonstrations, query part) with each demonstration
+        split before its label word."""
+        segments = [parts[0]]
         affix = len(self.template.label_affix)
-        for v, text in zip(demos, texts):
+        for v, text in zip(demos, parts[1:-1]):
             label = (self.wrong_word if v in flipped else self.word)[self.rows[v][1]]
             split = len(text) - len(label) - affix
-            parts += (text[:split], text[split:])
-        parts.append(tail)
-        return tuple(parts)
+            segments += (text[:split], text[split:])
+        segments.append(parts[-1])
+        return tuple(segments)
 
     def _inputs_text(self, inputs: Sequence[str]) -> str:
         """[prefix_e input_e affix_e]... of one demonstration or query (direct prompts)."""
