@@ -9,6 +9,7 @@ can write its prompts when it asks them and drop them afterwards.  Queries are
 repeat-major: query ``q`` is test item ``q % T`` in repeat ``q // T``.
 """
 from dataclasses import dataclass, field, replace
+from itertools import cycle, islice
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .procedures import PassSpec
@@ -44,11 +45,15 @@ class RunPlan:
         detail = self.passes[number].describe()
         return text + (f" ({detail})" if detail else "")
 
+    def tests(self) -> Iterator[int]:
+        """The test index of each query of one pass, in order: query q asks test item q % T."""
+        return islice(cycle(range(self.test_count)), len(self.demonstrations))
+
     def queries(self) -> Iterator[Tuple[int, int, Tuple[int, ...]]]:
         """(test index, repeat, demonstration indexes) of each query of one pass, in order."""
         T = self.test_count
-        for q, demos in enumerate(self.demonstrations):
-            yield q % T, q // T, demos
+        for q, (test, demos) in enumerate(zip(self.tests(), self.demonstrations)):
+            yield test, q // T, demos
 
 
 def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = None, *,
@@ -66,12 +71,12 @@ def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = N
     writer.restart_streams()
     requests: List[Request] = []
     rendered = rendered if rendered is not None else {}
-    queries = [(demos, test) for test, _repeat, demos in plan.queries()]
+    queries = list(zip(plan.demonstrations, plan.tests()))
     try:
         for number, spec in enumerate(plan.passes):
             spec.configure(writer)
             parts: Optional[list] = [] if segments else None
-            prompts = writer.write_prompts(queries, _pieces(rendered, writer), parts)
+            prompts = _written(plan, queries, writer, rendered, parts)
             if writer.template.noisy_channel:  # one prompt per label: a tuple in the request
                 prompts = [tuple(prompt) for prompt in prompts]
             requests += requests_of(prompts, tuple(writer.get_label_space()), plan.benchmark, plan.dataset,
@@ -80,6 +85,31 @@ def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = N
         writer.restore(state)
         writer.restart_streams()  # also frees the domain generator's word cache
     return requests
+
+
+def _written(plan: RunPlan, queries: List[Tuple[Tuple[int, ...], int]], writer, rendered: Dict[Any, Any],
+             segments: Optional[list]) -> list:
+    """The prompts of one pass of ``plan``, as ``writer.write_prompts`` writes them.
+
+    Without label noise and pseudo queries they depend only on the template, the rows and
+    the queries, so a pass equal to one written before over the same data (Post_bias's and
+    GLER's first pass are Normal's) takes that pass's prompts, the same string objects.
+    """
+    pieces = _pieces(rendered, writer)
+    template = writer.template
+    if template.label_wrong_rate or writer.pseudo_query_generater is not None:
+        return writer.write_prompts(queries, pieces, segments)
+    triplet = writer.triplet_dataset
+    key = (template, "prompts", _rows_identity(triplet.demonstration.table), _rows_identity(triplet.test.table),
+           plan.test_count, segments is not None)
+    earlier = rendered.get(key)
+    if earlier is not None and earlier[0] == plan.demonstrations:
+        if segments is not None:
+            segments += earlier[2]
+        return earlier[1]
+    prompts = writer.write_prompts(queries, pieces, segments)
+    rendered[key] = (plan.demonstrations, prompts, segments)
+    return prompts
 
 
 def _pieces(rendered: Dict[Any, dict], writer) -> Dict[str, dict]:
