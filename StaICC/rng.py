@@ -10,6 +10,7 @@ Fenwick tree, so no call is quadratic in the list length.
 """
 from bisect import bisect_right, insort
 from functools import lru_cache
+from math import floor
 from typing import List, Sequence, TypeVar
 
 from .standard import LCG_INCREMENT, LCG_MODULUS, LCG_MULTIPLIER, SEED
@@ -19,6 +20,11 @@ T = TypeVar("T")
 
 _SMALL_DRAW = 4096  # up to this many picks, bisecting the removed positions beats a tree
 _SHORT_LIST = 64  # up to this many items, a copy popped in place beats tracking removed positions
+# The LCG step on a state held as a double: A * X + C < 2**53 for every X < 2**32, so each product,
+# sum and remainder is an integer a double holds exactly, the step is the integer one, and u = X / 2**32
+# is the same double as next_float's (loops that draw many floats use it; ints of this size are slower)
+_A, _C, _M = float(LCG_MULTIPLIER), float(LCG_INCREMENT), float(LCG_MODULUS)
+assert LCG_MULTIPLIER * (LCG_MODULUS - 1) + LCG_INCREMENT < 2 ** 53
 
 
 class StableRandom:
@@ -43,6 +49,13 @@ class StableRandom:
         """Advance once and return the new state / 2**32, in [0, 1)."""
         self.state = (LCG_MULTIPLIER * self.state + LCG_INCREMENT) % LCG_MODULUS
         return self.state / LCG_MODULUS
+
+    def skip(self, n: int) -> None:
+        """Advance by n floats (draws whose values do not matter, such as picking every item of a list)."""
+        state = float(self.state)
+        for _ in range(n):
+            state = (_A * state + _C) % _M  # next_float's step (see _A)
+        self.state = int(state)
 
     def int_in_range(self, start: int, end: int) -> int:
         """int(start + (end - start) * u): in [start, end) for end > start."""
@@ -81,24 +94,24 @@ class StableRandom:
         Label noise draws a few of a prompt's demonstrations per prompt, tens of thousands of
         times a run.  A short list is drawn here by the pop rule as written, on a copy: pick i
         is ``pool.pop(int(u_i * (len(items) - i)))``, with the LCG step of :meth:`next_float`
-        inlined; a longer one by :meth:`n_elements`, which never copies it.
+        inlined (on a double-held state, see ``_A``); a longer one by :meth:`n_elements`, which never copies it.
         """
-        state = self.state
+        state = float(self.state)
         picks = []
         for items, n in zip(lists, counts):
             size = len(items)
             if n > size or size > _SHORT_LIST:
-                self.state = state
+                self.state = int(state)
                 picks.append(self.n_elements(items, n))  # raises when n > size
-                state = self.state
+                state = float(self.state)
                 continue
-            pool = list(items)
+            pool = [*items]
             out = []
             for left in range(size, size - n, -1):
-                state = (LCG_MULTIPLIER * state + LCG_INCREMENT) % LCG_MODULUS
-                out.append(pool.pop(int(state / LCG_MODULUS * left)))
+                state = (_A * state + _C) % _M
+                out.append(pool.pop(floor(state / _M * left)))  # floor = int() for u * left >= 0
             picks.append(out)
-        self.state = state
+        self.state = int(state)
         return picks
 
     # -- pop-rule helpers: map "position in the shrunk list" to the original index, without copying the list

@@ -60,3 +60,12 @@ def test_n_elements_each_accepts_tuples_ranges_and_empty_input():
                                                                      ref.n_elements(range(4), 2)]
     assert stream.n_elements_each([], []) == []
     assert stream.state == ref.x
+
+
+def test_skip_advances_by_that_many_floats():
+    stream, ref = fresh_stream(), NaivePopRule()
+    stream.skip(7)
+    ref.n_elements(range(10), 7)
+    assert stream.state == ref.x
+    stream.skip(0)
+    assert stream.state == ref.x

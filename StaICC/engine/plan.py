@@ -116,7 +116,8 @@ def _pieces(rendered: Dict[Any, dict], writer) -> Dict[str, dict]:
     """The writer's text pieces within ``rendered``: demonstration texts depend on the template (noise
     rate aside) and the demonstration rows, query texts on the template and the test rows."""
     triplet = writer.triplet_dataset
-    template = replace(writer.template, label_wrong_rate=0)
+    template = writer.template
+    template = replace(template, label_wrong_rate=0) if template.label_wrong_rate else template
     return {"demonstrations": rendered.setdefault((template, "demonstrations",
                                                    _rows_identity(triplet.demonstration.table)), {}),
             "queries": rendered.setdefault((template, "queries", _rows_identity(triplet.test.table)), {})}

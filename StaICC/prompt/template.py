@@ -18,7 +18,7 @@ from ..errors import warn
 from ..rng import StableRandom
 from ..standard import WRONG_LABEL_COUNT_WARNING
 from ..validation import check_int, check_label_space, check_real, is_int
-from .pieces import demonstration_renderer, query_renderer, query_writer, table
+from .pieces import DemonstrationTexts, QueryTexts, query_writer, table
 
 DemoLine = Tuple[Sequence[str], str]
 #: a direct prompt's text in its parts: (instruction, then per demonstration its input part
@@ -169,17 +169,20 @@ class CompiledTemplate:
                        stacklevel: int = 5) -> List[Sequence[int]]:
         """:meth:`corrupted` of each list in order, the stream drawn on from one list to the next."""
         rate = self.template.label_wrong_rate
-        counts = []
-        for demos in demos_lists:
-            count = len(demos)
-            wrong = int(count * rate)
-            if wrong and wrong / count != rate:
+        sizes = list(map(len, demos_lists))
+        wrong_of = {size: int(size * rate) for size in set(sizes)}  # W per list length
+        counts = list(map(wrong_of.__getitem__, sizes))
+        uneven = {size for size, wrong in wrong_of.items() if wrong and wrong / size != rate}
+        for size in sizes if uneven else ():
+            if size in uneven:  # one warning per prompt, as each prompt is written
                 warn(WRONG_LABEL_COUNT_WARNING, stacklevel=stacklevel)
-            counts.append(wrong)
         if not any(counts):
             return [()] * len(counts)
         if noise_stream is None:
             raise ValueError(f"label wrong rate {rate} needs a label-noise stream (dataset {self.triplet.name!r})")
+        if counts == sizes:  # W = len everywhere: every position is drawn, so every index value flips
+            noise_stream.skip(sum(counts))  # whatever the floats; the stream still gives W per prompt
+            return list(demos_lists)
         return noise_stream.n_elements_each(demos_lists, counts)
 
     def _checked(self, v: int) -> int:
@@ -211,19 +214,25 @@ class CompiledTemplate:
             return prompts
         store = pieces.setdefault("demonstrations", {})
         # a demonstration's text depends on its label's word: one table per word mapping
-        right = table(store, tuple(self.word.items()), lambda: demonstration_renderer(self, self.word))
-        wrong = table(store, tuple(self.wrong_word.items()), lambda: demonstration_renderer(self, self.wrong_word))
-        asked = table(pieces.setdefault("queries", {}), None, lambda: query_renderer(self))
+        right = table(store, tuple(self.word.items()), lambda: DemonstrationTexts(self, self.word))
+        wrong = table(store, tuple(self.wrong_word.items()), lambda: DemonstrationTexts(self, self.wrong_word))
+        asked = table(pieces.setdefault("queries", {}), None, lambda: QueryTexts(self))
         pseudo = query_writer(self)
         instruction, cut = template.instruction, template.cut_by_length
         queries = queries if isinstance(queries, list) else list(queries)
         flips = self.corrupted_each([demos for demos, _query in queries], noise_stream) \
             if template.label_wrong_rate > 0 else repeat((), len(queries))
-        labelled = right.__getitem__
+        # bound look-ups: a subscript on a dict subclass dispatches through __getitem__ by name, a bound one does not
+        labelled, mislabelled, test_text = right.__getitem__, wrong.__getitem__, asked.__getitem__
         prompts: List[Prompt] = []
         for (demos, query), flipped in zip(queries, flips):
-            texts = [wrong[v] if v in flipped else right[v] for v in demos] if flipped else map(labelled, demos)
-            parts = [instruction, *texts, pseudo(query) if isinstance(query, (list, tuple)) else asked[query]]
+            if not flipped:
+                texts = map(labelled, demos)
+            elif len(flipped) == len(demos):  # every position drawn: every demonstration flips
+                texts = map(mislabelled, demos)
+            else:
+                texts = [mislabelled(v) if v in flipped else labelled(v) for v in demos]
+            parts = [instruction, *texts, pseudo(query) if isinstance(query, (list, tuple)) else test_text(query)]
             if segments is not None:
                 segments.append(cut_segments(self._segments(demos, flipped, parts), cut))
             prompt = "".join(parts)
