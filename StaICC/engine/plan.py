@@ -79,7 +79,8 @@ def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = N
             prompts = _written(plan, queries, writer, rendered, parts)
             if writer.template.noisy_channel:  # one prompt per label: a tuple in the request
                 prompts = [tuple(prompt) for prompt in prompts]
-            requests += requests_of(prompts, tuple(writer.get_label_space()), plan.benchmark, plan.dataset,
+            # the template's own (long-lived) tuple: the pass's requests share one label space
+            requests += requests_of(prompts, tuple(writer.template.label_space), plan.benchmark, plan.dataset,
                                     number * plan.queries_per_pass, number, parts)
     finally:
         writer.restore(state)
