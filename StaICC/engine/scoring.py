@@ -8,7 +8,7 @@ label space (the original used max(prediction) + 1 and crashed).
 """
 import math
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from ..backends.base import Backend, BatchShapeError, FunctionBackend
 from ..errors import InferenceError, where
@@ -233,7 +233,7 @@ def _ask_each(backend: FunctionBackend, requests: Sequence[Request], todo: List[
             try:
                 raw = output(request)
             except Exception as exc:
-                raise _inference_error(backend, [request], exc) from exc
+                _raise_call_error(backend, [request], exc)
             asked += 1
             prediction = check_output(raw, len(request.label_space), request.dataset, request.query_index)
             answers[i] = label_answer(prediction) if type(prediction) is int else Answer(prediction)
@@ -261,28 +261,30 @@ def _call_backend(backend: Backend, chunk: List[Request]) -> List[Answer]:
     first = chunk[0]
     try:
         outputs = backend.score(chunk)
-    except BatchShapeError as exc:
-        error = TypeError if exc.wrong_type else ValueError
-        raise error(f"the batched inference returned {exc.returned}{where(first.dataset)}; "
-                    f"expected {exc.expected}") from None
     except Exception as exc:
-        raise _inference_error(backend, chunk, exc) from exc
+        _raise_call_error(backend, chunk, exc)
     if not isinstance(outputs, list) or len(outputs) != len(chunk):
         raise ValueError(f"the {backend.name} backend returned {len(outputs) if isinstance(outputs, list) else outputs!r}"
                          f" answers for {len(chunk)} requests{where(first.dataset)}")
     return outputs
 
 
-def _inference_error(backend: Backend, chunk: Sequence[Request], exc: Exception) -> InferenceError:
-    """The error for a backend call that raised: the query of a one-request call, else the range of prompts."""
+def _raise_call_error(backend: Backend, chunk: Sequence[Request], exc: Exception) -> NoReturn:
+    """Raise the error for a backend call that raised ``exc``: a wrong batch shape says what came back;
+    anything else becomes an InferenceError naming the query of a one-request call, else the range of prompts."""
     first = chunk[0]
+    if isinstance(exc, BatchShapeError):
+        error = TypeError if exc.wrong_type else ValueError
+        raise error(f"the batched inference returned {exc.returned}{where(first.dataset)}; "
+                    f"expected {exc.expected}") from None
     if len(chunk) == 1:
         location = where(first.dataset, first.query_index)
         kind = "inference function" if isinstance(backend, FunctionBackend) else f"{backend.name} backend"
     else:
         location = f"{where(first.dataset)} (prompts {first.query_index}..{chunk[-1].query_index})"
         kind = "batched inference" if isinstance(backend, FunctionBackend) else f"{backend.name} backend"
-    return InferenceError(f"the {kind} raised {type(exc).__name__}: {exc}{location}", first.dataset, first.query_index)
+    raise InferenceError(f"the {kind} raised {type(exc).__name__}: {exc}{location}",
+                         first.dataset, first.query_index) from exc
 
 
 def _validated(answer: Answer, request: Request) -> Answer:

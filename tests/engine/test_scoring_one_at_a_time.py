@@ -168,3 +168,18 @@ def test_label_answers_are_shared_and_vectors_are_not():
     assert ints[0] is ints[3] and ints[0] == Answer(1)
     rows = score_requests(FunctionBackend(lambda prompt, label_space: [0.0, 1.0, 0.0]), requests)
     assert rows[0] == rows[1] and rows[0].prediction is not rows[1].prediction
+
+
+def test_a_batch_shape_error_raised_by_a_plain_function_reads_the_same_on_both_paths():
+    from StaICC.backends.base import BatchShapeError
+
+    def odd(prompt, label_space):
+        raise BatchShapeError("3 predictions", "1, one per prompt", False)
+
+    requests = [Request("p", LABELS, "Normal", "toy", 4, 0)]
+    seen = []
+    for backend in (FunctionBackend(odd), ThroughScore(odd)):
+        with pytest.raises(ValueError) as info:
+            score_requests(backend, requests)
+        seen.append((type(info.value), str(info.value), info.value.__cause__, info.value.__suppress_context__))
+    assert seen[0] == seen[1] and "returned 3 predictions at dataset 'toy'" in seen[0][1]
