@@ -16,7 +16,8 @@ then the word).  The values are the rule's own, bit for bit: integer products, n
 """
 import sys
 from array import array
-from operator import itemgetter
+from itertools import accumulate, chain, repeat
+from operator import add, itemgetter, lshift, or_
 from typing import Dict, List, Sequence, Tuple
 
 from ..standard import LCG_INCREMENT, LCG_MULTIPLIER
@@ -41,19 +42,17 @@ class WordTable:
     __slots__ = ("flat", "descriptors", "bits", "n_rows", "elements")
 
     def __init__(self, texts_by_element: Sequence[Sequence[str]]) -> None:
-        flat: List[str] = []
-        descriptors: List[bytes] = []
-        widest = 0
-        for texts in texts_by_element:
-            for text in texts:
-                pieces = text.split(" ")
-                last_piece = len(pieces) - 1
-                descriptors.append((last_piece | len(flat) << 32).to_bytes(8, "little"))
-                flat += pieces
-                widest = max(widest, last_piece)
+        texts = list(chain.from_iterable(texts_by_element))
+        # Joined with one space, the texts split into each text's pieces in turn; a text
+        # has one piece more than it has spaces.
+        flat = " ".join(texts).split(" ")
         if len(flat) > _MASK32:
             raise ValueError(f"domain queries read at most 2**32 words of text, the table has {len(flat)}")
-        self.flat, self.descriptors, self.bits = flat, descriptors, widest.bit_length()
+        last_pieces = list(map(str.count, texts, repeat(" ")))
+        firsts = accumulate(map(add, last_pieces, repeat(1)), initial=0)
+        lanes = map(or_, last_pieces, map(lshift, firsts, repeat(32)))
+        self.descriptors: List[bytes] = list(map(int.to_bytes, lanes, repeat(8), repeat("little")))
+        self.flat, self.bits = flat, max(last_pieces, default=0).bit_length()
         self.elements = len(texts_by_element)
         self.n_rows = len(texts_by_element[0]) if texts_by_element else 0
 
