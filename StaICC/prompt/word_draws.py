@@ -6,7 +6,8 @@ first new state X1 picks the row s = ((n_rows - 1) * X1) >> 32 (never the last r
 second X2 the piece w = ((pieces - 1) * X2) >> 32 of that row's text split on single
 spaces (so never the last piece of a text that has several).  A query is, for each input
 element in turn, ``length`` such words joined with one space; queries follow each other
-on one stream.
+on one stream.  These are the standard's int_in_range(0, n - 1) = int((n - 1) * X / 2**32)
+in integers: for n < 2**21 the float product is exact, so both agree.
 
 Word by word this is a dozen interpreted steps a word, so a chunk of words is computed
 with big-integer lane arithmetic instead: the chunk's states are packed as 64-bit lanes
