@@ -105,3 +105,11 @@ def test_bundled_demonstration_set(rt):
     got = [tuple(next(generator)) for _ in range(70)]  # past the first block of 64
     assert got == expected
     assert generator._stream.state == states[-1]
+
+
+def test_domain_calibration_lines(rt):
+    """The domain calibration's generator: the calibration set, 64 words, 128 lines (one block)."""
+    calibration_set = rt.triplet_dataset.calibration
+    expected, _ = reference_queries(calibration_set.table, 64, 130)
+    generator = domain_query_generator(calibration_set, 64)
+    assert [tuple(next(generator)) for _ in range(130)] == expected
