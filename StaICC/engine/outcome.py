@@ -68,11 +68,21 @@ def prompt_set_digest(requests: Sequence[Request]) -> str:
             label_space = request.label_space
             update(b"L" + "\x00".join(label_space).encode("utf-8", "surrogatepass") + b"\x00")
         prompt = request.prompt
-        for text in (prompt if isinstance(prompt, tuple) else (prompt,)):
-            data = text.encode("utf-8", "surrogatepass")
-            update(b"%d:" % len(data))
-            update(data)
+        if isinstance(prompt, tuple):  # noisy channel: each prompt of the tuple, as a direct prompt is fed
+            for text in prompt:
+                _update_text(update, text)
+            continue
+        data = prompt.encode("utf-8", "surrogatepass")  # _update_text, inlined for the one prompt of most requests
+        update(b"%d:" % len(data))
+        update(data)
     return digest.hexdigest()
+
+
+def _update_text(update: Callable[[bytes], None], text: str) -> None:
+    """Feed one prompt: its UTF-8 length in decimal, a colon, its UTF-8 bytes."""
+    data = text.encode("utf-8", "surrogatepass")
+    update(b"%d:" % len(data))
+    update(data)
 
 
 def compute_metrics(metrics: Dict[str, Callable], truth: List[int], stored: List[list], dataset: str) -> Dict[str, Any]:

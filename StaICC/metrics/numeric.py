@@ -121,17 +121,18 @@ class PredictionRows(list):
     """The rows a run hands its metrics: a plain list that remembers its conditional softmax.
 
     Every score metric applies the same rule to the same rows and reads the same argmax
-    labels; computing them once per pass instead of once per metric is the only reason
-    this class exists.  ``normalized is self`` means every row passed the probability
+    labels, and the bias metrics read the same column means; computing them once per
+    pass instead of once per metric is the only reason this class exists.  ``normalized is self`` means every row passed the probability
     check; :meth:`passing` makes such rows when that is known without checking.
     """
 
-    __slots__ = ("normalized", "labels")
+    __slots__ = ("normalized", "labels", "means")
 
     def __init__(self, rows=()) -> None:
         super().__init__(rows)
         self.normalized = None
         self.labels = None
+        self.means = None
 
     @classmethod
     def passing(cls, rows, labels: List[int]) -> "PredictionRows":
@@ -193,8 +194,17 @@ def column_means(matrix: Matrix) -> List[float]:
     float maximum), the column is summed again with every entry scaled by a power of
     two small enough that no partial sum can overflow, and the mean scaled back.
     Scaling by a power of two is exact, so this path is only taken where the plain
-    formula would have returned inf or NaN.
+    formula would have returned inf or NaN.  The means of :class:`PredictionRows` are
+    computed once (the bias metrics all read them); every call returns a new list.
     """
+    if not isinstance(matrix, PredictionRows):
+        return _column_means(matrix)
+    if matrix.means is None:
+        matrix.means = _column_means(matrix)
+    return list(matrix.means)
+
+
+def _column_means(matrix: Matrix) -> List[float]:
     count = len(matrix)
     width = len(matrix[0])
     totals = [0] * width

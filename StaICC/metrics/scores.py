@@ -10,10 +10,9 @@ ECE puts a confidence of exactly 1.0 in no bin: a quirk of the standard that pub
 numbers depend on.
 """
 from bisect import bisect_right
-from collections import Counter
 from itertools import repeat
 from operator import eq, getitem, truth
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 from ..errors import warn, warn_tampering
 from ..standard import CONSISTENCY_LOOP_LENGTH, ECE_BINS, STRICT_MODE, STRICT_SETTING_WARNING
@@ -178,4 +177,7 @@ def make_consistency(loop_length: int) -> Callable[[Sequence[int], Matrix], floa
 
 def single_consistency(prediction: Sequence[int]) -> float:
     """Share of the most frequent label among ``prediction`` (labels, not rows)."""
-    return max(Counter(prediction).values()) / len(prediction)
+    counts: Dict[int, int] = {}
+    for label in prediction:
+        counts[label] = counts.get(label, 0) + 1
+    return max(counts.values()) / len(prediction)
