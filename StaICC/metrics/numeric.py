@@ -122,8 +122,9 @@ class PredictionRows(list):
 
     Every score metric applies the same rule to the same rows and reads the same argmax
     labels, and the bias metrics read the same column means; computing them once per
-    pass instead of once per metric is the only reason this class exists.  ``normalized is self`` means every row passed the probability
-    check; :meth:`passing` makes such rows when that is known without checking.
+    pass instead of once per metric is the only reason this class exists.
+    ``normalized is self`` means every row passed the probability check; :meth:`passing`
+    makes such rows when that is known without checking.
     """
 
     __slots__ = ("normalized", "labels", "means")
