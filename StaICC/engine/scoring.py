@@ -8,10 +8,12 @@ label space (the original used max(prediction) + 1 and crashed).
 """
 import math
 import time
+from itertools import repeat
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from ..backends.base import Backend, BatchShapeError, FunctionBackend
 from ..errors import InferenceError, where
+from ..metrics import PredictionRows
 from .progress import progress_bar
 from ..requests import Answer, Request, label_answer
 from ..validation import is_int, is_real
@@ -84,21 +86,34 @@ class _Where:
         return where(self.dataset, self.query_index)
 
 
-def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optional[str]) -> List[list]:
-    """Rows the metrics read: vectors as they are, ints as one-hot rows of the label count."""
+def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optional[str], *,
+           share_rows: bool = False) -> List[list]:
+    """Rows the metrics read: vectors as they are, ints as one-hot rows of the label count.
+
+    Each int's row is its own list (rows are lists a caller may change), unless
+    ``share_rows``: then the queries with the same label share one row, for readers that
+    never change rows (no row is allocated per query).  The rows are
+    :class:`~StaICC.metrics.PredictionRows`; one-hot rows of in-range ints come marked as
+    passing the probability check with the ints as their argmax labels (a one-hot row
+    sums to exactly 1 and its 1 is its first maximum), so the metrics neither check nor
+    scan them.
+    """
     if not predictions:
-        return []
+        return PredictionRows()
     int_kind = isinstance(predictions[0], int)
-    for i, p in enumerate(predictions):
-        if isinstance(p, int) != int_kind:
-            raise TypeError(f"the inference mixed int labels and score vectors{where(dataset, i)}: "
-                            f"query 0 returned {'an int' if int_kind else 'a vector'}; return one kind throughout")
+    kinds = list(map(isinstance, predictions, repeat(int)))
+    if kinds.count(int_kind) != len(kinds):
+        i = kinds.index(not int_kind)
+        raise TypeError(f"the inference mixed int labels and score vectors{where(dataset, i)}: "
+                        f"query 0 returned {'an int' if int_kind else 'a vector'}; return one kind throughout")
     if not int_kind:
-        return list(predictions)
-    # Each row is a copy of its label's one-hot row (rows are lists a caller may change), built once per label.
+        return PredictionRows(predictions)
     one_hot = [[1 if c == label else 0 for c in range(label_count)] for label in range(label_count)]
-    return [one_hot[p][:] if 0 <= p < label_count else [1 if c == p else 0 for c in range(label_count)]
-            for p in predictions]
+    if 0 <= min(predictions) and max(predictions) < label_count:
+        rows = map(one_hot.__getitem__, predictions)
+        return PredictionRows.passing(rows if share_rows else map(list.copy, rows), list(map(int, predictions)))
+    return PredictionRows([one_hot[p][:] if 0 <= p < label_count else [1 if c == p else 0 for c in range(label_count)]
+                           for p in predictions])
 
 
 def predicted_labels(predictions: Sequence[Prediction]) -> List[int]:
