@@ -156,7 +156,7 @@ class Answer:
     parsed: bool = True
 
 
-_LABEL_ANSWERS: list = []  # the shared Answer of label index k at position k, as far as label spaces have reached
+_LABEL_ANSWERS: dict = {}  # label index -> its shared Answer, for the indexes label spaces have reached
 
 
 def label_answer(index: int) -> Answer:
@@ -164,9 +164,10 @@ def label_answer(index: int) -> Answer:
 
     Answers are frozen and an int is immutable, so every request answered with label k
     can hold the same object; a run answering with label indices then builds no Answer
-    per request.  The table grows only up to the largest label space validated against.
+    per request.  Callers pass only indexes checked against a label space, so the table
+    stays as small as the largest label space (``setdefault``: threads agree on one object).
     """
-    if index < len(_LABEL_ANSWERS):
-        return _LABEL_ANSWERS[index]
-    _LABEL_ANSWERS.extend(Answer(k) for k in range(len(_LABEL_ANSWERS), index + 1))
-    return _LABEL_ANSWERS[index]
+    found = _LABEL_ANSWERS.get(index)
+    if found is None:
+        found = _LABEL_ANSWERS.setdefault(index, Answer(index))
+    return found

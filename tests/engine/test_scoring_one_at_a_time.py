@@ -183,3 +183,17 @@ def test_a_batch_shape_error_raised_by_a_plain_function_reads_the_same_on_both_p
             score_requests(backend, requests)
         seen.append((type(info.value), str(info.value), info.value.__cause__, info.value.__suppress_context__))
     assert seen[0] == seen[1] and "returned 3 predictions at dataset 'toy'" in seen[0][1]
+
+
+def test_the_shared_label_answer_of_k_is_answer_k_whatever_the_order_of_first_use():
+    import threading
+
+    from StaICC.requests import label_answer
+    order = list(range(40))
+    random.Random(3).shuffle(order)
+    threads = [threading.Thread(target=lambda part=order[i::4]: [label_answer(k) for k in part]) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(label_answer(k) == Answer(k) and label_answer(k) is label_answer(k) for k in range(40))
