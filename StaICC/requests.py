@@ -6,12 +6,28 @@ with its label space and where it comes from.  Backends answer requests with
 a request travels from the prompt writer to the backend and the cache unchanged.
 """
 import hashlib
-import json
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 Prompt = Union[str, Tuple[str, ...]]
+
+
+class _kept:
+    """A read-only attribute computed on first use and kept in the instance's ``__dict__``.
+
+    ``functools.cached_property`` without the lock it takes on every first use before
+    Python 3.12: the value is a pure function of a frozen object, so two threads computing
+    it at once store equal values.  Later reads find the instance's own entry first.
+    """
+
+    def __init__(self, compute: Callable[[Any], Any]) -> None:
+        self.compute, self.name, self.__doc__ = compute, compute.__name__, compute.__doc__
+
+    def __get__(self, instance: Any, owner: Optional[type] = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
 
 
 @dataclass(frozen=True)
@@ -41,7 +57,7 @@ class Request:
     def noisy_channel(self) -> bool:
         return isinstance(self.prompt, tuple)
 
-    @cached_property
+    @_kept
     def digests(self) -> Tuple[bytes, bytes]:
         """(SHA-256, BLAKE2b-64) of :func:`canonical_content`, computed once per request.
 
@@ -83,13 +99,63 @@ def requests_of(prompts: Sequence[Prompt], label_space: Tuple[str, ...], benchma
     return out
 
 
-_json_string = json.encoder.encode_basestring  # json's own C string encoder (ensure_ascii=False)
-
-
 def canonical_content(prompt: Prompt, label_space: Tuple[str, ...]) -> bytes:
-    """Compact JSON of ``[prompt or list of prompts, list of labels]``, UTF-8: the bytes keys hash."""
-    quoted = _json_string(prompt) if isinstance(prompt, str) else "[" + ",".join(map(_json_string, prompt)) + "]"
-    return ("[" + quoted + ",[" + ",".join(map(_json_string, label_space)) + "]]").encode("utf-8", "surrogatepass")
+    """Compact JSON of ``[prompt or list of prompts, list of labels]``, UTF-8: the bytes keys hash.
+
+    The same bytes as ``json.dumps([prompt, list(label_space)], ensure_ascii=False,
+    separators=(",", ":")).encode("utf-8", "surrogatepass")`` (a tuple prompt as a list),
+    built from bytes: see :func:`_json_string`.
+    """
+    if isinstance(prompt, str):
+        return b"".join((b'["', _json_string(prompt), b'",', _labels_json(label_space), b"]"))
+    quoted = b",".join([b'"' + _json_string(part) + b'"' for part in prompt])
+    return b"".join((b"[[", quoted, b"],", _labels_json(label_space), b"]"))
+
+
+#: the bytes JSON leaves as they are inside a string: all but the C0 controls, '"' and '\\'
+_PLAIN = bytes(byte for byte in range(0x20, 0x100) if byte not in b'"\\')
+#: each escaped byte's escape, as json writes it (short forms where JSON has one, else \u00xx)
+_ESCAPES = {bytes([byte]): {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x09: b"\\t", 0x0A: b"\\n", 0x0C: b"\\f",
+                            0x0D: b"\\r"}.get(byte, b"\\u%04x" % byte)
+            for byte in range(0x100) if bytes([byte]) not in _PLAIN}
+
+
+def _json_string(text: str) -> bytes:
+    """JSON's escaping of ``text`` (``ensure_ascii=False``, without the quotes), in UTF-8.
+
+    Escaping works on the UTF-8 bytes: the characters JSON escapes (controls, quote,
+    backslash) are single bytes there, and no byte of a multi-byte character (lone
+    surrogates included, under "surrogatepass") is one of them.  One pass finds the bytes
+    to escape; each one present is then replaced throughout, the backslash first, since
+    the other escapes write backslashes.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    special = data.translate(None, _PLAIN)
+    if not special:
+        return data
+    if b"\\" in special:
+        data = data.replace(b"\\", b"\\\\")
+        special = special.replace(b"\\", b"")
+    while special:
+        byte = special[:1]
+        data = data.replace(byte, _ESCAPES[byte])
+        special = special.replace(byte, b"")
+    return data
+
+
+_LABELS_JSON: dict = {}  # label space -> its JSON list; bounded (a run uses a few label spaces)
+
+
+def _labels_json(label_space: Tuple[str, ...]) -> bytes:
+    """``label_space`` as a JSON list of strings, kept for the next request of the same label space."""
+    found = _LABELS_JSON.get(label_space) if type(label_space) is tuple else None
+    if found is None:
+        found = b"[" + b",".join([b'"' + _json_string(label) + b'"' for label in label_space]) + b"]"
+        if type(label_space) is tuple:
+            if len(_LABELS_JSON) >= 256:
+                _LABELS_JSON.clear()
+            _LABELS_JSON[label_space] = found
+    return found
 
 
 def content_key(prompt: Prompt, label_space: Tuple[str, ...]) -> str:
@@ -115,3 +181,20 @@ class Answer:
     prediction: Any
     text: Optional[str] = None
     parsed: bool = True
+
+
+_LABEL_ANSWERS: dict = {}  # label index -> its shared Answer, for the indexes label spaces have reached
+
+
+def label_answer(index: int) -> Answer:
+    """``Answer(index)`` for a validated label index, one shared object per index.
+
+    Answers are frozen and an int is immutable, so every request answered with label k
+    can hold the same object; a run answering with label indices then builds no Answer
+    per request.  Callers pass only indexes checked against a label space, so the table
+    stays as small as the largest label space (``setdefault``: threads agree on one object).
+    """
+    found = _LABEL_ANSWERS.get(index)
+    if found is None:
+        found = _LABEL_ANSWERS.setdefault(index, Answer(index))
+    return found

@@ -81,30 +81,55 @@ def trivial(prompt, label_space):
 
 
 FOOTPRINT_CHILD = r"""
-import json, resource, sys, time, warnings
+import collections, json, os, resource, sys, tempfile, time, warnings
 sys.path.insert(0, {root!r})
 warnings.simplefilter("ignore")
 from StaICC.subbenchmarks.builtin import GLER, Normal
 from StaICC.subbenchmarks.suite import run_suite
+import StaICC.engine.runner as runner, StaICC.engine.plan as plan
+phases = collections.Counter()
+def timed(owner, name, label):  # CPU seconds spent in owner.name, summed per label
+    inner = getattr(owner, name, None)
+    if inner is None:
+        return
+    def wrapper(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            phases[label] += time.process_time() - start
+    setattr(owner, name, wrapper)
+timed(plan.Work, "requests", "writing prompts")
+timed(runner, "distinct_requests", "distinct requests")
+timed(runner, "score_requests", "score_requests")
+timed(runner, "summarize", "summarize")
 def trivial(prompt, label_space):
     return 0
 what = {what!r}
+cache = None
 if what == "warm suite":
     run_suite(trivial, "all", progress=False)  # data decoded, default rows and pseudo-queries drawn
+elif what == "cached suite":
+    cache = os.path.join(tempfile.mkdtemp(), "bench.cache")
+    run_suite(trivial, "all", progress=False, cache=cache, model_id="bench")  # every answer stored
 elif what != "GLER":
     Normal()(trivial)  # decode the bundled data first, as any first run does
+phases.clear()
 c0 = time.process_time()
-result = GLER()(trivial) if what == "GLER" else run_suite(trivial, "all", progress=False)
+if what == "GLER":
+    result = GLER()(trivial)
+else:
+    result = run_suite(trivial, "all", progress=False, cache=cache, model_id="bench" if cache else None)
 cpu = time.process_time() - c0
 print(json.dumps({{"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "cpu_s": cpu,
-                  "score_calls": result.metadata.get("score_calls")}}))
+                  "score_calls": result.metadata.get("score_calls"), "phases": dict(phases)}}))
 """
 
 
 def footprint(root):
     """Peak RSS after GLER and after run_suite(f, "all"), and the suite's CPU time, each in a fresh process."""
     figures = {}
-    for what in ("GLER", "suite", "warm suite"):
+    for what in ("GLER", "suite", "warm suite", "cached suite"):
         out = subprocess.run([sys.executable, "-c", FOOTPRINT_CHILD.format(root=root, what=what)],
                              capture_output=True, text=True, check=True)
         figures[what] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -115,7 +140,12 @@ def footprint_rows(label, figures):
     return [(f"{label}: peak RSS after GLER (MB)", f"{figures['GLER']['rss_mb']:.1f}"),
             (f"{label}: peak RSS after run_suite(f, 'all') (MB)", f"{figures['suite']['rss_mb']:.1f}"),
             (f"{label}: suite framework CPU, data decoded (s)", f"{figures['suite']['cpu_s']:.2f}"),
-            (f"{label}: suite framework CPU, second suite in the process (s)", f"{figures['warm suite']['cpu_s']:.2f}")]
+            (f"{label}: suite framework CPU, second suite in the process (s)", f"{figures['warm suite']['cpu_s']:.2f}"),
+            (f"{label}: suite again, every answer from the cache, CPU (s)", f"{figures['cached suite']['cpu_s']:.2f}"),
+            (f"{label}: cached rerun / second suite without a cache",
+             f"{figures['cached suite']['cpu_s'] / figures['warm suite']['cpu_s']:.2f}")] + [
+            (f"{label}:   of the data-decoded suite: {phase} (s)", f"{seconds:.2f}")
+            for phase, seconds in figures["suite"].get("phases", {}).items()]
 
 
 def compared_footprint(revision):

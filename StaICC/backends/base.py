@@ -115,9 +115,9 @@ class FunctionBackend(Backend):
             self.requests_per_call = 1
 
     def score(self, requests: Sequence[Request]) -> List[Answer]:
-        f = self.function
         if not self.batched:
-            return [Answer(f(prompt=_user_prompt(r.prompt), label_space=list(r.label_space))) for r in requests]
+            return [Answer(self.output(r)) for r in requests]
+        f = self.function
         answers: List[Answer] = []
         for group in _runs_of_one_label_space(requests):
             outputs = f(prompt=[_user_prompt(r.prompt) for r in group], label_space=list(group[0].label_space))
@@ -129,6 +129,15 @@ class FunctionBackend(Backend):
                 raise BatchShapeError(f"{len(outputs)} predictions", f"{len(group)}, one per prompt", False)
             answers.extend(Answer(o) for o in outputs)
         return answers
+
+    def output(self, request: Request) -> Any:
+        """The unbatched function's raw, unvalidated output for one request: how a prompt reaches it.
+
+        The run calls it request by request for a one-at-a-time function (so that an error
+        names the exact query and the answers before it are kept); ``score`` is built on it.
+        Every call receives a new label-space list (the function may change it).
+        """
+        return self.function(prompt=_user_prompt(request.prompt), label_space=list(request.label_space))
 
     def identity(self) -> Dict[str, Any]:
         if self.model_id is not None:

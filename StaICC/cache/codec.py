@@ -38,13 +38,20 @@ def _crc(fingerprint: str, key: bytes, check: bytes, value: Union[int, bytes], t
     The fingerprint is not stored in the entry (it sits once in the ``models`` table); it
     is covered so that the check fails when an entry is read for any other model.
     """
+    return _entry_crc(_crc_prefix(fingerprint), key, check, value, text, parsed)
+
+
+def _crc_prefix(fingerprint: str) -> int:
+    """The CRC-32 of the fingerprint part of every entry of one model (CRC-32 continues from it)."""
+    return binascii.crc32(fingerprint.encode("utf-8", "surrogatepass") + b"\x00")
+
+
+def _entry_crc(prefix: int, key: bytes, check: bytes, value: Union[int, bytes], text: Optional[str],
+               parsed: int) -> int:
+    """:func:`_crc` continued from its model's :func:`_crc_prefix`: key, check, value, text, parsed flag."""
     body = value if isinstance(value, bytes) else str(value).encode("ascii")
-    crc = binascii.crc32(fingerprint.encode("utf-8", "surrogatepass") + b"\x00")
-    crc = binascii.crc32(key, crc)
-    crc = binascii.crc32(check, crc)
-    crc = binascii.crc32(body, crc)
-    crc = binascii.crc32(b"\x00" if text is None else b"\x01" + text.encode("utf-8", "surrogatepass"), crc)
-    return binascii.crc32(b"\x01" if parsed else b"\x00", crc)
+    tail = b"\x00" if text is None else b"\x01" + text.encode("utf-8", "surrogatepass")
+    return binascii.crc32(b"".join((key, check, body, tail, b"\x01" if parsed else b"\x00")), prefix)
 
 
 def _encode(request: Request, answer: Any, position: int) -> Tuple[Union[int, bytes], Optional[str], int]:

@@ -9,10 +9,10 @@ import json
 import os
 import sqlite3
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
-from ..requests import Answer, Request
-from .codec import Digests, _crc, _doubles, _encode, request_digests
+from ..requests import Answer, Request, label_answer
+from .codec import Digests, _crc_prefix, _doubles, _encode, _entry_crc, request_digests
 from .schema import _COLLISION, DEFAULT_TIMEOUT, CacheError, _CacheFile
 
 _CHUNK = 500  # keys per ``IN (...)`` query: far below SQLite's variable limit, large enough to amortise
@@ -55,10 +55,6 @@ class PredictionCache(_CacheFile):
         self._lock = threading.RLock()
         self._pid = os.getpid()
         self._model_ids: Dict[str, int] = {}
-        # id(request) -> (request, digests) of the last lookup's misses: the store that usually
-        # follows reuses them instead of hashing each prompt again (the request is held, so its id
-        # cannot be reused by another object meanwhile)
-        self._missed: Dict[int, Tuple[Request, Digests]] = {}
         self._connection: Optional[sqlite3.Connection] = None
         self._connection = self._open()
         self._file_id = self._current_file_id()
@@ -93,46 +89,49 @@ class PredictionCache(_CacheFile):
                 rows = self._retry(lambda: self._select(connection, fingerprint, digests))
             except sqlite3.DatabaseError as exc:
                 raise self._database_error(exc, "looking answers up") from None
+        if not rows:
+            return [None] * len(requests)
+        prefix = _crc_prefix(fingerprint)
         answers: List[Optional[Answer]] = []
-        missed: Dict[int, Tuple[Request, Digests]] = {}
         for position, (request, (key, check)) in enumerate(zip(requests, digests)):
             row = rows.get(key)
             if row is None:
                 answers.append(None)
-                missed[id(request)] = (request, (key, check))
                 continue
-            stored_check, value, text, parsed, crc = row
-            if _crc(fingerprint, key, stored_check, value, text, parsed) != crc:
+            _key, stored_check, value, text, parsed, crc = row
+            if _entry_crc(prefix, key, stored_check, value, text, parsed) != crc:
                 raise self._fail(f"is damaged: the entry of requests[{position}] (key {key.hex()}) fails its "
                                  "CRC check (which covers the model, the request and the answer: the file was "
                                  "edited or damaged); move the file away and rerun")
             if stored_check != check:
                 raise self._collision(key, position)
             answers.append(self._decode(value, text, parsed, len(request.label_space), key))
-        self._missed = missed
         return answers
 
     def _select(self, connection: sqlite3.Connection, fingerprint: str,
                 digests: List[Digests]) -> Dict[bytes, tuple]:
+        """content key -> its stored row (content_key, check_key, value, text, parsed, crc), for this model."""
         rows: Dict[bytes, tuple] = {}
         connection.execute("BEGIN")  # one read snapshot for every chunk
         try:
             model = self._model_id(connection, fingerprint)
             if model is None:
                 return rows
-            keys = list(dict.fromkeys(key for key, _check in digests))
+            keys = list(dict.fromkeys([key for key, _check in digests]))
             for start in range(0, len(keys), _CHUNK):
                 chunk = keys[start:start + _CHUNK]
                 query = ("SELECT content_key, check_key, value, text, parsed, crc FROM predictions "
                          f"WHERE model = ? AND content_key IN ({','.join('?' * len(chunk))})")
-                for key, *rest in connection.execute(query, [model, *chunk]):
-                    rows[key] = tuple(rest)
+                for row in connection.execute(query, [model, *chunk]):
+                    rows[row[0]] = row
         finally:
             connection.execute("COMMIT")
         return rows
 
     def _decode(self, value: Any, text: Optional[str], parsed: int, labels: int, key: bytes) -> Answer:
         if isinstance(value, int):
+            if text is None and parsed and 0 <= value < labels:
+                return label_answer(value)  # the plain label index: one shared Answer per label
             prediction: Any = value
         elif isinstance(value, bytes) and len(value) == 8 * labels:
             prediction = list(_doubles(labels).unpack(value))
@@ -161,12 +160,11 @@ class PredictionCache(_CacheFile):
         if not requests:
             return
         rows = []
-        missed = self._missed
+        prefix = _crc_prefix(fingerprint)
         for position, (request, answer) in enumerate(zip(requests, answers)):
             value, text, parsed = _encode(request, answer, position)
-            known = missed.get(id(request))
-            key, check = known[1] if known is not None and known[0] is request else request_digests(request)
-            rows.append((key, check, value, text, parsed, _crc(fingerprint, key, check, value, text, parsed)))
+            key, check = request_digests(request)
+            rows.append((key, check, value, text, parsed, _entry_crc(prefix, key, check, value, text, parsed)))
         with self._lock:
             connection = self._db()
             try:

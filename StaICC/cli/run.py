@@ -166,7 +166,7 @@ def _config_text(args, backend, suite, options, arguments: Dict[str, Any]) -> st
               "identity": redact(backend.identity()), "benchmarks": benchmarks, "k": args.k,
               "noisy_channel": args.noisy_channel, "limit": args.limit,
               "retriever": retriever.describe() if retriever is not None else None,
-              "batch_size": getattr(backend, "batch_size", None), "cache": args.cache, "output_dir": args.output_dir,
+              "requests_per_call": args.batch_size or getattr(backend, "requests_per_call", None), "cache": args.cache, "output_dir": args.output_dir,
               "log_samples": args.log_samples}
     return "resolved configuration:\n" + json.dumps(config, indent=1, default=str)
 

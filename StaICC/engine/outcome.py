@@ -7,11 +7,12 @@ keep no prompt: they rebuild one on demand from the work.
 """
 import hashlib
 from dataclasses import dataclass
+from operator import attrgetter, not_
 from typing import Any, Callable, Dict, List, Sequence
 
 from ..errors import where
 from .scoring import expand, predicted_labels
-from ..metrics import PredictionRows
+from ..metrics.numeric import all_read_rows_only, joined_rows
 from .plan import Work
 from ..requests import Answer, Request
 from ..results.records import PlanRecords
@@ -40,17 +41,20 @@ def summarize(work: Work, requests: Sequence[Request], answers: Sequence[Answer]
     plan, truth = work.plan, list(work.truth)
     base = list(work.previous) if work.previous is not None else []
     stored: List[list] = base
+    prediction_of = attrgetter("prediction")
+    share = all_read_rows_only(work.metrics.values())  # one row object per label; records copy them when read
     results, rows_all = [], []
     for number, spec in enumerate(plan.passes):
         where_ = plan.pass_slice(number)
-        raw = [a.prediction for a in answers[where_]]
+        raw = list(map(prediction_of, answers[where_]))
         label_count = len(requests[where_.start].label_space) if requests else 0
-        rows = expand(raw, label_count, plan.dataset)
-        stored = PredictionRows((stored if spec.carry else base) + rows)
+        rows = expand(raw, label_count, plan.dataset, share_rows=share)
+        stored = joined_rows(stored if spec.carry else base, rows)
         results.append(compute_metrics(work.metrics, truth, stored, plan.dataset))
         rows_all.extend(rows)
-    records = PlanRecords(work, answers, rows_all)
-    return Outcome(work.procedure.summarize(results), records, sum(1 for a in answers if not a.parsed),
+    records = PlanRecords(work, answers, rows_all, copy_int_rows=share)
+    unparsed = sum(map(not_, map(attrgetter("parsed"), answers)))
+    return Outcome(work.procedure.summarize(results), records, unparsed,
                    prompt_set_digest(requests), work)
 
 
@@ -64,11 +68,21 @@ def prompt_set_digest(requests: Sequence[Request]) -> str:
             label_space = request.label_space
             update(b"L" + "\x00".join(label_space).encode("utf-8", "surrogatepass") + b"\x00")
         prompt = request.prompt
-        for text in (prompt if isinstance(prompt, tuple) else (prompt,)):
-            data = text.encode("utf-8", "surrogatepass")
-            update(b"%d:" % len(data))
-            update(data)
+        if isinstance(prompt, tuple):  # noisy channel: each prompt of the tuple, as a direct prompt is fed
+            for text in prompt:
+                _update_text(update, text)
+            continue
+        data = prompt.encode("utf-8", "surrogatepass")  # _update_text, inlined for the one prompt of most requests
+        update(b"%d:" % len(data))
+        update(data)
     return digest.hexdigest()
+
+
+def _update_text(update: Callable[[bytes], None], text: str) -> None:
+    """Feed one prompt: its UTF-8 length in decimal, a colon, its UTF-8 bytes."""
+    data = text.encode("utf-8", "surrogatepass")
+    update(b"%d:" % len(data))
+    update(data)
 
 
 def compute_metrics(metrics: Dict[str, Callable], truth: List[int], stored: List[list], dataset: str) -> Dict[str, Any]:

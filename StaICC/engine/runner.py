@@ -47,24 +47,21 @@ def distinct_requests(works: Sequence[Work], requests: Sequence[Sequence[Request
     backend is None (preentered predictions) ask nothing.  This is the one place that
     decides what is asked: filtering its batches (a shard of the requests) is enough.
     """
-    first: Dict[Hashable, Tuple[Batch, int]] = {}  # key -> (batch, position) of its first request
+    # backend id -> label space -> prompt -> the targets of the prompt's first request (the batch's list)
+    first: Dict[int, Dict[Tuple[str, ...], Dict[Hashable, List[Target]]]] = {}
     batches: List[Batch] = []
     for w, (work, asked, backend) in enumerate(zip(works, requests, backends)):
         if backend is None:
             continue
+        by_space = first.setdefault(id(backend), {})
         for number in range(len(work.plan.passes)):
             batch = _batch_for(batches, backend, work.plan.pass_description(number), in_text_order)
             part = work.plan.pass_slice(number)
-            for i in range(part.start, part.stop):
-                request = asked[i]
-                key = (id(backend), request.prompt, request.label_space) if distinct else (w, i)
-                seen = first.get(key)
-                if seen is not None:
-                    seen[0].targets[seen[1]].append((w, i))
-                    continue
-                first[key] = (batch, len(batch.requests))
-                batch.requests.append(request)
-                batch.targets.append([(w, i)])
+            if distinct:
+                _add_distinct(batch, asked, w, part, by_space)
+            else:
+                batch.requests.extend(asked[part])
+                batch.targets.extend([(w, i)] for i in range(part.start, part.stop))
     batches = [b for b in batches if b.requests]
     if in_text_order:
         for batch in batches:
@@ -74,6 +71,25 @@ def distinct_requests(works: Sequence[Work], requests: Sequence[Sequence[Request
             batch.requests = [batch.requests[j] for j in order]
             batch.targets = [batch.targets[j] for j in order]
     return batches
+
+
+def _add_distinct(batch: Batch, asked: Sequence[Request], w: int, part: slice,
+                  by_space: Dict[Tuple[str, ...], Dict[Hashable, List[Target]]]) -> None:
+    """Add the requests of ``asked[part]`` (work ``w``) to ``batch``, a prompt already seen as a target of its first."""
+    requests, targets = batch.requests, batch.targets
+    space: Any = None
+    seen: Dict[Hashable, List[Target]] = {}
+    for i, request in enumerate(asked[part], part.start):
+        if request.label_space is not space:  # a work's requests share one label space object
+            space = request.label_space
+            seen = by_space.setdefault(space, {})
+        places = seen.get(request.prompt)
+        if places is not None:
+            places.append((w, i))
+            continue
+        seen[request.prompt] = places = [(w, i)]
+        requests.append(request)
+        targets.append(places)
 
 
 def _batch_for(batches: List[Batch], backend: Any, description: str, in_text_order: bool) -> Batch:

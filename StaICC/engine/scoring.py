@@ -8,12 +8,14 @@ label space (the original used max(prediction) + 1 and crashed).
 """
 import math
 import time
-from typing import Any, Dict, List, Optional, Sequence, Union
+from itertools import repeat
+from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from ..backends.base import Backend, BatchShapeError, FunctionBackend
 from ..errors import InferenceError, where
+from ..metrics import PredictionRows
 from .progress import progress_bar
-from ..requests import Answer, Request
+from ..requests import Answer, Request, label_answer
 from ..validation import is_int, is_real
 
 Prediction = Union[int, List[float]]
@@ -84,21 +86,34 @@ class _Where:
         return where(self.dataset, self.query_index)
 
 
-def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optional[str]) -> List[list]:
-    """Rows the metrics read: vectors as they are, ints as one-hot rows of the label count."""
+def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optional[str], *,
+           share_rows: bool = False) -> List[list]:
+    """Rows the metrics read: vectors as they are, ints as one-hot rows of the label count.
+
+    Each int's row is its own list (rows are lists a caller may change), unless
+    ``share_rows``: then the queries with the same label share one row, for readers that
+    never change rows (no row is allocated per query).  The rows are
+    :class:`~StaICC.metrics.PredictionRows`; one-hot rows of in-range ints come marked as
+    passing the probability check with the ints as their argmax labels (a one-hot row
+    sums to exactly 1 and its 1 is its first maximum), so the metrics neither check nor
+    scan them.
+    """
     if not predictions:
-        return []
+        return PredictionRows()
     int_kind = isinstance(predictions[0], int)
-    for i, p in enumerate(predictions):
-        if isinstance(p, int) != int_kind:
-            raise TypeError(f"the inference mixed int labels and score vectors{where(dataset, i)}: "
-                            f"query 0 returned {'an int' if int_kind else 'a vector'}; return one kind throughout")
+    kinds = list(map(isinstance, predictions, repeat(int)))
+    if kinds.count(int_kind) != len(kinds):
+        i = kinds.index(not int_kind)
+        raise TypeError(f"the inference mixed int labels and score vectors{where(dataset, i)}: "
+                        f"query 0 returned {'an int' if int_kind else 'a vector'}; return one kind throughout")
     if not int_kind:
-        return list(predictions)
-    # Each row is a copy of its label's one-hot row (rows are lists a caller may change), built once per label.
+        return PredictionRows(predictions)
     one_hot = [[1 if c == label else 0 for c in range(label_count)] for label in range(label_count)]
-    return [one_hot[p][:] if 0 <= p < label_count else [1 if c == p else 0 for c in range(label_count)]
-            for p in predictions]
+    if 0 <= min(predictions) and max(predictions) < label_count:
+        rows = map(one_hot.__getitem__, predictions)
+        return PredictionRows.passing(rows if share_rows else map(list.copy, rows), list(map(int, predictions)))
+    return PredictionRows([one_hot[p][:] if 0 <= p < label_count else [1 if c == p else 0 for c in range(label_count)]
+                           for p in predictions])
 
 
 def predicted_labels(predictions: Sequence[Prediction]) -> List[int]:
@@ -128,51 +143,28 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
         for i, found in enumerate(cache.lookup(fingerprint, requests)):
             if found is not None:
                 answers[i] = _validated(found, requests[i])
-    first_of: Dict[Any, int] = {}
-    duplicates: Dict[int, int] = {}
-    todo: List[int] = []
-    for i, request in enumerate(requests):
-        if answers[i] is not None:
-            continue
-        key = request.key() if cache is not None else i
-        if key in first_of:
-            duplicates[i] = first_of[key]
-        else:
-            first_of[key] = i
-            todo.append(i)
-    if counts is not None:
-        counts["cached"] = counts.get("cached", 0) + sum(1 for a in answers if a is not None)
-        counts.setdefault("asked", 0)
+    todo, duplicates = _to_ask(requests, answers, cache is not None)
+    counts = counts if counts is not None else {}
+    counts["cached"] = counts.get("cached", 0) + (len(requests) - len(todo) - len(duplicates))
+    counts.setdefault("asked", 0)
     if cache is not None and todo and hasattr(cache, "register_model"):
         cache.register_model(fingerprint, backend.identity())  # so the file says which model each entry is for
     bar = progress_bar(len(todo), description, progress)
-    pending: List[int] = []
-    last_store = time.monotonic()
+    commits = _Commits(cache, fingerprint, requests, answers)
     size = max(1, int(requests_per_call or getattr(backend, "requests_per_call", 1) or 1))
     try:
-        for start in range(0, len(todo), size):
-            chunk = todo[start:start + size]
-            outputs = _call_backend(backend, [requests[i] for i in chunk])
-            if counts is not None:
-                counts["asked"] += len(chunk)
-            for i, answer in zip(chunk, outputs):
-                answers[i] = _validated(answer, requests[i])
-            pending.extend(chunk)
-            bar.update(len(chunk))
-            if cache is not None and (len(pending) >= STORE_EVERY or time.monotonic() - last_store > STORE_SECONDS
-                                      or size > 1):
-                _store(cache, fingerprint, requests, answers, pending)
-                last_store = time.monotonic()
+        if _one_at_a_time(backend, size):
+            _ask_each(backend, requests, todo, answers, bar, commits, counts)
+        else:
+            _ask_in_calls(backend, requests, todo, size, answers, bar, commits, counts)
     except BaseException as exc:
-        if cache is not None:
-            _store(cache, fingerprint, requests, answers, pending)
+        commits.flush()
         _copy_duplicates(answers, duplicates)
         exc.partial_predictions = leading_predictions(answers)  # type: ignore[attr-defined]
         raise
     finally:
         bar.close()
-    if cache is not None:
-        _store(cache, fingerprint, requests, answers, pending)
+    commits.flush()
     _copy_duplicates(answers, duplicates)
     return answers  # type: ignore[return-value]
 
@@ -183,27 +175,131 @@ STORE_EVERY = 256
 STORE_SECONDS = 2.0
 
 
+def _to_ask(requests: Sequence[Request], answers: List[Optional[Answer]],
+            keyed: bool) -> Tuple[List[int], Dict[int, int]]:
+    """The requests to ask (indices), and each repeat's first occurrence (index -> index).
+
+    ``keyed`` (a run with a cache): a request not answered yet whose content was seen
+    before is a repeat, answered by its first occurrence; otherwise every request is asked.
+    """
+    if not keyed:
+        return list(range(len(requests))), {}
+    first_of: Dict[bytes, int] = {}
+    duplicates: Dict[int, int] = {}
+    todo: List[int] = []
+    for i, request in enumerate(requests):
+        if answers[i] is not None:
+            continue
+        key = request.digests[0]  # the content key (Request.key(), as bytes)
+        if key in first_of:
+            duplicates[i] = first_of[key]
+        else:
+            first_of[key] = i
+            todo.append(i)
+    return todo, duplicates
+
+
+class _Commits:
+    """New answers not stored yet: stored in groups of STORE_EVERY or every STORE_SECONDS, or at once."""
+
+    __slots__ = ("cache", "fingerprint", "requests", "answers", "pending", "last")
+
+    def __init__(self, cache: Optional[Any], fingerprint: str, requests: Sequence[Request],
+                 answers: List[Optional[Answer]]) -> None:
+        self.cache, self.fingerprint, self.requests, self.answers = cache, fingerprint, requests, answers
+        self.pending: List[int] = []
+        self.last = time.monotonic()
+
+    def add(self, answered: Sequence[int], now: bool = False) -> None:
+        """Requests just answered; stored when ``now`` or when the group is full or old enough."""
+        if self.cache is None:
+            return
+        self.pending.extend(answered)
+        if now or len(self.pending) >= STORE_EVERY or time.monotonic() - self.last > STORE_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.cache.store(self.fingerprint, [self.requests[i] for i in self.pending],
+                             [self.answers[i] for i in self.pending])
+            self.pending.clear()
+        self.last = time.monotonic()
+
+
+def _one_at_a_time(backend: Backend, size: int) -> bool:
+    """A plain unbatched function asked one request per call: the run calls it request by request itself."""
+    return (size == 1 and isinstance(backend, FunctionBackend) and not backend.batched
+            and type(backend).score is FunctionBackend.score)
+
+
+def _ask_each(backend: FunctionBackend, requests: Sequence[Request], todo: List[int],
+              answers: List[Optional[Answer]], bar: Any, commits: _Commits, counts: Dict[str, int]) -> None:
+    """Answer ``todo`` through ``backend.output``, one request per call, as ``score([request])`` would.
+
+    Without a ``score`` call (a chunk list, an Answer to unwrap) per request; the error for
+    a failing request names it exactly as a one-request call's does.
+    """
+    output = backend.output
+    storing = commits.cache is not None
+    asked = 0
+    try:
+        for i in todo:
+            request = requests[i]
+            try:
+                raw = output(request)
+            except Exception as exc:
+                _raise_call_error(backend, [request], exc)
+            asked += 1
+            prediction = check_output(raw, len(request.label_space), request.dataset, request.query_index)
+            answers[i] = label_answer(prediction) if type(prediction) is int else Answer(prediction)
+            bar.update(1)
+            if storing:
+                commits.add((i,))
+    finally:
+        counts["asked"] += asked
+
+
+def _ask_in_calls(backend: Backend, requests: Sequence[Request], todo: List[int], size: int,
+                  answers: List[Optional[Answer]], bar: Any, commits: _Commits, counts: Dict[str, int]) -> None:
+    """Answer ``todo`` through ``backend.score``, ``size`` requests per call."""
+    for start in range(0, len(todo), size):
+        chunk = todo[start:start + size]
+        outputs = _call_backend(backend, [requests[i] for i in chunk])
+        counts["asked"] += len(chunk)
+        for i, answer in zip(chunk, outputs):
+            answers[i] = _validated(answer, requests[i])
+        bar.update(len(chunk))
+        commits.add(chunk, now=size > 1)
+
+
 def _call_backend(backend: Backend, chunk: List[Request]) -> List[Answer]:
     first = chunk[0]
     try:
         outputs = backend.score(chunk)
-    except BatchShapeError as exc:
-        error = TypeError if exc.wrong_type else ValueError
-        raise error(f"the batched inference returned {exc.returned}{where(first.dataset)}; "
-                    f"expected {exc.expected}") from None
     except Exception as exc:
-        if len(chunk) == 1:
-            location = where(first.dataset, first.query_index)
-            kind = "inference function" if isinstance(backend, FunctionBackend) else f"{backend.name} backend"
-        else:
-            location = f"{where(first.dataset)} (prompts {first.query_index}..{chunk[-1].query_index})"
-            kind = "batched inference" if isinstance(backend, FunctionBackend) else f"{backend.name} backend"
-        raise InferenceError(f"the {kind} raised {type(exc).__name__}: {exc}{location}",
-                             first.dataset, first.query_index) from exc
+        _raise_call_error(backend, chunk, exc)
     if not isinstance(outputs, list) or len(outputs) != len(chunk):
         raise ValueError(f"the {backend.name} backend returned {len(outputs) if isinstance(outputs, list) else outputs!r}"
                          f" answers for {len(chunk)} requests{where(first.dataset)}")
     return outputs
+
+
+def _raise_call_error(backend: Backend, chunk: Sequence[Request], exc: Exception) -> NoReturn:
+    """Raise the error for a backend call that raised ``exc``: a wrong batch shape says what came back;
+    anything else becomes an InferenceError naming the query of a one-request call, else the range of prompts."""
+    first = chunk[0]
+    if isinstance(exc, BatchShapeError):
+        error = TypeError if exc.wrong_type else ValueError
+        raise error(f"the batched inference returned {exc.returned}{where(first.dataset)}; "
+                    f"expected {exc.expected}") from None
+    if len(chunk) == 1:
+        location = where(first.dataset, first.query_index)
+        kind = "inference function" if isinstance(backend, FunctionBackend) else f"{backend.name} backend"
+    else:
+        location = f"{where(first.dataset)} (prompts {first.query_index}..{chunk[-1].query_index})"
+        kind = "batched inference" if isinstance(backend, FunctionBackend) else f"{backend.name} backend"
+    raise InferenceError(f"the {kind} raised {type(exc).__name__}: {exc}{location}",
+                         first.dataset, first.query_index) from exc
 
 
 def _validated(answer: Answer, request: Request) -> Answer:
@@ -214,13 +310,6 @@ def _validated(answer: Answer, request: Request) -> Answer:
     if prediction is answer.prediction:
         return answer
     return Answer(prediction, answer.text, answer.parsed)
-
-
-def _store(cache: Any, fingerprint: str, requests: Sequence[Request], answers: List[Optional[Answer]],
-           pending: List[int]) -> None:
-    if pending:
-        cache.store(fingerprint, [requests[i] for i in pending], [answers[i] for i in pending])
-        pending.clear()
 
 
 def _copy_duplicates(answers: List[Optional[Answer]], duplicates: Dict[int, int]) -> None:

@@ -13,7 +13,7 @@ Pure standard library.
 from itertools import combinations
 from typing import Callable, Dict, List, Sequence
 
-from .numeric import Matrix, argmax, softmax_unless_probabilities
+from .numeric import Matrix, normalized_labels
 from .scores import consistency_from_labels
 
 GroupedMetric = Callable[[Sequence[int], Matrix, int], float]
@@ -75,7 +75,7 @@ def label_blocks(prediction: Matrix, loop_length: int) -> List[List[int]]:
     if loop_length <= 0 or len(prediction) % loop_length != 0:
         raise ValueError("The length of prediction should be the multiple of loop_length: "
                          f"{len(prediction)} predictions, loop_length {loop_length}")
-    labels = [argmax(row) for row in softmax_unless_probabilities(prediction)]
+    labels = normalized_labels(prediction)
     return [labels[b:b + loop_length] for b in range(0, len(labels), loop_length)]
 
 

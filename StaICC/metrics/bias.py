@@ -12,14 +12,16 @@ runs unchanged, so its numbers stay bit-identical.
 import math
 from typing import List, Sequence
 
-from .numeric import Matrix, column_means, entropy, softmax
+from .numeric import Matrix, column_means, entropy, reads_rows_only, softmax
 
 
+@reads_rows_only
 def bias_distribution(ground_truth: Sequence[int], prediction: Matrix) -> List[float]:
     """Mean of the raw rows (never softmaxed)."""
     return column_means(prediction)
 
 
+@reads_rows_only
 def bias_entropy(ground_truth: Sequence[int], prediction: Matrix) -> float:
     """Entropy of the mean raw row; the mean is softmaxed first if it fails the exact check."""
     return entropy(column_means(prediction))
@@ -46,6 +48,7 @@ def _post_bias_rows(prediction: Matrix) -> Matrix:
     return prediction
 
 
+@reads_rows_only
 def post_bias_distribution(ground_truth: Sequence[int], prediction: Matrix) -> List[float]:
     """Mean predicted distribution minus the ground-truth label frequencies."""
     rows = _post_bias_rows(prediction)
@@ -65,6 +68,7 @@ def _kl_to_frequencies(means: Sequence[float], freqs: Sequence[float]) -> float:
     return total
 
 
+@reads_rows_only
 def post_bias_dl_div(ground_truth: Sequence[int], prediction: Matrix) -> float:
     """KL(mean prediction || label frequencies), summed left to right.
 

@@ -13,7 +13,8 @@ standard reproduced on purpose: rows that "should" be probabilities are often
 softmaxed a second time, and published numbers depend on it.
 """
 import math
-from typing import List, Sequence, Tuple
+import weakref
+from typing import Callable, Iterable, List, Sequence, Tuple
 
 Vector = Sequence[float]
 Matrix = Sequence[Vector]
@@ -34,7 +35,15 @@ def sequential_sum(values) -> float:
 
 
 def argmax(vector: Vector) -> int:
-    """Index of the maximum; on ties the first such index (the standard's tie rule)."""
+    """Index of the maximum; on ties the first such index (the standard's tie rule).
+
+    For a non-empty list, ``max`` keeps the first element that no later one exceeds
+    (the same ``>`` comparisons as the loop below) and ``list.index`` finds the first
+    element identical or equal to it: the same index, in C.  Other sequences (tuples,
+    arrays) take the loop.
+    """
+    if type(vector) is list and vector:
+        return vector.index(max(vector))
     best = 0
     for i in range(1, len(vector)):
         if vector[i] > vector[best]:
@@ -80,18 +89,78 @@ def softmax(vector: Vector) -> List[float]:
     return [e / total for e in exps]
 
 
+#: the metrics marked by :func:`reads_rows_only`, by identity (a wrapper that copies a function's
+#: attributes is not the function; a metric made per call is dropped with it)
+_READ_ONLY_METRICS: "weakref.WeakSet[Callable]" = weakref.WeakSet()
+
+
+def reads_rows_only(metric: Callable) -> Callable:
+    """Mark a metric that never changes the rows it is given (the standard's metrics).
+
+    A run hands rows shared between queries (one object per one-hot label) only to
+    metrics that all carry this mark; any other metric gets one list per query, as
+    the rows are documented to be.
+    """
+    _READ_ONLY_METRICS.add(metric)
+    return metric
+
+
+def all_read_rows_only(metrics: Iterable[Callable]) -> bool:
+    """Whether every metric is marked by :func:`reads_rows_only`."""
+    return all(map(_marked, metrics))
+
+
+def _marked(metric: Callable) -> bool:
+    try:
+        return metric in _READ_ONLY_METRICS
+    except TypeError:  # an unhashable callable: never marked
+        return False
+
+
 class PredictionRows(list):
     """The rows a run hands its metrics: a plain list that remembers its conditional softmax.
 
-    Every score metric applies the same rule to the same rows; computing it once per
+    Every score metric applies the same rule to the same rows and reads the same argmax
+    labels, and the bias metrics read the same column means; computing them once per
     pass instead of once per metric is the only reason this class exists.
+    ``normalized is self`` means every row passed the probability check; :meth:`passing`
+    makes such rows when that is known without checking.
     """
 
-    __slots__ = ("normalized",)
+    __slots__ = ("normalized", "labels", "means")
 
     def __init__(self, rows=()) -> None:
         super().__init__(rows)
         self.normalized = None
+        self.labels = None
+        self.means = None
+
+    @classmethod
+    def passing(cls, rows, labels: List[int]) -> "PredictionRows":
+        """Rows known to pass the probability check, ``labels`` their argmax (one-hot rows of int answers)."""
+        known = cls(rows)
+        known.normalized, known.labels = known, labels
+        return known
+
+
+def joined_rows(first: Matrix, second: Matrix) -> PredictionRows:
+    """``first + second`` as :class:`PredictionRows` that keep what is known of both parts.
+
+    When every row of both parts passes the probability check, so does every row of the
+    whole, whose labels are the parts' labels one after the other.  Otherwise the whole
+    is checked (and softmaxed) when first read, as the rule is stated for the matrix.
+    """
+    joined = PredictionRows(first)
+    joined.extend(second)
+    if _all_pass(first) and _all_pass(second):
+        joined.normalized = joined
+        joined.labels = normalized_labels(first) + normalized_labels(second)
+    return joined
+
+
+def _all_pass(matrix: Matrix) -> bool:
+    """Known without a check that every row passes (an empty matrix passes)."""
+    return len(matrix) == 0 or getattr(matrix, "normalized", None) is matrix
 
 
 def softmax_unless_probabilities(matrix: Matrix) -> Matrix:
@@ -105,6 +174,20 @@ def softmax_unless_probabilities(matrix: Matrix) -> Matrix:
     return result
 
 
+def normalized_labels(matrix: Matrix) -> List[int]:
+    """The argmax of every row after :func:`softmax_unless_probabilities`, computed once per :class:`PredictionRows`.
+
+    Accuracy, macro-F1, ECE and consistency all read these labels.
+    """
+    cached = getattr(matrix, "labels", None)
+    if cached is not None:
+        return cached
+    labels = list(map(argmax, softmax_unless_probabilities(matrix)))
+    if isinstance(matrix, PredictionRows):
+        matrix.labels = labels
+    return labels
+
+
 def column_means(matrix: Matrix) -> List[float]:
     """mean_c = (left-to-right sum over the rows of p_i[c]) / N, per column.
 
@@ -112,8 +195,17 @@ def column_means(matrix: Matrix) -> List[float]:
     float maximum), the column is summed again with every entry scaled by a power of
     two small enough that no partial sum can overflow, and the mean scaled back.
     Scaling by a power of two is exact, so this path is only taken where the plain
-    formula would have returned inf or NaN.
+    formula would have returned inf or NaN.  The means of :class:`PredictionRows` are
+    computed once (the bias metrics all read them); every call returns a new list.
     """
+    if not isinstance(matrix, PredictionRows):
+        return _column_means(matrix)
+    if matrix.means is None:
+        matrix.means = _column_means(matrix)
+    return list(matrix.means)
+
+
+def _column_means(matrix: Matrix) -> List[float]:
     count = len(matrix)
     width = len(matrix[0])
     totals = [0] * width

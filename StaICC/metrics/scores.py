@@ -9,11 +9,14 @@ once per run and calls the same formulas on every resample, so both give the sam
 ECE puts a confidence of exactly 1.0 in no bin: a quirk of the standard that published
 numbers depend on.
 """
+from bisect import bisect_right
+from itertools import repeat
+from operator import eq, getitem, truth
 from typing import Callable, Dict, List, Optional, Sequence
 
 from ..errors import warn, warn_tampering
 from ..standard import CONSISTENCY_LOOP_LENGTH, ECE_BINS, STRICT_MODE, STRICT_SETTING_WARNING
-from .numeric import Matrix, argmax, sequential_sum, softmax_unless_probabilities
+from .numeric import Matrix, normalized_labels, reads_rows_only, sequential_sum, softmax_unless_probabilities
 
 
 def _check_lengths(ground_truth: Sequence[int], prediction: Matrix) -> None:
@@ -27,24 +30,27 @@ def _check_lengths(ground_truth: Sequence[int], prediction: Matrix) -> None:
 # ----------------------------------------------------------------------------
 # score metrics (Normal, GLER)
 # ----------------------------------------------------------------------------
+@reads_rows_only
 def accuracy(ground_truth: Sequence[int], prediction: Matrix) -> float:
     _check_lengths(ground_truth, prediction)
-    rows = softmax_unless_probabilities(prediction)
-    return accuracy_from_labels(ground_truth, [argmax(row) for row in rows])
+    return accuracy_from_labels(ground_truth, normalized_labels(prediction))
 
 
+@reads_rows_only
 def averaged_truelabel_likelihood(ground_truth: Sequence[int], prediction: Matrix) -> float:
     _check_lengths(ground_truth, prediction)
     rows = softmax_unless_probabilities(prediction)
-    return sequential_sum(row[g] for g, row in zip(ground_truth, rows)) / len(rows)
+    return sequential_sum(map(getitem, rows, ground_truth)) / len(rows)
 
 
+@reads_rows_only
 def macro_F1(ground_truth: Sequence[int], prediction: Matrix) -> float:
     _check_lengths(ground_truth, prediction)
-    rows = softmax_unless_probabilities(prediction)
-    return macro_f1_from_labels(ground_truth, [argmax(row) for row in rows], len(rows[0]))
+    labels = normalized_labels(prediction)
+    return macro_f1_from_labels(ground_truth, labels, len(prediction[0]))  # the softmax keeps a row's width
 
 
+@reads_rows_only
 def expected_calibration_error_1(ground_truth: Sequence[int], prediction: Matrix, bins: int = ECE_BINS) -> float:
     """ECE over 10 equal-width confidence bins [j/10, (j+1)/10); confidence 1.0 is in no bin."""
     if bins <= 1:
@@ -56,19 +62,19 @@ def expected_calibration_error_1(ground_truth: Sequence[int], prediction: Matrix
             bins = ECE_BINS
     _check_lengths(ground_truth, prediction)
     _check_bins_fit(bins, len(ground_truth))
-    rows = softmax_unless_probabilities(prediction)
-    confidence = [max(row) for row in rows]
-    correct = [argmax(row) == g for g, row in zip(ground_truth, rows)]
+    confidence = list(map(max, softmax_unless_probabilities(prediction)))
+    correct = list(map(eq, normalized_labels(prediction), ground_truth))
     return ece_from_confidence(confidence, correct, bins)
 
 
+@reads_rows_only
 def consistency(ground_truth: Sequence[int], prediction: Matrix,
                 loop_length: int = CONSISTENCY_LOOP_LENGTH) -> float:
     """Mean, over the L items, of the majority share of their predictions (items repeat every L)."""
     if loop_length <= 0 or len(prediction) % loop_length != 0:
         raise ValueError("The length of prediction should be the multiple of loop_length: "
                          f"{len(prediction)} predictions, loop_length {loop_length}")
-    return consistency_from_labels([argmax(row) for row in softmax_unless_probabilities(prediction)], loop_length)
+    return consistency_from_labels(normalized_labels(prediction), loop_length)
 
 
 # ----------------------------------------------------------------------------
@@ -80,7 +86,7 @@ def consistency(ground_truth: Sequence[int], prediction: Matrix,
 # ----------------------------------------------------------------------------
 def accuracy_from_labels(ground_truth: Sequence[int], predicted: Sequence[int]) -> float:
     """Share of positions where the predicted label equals the true one."""
-    return sum(1 for g, a in zip(ground_truth, predicted) if a == g) / len(predicted)
+    return sum(map(truth, map(eq, predicted, ground_truth))) / len(predicted)
 
 
 def macro_f1_from_labels(ground_truth: Sequence[int], predicted: Sequence[int], width: int) -> float:
@@ -105,10 +111,14 @@ def _ece_bounds(bins: int) -> List[float]:
 
 
 def _bin_among(confidence: float, bounds: Sequence[float]) -> int:
-    for j in range(len(bounds) - 1):
-        if bounds[j] <= confidence < bounds[j + 1]:
-            return j
-    return -1
+    """The j with bounds[j] <= confidence < bounds[j + 1], or -1 (bounds increase strictly).
+
+    ``bisect_right`` counts the bounds that ``confidence`` is not below: j + 1 inside
+    the bins, 0 below them, all of them at or above the last bound or for NaN (which
+    is below nothing), so those fall in no bin.
+    """
+    j = bisect_right(bounds, confidence) - 1
+    return j if 0 <= j < len(bounds) - 1 else -1
 
 
 def ece_bin(confidence: float, bins: int = ECE_BINS) -> int:
@@ -133,7 +143,7 @@ def ece_from_confidence(confidence: Sequence[float], correct: Sequence[bool], bi
     _check_bins_fit(bins, total)
     if bin_indexes is None:
         bounds = _ece_bounds(bins)
-        bin_indexes = [_bin_among(c, bounds) for c in confidence]
+        bin_indexes = list(map(_bin_among, confidence, repeat(bounds)))
     counts, hits = [0] * bins, [0] * bins
     sums: List[float] = [0] * bins
     for j, c, right in zip(bin_indexes, confidence, correct):
@@ -158,6 +168,7 @@ def consistency_from_labels(labels: Sequence[int], loop_length: int) -> float:
 
 def make_consistency(loop_length: int) -> Callable[[Sequence[int], Matrix], float]:
     """Consistency bound to a loop length, named for result dictionaries."""
+    @reads_rows_only
     def metric(ground_truth: Sequence[int], prediction: Matrix) -> float:
         return consistency(ground_truth, prediction, loop_length)
     metric.__name__ = f"consistency_{loop_length}"

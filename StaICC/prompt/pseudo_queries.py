@@ -5,11 +5,11 @@ prompt text: a writer draws its query from one of them (``pseudo_query_generater
 instead of from the test part.  Each has ``restart()`` so that every run of a benchmark
 sees the same queries.
 """
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from ..rng import fresh_stream
-from ..standard import LCG_INCREMENT, LCG_MULTIPLIER
 from ..validation import is_int
+from .word_draws import WordTable, draw_queries, queries_per_block
 
 
 class empty_query_generator:
@@ -35,11 +35,11 @@ class empty_query_generator:
 class _Drawn:
     """The queries drawn so far from a fresh stream for one (texts, length), and the stream state after them."""
 
-    __slots__ = ("holder", "queries", "states", "pieces")
+    __slots__ = ("holder", "queries", "states", "table")
 
     def __init__(self, holder, state: int) -> None:
         self.holder, self.queries, self.states = holder, [], [state]  # states[n]: the stream after n queries
-        self.pieces = None  # each text split on single spaces, per input element, when first needed
+        self.table: Optional[WordTable] = None  # the texts split on single spaces, when first needed
 
 
 def _texts_identity(rows) -> Tuple[Tuple, object]:
@@ -64,7 +64,7 @@ class domain_query_generator:
     piece w = int_in_range(0, pieces - 1) (never the last piece); the words are joined with
     one space.  Every run starts from a fresh stream (``restart()``), so every run sees the
     same queries (the original kept advancing it); they are therefore drawn once per texts
-    and length in a process and read back afterwards.
+    and length in a process, a block at a time (``word_draws``), and read back afterwards.
     """
 
     def __init__(self, dataset, length: int) -> None:
@@ -82,7 +82,7 @@ class domain_query_generator:
         self._issued = 0
         rows = self.dataset.table
         if len(rows):
-            self._drawn(rows).pieces = None
+            self._drawn(rows).table = None
 
     def __next__(self) -> List[str]:
         rows = self.dataset.table
@@ -91,7 +91,7 @@ class domain_query_generator:
                              f"demonstration set {self.dataset.name!r} is empty: give it at least one row")
         drawn = self._drawn(rows)
         while len(drawn.queries) <= self._issued:  # an entry dropped meanwhile is drawn again from its start
-            drawn.queries.append(self._draw(drawn, rows))
+            self._draw(drawn, rows)
         self._issued += 1
         return list(drawn.queries[self._issued - 1])
 
@@ -116,24 +116,11 @@ class domain_query_generator:
             drawn = _DRAWN[key] = _Drawn(holder, fresh_stream().state)
         return drawn
 
-    def _draw(self, drawn: _Drawn, rows) -> Tuple[str, ...]:
-        """The next query after ``drawn``'s, advancing its stream state."""
-        # Inlined int_in_range(0, n - 1): with u = X / 2**32 and n < 2**21 the product is
-        # exact, so int((n - 1) * u) == ((n - 1) * X) >> 32.
-        if drawn.pieces is None:
-            drawn.pieces = [[row[0][e].split(" ") for row in rows] for e in range(len(rows[0][0]))]
-        pieces_by_element = drawn.pieces
-        state = drawn.states[-1]
-        a, b, last = LCG_MULTIPLIER, LCG_INCREMENT, len(rows) - 1
-        query = []
-        for pieces_of_row in pieces_by_element:
-            words: List[str] = []
-            append = words.append
-            for _ in range(self.length):
-                state = (a * state + b) & 0xFFFFFFFF
-                pieces = pieces_of_row[(last * state) >> 32]
-                state = (a * state + b) & 0xFFFFFFFF
-                append(pieces[((len(pieces) - 1) * state) >> 32])
-            query.append(" ".join(words))
-        drawn.states.append(state)
-        return tuple(query)
+    def _draw(self, drawn: _Drawn, rows) -> None:
+        """The next block of queries after ``drawn``'s, with the stream state after each."""
+        if drawn.table is None:
+            drawn.table = WordTable([[row[0][e] for row in rows] for e in range(len(rows[0][0]))])
+        count = queries_per_block(drawn.table.elements, self.length)
+        queries, states = draw_queries(drawn.table, self.length, drawn.states[-1], count)
+        drawn.queries += queries
+        drawn.states += states

@@ -36,8 +36,11 @@ class RecordSequence(Sequence):
 class PlanRecords(RecordSequence):
     """The records of one experimentor run, computed when read."""
 
-    def __init__(self, work: Any, answers: Sequence[Any], rows: List[list]) -> None:
+    def __init__(self, work: Any, answers: Sequence[Any], rows: List[list], copy_int_rows: bool = False) -> None:
+        """``copy_int_rows``: the rows of int answers are shared between queries (see
+        :func:`~StaICC.engine.scoring.expand`) and get one list each when first read."""
         self._work, self._answers, self._rows = work, answers, rows
+        self._copy_int_rows = copy_int_rows
         self._hashes: Optional[List[str]] = None
 
     def __len__(self) -> int:
@@ -48,7 +51,11 @@ class PlanRecords(RecordSequence):
         return [a.prediction for a in self._answers]
 
     def rows(self) -> List[list]:
-        """The rows the metrics read, in call order."""
+        """The rows the metrics read, in call order (one list per query)."""
+        if self._copy_int_rows:
+            self._rows = [row[:] if isinstance(answer.prediction, int) else row
+                          for row, answer in zip(self._rows, self._answers)]
+            self._copy_int_rows = False
         return self._rows
 
     def prompt(self, i: int) -> Any:
@@ -70,7 +77,7 @@ class PlanRecords(RecordSequence):
         return {"benchmark": plan.benchmark, "dataset": plan.dataset, "query_index": i,
                 "pass": i // per_pass, "test_index": q % T, "repeat": q // T,
                 "demonstrations": list(plan.demonstrations[q]), "prompt_sha256": self.prompt_hashes()[i],
-                "label": self._work.truth[q], "prediction": self._rows[i],
+                "label": self._work.truth[q], "prediction": self.rows()[i],
                 "predicted": prediction if isinstance(prediction, int) else argmax(prediction),
                 "text": answer.text, "parsed": answer.parsed}
 

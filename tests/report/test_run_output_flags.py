@@ -28,8 +28,16 @@ def test_show_config_write_out_and_full_samples(tmp_path, capsys):
     config = json.loads(text[text.index("{"):text.index("\n}") + 2])
     assert config["benchmarks"] == {"Normal": {"Normal": ["TREC"]}} and config["k"] == 4
     assert config["identity"] == {"backend": "reference", "model": "lexical", "version": 1}
+    assert config["requests_per_call"] == 256 and "batch_size" not in config  # the reference backend's own
     assert text.count("===== Normal / TREC: prompt ") == 2 and "question:" in text
     with open(os.path.join(out, "samples.jsonl"), encoding="utf-8") as fh:
         records = [json.loads(line) for line in fh]
     assert len(records) == 20 and all(r["prompt"].startswith("question:") for r in records)
     assert main(["run", "--datasets", "TREC", "--write-out", "-1"]) == 2
+
+
+def test_show_config_names_the_requests_per_call_the_run_uses(capsys):
+    assert main(["run", "--datasets", "TREC", "--limit", "10", "--no-progress", "--show-config",
+                 "--batch-size", "8"]) == 0
+    text = capsys.readouterr().out
+    assert json.loads(text[text.index("{"):text.index("\n}") + 2])["requests_per_call"] == 8
