@@ -52,7 +52,7 @@ class StableRandom:
 
     def skip(self, n: int) -> None:
         """Advance by n floats (draws whose values do not matter, such as picking every item of a list)."""
-        state = float(self.state)
+        state = float(self.state % LCG_MODULUS)
         for _ in range(n):
             state = (_A * state + _C) % _M  # next_float's step (see _A)
         self.state = int(state)
@@ -96,14 +96,14 @@ class StableRandom:
         is ``pool.pop(int(u_i * (len(items) - i)))``, with the LCG step of :meth:`next_float`
         inlined (on a double-held state, see ``_A``); a longer one by :meth:`n_elements`, which never copies it.
         """
-        state = float(self.state)
+        state = float(self.state % LCG_MODULUS)
         picks = []
         for items, n in zip(lists, counts):
             size = len(items)
             if n > size or size > _SHORT_LIST:
                 self.state = int(state)
                 picks.append(self.n_elements(items, n))  # raises when n > size
-                state = float(self.state)
+                state = float(self.state % LCG_MODULUS)
                 continue
             pool = [*items]
             out = []

@@ -69,3 +69,19 @@ def test_skip_advances_by_that_many_floats():
     assert stream.state == ref.x
     stream.skip(0)
     assert stream.state == ref.x
+
+
+
+def test_a_state_set_out_of_range_draws_as_next_float_does():
+    stream, ref = fresh_stream(), fresh_stream()
+    stream.state = ref.state = 3 * 2 ** 32 + 12345  # next_float reduces the state modulo 2**32 in its step
+    picks = stream.n_elements_each([list(range(5))], [3])[0]
+    pool, expected = list(range(5)), []
+    for left in (5, 4, 3):
+        expected.append(pool.pop(int(ref.next_float() * left)))
+    assert picks == expected and stream.state == ref.state
+    stream.state = ref.state = 2 ** 40 + 7
+    stream.skip(3)
+    for _ in range(3):
+        ref.next_float()
+    assert stream.state == ref.state

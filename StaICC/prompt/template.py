@@ -112,7 +112,6 @@ class WriterState:
 Line = Tuple[Sequence[str], str]  # (input texts, label word as written)
 
 
-
 class CompiledTemplate:
     """A template bound to a triplet split: label words per raw label precomputed, once.
 
