@@ -76,7 +76,11 @@ def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = N
         for number, spec in enumerate(plan.passes):
             spec.configure(writer)
             parts: Optional[list] = [] if segments else None
-            prompts = _written(plan, queries, writer, rendered, parts)
+            key, prompts = _equal_pass(plan, writer, rendered, parts)
+            if prompts is None:
+                prompts = writer.write_prompts(queries, _pieces(rendered, writer), parts)
+                if key is not None:
+                    rendered[key] = (plan.demonstrations, prompts, parts)
             if writer.template.noisy_channel:  # one prompt per label: a tuple in the request
                 prompts = [tuple(prompt) for prompt in prompts]
             # the template's own (long-lived) tuple: the pass's requests share one label space
@@ -88,29 +92,27 @@ def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = N
     return requests
 
 
-def _written(plan: RunPlan, queries: List[Tuple[Tuple[int, ...], int]], writer, rendered: Dict[Any, Any],
-             segments: Optional[list]) -> list:
-    """The prompts of one pass of ``plan``, as ``writer.write_prompts`` writes them.
+def _equal_pass(plan: RunPlan, writer, rendered: Dict[Any, Any],
+                segments: Optional[list]) -> Tuple[Optional[Tuple[Any, ...]], Optional[list]]:
+    """(key, prompts): the prompts of a pass equal to this one written before over the same data, if any.
 
-    Without label noise and pseudo queries they depend only on the template, the rows and
-    the queries, so a pass equal to one written before over the same data (Post_bias's and
-    GLER's first pass are Normal's) takes that pass's prompts, the same string objects.
+    Without label noise and pseudo queries a pass's prompts depend only on the template, the
+    rows and the queries, so such a pass (Post_bias's and GLER's first pass are Normal's)
+    takes the earlier pass's prompts, the same string objects (and their segments); ``key``
+    is where its own prompts are kept for the next one (None: prompts that depend on a stream).
     """
-    pieces = _pieces(rendered, writer)
     template = writer.template
     if template.label_wrong_rate or writer.pseudo_query_generater is not None:
-        return writer.write_prompts(queries, pieces, segments)
+        return None, None
     triplet = writer.triplet_dataset
     key = (template, "prompts", _rows_identity(triplet.demonstration.table), _rows_identity(triplet.test.table),
            plan.test_count, segments is not None)
     earlier = rendered.get(key)
-    if earlier is not None and earlier[0] == plan.demonstrations:
-        if segments is not None:
-            segments += earlier[2]
-        return earlier[1]
-    prompts = writer.write_prompts(queries, pieces, segments)
-    rendered[key] = (plan.demonstrations, prompts, segments)
-    return prompts
+    if earlier is None or earlier[0] != plan.demonstrations:
+        return key, None
+    if segments is not None:
+        segments += earlier[2]
+    return key, earlier[1]
 
 
 def _pieces(rendered: Dict[Any, dict], writer) -> Dict[str, dict]:
