@@ -12,6 +12,7 @@ of pieces and joined once.
 """
 from dataclasses import dataclass, fields
 from itertools import repeat
+from operator import itemgetter
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import warn
@@ -219,7 +220,7 @@ class CompiledTemplate:
         pseudo = query_writer(self)
         instruction, cut = template.instruction, template.cut_by_length
         queries = queries if isinstance(queries, list) else list(queries)
-        flips = self.corrupted_each([demos for demos, _query in queries], noise_stream) \
+        flips = self.corrupted_each(list(map(itemgetter(0), queries)), noise_stream) \
             if template.label_wrong_rate > 0 else repeat((), len(queries))
         # bound look-ups: a subscript on a dict subclass dispatches through __getitem__ by name, a bound one does not
         labelled, mislabelled, test_text = right.__getitem__, wrong.__getitem__, asked.__getitem__
