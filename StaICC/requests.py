@@ -7,7 +7,7 @@ a request travels from the prompt writer to the backend and the cache unchanged.
 """
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 Prompt = Union[str, Tuple[str, ...]]
 
@@ -70,6 +70,33 @@ class Request:
     def key(self) -> str:
         """SHA-256 (hex) of the prompt(s) and the label space: equal for equal model inputs."""
         return self.digests[0].hex()
+
+
+def requests_of(prompts: Sequence[Prompt], label_space: Tuple[str, ...], benchmark: str, dataset: str,
+                first_index: int, pass_index: int,
+                segments: Optional[Sequence[Optional[Tuple[str, ...]]]] = None) -> List[Request]:
+    """``Request(prompt, label_space, benchmark, dataset, first_index + q, pass_index, segments[q])``
+    for each prompt ``q`` of one pass, equal to those calls field for field.
+
+    A run builds one request per prompt (10^5 in a suite); the dataclass ``__init__`` of a
+    frozen class sets each field through ``object.__setattr__``, so this writes the fields
+    into the instance's attribute dictionary directly, in field order (the order that keeps
+    the dictionary's keys shared with the class's other instances).
+    """
+    new = object.__new__
+    out = []
+    for q, prompt in enumerate(prompts):
+        request = new(Request)
+        fields = request.__dict__
+        fields["prompt"] = prompt
+        fields["label_space"] = label_space
+        fields["benchmark"] = benchmark
+        fields["dataset"] = dataset
+        fields["query_index"] = first_index + q
+        fields["pass_index"] = pass_index
+        fields["segments"] = None if segments is None else segments[q]
+        out.append(request)
+    return out
 
 
 def canonical_content(prompt: Prompt, label_space: Tuple[str, ...]) -> bytes:

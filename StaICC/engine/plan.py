@@ -9,10 +9,11 @@ can write its prompts when it asks them and drop them afterwards.  Queries are
 repeat-major: query ``q`` is test item ``q % T`` in repeat ``q // T``.
 """
 from dataclasses import dataclass, field, replace
+from itertools import cycle, islice
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .procedures import PassSpec
-from ..requests import Request
+from ..requests import Request, requests_of
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,15 @@ class RunPlan:
         detail = self.passes[number].describe()
         return text + (f" ({detail})" if detail else "")
 
+    def tests(self) -> Iterator[int]:
+        """The test index of each query of one pass, in order: query q asks test item q % T."""
+        return islice(cycle(range(self.test_count)), len(self.demonstrations))
+
     def queries(self) -> Iterator[Tuple[int, int, Tuple[int, ...]]]:
         """(test index, repeat, demonstration indexes) of each query of one pass, in order."""
         T = self.test_count
-        for q, demos in enumerate(self.demonstrations):
-            yield q % T, q // T, demos
+        for q, (test, demos) in enumerate(zip(self.tests(), self.demonstrations)):
+            yield test, q // T, demos
 
 
 def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = None, *,
@@ -66,33 +71,59 @@ def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = N
     writer.restart_streams()
     requests: List[Request] = []
     rendered = rendered if rendered is not None else {}
+    queries = list(zip(plan.demonstrations, plan.tests()))
     try:
         for number, spec in enumerate(plan.passes):
             spec.configure(writer)
-            label_space = tuple(writer.get_label_space())
-            offset = number * plan.queries_per_pass
-            pieces = rendered.setdefault(_rendering_key(writer), {})
             parts: Optional[list] = [] if segments else None
-            prompts = writer.write_prompts([(demos, test) for test, _repeat, demos in plan.queries()], pieces, parts)
-            benchmark, dataset = plan.benchmark, plan.dataset
-            for q, prompt in enumerate(prompts):
-                if isinstance(prompt, list):
-                    prompt = tuple(prompt)
-                if parts is None:
-                    requests.append(Request(prompt, label_space, benchmark, dataset, offset + q, number))
-                else:
-                    requests.append(Request(prompt, label_space, benchmark, dataset, offset + q, number, parts[q]))
+            key, prompts = _equal_pass(plan, writer, rendered, parts)
+            if prompts is None:
+                prompts = writer.write_prompts(queries, _pieces(rendered, writer), parts)
+                if key is not None:
+                    rendered[key] = (plan.demonstrations, prompts, parts)
+            if writer.template.noisy_channel:  # one prompt per label: a tuple in the request
+                prompts = [tuple(prompt) for prompt in prompts]
+            # the template's own (long-lived) tuple: the pass's requests share one label space
+            requests += requests_of(prompts, tuple(writer.template.label_space), plan.benchmark, plan.dataset,
+                                    number * plan.queries_per_pass, number, parts)
     finally:
         writer.restore(state)
         writer.restart_streams()  # also frees the domain generator's word cache
     return requests
 
 
-def _rendering_key(writer) -> Tuple[Any, ...]:
-    """What a demonstration's or test query's text depends on: the template (noise rate aside) and the data."""
+def _equal_pass(plan: RunPlan, writer, rendered: Dict[Any, Any],
+                segments: Optional[list]) -> Tuple[Optional[Tuple[Any, ...]], Optional[list]]:
+    """(key, prompts): the prompts of a pass equal to this one written before over the same data, if any.
+
+    Without label noise and pseudo queries a pass's prompts depend only on the template, the
+    rows and the queries, so such a pass (Post_bias's and GLER's first pass are Normal's)
+    takes the earlier pass's prompts, the same string objects (and their segments); ``key``
+    is where its own prompts are kept for the next one (None: prompts that depend on a stream).
+    """
+    template = writer.template
+    if template.label_wrong_rate or writer.pseudo_query_generater is not None:
+        return None, None
     triplet = writer.triplet_dataset
-    return (replace(writer.template, label_wrong_rate=0), _rows_identity(triplet.demonstration.table),
-            _rows_identity(triplet.test.table))
+    key = (template, "prompts", _rows_identity(triplet.demonstration.table), _rows_identity(triplet.test.table),
+           plan.test_count, segments is not None)
+    earlier = rendered.get(key)
+    if earlier is None or earlier[0] != plan.demonstrations:
+        return key, None
+    if segments is not None:
+        segments += earlier[2]
+    return key, earlier[1]
+
+
+def _pieces(rendered: Dict[Any, dict], writer) -> Dict[str, dict]:
+    """The writer's text pieces within ``rendered``: demonstration texts depend on the template (noise
+    rate aside) and the demonstration rows, query texts on the template and the test rows."""
+    triplet = writer.triplet_dataset
+    template = writer.template
+    template = replace(template, label_wrong_rate=0) if template.label_wrong_rate else template
+    return {"demonstrations": rendered.setdefault((template, "demonstrations",
+                                                   _rows_identity(triplet.demonstration.table)), {}),
+            "queries": rendered.setdefault((template, "queries", _rows_identity(triplet.test.table)), {})}
 
 
 def _rows_identity(table) -> Tuple[Any, ...]:

@@ -11,12 +11,15 @@ prompt per candidate label, label before input).  Strings are assembled from a l
 of pieces and joined once.
 """
 from dataclasses import dataclass, fields
+from itertools import repeat
+from operator import itemgetter
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import warn
 from ..rng import StableRandom
 from ..standard import WRONG_LABEL_COUNT_WARNING
 from ..validation import check_int, check_label_space, check_real, is_int
+from .pieces import DemonstrationTexts, QueryTexts, query_writer, table
 
 DemoLine = Tuple[Sequence[str], str]
 #: a direct prompt's text in its parts: (instruction, then per demonstration its input part
@@ -160,16 +163,27 @@ class CompiledTemplate:
 
     def corrupted(self, demos_indexes: Sequence[int], noise_stream: Optional[StableRandom]) -> Sequence[int]:
         """The demonstration index values whose label is flipped (the W draws of :meth:`lines`)."""
-        count = len(demos_indexes)
+        return self.corrupted_each((demos_indexes,), noise_stream, stacklevel=6)[0]
+
+    def corrupted_each(self, demos_lists: Sequence[Sequence[int]], noise_stream: Optional[StableRandom],
+                       stacklevel: int = 5) -> List[Sequence[int]]:
+        """:meth:`corrupted` of each list in order, the stream drawn on from one list to the next."""
         rate = self.template.label_wrong_rate
-        wrong = int(count * rate)
-        if not wrong:
-            return ()
-        if wrong / count != rate:
-            warn(WRONG_LABEL_COUNT_WARNING, stacklevel=5)
+        sizes = list(map(len, demos_lists))
+        wrong_of = {size: int(size * rate) for size in set(sizes)}  # W per list length
+        counts = list(map(wrong_of.__getitem__, sizes))
+        uneven = {size for size, wrong in wrong_of.items() if wrong and wrong / size != rate}
+        for size in sizes if uneven else ():
+            if size in uneven:  # one warning per prompt, as each prompt is written
+                warn(WRONG_LABEL_COUNT_WARNING, stacklevel=stacklevel)
+        if not any(counts):
+            return [()] * len(counts)
         if noise_stream is None:
             raise ValueError(f"label wrong rate {rate} needs a label-noise stream (dataset {self.triplet.name!r})")
-        return noise_stream.n_elements(demos_indexes, wrong)
+        if counts == sizes:  # W = len everywhere: every position is drawn, so every index value flips
+            noise_stream.skip(sum(counts))  # whatever the floats; the stream still gives W per prompt
+            return list(demos_lists)
+        return noise_stream.n_elements_each(demos_lists, counts)
 
     def _checked(self, v: int) -> int:
         if not 0 <= v < len(self.rows):
@@ -182,10 +196,12 @@ class CompiledTemplate:
                    segments: Optional[List[Optional[Segments]]] = None) -> List[Prompt]:
         """:meth:`write` for each (demonstration indexes, query) in order, reusing rendered text from ``pieces``.
 
-        ``pieces`` maps (demonstration index, label word) and (test index,) to the text they
-        render to under this template (label noise aside), so a run renders each once however
-        many prompts and passes use it (GLER's five passes, Demo_sens's eight repeats); the
-        caller keeps one ``pieces`` per template, label-noise rate aside.  Equal to :meth:`write`.
+        ``pieces`` keeps, under ``"demonstrations"``, each demonstration's text (with its
+        label and with the next label) and, under ``"queries"``, each test query's text, so
+        a run renders each once however many prompts and passes use it (GLER's five passes,
+        Demo_sens's eight repeats).  Both are made when absent; a caller may share the first
+        between writes with the same template (label-noise rate aside) and demonstration
+        rows, the second between writes with the same template and test rows.  Equal to :meth:`write`.
 
         ``segments``: a list that receives, per prompt, its :data:`Segments` (None for a
         noisy-channel prompt); only a backend that reads demonstration boundaries asks.
@@ -196,38 +212,44 @@ class CompiledTemplate:
             if segments is not None:
                 segments.extend([None] * len(prompts))
             return prompts
-        rows, word, wrong_word, size = self.rows, self.word, self.wrong_word, len(self.rows)
-        instruction, label_prefix, label_affix = template.instruction, template.label_prefix, template.label_affix
-        noisy, cut = template.label_wrong_rate > 0, template.cut_by_length
+        store = pieces.setdefault("demonstrations", {})
+        # a demonstration's text depends on its label's word: one table per word mapping
+        right = table(store, tuple(self.word.items()), lambda: DemonstrationTexts(self, self.word))
+        wrong = table(store, tuple(self.wrong_word.items()), lambda: DemonstrationTexts(self, self.wrong_word))
+        asked = table(pieces.setdefault("queries", {}), None, lambda: QueryTexts(self))
+        pseudo = query_writer(self)
+        instruction, cut = template.instruction, template.cut_by_length
+        queries = queries if isinstance(queries, list) else list(queries)
+        flips = self.corrupted_each(list(map(itemgetter(0), queries)), noise_stream) \
+            if template.label_wrong_rate > 0 else repeat((), len(queries))
+        # bound look-ups: a subscript on a dict subclass dispatches through __getitem__ by name, a bound one does not
+        labelled, mislabelled, test_text = right.__getitem__, wrong.__getitem__, asked.__getitem__
         prompts: List[Prompt] = []
-        for demos, query in queries:
-            corrupted = self.corrupted(demos, noise_stream) if noisy else ()
-            parts = [instruction]
-            for v in demos:
-                if not 0 <= v < size:
-                    self._checked(v)
-                inputs, raw = rows[v]
-                label = wrong_word[raw] if corrupted and v in corrupted else word[raw]
-                text = pieces.get((v, label))
-                if text is None:
-                    text = pieces[(v, label)] = self._inputs_text(inputs) + label_prefix + label + label_affix
-                parts.append(text)
-                if segments is not None:  # the demonstration's text split before its label word
-                    split = len(text) - len(label) - len(label_affix)
-                    parts[-1:] = [text[:split], text[split:]]
-            if isinstance(query, (list, tuple)):
-                parts.append(template.query_prefix + self._inputs_text(query) + label_prefix)
+        for (demos, query), flipped in zip(queries, flips):
+            if not flipped:
+                texts = map(labelled, demos)
+            elif len(flipped) == len(demos):  # every position drawn: every demonstration flips
+                texts = map(mislabelled, demos)
             else:
-                text = pieces.get((query,))
-                if text is None:
-                    text = pieces[(query,)] = (template.query_prefix + self._inputs_text(self.query_inputs(query))
-                                               + label_prefix)
-                parts.append(text)
+                texts = [mislabelled(v) if v in flipped else labelled(v) for v in demos]
+            parts = [instruction, *texts, pseudo(query) if isinstance(query, (list, tuple)) else test_text(query)]
+            if segments is not None:
+                segments.append(cut_segments(self._segments(demos, flipped, parts), cut))
             prompt = "".join(parts)
             prompts.append(prompt[:len(prompt) - cut] if cut else prompt)
-            if segments is not None:
-                segments.append(cut_segments(tuple(parts), cut))
         return prompts
+
+    def _segments(self, demos: Sequence[int], flipped: Sequence[int], parts: List[str]) -> Segments:
+        """A direct prompt's ``parts`` (instruction, demonstrations, query part) with each demonstration
+        split before its label word."""
+        segments = [parts[0]]
+        affix = len(self.template.label_affix)
+        for v, text in zip(demos, parts[1:-1]):
+            label = (self.wrong_word if v in flipped else self.word)[self.rows[v][1]]
+            split = len(text) - len(label) - affix
+            segments += (text[:split], text[split:])
+        segments.append(parts[-1])
+        return tuple(segments)
 
     def _inputs_text(self, inputs: Sequence[str]) -> str:
         """[prefix_e input_e affix_e]... of one demonstration or query (direct prompts)."""

@@ -7,6 +7,7 @@ writing itself is delegated to :class:`~StaICC.prompt.template.CompiledTemplate`
 This module holds only that state machine and the original's mutator API.
 """
 from dataclasses import replace
+from operator import itemgetter
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..errors import warn_tampering
@@ -289,7 +290,7 @@ class prompt_writter:
         """
         generator = self.pseudo_query_generater
         if generator is not None:
-            queries = [(demos, next(generator)) for demos, _test in queries]
+            queries = list(zip(map(itemgetter(0), queries), generator))  # one pseudo query per prompt, in order
         return self.compiled().write_many(queries, self._label_error_stream, pieces, segments)
 
     def write_prompt(self, demos_indexes: Sequence[int], query_index: Optional[int] = None) -> Prompt:
