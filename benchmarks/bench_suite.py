@@ -190,7 +190,9 @@ def main():
     def counting(prompt, label_space):
         calls[0] += 1
         return 0
-    run_suite(trivial, "Normal", progress=False)  # decode the bundled data once, as any first run does
+    # a suite first: the data decoded, the default rows and the domain pseudo-queries drawn, so that the suite
+    # and the five calls below find the same work done (the footprint above times a first suite)
+    run_suite(trivial, "all", progress=False)
     t0, c0 = time.perf_counter(), time.process_time()
     result = run_suite(counting, "all", progress=False)
     suite_s, suite_cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -203,7 +205,7 @@ def main():
     rows.append(("prompts in the standard suite (naive sum)", result.metadata["prompts"]))
     rows.append(("prompts asked by run_suite", calls[0]))
     rows.append(("asked / naive", f"{calls[0] / result.metadata['prompts']:.3f}"))
-    rows.append(("framework time, whole suite, trivial function (s wall / CPU)", f"{suite_s:.2f} / {suite_cpu:.2f}"))
+    rows.append(("framework time, whole suite, trivial function, second suite (s wall / CPU)", f"{suite_s:.2f} / {suite_cpu:.2f}"))
     rows.append(("the 5 sub-benchmark calls one by one (s wall / CPU)", f"{naive_s:.2f} / {naive_cpu:.2f}"))
 
     # 2. cache cost per prompt: the suite with a fresh cache (all misses) and again (all hits)

@@ -13,7 +13,7 @@ Pure standard library.
 from itertools import combinations
 from typing import Callable, Dict, List, Sequence
 
-from .numeric import Matrix, normalized_labels
+from .numeric import Matrix, normalized_labels, sequential_sum
 from .scores import consistency_from_labels
 
 GroupedMetric = Callable[[Sequence[int], Matrix, int], float]
@@ -61,7 +61,7 @@ def fleiss_kappa(ratings: Sequence[Sequence[int]]) -> float:
         for label, c in counts.items():
             totals[label] = totals.get(label, 0) + c
     observed = agreement / items
-    expected = sum((c / (items * raters)) ** 2 for c in totals.values())
+    expected = sequential_sum((c / (items * raters)) ** 2 for c in totals.values())
     if expected == 1:
         return 1.0
     return (observed - expected) / (1 - expected)
@@ -112,14 +112,14 @@ def accuracy_spread(ground_truth: Sequence[int], prediction: Matrix, loop_length
 def accuracy_mean(ground_truth: Sequence[int], prediction: Matrix, loop_length: int) -> float:
     """The mean block accuracy."""
     values = block_accuracies(ground_truth, prediction, loop_length)
-    return sum(values) / len(values)
+    return sequential_sum(values) / len(values)
 
 
 def mean_cohen_kappa(ground_truth: Sequence[int], prediction: Matrix, loop_length: int) -> float:
     """Mean of Cohen's kappa over every pair of blocks (1.0 with a single block)."""
     blocks = label_blocks(prediction, loop_length)
     pairs = [cohen_kappa(a, b) for a, b in combinations(blocks, 2)]
-    return sum(pairs) / len(pairs) if pairs else 1.0
+    return sequential_sum(pairs) / len(pairs) if pairs else 1.0
 
 
 def grouped_fleiss_kappa(ground_truth: Sequence[int], prediction: Matrix, loop_length: int) -> float:

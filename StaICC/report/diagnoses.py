@@ -11,6 +11,7 @@ from ..metrics import CALIBRATION_METRICS, METRICS
 from ..metrics.agreement import cohen_kappa, fleiss_kappa
 from ..metrics.calibration_metrics import confidence_and_correctness, expected_correct_prefix
 from .tables import Cell, Table
+from ..metrics.numeric import sequential_sum
 
 #: the factors of the per-factor agreement table: (sub-benchmark, what its raters are)
 FACTORS: Tuple[Tuple[str, str], ...] = (("Template_sens", "templates"), ("Demo_sens", "demonstration sets"),
@@ -47,7 +48,7 @@ def agreement_data(run) -> Dict[str, Dict[str, Dict[str, float]]]:
             raters = rater_labels(part, dataset)
             pairs = [cohen_kappa(raters[a], raters[b]) for a in range(len(raters)) for b in range(a + 1, len(raters))]
             out[name][dataset] = {"fleiss": fleiss_kappa(raters) if len(raters) > 1 else 1.0,
-                                  "cohen": sum(pairs) / len(pairs) if pairs else 1.0,
+                                  "cohen": sequential_sum(pairs) / len(pairs) if pairs else 1.0,
                                   "raters": len(raters), "items": len(raters[0])}
     return out
 
@@ -69,7 +70,7 @@ def agreement_table(run, data: Optional[Dict[str, Any]] = None) -> Optional[Tabl
             for kind in ("fleiss", "cohen"):
                 if dataset == "Averaged":
                     values = [v[kind] for v in data[name].values()]
-                    row.append(Cell(sum(values) / len(values)) if values else "")
+                    row.append(Cell(sequential_sum(values) / len(values)) if values else "")
                 else:
                     row.append(Cell(data[name][dataset][kind]) if dataset in data[name] else "")
         rows.append(row)
@@ -189,7 +190,7 @@ def calibration_table(run, part_name: str, data: Dict[str, Dict[str, Any]]) -> T
                              for n in CALIBRATION_METRICS]
     rows = [[dataset] + [Cell(d["metrics"][n]) for n in CALIBRATION_METRICS] for dataset, d in data.items()]
     if len(data) > 1:
-        rows.append(["Averaged"] + [Cell(sum(d["metrics"][n] for d in data.values()) / len(data))
+        rows.append(["Averaged"] + [Cell(sequential_sum(d["metrics"][n] for d in data.values()) / len(data))
                                     for n in CALIBRATION_METRICS])
     notes = ["Calibration metrics outside the standard (HELM's equal-mass ECE with 1 and 10 bins, selective "
              "accuracy on the 10% most confident predictions and the coverage-accuracy area, ECE after Platt "

@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Sequence
 
 from ..metrics import column_means
 from ..standard import ECE_BINS
+from ..metrics.numeric import sequential_sum
 
 
 # ----------------------------------------------------------------------------
@@ -96,7 +97,7 @@ def template_grid_data(part) -> Dict[str, Any]:
                          for p in range(table.passes)])
         agreement.append([sum(1 for i in range(T) if predicted[p][i] == majority[i]) / T
                           for p in range(table.passes)])
-        consistency.append(sum(a for a in agreement[-1]) / table.passes)
+        consistency.append(sequential_sum(agreement[-1]) / table.passes)
     return {"datasets": datasets, "templates": list(range(len(accuracy[0]) if accuracy else 0)),
             "accuracy": accuracy, "agreement": agreement, "consistency": consistency}
 
@@ -114,7 +115,7 @@ def demo_consistency_data(part) -> Dict[str, Any]:
         levels = [c / R for c in range(1, R + 1)]
         out[dataset] = {"per_item": shares, "levels": levels,
                         "histogram": [sum(1 for s in shares if s == level) for level in levels],
-                        "mean": sum(shares) / len(shares)}
+                        "mean": sequential_sum(shares) / len(shares)}
     return out
 
 

@@ -15,6 +15,7 @@ from ..validation import check_int
 from .base import EmbedFn, Retriever, _check_pool, _top_k, check_order, check_parameter
 from .embedding import EmbeddingSpace
 from .reference_embedder import reference_embedder
+from ..metrics.numeric import sequential_sum
 
 
 def dpp_kernel(relevance: List[float], vectors: List[List[float]], scale_factor: float,
@@ -32,7 +33,7 @@ def dpp_kernel(relevance: List[float], vectors: List[List[float]], scale_factor:
         matrix = numpy.asarray(vectors, dtype=float)
         w = numpy.asarray(weight)
         return (w[:, None] * ((matrix @ matrix.T + 1) / 2) * w[None, :]).tolist()
-    return [[weight[i] * ((sum(map(mul, vectors[i], vectors[j])) + 1) / 2) * weight[j]
+    return [[weight[i] * ((sequential_sum(map(mul, vectors[i], vectors[j])) + 1) / 2) * weight[j]
              for j in range(len(vectors))] for i in range(len(vectors))]
 
 
@@ -59,7 +60,7 @@ def greedy_map_dpp(kernel: List[List[float]], k: int) -> List[int]:
         if d == 0.0:
             e = [0.0] * n
         else:
-            e = [(kernel[best][i] - sum(row[best] * row[i] for row in rows)) / d for i in range(n)]
+            e = [(kernel[best][i] - sequential_sum(row[best] * row[i] for row in rows)) / d for i in range(n)]
         rows.append(e)
         d2 = [d2[i] - e[i] * e[i] for i in range(n)]
     return chosen

@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional, Union
 from ..extras import require
 from ..validation import check_bool, check_choice
 from .base import METRICS, EmbedFn, Retriever, _in_prompt_order, _top_k, callable_name, check_callable, check_order
+from ..metrics.numeric import sequential_sum
 
 class EmbeddingTopKRetriever(Retriever):
     """Top-k demonstrations by embedding similarity (OpenICL's TopK).
@@ -121,7 +122,7 @@ class EmbeddingSpace:
                 return [[0.0] * len(self.vectors) for _ in queries]
             rows = (numpy.asarray(queries) @ numpy.asarray(self.vectors).T).tolist()
         else:
-            rows = [[sum(map(mul, query, vector)) for vector in self.vectors] for query in queries]
+            rows = [[sequential_sum(map(mul, query, vector)) for vector in self.vectors] for query in queries]
         for q, row in enumerate(rows):
             if not math.isfinite(sum(row)) and not all(map(math.isfinite, row)):
                 raise ValueError(f"{self.owner}: the similarities of query {q} overflow (embeddings too large "
@@ -155,7 +156,7 @@ def _unit(vector: List[float]) -> List[float]:
     ``sqrt(sum(x * x))`` is kept for the usual range; ``hypot`` takes over where the sum of
     squares overflows or underflows, which would otherwise zero a valid vector.
     """
-    norm = math.sqrt(sum(x * x for x in vector))
+    norm = math.sqrt(sequential_sum(x * x for x in vector))
     if math.isinf(norm) or (not norm and any(vector)):
         norm = math.hypot(*vector)
     return [x / norm for x in vector] if norm else vector

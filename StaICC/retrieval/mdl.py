@@ -15,6 +15,7 @@ from ..validation import check_int
 from .base import EmbedFn, Retriever, _check_pool, _top_k, callable_name, check_callable, check_order
 from .embedding import EmbeddingSpace
 from .reference_embedder import reference_embedder
+from ..metrics.numeric import sequential_sum
 
 #: ``model(prompt, label_space) -> one score per label``: the package's model interface
 ModelFn = Callable[[str, List[str]], Sequence[float]]
@@ -32,13 +33,14 @@ def label_entropy(scores: Sequence[float]) -> float:
     values = [float(v) for v in scores]
     if any(not math.isfinite(v) for v in values):
         raise ValueError(f"the MDL model returned a non-finite score: {values}")
-    total = sum(values)
+    total = sequential_sum(values)
     if all(v >= 0 for v in values) and abs(total - 1.0) < 1e-6:
         probabilities = [v / total for v in values]
     else:
         top = max(values)
         exps = [math.exp(v - top) for v in values]
-        probabilities = [e / sum(exps) for e in exps]
+        total = sequential_sum(exps)
+        probabilities = [e / total for e in exps]
     return -math.fsum(p * math.log(p) for p in probabilities if p > 0)
 
 

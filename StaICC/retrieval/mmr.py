@@ -9,6 +9,7 @@ from .base import (EmbedFn, Retriever, Tokenizer, _candidate_pool, _label_groups
                    check_order, check_parameter)
 from .embedding import EmbeddingSpace
 from .lexical import BM25Index, bm25_settings
+from ..metrics.numeric import sequential_sum
 
 class MMRRetriever(Retriever):
     """Maximal marginal relevance: relevant AND mutually different demonstrations.
@@ -76,7 +77,7 @@ class MMRRetriever(Retriever):
         if self.space is not None:
             self.space.index(demo_texts)
             vectors = self.space.vectors
-            return self.space.similarities(query_texts), lambda i, j: sum(map(mul, vectors[i], vectors[j]))
+            return self.space.similarities(query_texts), lambda i, j: sequential_sum(map(mul, vectors[i], vectors[j]))
         tokenize = self.tokenizer
         documents = [tokenize(text) for text in demo_texts]
         index = BM25Index(documents, self.k1, self.b)

@@ -22,6 +22,7 @@ from ..validation import check_int
 from .formats import FORMAT_GRAMMAR_SIZE, describe_format, format_template, sample_formats
 from .generic import SubBenchmark
 from .spec import SPECS
+from ..metrics.numeric import sequential_sum
 
 #: the permutations per query of Order_sens, and its test items (the sub-benchmark table's row)
 ORDER_PERMUTATIONS = SPECS["Order_sens"].repeat_times
@@ -301,7 +302,7 @@ def format_intervals(ground_truth: Sequence[int], prediction: Sequence[Sequence[
         sample = [int(rng.random() * loop_length) for _ in range(loop_length)]
         accuracies = [sum(block[i] for i in sample) / loop_length for block in right]
         low, high = min(accuracies), max(accuracies)
-        draws["accuracy_mean"].append(sum(accuracies) / len(accuracies))
+        draws["accuracy_mean"].append(sequential_sum(accuracies) / len(accuracies))
         draws["accuracy_min"].append(low)
         draws["accuracy_max"].append(high)
         draws["accuracy_spread"].append(high - low)
