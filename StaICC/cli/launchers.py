@@ -190,12 +190,42 @@ def final_argv(argv: Sequence[str]) -> List[str]:
 # Ray
 # ----------------------------------------------------------------------------
 def _shard_task(argv: List[str]) -> int:
-    """One shard inside a Ray worker: the same CLI, so the worker builds the same run."""
+    """One shard inside a Ray worker: the same CLI, so the worker builds the same run.
+
+    A failed shard raises with the command's own last error line (what the user would
+    have read had the shard run in a terminal), so the driver can say why it failed.
+    """
+    import contextlib
+    import sys
     from . import main
-    status = main(argv)
+    tee = _ErrorLines(sys.stderr)
+    with contextlib.redirect_stderr(tee):
+        status = main(argv)
     if status != 0:
-        raise RuntimeError(f"shard command failed with status {status}: staicc {' '.join(argv)}")
+        shard = argv[argv.index("--shard") + 1] if "--shard" in argv else "?"
+        raise RuntimeError(f"shard {shard} exited with status {status}: {tee.last_error or 'no error line'}")
     return status
+
+
+class _ErrorLines:
+    """A stderr that passes everything on and keeps the last ``staicc: error:`` line written to it."""
+
+    PREFIX = "staicc: error: "
+
+    def __init__(self, stream: Any) -> None:
+        self.stream, self.last_error, self._partial = stream, "", ""
+
+    def write(self, text: str) -> int:
+        self.stream.write(text)
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()[-4096:]  # an unfinished line, bounded
+        for line in lines:
+            if line.startswith(self.PREFIX):
+                self.last_error = line[len(self.PREFIX):]
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 def run_ray_shards(argv: Sequence[str], cache: str, options: Mapping[str, str]) -> List[str]:

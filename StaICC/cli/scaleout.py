@@ -6,11 +6,12 @@ and runs the command once more over it, which asks no prompt and writes the resu
 """
 import argparse
 import os
+import re
 import sys
 from typing import Any, Callable, Dict
 
 from .launchers import Launch
-from .common import ArgumentError, as_argument_error
+from .common import ArgumentError, as_argument_error, one_line
 
 
 def launch_of(args: argparse.Namespace) -> Launch:
@@ -29,6 +30,13 @@ def launch_of(args: argparse.Namespace) -> Launch:
     return launch
 
 
+def _ray_cause(exc: BaseException) -> str:
+    """The first line of what made a Ray task fail: the task's own exception (Ray wraps it), without colour codes."""
+    cause = getattr(exc, "cause", None)
+    text = str(cause if isinstance(cause, BaseException) else exc) or type(exc).__name__
+    return re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()[0]
+
+
 def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., int]) -> int:
     """Run this process's part of a sharded run; the merging process also merges and summarises."""
     from . import launchers
@@ -40,9 +48,8 @@ def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., i
         except ValueError as exc:
             raise ArgumentError(str(exc)) from None
         except Exception as exc:  # a task that failed after its retries: Ray's own error types
-            first = (str(exc) or type(exc).__name__).strip().splitlines()[0]
-            print(f"staicc: error: a Ray shard failed after its retries: {first}; the answers given so far are in "
-                  f"{args.cache}.shard-*; run the same command to resume", file=sys.stderr)
+            print(f"staicc: error: a Ray shard failed after its retries: {one_line(_ray_cause(exc))}; the answers "
+                  f"given so far are in {one_line(args.cache)}.shard-*; run the same command to resume", file=sys.stderr)
             return 1
         return _merge_and_summarise(args, paths, run_once, "ray")
     status = run_once(_shard_args(args, launch), launch)
