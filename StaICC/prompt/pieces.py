@@ -46,26 +46,21 @@ def inputs_writer(compiled, before: str, after: str) -> InputsWriter:
 class DemonstrationTexts(dict):
     """Demonstration index -> its input texts, label prefix, its label's word in ``words``, label affix."""
 
-    __slots__ = ("rows", "size", "checked", "general", "count", "first", "glue", "ends", "closings")
+    __slots__ = ("rows", "size", "checked", "writers")
 
     def __init__(self, compiled, words: Dict[Any, str]) -> None:
         super().__init__()
         template = compiled.template
-        self.rows, self.size, self.checked, self.general = compiled.rows, len(compiled.rows), compiled._checked, \
-            compiled._inputs_text
-        self.count, self.first, self.glue, last = joined_shape(template)
-        self.ends = {raw: template.label_prefix + word + template.label_affix for raw, word in words.items()}
-        self.closings = {raw: last + end for raw, end in self.ends.items()}
+        self.rows, self.size, self.checked = compiled.rows, len(compiled.rows), compiled._checked
+        # one writer per raw label: the row's inputs, then label prefix, the label's word, label affix
+        self.writers = {raw: inputs_writer(compiled, "", template.label_prefix + word + template.label_affix)
+                        for raw, word in words.items()}
 
     def __missing__(self, v: int) -> str:
         if not 0 <= v < self.size:
             self.checked(v)  # raises: the index is out of range
         inputs, raw = self.rows[v]
-        if len(inputs) == self.count:
-            text = "".join((self.first, self.glue.join(inputs), self.closings[raw]))
-        else:
-            text = self.general(inputs) + self.ends[raw]
-        self[v] = text
+        text = self[v] = self.writers[raw](inputs)
         return text
 
 
