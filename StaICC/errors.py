@@ -11,6 +11,15 @@ from typing import Any, Dict, List, Optional
 from .standard import TAMPERING_WARNING
 
 
+class StaICCError(Exception):
+    """Base class of every error StaICC raises on purpose.
+
+    Each concrete error also subclasses the built-in type code written before this base
+    existed catches (``ValueError``, ``RuntimeError`` ...), so ``except ValueError`` keeps
+    working while ``except StaICCError`` catches every refusal of this package.
+    """
+
+
 class StaICCWarning(UserWarning):
     """Base class of every warning StaICC emits."""
 
@@ -19,7 +28,7 @@ class TamperingWarning(StaICCWarning):
     """A standard setting was changed: results are not comparable baselines."""
 
 
-class InferenceError(RuntimeError):
+class InferenceError(StaICCError, RuntimeError):
     """The user's inference function raised; carries where it happened and the work done so far.
 
     ``partial_predictions`` holds the predictions of the queries that succeeded
@@ -36,7 +45,7 @@ class InferenceError(RuntimeError):
         self.completed_results: Dict[str, Any] = {}
 
 
-class RunFormatError(ValueError):
+class RunFormatError(StaICCError, ValueError):
     """A results file or records file that does not follow the documented format."""
 
 

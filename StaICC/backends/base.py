@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..requests import Answer, Request
 from ..validation import check_int
+from ..errors import StaICCError
 
 
 class Backend(abc.ABC):
@@ -146,7 +147,7 @@ class FunctionBackend(Backend):
                 "code_sha256": code_digest(self.function)}
 
 
-class BatchShapeError(ValueError):
+class BatchShapeError(StaICCError, ValueError):
     """A batched function returned the wrong number or kind of predictions.
 
     The caller, which knows the dataset, turns it into the user-facing ``TypeError``

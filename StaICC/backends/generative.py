@@ -26,6 +26,7 @@ import unicodedata
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..requests import Answer, Request
+from ..errors import StaICCError
 
 #: post-processor hook: (text, label_space) -> label index, or None when the text names no label
 PostProcessor = Callable[[str, Sequence[str]], Optional[int]]
@@ -37,7 +38,7 @@ AnswerHook = Callable[[Request, str, Answer], Answer]
 UNPARSED_POLICIES = ("uniform", "error", "label:<index>")
 
 
-class UnparsedAnswerError(ValueError):
+class UnparsedAnswerError(StaICCError, ValueError):
     """A generated answer named no label and the policy is ``unparsed=error``."""
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from .secrets import is_secret_name, redact_text, redact_url, register_secret
+from ..errors import StaICCError
 
 #: HTTP statuses worth retrying: rate limiting and server-side failures
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -48,7 +49,7 @@ _READ_CHUNK = 1 << 16
 _ERROR_BODY_BYTES = 1 << 16
 
 
-class APIError(RuntimeError):
+class APIError(StaICCError, RuntimeError):
     """The server refused or failed a request after the allowed retries, or broke a limit."""
 
 

@@ -11,6 +11,7 @@ import os
 import sqlite3
 import time
 from typing import Any, Iterable
+from ..errors import StaICCError
 
 #: ``PRAGMA application_id`` of every StaICC cache: the bytes "SICC".
 APPLICATION_ID = 0x53494343
@@ -54,7 +55,7 @@ BEGIN SELECT RAISE(ABORT, '{_COLLISION}'); END;
 _TABLES = ("meta", "models", "predictions")
 
 
-class CacheError(ValueError):
+class CacheError(StaICCError, ValueError):
     """The cache file cannot be used: foreign, newer, damaged, locked, unwritable, or a collision."""
 
 

@@ -1,9 +1,10 @@
 """What every command shares: the one-line argument error and the checks that raise it."""
 import argparse
 from typing import Any, List, Optional
+from ..errors import StaICCError
 
 
-class ArgumentError(Exception):
+class ArgumentError(StaICCError):
     """A command-line argument is wrong: printed as one line, exit status 2."""
 
 

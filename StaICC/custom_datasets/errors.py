@@ -5,9 +5,10 @@ the row (1-based line in files, 0-based index in records and HuggingFace rows) a
 column.
 """
 from typing import Optional
+from ..errors import StaICCError
 
 
-class CustomDatasetError(ValueError):
+class CustomDatasetError(StaICCError, ValueError):
     """Bad custom data.  ``path``: the file (None for records); ``row``: 1-based line
     number in a file, 0-based index in records / HuggingFace rows (None when the error
     is not about one row); ``column``: the column concerned (or None)."""

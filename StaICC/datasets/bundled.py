@@ -16,6 +16,7 @@ from array import array
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import pins
+from ..errors import StaICCError
 
 Row = Tuple[Sequence[str], int]
 
@@ -35,7 +36,7 @@ _CONSTANT_KEYS = ("name", "loader", "label_space", "label_mapping", "ground_trut
 _STRING_KEYS = ("name", "loader", "instruction", "label_prefix", "label_affix", "query_prefix")
 
 
-class DataFileError(RuntimeError):
+class DataFileError(StaICCError, RuntimeError):
     """A bundled data file is missing, corrupted or malformed; ``path`` names it."""
 
     def __init__(self, message: str, path: Optional[str] = None) -> None:

@@ -12,11 +12,12 @@ import sys
 from typing import Any, List, Optional
 
 from ..stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..errors import StaICCError
 
 PROG = "staicc"
 
 
-class CommandError(Exception):
+class CommandError(StaICCError):
     """An error to print as one line (``staicc <command>: error: ...``) with exit status 2."""
 
 

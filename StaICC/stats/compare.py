@@ -15,9 +15,10 @@ from .bootstrap import (DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT
                         check_records, dataset_statistic, finite_interval)
 from .items import draw_resamples, is_consistency, is_slope
 from .significance import bootstrap_p_value, holm, mcnemar_exact
+from ..errors import StaICCError
 
 
-class UnpairedRunsError(ValueError):
+class UnpairedRunsError(StaICCError, ValueError):
     """Two runs that were not run on the same prompts cannot be compared paired."""
 
 

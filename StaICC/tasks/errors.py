@@ -5,9 +5,10 @@ before a model loads, and so that tests can read ``.path``, ``.key`` and ``.row`
 """
 import difflib
 from typing import Iterable, Optional
+from ..errors import StaICCError
 
 
-class TaskError(ValueError):
+class TaskError(StaICCError, ValueError):
     """A task file is wrong.  ``path``: the task file (or ``<name>`` for one given in Python);
     ``key``: the dotted key (``template.label_prefix``); ``row``: where in the data, as the
     data's own error names it (``file 'x.csv', line 7, column 'text'``)."""
