@@ -167,8 +167,8 @@ def result_entry(run: Any, part: Any, value: Value, position: int, intervals: Di
     facts = metric_facts(value)
     metadata = part.metadata
     where = value.dataset if value.dataset is not None else f"the average over {len(part.datasets())} datasets"
-    description = (f"StaICC {value.part}: {facts.display} on {where} ({value.role}); "
-                   f"{settings_text(metadata, value.dataset)}")
+    role = "" if value.role in ("value", "slope", "intercept") else f" ({value.role})"
+    description = f"StaICC {value.part}: {facts.display} on {where}{role}; {settings_text(metadata, value.dataset)}"
     if facts.lower_is_better is None:
         description += "; no better direction"
     config: Dict[str, Any] = {"evaluation_description": description,

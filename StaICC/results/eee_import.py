@@ -84,7 +84,7 @@ def read_export(path: str, *, records: bool = True, max_samples_bytes: Optional[
     document = _read_json(aggregate)
     details = document["eval_library"]["additional_details"]
     try:
-        rebuilt = _document(document, details, aggregate)
+        rebuilt = _document(document, details)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise RunFormatError(f"{aggregate}: not a complete StaICC export ({type(exc).__name__}: {exc})") from None
     samples = os.path.splitext(aggregate)[0] + "_samples.jsonl"
@@ -97,7 +97,7 @@ def read_export(path: str, *, records: bool = True, max_samples_bytes: Optional[
     return rebuilt, aggregate, samples, lines
 
 
-def _document(document: Dict[str, Any], details: Dict[str, str], where: str) -> Dict[str, Any]:
+def _document(document: Dict[str, Any], details: Dict[str, str]) -> Dict[str, Any]:
     """The ``results.json`` document the export was written from."""
     parts = json.loads(details["sub_benchmarks"])
     results: Dict[str, Dict[str, Any]] = {part: {} for part, _, _ in parts}

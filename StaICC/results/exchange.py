@@ -71,8 +71,10 @@ def reported_values(part: str, results: Dict[str, Any]) -> List[Value]:
     out: List[Value] = []
     for dataset, body in (results.get(DIVIDED) or {}).items():
         out.extend(_leaves(part, (DIVIDED, dataset), body, dataset, None, None))
-    out.extend(_leaves(part, (AVERAGED,), results.get(AVERAGED) or {}, None, None, None))
-    return out
+    averaged = list(_leaves(part, (AVERAGED,), results.get(AVERAGED) or {}, None, None, None))
+    if SPECS.get(part) is not None and SPECS[part].has_slopes:  # the average of the datasets' slopes
+        averaged = [Value(v.part, v.path, v.value, None, v.metric, "slope") for v in averaged]
+    return out + averaged
 
 
 def _leaves(part: str, path: Path, body: Any, dataset: Optional[str], metric: Optional[str],

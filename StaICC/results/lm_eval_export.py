@@ -106,7 +106,7 @@ def _run_fields(run: Any) -> Dict[str, Any]:
                        "model_identity": identity, "fingerprint": model.get("fingerprint"),
                        "bootstrap_iters": None, "staicc_version": provenance.get("staicc_version")},
             "git_hash": provenance.get("git_commit"), "date": float(retrieved_timestamp(run)),
-            "model_name": name, "model_name_sanitized": identifier.replace("/", "__"),
+            "model_name": identifier, "model_name_sanitized": identifier.replace("/", "__"),
             "total_evaluation_time_seconds": str(provenance.get("seconds", "")),
             "staicc_provenance": public_provenance(provenance)}
 

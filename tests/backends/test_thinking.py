@@ -8,6 +8,7 @@ as vLLM's reasoning parser returns it).
 """
 import json
 import os
+import pathlib
 
 import pytest
 
@@ -15,6 +16,10 @@ from StaICC.backends.thinking import ThinkingRule, ThinkingSplit, unparsed_reaso
 from StaICC.requests import Request, Thinking
 
 LABELS = ("negative", "positive")
+
+
+def load_json(path):
+    return json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
 POSITIVE, NEGATIVE, UNIFORM = [0.0, 1.0], [1.0, 0.0], [0.5, 0.5]
 
 
@@ -154,13 +159,25 @@ def test_hf_run_records_and_summarises_thinking(model_dir, tmp_path, capsys):
                  "--no-progress"])
     assert code == 0, capsys.readouterr().err
     assert "UNPARSED: 10 of 10 generated answers" in capsys.readouterr().out
-    samples = [json.loads(line) for line in open(os.path.join(out, "samples.jsonl"), encoding="utf-8")]
+    samples = [json.loads(line) for line in pathlib.Path(out, "samples.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(samples) == 10
     assert all(s["thinking"] == {"chars": 8, "tokens": 2, "finished": False, "over_budget": False} for s in samples)
-    metadata = json.load(open(os.path.join(out, "results.json"), encoding="utf-8"))["benchmarks"]["Normal"]["metadata"]
+    metadata = load_json(os.path.join(out, "results.json"))["benchmarks"]["Normal"]["metadata"]
     assert metadata["thinking"] == {"rotten_tomatoes": {"answers": 10, "unfinished": 10, "over_budget": 0,
                                                         "chars": 80, "tokens": 20, "counted": 10}}
     assert metadata["unparsed_answers"] == {"rotten_tomatoes": 10}
+    # the Every Eval Ever export carries the thinking section as the reasoning trace, and reads back whole
+    from StaICC.report.runs import load_run
+    exported = str(tmp_path / "eee")
+    assert main(["export", out, "--format", "eee", "-o", exported, "--no-intervals"]) == 0
+    capsys.readouterr()
+    (instances,) = pathlib.Path(exported).glob("data/staicc/*/*/*_samples.jsonl")
+    first = json.loads(instances.read_text(encoding="utf-8").splitlines()[0])
+    assert first["output"] == {"raw": ["<think>negative"], "reasoning_trace": ["negative"]}
+    assert first["answer_attribution"][0]["extraction_method"].startswith("unparsed")
+    back = load_run(exported).parts["Normal"].records["rotten_tomatoes"]
+    assert [(r["text"], r["thinking"], r["parsed"]) for r in back] == \
+        [(s["text"], s["thinking"], s["parsed"]) for s in samples]
 
 
 # ------------------------------------------------------------------- a real OpenAI-protocol server
@@ -212,13 +229,13 @@ def test_openai_run_over_http_counts_unfinished_sections_as_unparsed(servers, tm
     assert main(["run", "--model", "openai", "--model-args", args, "--datasets", "rotten_tomatoes", "--limit", "5",
                  "--output-dir", out, "--log-samples", "--no-progress"]) == 0
     assert "UNPARSED: 10 of 10 generated answers" in capsys.readouterr().out
-    metadata = json.load(open(os.path.join(out, "results.json"), encoding="utf-8"))["benchmarks"]["Normal"]["metadata"]
+    metadata = load_json(os.path.join(out, "results.json"))["benchmarks"]["Normal"]["metadata"]
     assert metadata["thinking"]["rotten_tomatoes"] == {"answers": 10, "unfinished": 10, "over_budget": 0, "chars": 80,
                                                        "tokens": 20, "counted": 10}
     assert main(["run", "--model", "openai", "--model-args", args.replace("max_tokens=2", "max_tokens=8"),
                  "--datasets", "rotten_tomatoes", "--limit", "5", "--output-dir", out, "--overwrite",
                  "--log-samples", "--no-progress"]) == 0
-    samples = [json.loads(line) for line in open(os.path.join(out, "samples.jsonl"), encoding="utf-8")]
+    samples = [json.loads(line) for line in pathlib.Path(out, "samples.jsonl").read_text(encoding="utf-8").splitlines()]
     assert {(s["predicted"], s["parsed"], s["thinking"]["tokens"]) for s in samples} == {(1, True, 3)}
 
 
@@ -234,7 +251,7 @@ class ThinkingEngine:
     def get_tokenizer(self):
         return self.tokenizer
 
-    def generate(self, prompts, params, use_tqdm=True):
+    def generate(self, prompts, params, **_options):
         from types import SimpleNamespace
         self.limits.append(params.max_tokens)
         outputs = []

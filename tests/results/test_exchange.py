@@ -11,6 +11,7 @@ import glob
 import hashlib
 import json
 import os
+import pathlib
 
 import pytest
 
@@ -21,6 +22,10 @@ from run_fixtures import fixture_runs
 jsonschema = pytest.importorskip("jsonschema")
 SCHEMAS = REPO_ROOT / "tests" / "reference" / "eee"
 RESAMPLES = "40"
+
+
+def load_json(path):
+    return json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
 
 
 def run_cli(argv, capsys):
@@ -64,13 +69,13 @@ def test_the_aggregate_validates_and_holds_every_number(full_run, exported):
     from StaICC.report.runs import load_run
     from StaICC.results.exchange import reported_values
     out, aggregate, samples = exported
-    document = json.load(open(aggregate, encoding="utf-8"))
+    document = load_json(aggregate)
     errors = [f"{list(e.path)}: {e.message}" for e in validator("eval.schema.json").iter_errors(document)]
     assert errors == []
     relative = os.path.relpath(samples, out).replace(os.sep, "/")
     detail = document["detailed_evaluation_results"]
     assert detail["file_path"] == relative and detail["total_rows"] == 111_400
-    assert detail["checksum"] == hashlib.sha256(open(samples, "rb").read()).hexdigest()
+    assert detail["checksum"] == hashlib.sha256(pathlib.Path(samples).read_bytes()).hexdigest()
     run = load_run(full_run, records=False)
     scores = {e["evaluation_result_id"]: e["score_details"]["score"] for e in document["evaluation_results"]}
     assert len(scores) == len(document["evaluation_results"])  # ids are unique
@@ -78,6 +83,11 @@ def test_the_aggregate_validates_and_holds_every_number(full_run, exported):
     assert scores == expected and scores["Normal/TREC/accuracy"] == run.parts["Normal"].divided["TREC"]["accuracy"]
     assert "Contextual_bias/average/distribution" not in scores  # the standard's 0.0 for a vector is no score
     assert scores["GLER/TREC/accuracy/slope"] == run.parts["GLER"].divided["TREC"]["sensitivity"]["accuracy"][0]
+    assert scores["GLER/average/accuracy/slope"] == run.parts["GLER"].averaged["accuracy"]
+    for entry in document["evaluation_results"]:  # within the stated range (EEE's validator warns otherwise)
+        low, high = (entry["metric_config"][k] for k in ("min_score", "max_score"))
+        score = entry["score_details"]["score"]
+        assert (low == "-Infinity" or score >= low) and (high == "Infinity" or score <= high), entry
     assert document["model_info"]["id"] == "reference/lexical"
     assert document["eval_library"]["name"] == "StaICC" and document["eval_library"]["additional_details"][
         "standard"] == "true"
@@ -86,7 +96,7 @@ def test_the_aggregate_validates_and_holds_every_number(full_run, exported):
 def test_intervals_are_the_reports_bootstrap_intervals(full_run, exported):
     from StaICC.report.runs import load_run
     from StaICC.stats import bootstrap_run
-    document = json.load(open(exported[1], encoding="utf-8"))
+    document = load_json(exported[1])
     entries = {e["evaluation_result_id"]: e["score_details"] for e in document["evaluation_results"]}
     estimates = bootstrap_run(load_run(full_run), resamples=int(RESAMPLES))
     for result_id, (part, dataset, metric) in {"Normal/TREC/accuracy": ("Normal", "TREC", "accuracy"),
@@ -162,7 +172,7 @@ def test_export_is_deterministic(small_run, tmp_path, capsys):
         run_cli(["export", small_run, "--format", "eee", "-o", str(tmp_path / name), "--resamples", "20"], capsys)
         files.append(sorted(glob.glob(str(tmp_path / name / "data" / "staicc" / "*" / "*" / "*"))))
     assert [os.path.basename(f) for f in files[0]] == [os.path.basename(f) for f in files[1]]
-    assert [open(f, "rb").read() for f in files[0]] == [open(f, "rb").read() for f in files[1]]
+    assert [pathlib.Path(f).read_bytes() for f in files[0]] == [pathlib.Path(f).read_bytes() for f in files[1]]
 
 
 def test_hf_eval_results_parse_with_the_hubs_reader(small_run, tmp_path, capsys):
@@ -174,7 +184,7 @@ def test_hf_eval_results_parse_with_the_hubs_reader(small_run, tmp_path, capsys)
     entries = yaml.safe_load((out / ".eval_results" / "staicc.yaml").read_text(encoding="utf-8"))
     parsed = hub.parse_eval_result_entries(entries) if hasattr(hub, "parse_eval_result_entries") else None
     by_task = {e["dataset"]["task_id"]: e for e in entries}
-    results = json.load(open(os.path.join(small_run, "results.json"), encoding="utf-8"))["benchmarks"]
+    results = load_json(os.path.join(small_run, "results.json"))["benchmarks"]
     assert by_task["Normal/average/accuracy"]["value"] == results["Normal"]["results"]["Averaged results"]["accuracy"]
     assert by_task["Normal/TREC/macro_F1"]["value"] == results["Normal"]["results"]["Divided results"]["TREC"]["macro_F1"]
     assert by_task["Post_bias/TREC/DL div."]["value"] == \
@@ -190,11 +200,11 @@ def test_hf_eval_results_parse_with_the_hubs_reader(small_run, tmp_path, capsys)
 def test_lm_eval_results_json(small_run, tmp_path, capsys):
     out = tmp_path / "lm"
     run_cli(["export", small_run, "--format", "lm-eval", "-o", str(out), "--resamples", RESAMPLES], capsys)
-    document = json.load(open(out / "results.json", encoding="utf-8"))
+    document = load_json(out / "results.json")
     for key in ("results", "configs", "versions", "n-shot", "higher_is_better", "n-samples", "group_subtasks"):
         assert document[key], key
     task = document["results"]["staicc_normal_trec"]
-    results = json.load(open(os.path.join(small_run, "results.json"), encoding="utf-8"))["benchmarks"]
+    results = load_json(os.path.join(small_run, "results.json"))["benchmarks"]
     assert task["accuracy,none"] == results["Normal"]["results"]["Divided results"]["TREC"]["accuracy"]
     assert isinstance(task["accuracy_stderr,none"], float) and task["accuracy_stderr,none"] > 0
     assert document["groups"]["staicc_normal"]["accuracy,none"] == \
@@ -229,7 +239,7 @@ def test_unreadable_inputs_are_clear_errors(small_run, tmp_path, capsys):
     assert main(["export", out, "--format", "eee", "-o", str(tmp_path / "x")]) == 1
     assert "already an Every Eval Ever export" in capsys.readouterr().err
     foreign = tmp_path / "foreign.json"
-    document = json.load(open(aggregate, encoding="utf-8"))
+    document = load_json(aggregate)
     document["eval_library"] = {"name": "lm_eval", "version": "0.4.9"}
     foreign.write_text(json.dumps(document), encoding="utf-8")
     assert main(["compare", str(foreign), aggregate]) == 1
@@ -237,7 +247,7 @@ def test_unreadable_inputs_are_clear_errors(small_run, tmp_path, capsys):
     twice = tmp_path / "twice"
     for name in ("a", "b"):
         (twice / name).mkdir(parents=True)
-        (twice / name / os.path.basename(aggregate)).write_bytes(open(aggregate, "rb").read())
+        (twice / name / os.path.basename(aggregate)).write_bytes(pathlib.Path(aggregate).read_bytes())
     assert main(["compare", str(twice), aggregate]) == 1
     assert "holds 2 StaICC exports" in capsys.readouterr().err
     with open(samples, "rb") as source:
