@@ -212,10 +212,11 @@ def standard_source(dataset: str) -> Optional[Dict[str, Any]]:
 
 
 def label_words(part: Any, dataset: str) -> Optional[List[str]]:
-    """The label words of a dataset's queries, when known: a standard dataset run without departures."""
+    """The label words of a dataset's queries, when known: a standard dataset whose label space the run kept
+    (changing it is a recorded departure, "label space changed")."""
     departures = (part.metadata.get("non_standard_settings") or {}) if isinstance(part.metadata, dict) else {}
     source = standard_source(dataset)
-    if source is None or departures.get(dataset):
+    if source is None or any("label space" in str(d) for d in departures.get(dataset, [])):
         return None
     return source["label_space"]
 

@@ -174,6 +174,7 @@ def test_hf_run_records_and_summarises_thinking(model_dir, tmp_path, capsys):
     (instances,) = pathlib.Path(exported).glob("data/staicc/*/*/*_samples.jsonl")
     first = json.loads(instances.read_text(encoding="utf-8").splitlines()[0])
     assert first["output"] == {"raw": ["<think>negative"], "reasoning_trace": ["negative"]}
+    assert first["input"]["choices"] == ["negative", "positive"]  # a generative, limited run keeps the label words
     assert first["answer_attribution"][0]["extraction_method"].startswith("unparsed")
     back = load_run(exported).parts["Normal"].records["rotten_tomatoes"]
     assert [(r["text"], r["thinking"], r["parsed"]) for r in back] == \
