@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import uuid
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, List, Optional
 
 from .exchange import CANONICAL_IDS, Value, metric_facts, model_identity, model_names, path_components, \
     public_provenance, reported_values, settings_text, standard_source
@@ -32,7 +32,6 @@ SCHEMA_VERSION = "0.3.0"
 #: marks an export of StaICC, so that it can be read back
 EXPORT_FORMAT = "staicc-eee/1"
 COLLECTION = "staicc"
-PAPER_URL = "https://arxiv.org/abs/2501.15708"
 INTERVAL_METHOD = "percentile bootstrap over test items"
 
 
@@ -100,7 +99,7 @@ def aggregate(run: Any, evaluation_id: str, name: str, identifier: str, organiza
         "source_metadata": {"source_name": "StaICC run", "source_type": "evaluation_run",
                             "source_organization_name": organization, "evaluator_relationship": relationship,
                             "additional_details": {"benchmark": "StaICC: standardized in-context-learning "
-                                                                "classification", "paper": PAPER_URL}},
+                                                                "classification"}},
         "model_info": model_info(provenance, name, identifier),
         "eval_library": eval_library(run, unscored, intervals),
         "evaluation_results": results,
@@ -264,10 +263,3 @@ def generation_config(run: Any, metadata: Dict[str, Any], dataset: Optional[str]
                "k": json.dumps(metadata.get("k")), "unparsed_answers": str((metadata.get("unparsed_answers") or {}).get(
                    dataset, sum((metadata.get("unparsed_answers") or {}).values()) if dataset is None else 0))}
     return {"generation_args": args, "additional_details": details}
-
-
-def iter_json_lines(path: str) -> Iterator[Dict[str, Any]]:
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)

@@ -8,6 +8,7 @@ and each record's fields in its instance's ``metadata``; :func:`read_export` reb
 export as the run it came from.  An EEE file another tool wrote has neither StaICC's
 records nor its sub-benchmarks' structure and is refused with that reason.
 """
+import glob
 import json
 import os
 import re
@@ -22,8 +23,6 @@ from .exchange import place
 MAX_AGGREGATE_BYTES = 64 << 20
 MAX_LINE_BYTES = 4 << 20
 _UUID_NAME = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\.json")
-#: how deep below a given folder the export's aggregate may lie (OUT/data/staicc/<developer>/<model>/<uuid>.json)
-_SEARCH_DEPTH = 5
 
 
 def find_export(path: str) -> Optional[str]:
@@ -34,19 +33,20 @@ def find_export(path: str) -> Optional[str]:
             else None
     if not os.path.isdir(path) or os.path.isfile(os.path.join(path, "results.json")):
         return None
-    found = sorted(p for p in _uuid_files(path) if _is_export(p))
+    found = [p for p in _uuid_files(path) if _is_export(p)]
     if len(found) > 1:
         raise RunFormatError(f"{path} holds {len(found)} StaICC exports ({', '.join(found[:4])}); give the file "
                              "of the one to read")
     return found[0] if found else None
 
 
-def _uuid_files(root: str) -> Iterator[str]:
-    base = root.rstrip(os.sep).count(os.sep)
-    for folder, subfolders, files in os.walk(root):
-        if folder.count(os.sep) - base >= _SEARCH_DEPTH:
-            subfolders[:] = []
-        yield from (os.path.join(folder, f) for f in files if _UUID_NAME.fullmatch(f))
+def _uuid_files(root: str) -> List[str]:
+    """Aggregate-file candidates where an export puts them: ``root`` as the folder given to ``staicc export``
+    (``root/data/<collection>/<developer>/<model>/<uuid>.json``) or as the model's folder (``root/<uuid>.json``);
+    nothing deeper is searched."""
+    found = glob.glob(os.path.join(glob.escape(root), "data", "*", "*", "*", "*.json"))
+    found += glob.glob(os.path.join(glob.escape(root), "*.json"))
+    return sorted(p for p in found if _UUID_NAME.fullmatch(os.path.basename(p)))
 
 
 def _is_export(path: str) -> bool:

@@ -245,11 +245,13 @@ def test_unreadable_inputs_are_clear_errors(small_run, tmp_path, capsys):
     assert main(["compare", str(foreign), aggregate]) == 1
     assert "written by 'lm_eval', not by `staicc export`" in capsys.readouterr().err
     twice = tmp_path / "twice"
-    for name in ("a", "b"):
-        (twice / name).mkdir(parents=True)
-        (twice / name / os.path.basename(aggregate)).write_bytes(pathlib.Path(aggregate).read_bytes())
+    twice.mkdir()
+    for name in ("00000000-0000-4000-8000-000000000000.json", os.path.basename(aggregate)):
+        (twice / name).write_bytes(pathlib.Path(aggregate).read_bytes())
     assert main(["compare", str(twice), aggregate]) == 1
     assert "holds 2 StaICC exports" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path), aggregate]) == 2  # exports deeper than an export's own layout are not looked for
+    assert "has no results.json" in capsys.readouterr().err
     with open(samples, "rb") as source:
         first = source.readline()
     with open(samples, "wb") as target:
