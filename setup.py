@@ -54,7 +54,7 @@ setup(
         "source": ["datasets"],
         "tasks": ["tomli>=1.1; python_version < '3.11'", "pyyaml"],
         "test": ["pytest", "hypothesis", "numpy", "scipy", "scikit-learn", "matplotlib",
-                 "tomli>=1.1; python_version < '3.11'", "pyyaml", "nbclient", "nbformat", "ipykernel"],
+                 "tomli>=1.1; python_version < '3.11'", "pyyaml", "nbclient", "nbformat", "ipykernel", "jsonschema"],
     },
     entry_points={"console_scripts": ["staicc=StaICC.cli:main"]},
     classifiers=[

@@ -169,18 +169,37 @@ def prompt_sha256(prompt: Prompt) -> str:
 
 
 @dataclass(frozen=True)
+class Thinking:
+    """The thinking section of a generated answer (``<think>...</think>``), measured.
+
+    ``chars``: its characters, markers excluded; ``tokens``: the generated tokens up to and
+    including its end marker (all of them when it never ended), None where the backend
+    cannot count them; ``finished``: whether the end marker was generated; ``over_budget``:
+    it ended after more tokens than the backend's ``thinking_budget``.
+    """
+
+    chars: int
+    tokens: Optional[int]
+    finished: bool
+    over_budget: bool = False
+
+
+@dataclass(frozen=True)
 class Answer:
     """A model's answer to one request.
 
     ``prediction`` follows the inference contract (a vector aligned with the label space
     or an int label index) and is validated where the model is called.  Generative
     backends also give the generated ``text``; ``parsed`` is False when that text named no
-    label and the backend's documented policy chose the prediction.
+    label and the backend's documented policy chose the prediction.  ``thinking``
+    measures the text's thinking section, when it has one (see
+    :mod:`StaICC.backends.generative`); the cache does not keep it.
     """
 
     prediction: Any
     text: Optional[str] = None
     parsed: bool = True
+    thinking: Optional[Thinking] = None
 
 
 _LABEL_ANSWERS: dict = {}  # label index -> its shared Answer, for the indexes label spaces have reached

@@ -8,7 +8,8 @@
 * ``first_token`` / ``sequence``: the label's first token / all its tokens as a
   continuation of the prompt (joint tokenization);
 * ``generate``: greedy generation (through the chat template with ``chat=true``),
-  mapped to a label by :mod:`StaICC.backends.generative`.
+  mapped to a label by :mod:`StaICC.backends.generative`, a reasoning model's thinking
+  section cut off first and its generated tokens counted (:mod:`StaICC.backends.thinking`).
 
 ``chat=true`` (lm-eval's name: ``apply_chat_template``) wraps every prompt in the
 tokenizer's chat template, with ``system`` (``system_instruction``) as the system
@@ -32,6 +33,7 @@ from .base import Backend
 from .hf_identity import in_memory_digest, tokenizer_digest, weights_digest  # noqa: F401  (re-exported)
 from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
                          multiturn_messages, parse_aliases)
+from .thinking import THINKING_ARGS, ThinkingRule
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
@@ -44,7 +46,7 @@ DEFAULT_REQUESTS_PER_CALL_GPU = 2048
 _HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_size", "revision",
             "trust_remote_code", "requests_per_call", "max_new_tokens", "chat", "system", "unparsed", "aliases",
             "postprocess", "answer_hook", "message_builder", "model_id", "weights_hash", "apply_chat_template",
-            "system_instruction", "fewshot_as_multiturn", "threads", "packing")
+            "system_instruction", "fewshot_as_multiturn", "threads", "packing") + THINKING_ARGS
 #: lm-evaluation-harness's names for two arguments
 _ALIASES = {"apply_chat_template": "chat", "system_instruction": "system"}
 #: how the weights of a model directory are hashed into the identity (see weights_digest)
@@ -115,6 +117,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "model_id": _args.as_str(arguments.pop("model_id", None), "model_id", optional=True),
         "weights_hash": _args.as_choice(arguments.pop("weights_hash", "sampled"), "weights_hash", WEIGHTS_HASHES),
         "packing": _args.as_choice(arguments.pop("packing", "auto"), "packing", PACKING),
+        "thinking": ThinkingRule.from_arguments(arguments),
     }
     if out["fewshot_as_multiturn"] and not out["chat"]:
         raise ValueError("model argument fewshot_as_multiturn=true needs apply_chat_template=true (chat=true)")
@@ -169,7 +172,8 @@ class HFBackend(ScoringModes, Backend):
         if self.message_builder is not None and not callable(self.message_builder):
             raise TypeError("model argument message_builder must be callable (request -> messages)")
         self.mapper = AnswerMapper(options["unparsed"], options["aliases"], options["postprocess"],
-                                   options["answer_hook"])
+                                   options["answer_hook"], options["thinking"])
+        self.mapper.thinking.check_scoring(self.scoring)
         torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
         self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
                                      rows_per_forward=options["batch_size"], token_budget=options["token_budget"],
@@ -183,8 +187,8 @@ class HFBackend(ScoringModes, Backend):
     # ---------------------------------------------------------------- scoring
     def score(self, requests: Sequence[Request]) -> List[Answer]:
         if self.scoring == "generate":
-            texts = self.generate(requests)
-            return [self.mapper.answer(r, t) for r, t in zip(requests, texts)]
+            generated = self.generate_counted(requests)
+            return [self.mapper.answer(r, text, tokens) for r, (text, tokens) in zip(requests, generated)]
         answers: List[Optional[Answer]] = [None] * len(requests)
         for (labels, noisy), positions in _groups(requests).items():
             if noisy:
@@ -222,6 +226,10 @@ class HFBackend(ScoringModes, Backend):
         if not self.chat:
             return request.prompt  # type: ignore[return-value]
         text = self.chat_text(request)
+        if self.mapper.thinking.opens_in_prompt(text):
+            raise ValueError(f"the chat template opens a thinking section at the end of the prompt "
+                             f"({self.mapper.thinking.start!r}), so scoring={self.scoring} would score the labels "
+                             "inside the model's thinking; use scoring=generate, or a template that does not think")
         bos = getattr(self.tokenizer, "bos_token", None)
         if bos and text.startswith(bos) and self._adds_bos():
             text = text[len(bos):]
@@ -234,12 +242,16 @@ class HFBackend(ScoringModes, Backend):
         return self._bos_added
 
     def generate(self, requests: Sequence[Request]) -> List[str]:
-        """Greedy answers, ``max_new_tokens`` at most, one left-padded batch at a time."""
+        """Greedy answers, ``max_new_tokens`` at most (plus the thinking budget), one left-padded batch at a time."""
+        return [text for text, _ in self.generate_counted(requests)]
+
+    def generate_counted(self, requests: Sequence[Request]) -> List[Tuple[str, Optional[int]]]:
+        """Each greedy answer with the tokens of its thinking section (None: it has none)."""
         torch = self.scorer._torch
         texts = [self.chat_text(r) for r in requests]
         step = self.scorer.rows_per_forward or 16
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
-        out: List[str] = []
+        out: List[Tuple[str, Optional[int]]] = []
         add_special = not self.chat  # a chat template writes its own BOS
         with torch.inference_mode():
             for start in range(0, len(texts), step):
@@ -252,10 +264,23 @@ class HFBackend(ScoringModes, Backend):
                     mask[row, width - len(ids):] = 1
                 generated = self.model.generate(input_ids=input_ids.to(self.scorer.device),
                                                 attention_mask=mask.to(self.scorer.device), do_sample=False,
-                                                max_new_tokens=self.max_new_tokens, pad_token_id=pad)
-                for row in generated[:, width:].tolist():
-                    out.append(self.tokenizer.decode(row, skip_special_tokens=True))
+                                                max_new_tokens=self.generation_limit(self.max_new_tokens),
+                                                pad_token_id=pad)
+                out.extend(self._counted(row, pad) for row in generated[:, width:].tolist())
         return out
+
+    def _counted(self, row: List[int], pad: Optional[int]) -> Tuple[str, Optional[int]]:
+        """A generated row's text and thinking tokens; the row ends at its end-of-sequence token (its padding
+        after it is not generated text)."""
+        eos = self.tokenizer.eos_token_id
+        if eos in row:
+            row = row[:row.index(eos) + 1]
+        while row and pad is not None and row[-1] == pad and pad != eos:
+            row.pop()
+
+        def decode(ids: Sequence[int]) -> str:
+            return self.tokenizer.decode(list(ids), skip_special_tokens=True)
+        return decode(row), self.mapper.thinking.section_tokens(row, decode)
 
     # --------------------------------------------------------------- identity
     def identity(self) -> Dict[str, Any]:

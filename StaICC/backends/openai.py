@@ -13,7 +13,10 @@ Scoring modes (``scoring=``):
   softmax over the labels.
 * ``first_token``: the same request; only the first such token is read.
 * ``generate``: a short greedy answer (``/v1/chat/completions`` with ``chat=true``,
-  otherwise ``/v1/completions``) mapped to a label by :mod:`StaICC.backends.generative`.
+  otherwise ``/v1/completions``) mapped to a label by :mod:`StaICC.backends.generative`;
+  a reasoning model's thinking section is cut off first (:mod:`StaICC.backends.thinking`),
+  including one a server returns apart (``reasoning_content`` / ``reasoning``), whose
+  tokens are counted where the server reports ``usage.completion_tokens_details.reasoning_tokens``.
 
 The standard's ``last_token`` rule needs each label tokenized *alone*, which the API
 does not expose, so it is refused, unless the server offers ``/tokenize`` and
@@ -43,12 +46,13 @@ from .generative import AnswerMapper, ScoringModes, answer_instruction, default_
 from .http import MAX_BACKOFF_SECONDS, RETRY_STATUSES, APIError, JSONClient, Limits  # noqa: F401  (re-exported)
 from .secrets import redact_text, redact_url, register_secret
 from .scores import answers_from_scores
+from .thinking import THINKING_ARGS, ThinkingRule, with_reasoning
 
 SCORING = ("sequence", "first_token", "generate")
 _OPENAI_ARGS = ("base_url", "model", "api_key_env", "scoring", "concurrency", "retries", "timeout", "backoff",
                 "max_tokens", "chat", "system", "stop", "unparsed", "aliases", "postprocess", "answer_hook",
                 "message_builder", "model_id", "requests_per_call", "deadline", "max_response_bytes",
-                "label_logprobs")
+                "label_logprobs") + THINKING_ARGS
 
 
 class MissingLogprobsError(APIError):
@@ -95,7 +99,9 @@ class OpenAIBackend(ScoringModes, Backend):
         self.message_builder = get("message_builder")
         if self.message_builder is not None and not callable(self.message_builder):
             raise TypeError("model argument message_builder must be callable (request -> messages)")
-        self.mapper = AnswerMapper(get("unparsed", "uniform"), get("aliases"), get("postprocess"), get("answer_hook"))
+        self.mapper = AnswerMapper(get("unparsed", "uniform"), get("aliases"), get("postprocess"), get("answer_hook"),
+                                   ThinkingRule.from_arguments(arguments))
+        self.mapper.thinking.check_scoring(self.scoring)
         self.deadline = _args.as_float(get("deadline", 600.0), "deadline", minimum=0.001)
         self.max_response_bytes = _args.as_int(get("max_response_bytes", 64 << 20), "max_response_bytes", minimum=1)
         self._api_key = os.environ.get(self.api_key_env) or None
@@ -142,8 +148,8 @@ class OpenAIBackend(ScoringModes, Backend):
     # --------------------------------------------------------------- scoring
     def score(self, requests: Sequence[Request]) -> List[Answer]:
         if self.scoring == "generate":
-            texts = self._map(self.generate_one, list(requests))
-            return [self.mapper.answer(r, t) for r, t in zip(requests, texts)]
+            generated = self._map(self.generate_one, list(requests))
+            return [self.mapper.answer(r, text, tokens) for r, (text, tokens) in zip(requests, generated)]
         if self.uses_label_tokens():
             return openai_labels.score_label_tokens(self, requests)
         jobs = scoring_jobs(requests)
@@ -241,40 +247,48 @@ class OpenAIBackend(ScoringModes, Backend):
                         generated=len(keep) < len(offsets))
         return [tokens[k] for k in keep], [values[k] for k in keep], [offsets[k] for k in keep]
 
-    def generate_one(self, request: Request) -> str:
-        """One greedy answer: chat completions with ``chat``, else completions."""
+    def generate_one(self, request: Request) -> Tuple[str, Optional[int]]:
+        """One greedy answer (chat completions with ``chat``, else completions) and its thinking tokens."""
         path, body = self.generation_request(request)
-        return self.generated_text(self.post(path, body), path)
+        response = self.post(path, body)
+        return self.generated_text(response, path), reasoning_tokens(response)
 
     def generation_request(self, request: Request) -> Tuple[str, Dict[str, Any]]:
         """(path, body) of the greedy answer to ``request``: chat completions with ``chat``, else completions."""
         if self.chat:
             system = answer_instruction(request.label_space) if self.system == "labels" else self.system
             messages = (self.message_builder or (lambda r: default_messages(r, system)))(request)
-            body: Dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": self.max_tokens,
-                                    "temperature": 0}
+            body: Dict[str, Any] = {"model": self.model, "messages": messages,
+                                    "max_tokens": self.generation_limit(self.max_tokens), "temperature": 0}
             path = "/chat/completions"
         else:
             if request.noisy_channel:
                 raise ValueError("scoring=generate cannot answer noisy-channel prompts (one prompt per label)")
-            body = {"model": self.model, "prompt": request.prompt, "max_tokens": self.max_tokens, "temperature": 0}
+            body = {"model": self.model, "prompt": request.prompt, "max_tokens": self.generation_limit(self.max_tokens),
+                    "temperature": 0}
             path = "/completions"
         if self.stop is not None:
             body["stop"] = [self.stop]
         return path, body
 
     def generated_text(self, response: Dict[str, Any], path: str) -> str:
-        """The generated text of a response to :meth:`generation_request`'s body."""
+        """The generated text of a response to :meth:`generation_request`'s body; reasoning the server
+        returned apart is written back as a thinking section before it (unless ``thinking=off``)."""
         try:
             choice = response["choices"][0]
             text = choice["message"]["content"] if self.chat else choice["text"]
+            reasoning = _reasoning(choice["message"]) if self.chat else None
         except (KeyError, IndexError, TypeError):
             raise APIError(f"{self.base_url}{path} returned no generated text in choices[0]: "
                            f"{self._redact(json.dumps(response)[:200])}") from None
+        # a reasoning parser leaves content null while the thinking section is unfinished
+        finished = text is not None or choice.get("finish_reason") != "length"
         if text is None:
             text = ""
         if not isinstance(text, str):
             raise APIError(f"{self.base_url}{path} returned {type(text).__name__} as generated text")
+        if reasoning is not None and self.mapper.thinking.mode != "off":
+            text = with_reasoning(text, reasoning, finished, self.mapper.thinking)
         return self._redact(text)  # a server echoing the key must not get it stored in samples or the cache
 
     # -------------------------------------------------------------- identity
@@ -296,6 +310,26 @@ class OpenAIBackend(ScoringModes, Backend):
 
     def __repr__(self) -> str:
         return f"OpenAIBackend({self.identity()!r})"
+
+
+def _reasoning(message: Any) -> Optional[str]:
+    """The reasoning a server returned beside the answer (vLLM and SGLang: ``reasoning_content``;
+    newer vLLM: ``reasoning``), or None."""
+    if not isinstance(message, dict):
+        raise TypeError("message is not an object")
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def reasoning_tokens(response: Dict[str, Any]) -> Optional[int]:
+    """The thinking tokens a server reports (``usage.completion_tokens_details.reasoning_tokens``), or None."""
+    usage = response.get("usage") if isinstance(response, dict) else None
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    value = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return value if type(value) is int and value >= 0 else None
 
 
 def scoring_jobs(requests: Sequence[Request]) -> List[Tuple[int, str, Optional[str]]]:

@@ -11,7 +11,7 @@ from typing import List, Optional
 
 from .common import ArgumentError, OneLineParser, one_line  # noqa: F401  (the CLI's error type, importable here)
 
-COMMANDS = ("run", "compare", "report", "tasks", "batch", "cache")
+COMMANDS = ("run", "compare", "report", "tasks", "batch", "cache", "export")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -46,6 +46,8 @@ def _command(argv: List[str]) -> int:
     from .cache import add_cache_parser
     add_batch_parser(sub)
     add_cache_parser(sub)
+    from .export import add_export_parser
+    add_export_parser(sub)
     args = parser.parse_args(argv)
     args.argv = argv  # a launcher runs the same command once per shard
     return args.func(args)

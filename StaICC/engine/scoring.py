@@ -309,7 +309,7 @@ def _validated(answer: Answer, request: Request) -> Answer:
     prediction = check_output(answer.prediction, len(request.label_space), request.dataset, request.query_index)
     if prediction is answer.prediction:
         return answer
-    return Answer(prediction, answer.text, answer.parsed)
+    return Answer(prediction, answer.text, answer.parsed, answer.thinking)
 
 
 def _copy_duplicates(answers: List[Optional[Answer]], duplicates: Dict[int, int]) -> None:

@@ -127,15 +127,20 @@ def _check_paths(args) -> None:
     for path in args.runs:
         if not os.path.exists(path):
             raise CommandError(f"no run directory or results file at {path!r}")
-        if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "results.json")):
+        if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "results.json")) and not _exported(path):
             raise CommandError(f"{path!r} has no results.json (give a directory written by `staicc run "
-                               "--output-dir`, or a results.json file)")
+                               "--output-dir`, a results.json file, or a `staicc export --format eee` folder)")
     for name in ("output", "html"):
         target = getattr(args, name, None)
         if target:
             parent = os.path.dirname(os.path.abspath(target))
             if not os.path.isdir(parent):
                 raise CommandError(f"cannot write {target!r}: directory {parent!r} does not exist")
+
+
+def _exported(path: str) -> bool:
+    from ..results.eee_import import find_export
+    return find_export(path) is not None
 
 
 def _load(args, records: bool = True) -> List[Any]:

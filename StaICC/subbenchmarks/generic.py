@@ -337,6 +337,7 @@ class SubBenchmark:
                 {"identity": {"backend": "preentered"}, "fingerprint": None}
         departures = {name: settings for name, settings in departures.items() if settings}
         unparsed = {o.work.dataset: o.unparsed for o in outcomes if o.unparsed}
+        thinking = {o.work.dataset: summary for o in outcomes if (summary := o.records.thinking_summary())}
         return {"benchmark": self.benchmark_name, "staicc_version": __version__, "k": self.k,
                 "noisy_channel": self.noisy_channel, "datasets": self.dataset_names(),
                 "procedure": self._experimentors[0].procedure.describe(),
@@ -346,7 +347,8 @@ class SubBenchmark:
                 "unparsed_answers": unparsed,
                 "answer_counts": {o.work.dataset: len(o.records) for o in outcomes},
                 "prompt_sha256": {o.work.dataset: o.prompt_set_sha256 for o in outcomes},
-                "python": platform.python_version(), "seconds": round(seconds, 3)}
+                "python": platform.python_version(), "seconds": round(seconds, 3),
+                **({"thinking": thinking} if thinking else {})}
 
     def __repr__(self) -> str:
         return f"{self.benchmark_name}(k={self.k}, datasets={self.dataset_names()})"
