@@ -39,7 +39,7 @@ def test_result_displays_as_a_table(name):
         cell = [c for c in notebook.cells if c.cell_type == "code"][-1]
         assert any(o["output_type"] == "stream" and o["name"] == "stderr" for o in cell.outputs)
     assert "<table>" in data["text/html"] and "<td>TREC</td>" in data["text/html"]
-    assert "| dataset | accuracy |" in data["text/markdown"]
+    assert "| dataset | Accuracy |" in data["text/markdown"]
 
 
 def test_compare_and_report_notebook():

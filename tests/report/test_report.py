@@ -1,6 +1,7 @@
 """Tables, the compare/report commands, the plot data, the HTML page (and a real browser when present)."""
 import json
 import math
+import re
 import os
 import shutil
 import subprocess
@@ -54,7 +55,9 @@ def test_run_tables_all_formats(runs):
     assert f"| TREC | {e.value:.4f} [{e.low:.4f}, {e.high:.4f}] |" in md
     latex = render([normal], "latex", "pm")
     assert r"\toprule" in latex and r"\bottomrule" in latex and r"rotten\_tomatoes" in latex
-    assert f"{e.value:.4f} $\\pm$ {(e.high - e.low) / 2:.4f}" in latex
+    up, down = e.high - e.value, e.value - e.low  # an asymmetric interval keeps both sides: no half-width
+    assert (f"{e.value:.4f} $\\pm$ {up:.4f}" if f"{up:.4f}" == f"{down:.4f}"
+            else f"{e.value:.4f}$^{{+{up:.4f}}}_{{-{down:.4f}}}$") in latex
     text = render([normal], "table", None)
     assert "TREC" in text and "[" not in text.split("\n", 3)[3]
     rows = list(__import__("csv").reader(render([normal], "csv").splitlines()))
@@ -127,7 +130,8 @@ def test_argument_errors_are_one_line_exit_2(argv, message, capsys):
 def test_report_command_tables(paths, capsys):
     assert main(["report", paths["k2"], "--format", "md", "--resamples", "10", "--ci", "pm"]) == 0
     out = capsys.readouterr().out
-    assert "**Normal: k2 (model function: lexical)**" in out and " ± " in out
+    assert "**Normal: k2 (model function: lexical)**" in out
+    assert re.search(r"\| 0\.\d{4} \+0\.\d{4}/-0\.\d{4} \|", out)  # ± only where the interval is symmetric
 
 
 def test_report_without_matplotlib_names_the_extra(paths, tmp_path):
