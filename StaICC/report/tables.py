@@ -7,7 +7,7 @@ from .cells import Cell, Table, _cell_text, format_number, format_p  # noqa: F40
 from .escaping import ESCAPES, csv_text, latex_escape, markdown_escape, no_escape, terminal_escape  # noqa: F401
 from .latex import render_latex  # noqa: F401  (re-exported)
 from .names import Name, metric_label  # noqa: F401  (re-exported)
-from .notices import notices
+from .notices import infinity_notes, notices
 from .render import FORMATS, render, render_csv, render_markdown, render_text  # noqa: F401  (re-exported)
 
 
@@ -50,6 +50,8 @@ def format_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
         if r[0] == "Averaged":
             lines.append("  ".join("-" * w for w in widths))
         lines.append("  ".join(v.ljust(w) for v, w in zip(r, widths)))
+    values = [(name, flatten(value)) for name, value in divided.items()] + [("Averaged", averaged)]
+    lines.extend(terminal_escape(line) for line in infinity_notes(benchmark, values))
     return "\n".join(lines)
 
 
@@ -90,6 +92,7 @@ def run_tables(run, estimates=None) -> List[Table]:
                          f"({estimates.resamples} resamples, seed {estimates.seed})")
         if unbounded:
             notes.append(UNBOUNDED_NOTE + "; infinite in " + ", ".join(unbounded) + f" of {estimates.resamples}")
+        notes += infinity_notes(name, [(d, flatten(r)) for d, r in part.divided.items()] + [("Averaged", part.averaged)])
         tables.append(Table(f"{name}: {run.label} (model {run.model_name()})",
                             ["dataset"] + [metric_label(name, c) for c in columns], rows, notes,
                             banner=notices([part.metadata])))
@@ -131,8 +134,10 @@ def result_tables(result: Dict[str, Any], title: Optional[str] = None) -> List[T
     rows = [[dataset] + [Cell(flatten(value).get(c)) if c in flatten(value) else "" for c in columns]
             for dataset, value in list(result.get("Divided results", {}).items())
             + [("Averaged", result["Averaged results"])]]
+    infinite = infinity_notes(benchmark, [(d, flatten(v)) for d, v in result.get("Divided results", {}).items()]
+                              + [("Averaged", result["Averaged results"])])
     return [Table(title or benchmark or "result", ["dataset"] + [metric_label(benchmark, c) for c in columns], rows,
-                  banner=notices([metadata]))]
+                  infinite, banner=notices([metadata]))]
 
 
 class _Label:

@@ -47,4 +47,8 @@ def test_compare_and_report_notebook():
     code = [c for c in notebook.cells if c.cell_type == "code"]
     comparison = _result(code[1])["data"]
     assert "McNemar exact" in comparison["text/markdown"] and "<table>" in comparison["text/html"]
-    assert any("wrote" in o.get("text", "") for o in code[2].outputs)
+    assert 'class="sig worse" style="font-weight:bold;color:#b00"' in comparison["text/html"]  # red, in any notebook
+    report = _result(code[2])["data"]["text/html"]  # the report inline: styles scoped to it, every figure in it
+    assert report.startswith('<div class="staicc-report"><style>') and "<html" not in report
+    assert report.count('src="data:image/png;base64,') == 3 and "Reliability: one panel per dataset" in report
+    assert any("wrote" in o.get("text", "") and "figure files" in o.get("text", "") for o in code[3].outputs)

@@ -228,14 +228,15 @@ def test_html_report_is_self_contained(html_report):
         sys.path.pop(0)
     page = html_report.read_text()
     assert external_resources(page) == []
-    # differences: one forest plot per sub-benchmark (7), and per run 5 figures of the standard and 2 of the
-    # diagnoses outside it (per-factor kappa, coverage), the two runs side by side
-    assert page.count('src="data:image/png;base64,') == 7 + 2 * 7 and page.count('<div class="side">') == 7
-    for title in ("Reliability diagrams", "GLER: metrics on the standard", "Template_sens: dataset x",
-                  "Demo_sens: distribution", "Bias: mean predicted distribution", "Differences", "accuracy slope"):
+    # a forest plot per sub-benchmark (7); one figure for all runs of reliability, coverage, GLER, templates,
+    # demonstrations and agreement (6); the bias bars, one figure per run (2)
+    assert page.count('src="data:image/png;base64,') == 7 + 6 + 2 and page.count('<details class="section"') == 6
+    for title in ("Reliability: one panel per dataset", "GLER: one panel per metric and run", "Template_sens: one row",
+                  "Demo_sens: one panel per dataset", "Bias of lexical", "Table of the differences from lexical",
+                  "Accuracy slope", "Agreement across templates"):
         assert title in page
     figures = sorted(os.listdir(str(html_report).replace(".html", "_figures")))
-    assert "lexical_reliability.png" in figures and "lexical_reliability.svg" in figures and len(figures) == 42
+    assert "normal_reliability.png" in figures and "normal_reliability.svg" in figures and len(figures) == 30
     assert external_resources('<img src="https://cdn.example/x.png"><link href="//fonts.x/y.css">') != []
 
 

@@ -59,7 +59,8 @@ def test_comparison_renders_in_a_notebook_and_page_has_contents(tmp_path):
     assert "| metric | dataset | lexical | uniform | uniform − lexical | p | p (Holm) | test |" in markdown
     assert "| Accuracy | TREC |" in markdown and "| ECE (10 bins) | Averaged |" in markdown
     assert "McNemar exact" in markdown and "<table>" in comparison._repr_html_()
-    page, _ = build_report([a, b], [comparison.estimates_a, comparison.estimates_b], [comparison])
+    page = build_report([a, b], [comparison.estimates_a, comparison.estimates_b], [comparison]).page
     contents = page[page.index("<nav>"):page.index("</nav>")]
-    assert '<a href="#s' in contents and "Summary" in contents and "Differences" in contents
-    assert page.count('<h2 id="s') >= 3 and ('class="sig better"' in page or 'class="sig worse"' in page)
+    assert '<a href="#normal">Normal</a>' in contents and '<a href="#gler">GLER</a>' in contents
+    assert page.count('<details class="section" id="') == 6 and page.count("<details class=\"section\" id=\"normal\" open>") == 1
+    assert 'class="sig worse"' in page
