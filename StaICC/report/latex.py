@@ -49,7 +49,7 @@ def _line(cells: List[str]) -> str:
     return " & ".join(cells) + r" \\"
 
 
-def _row_cells(table: Table, row: List[Any], panel: Sequence[int], positions: int, ci: Optional[str],
+def _row_cells(table: Table, row: List[Any], panel: Sequence[int], ci: Optional[str],
                stacked: bool) -> Tuple[List[str], List[str]]:
     """The cells of one row in one panel, and of the line of intervals under it when stacked."""
     first = [latex_escape(display(row[k])) for k in table.keys]
@@ -68,8 +68,7 @@ def _row_cells(table: Table, row: List[Any], panel: Sequence[int], positions: in
             glue = "" if interval.startswith("$^") or not interval else " "
             first.append(value + glue + interval + marks)
             below.append("")
-    padding = [""] * (positions - len(panel))
-    return first + padding, below + padding
+    return first, below
 
 
 def _heading(group: Any, span: int, statements: Dict[Any, str]) -> str:
@@ -79,24 +78,29 @@ def _heading(group: Any, span: int, statements: Dict[Any, str]) -> str:
     return r"\multicolumn{%d}{@{}l}{%s} \\" % (span, text)
 
 
+#: what closes a panel's tabular (at the end of a page, or before the next panel)
+_CLOSE = (r"\bottomrule", r"\end{tabular}")
+
+
 def _pieces(table: Table, layout: Layout, ci: Optional[str], statements: Dict[Any, str]) -> List[_Piece]:
-    """Every panel's column names, metric headings and rows, in order."""
-    positions = max(len(p) for p in layout.panels)
-    span = len(table.keys) + positions
+    """Every panel's opening (its tabular and column names), metric headings and rows, in order."""
     pieces = []
     for panel in layout.panels:
+        span = len(table.keys) + len(panel)
         names = [latex_escape(display(table.columns[i])) for i in list(table.keys) + list(panel)]
-        pieces.append(_Piece("names", (_line(names + [""] * (positions - len(panel))), r"\midrule"), ROW + RULE))
+        opening = (r"\begin{tabular}{@{}" + "l" * len(table.keys) + "r" * len(panel) + "@{}}", r"\toprule",
+                   _line(names), r"\midrule")
+        pieces.append(_Piece("names", opening, ROW + 3 * RULE + 6))
         group = None
         for row in table.rows:
             if table.group_column is not None and row[table.group_column] != group:
                 group = row[table.group_column]
                 pieces.append(_Piece("heading", (_heading(group, span, statements),), HEADING))
-            first, below = _row_cells(table, row, panel, positions, ci, layout.stacked)
-            lines = ((r"\cmidrule{1-%d}" % span,) if is_average(table, row) else ()) + (_line(first),)
+            first, below = _row_cells(table, row, panel, ci, layout.stacked)
+            average = is_average(table, row)
+            lines = ((r"\cmidrule{1-%d}" % span,) if average else ()) + (_line(first),)
             lines += (_line(below),) if any(below) else ()
-            pieces.append(_Piece("row", lines, ROW * (len(lines) - (1 if is_average(table, row) else 0))
-                                 + (RULE if is_average(table, row) else 0)))
+            pieces.append(_Piece("row", lines, ROW * (len(lines) - average) + RULE * average))
     return pieces
 
 
@@ -105,43 +109,49 @@ def _text_lines(texts: Sequence[str], em: float, width: float) -> int:
 
 
 def _block_height(pieces: List[_Piece], start: int) -> float:
-    """Height of a panel's column names or a metric's heading with every row up to the next of either."""
+    """Height of a panel's opening or a metric's heading with every row up to the next of either."""
     end = next((i for i in range(start + 1, len(pieces)) if pieces[i].kind != "row"), len(pieces))
     return sum(p.height for p in pieces[start:end])
 
 
+def _breaks_before(pieces: List[_Piece], number: int, used: float, repeated: float, budget: float) -> bool:
+    """Whether piece ``number`` starts a new page: a row that does not fit; a panel or a metric that fits a
+    fresh page (after what that page repeats) but not what is left of this one."""
+    piece = pieces[number]
+    if piece.kind == "row":
+        return used + piece.height > budget and used > repeated
+    needed = _block_height(pieces, number)
+    return used + needed > budget and used > repeated and repeated + needed <= budget
+
+
 def _pages(pieces: List[_Piece], budget: float) -> List[List[str]]:
-    """The tabular's lines cut into pages of at most ``budget`` pt.  A panel or a metric goes whole to the
-    next page when it fits there and not in what is left; a page that continues one starts with its
-    column names and heading again."""
+    """The tabulars' lines cut into pages of at most ``budget`` pt; a page that continues a panel or a metric
+    starts with its column names and heading again."""
     pages: List[List[str]] = [[]]
     used, names, heading = 0.0, None, None
     for number, piece in enumerate(pieces):
-        repeated = (names.height if names else 0.0) + (heading.height if heading and piece.kind == "row" else 0.0)
-        if piece.kind == "row":
-            needed, fresh = piece.height, repeated
-        else:
-            needed, fresh = _block_height(pieces, number), (names.height if names and piece.kind == "heading" else 0)
-        if used + needed > budget and used > fresh and (piece.kind == "row" or fresh + needed <= budget):
-            keep = ([names] if piece.kind != "names" else []) + ([heading] if piece.kind == "row" else [])
-            pages.append([line for kept in keep if kept is not None for line in kept.lines])
-            used = sum(kept.height for kept in keep if kept is not None)
+        keep = ([names] if names and piece.kind != "names" else []) + ([heading] if heading and piece.kind == "row"
+                                                                        else [])
+        if _breaks_before(pieces, number, used, sum(k.height for k in keep), budget):
+            pages[-1].extend(_CLOSE)
+            pages.append([line for kept in keep for line in kept.lines])
+            used = sum(kept.height for kept in keep)
         if piece.kind == "names":
-            names, heading = piece, None
             if pages[-1]:
-                pages[-1].append(r"\midrule")
+                pages[-1].extend(_CLOSE + (r"\par\medskip",))
+            names, heading = piece, None
         elif piece.kind == "heading":
             heading = piece
             if pages[-1] and pages[-1][-1] != r"\midrule":
                 pages[-1].append(r"\addlinespace")
         pages[-1].extend(piece.lines)
         used += piece.height
+    pages[-1].extend(_CLOSE)
     return pages
 
 
 def _float(table: Table, layout: Layout, body: List[str], first: bool, last: bool) -> str:
     environment = "sidewaystable" if layout.sideways else "table"
-    positions = max(len(p) for p in layout.panels)
     lines = [r"\begin{%s}%s" % (environment, "" if layout.sideways else "[!htbp]"), r"\centering"]
     if first and table.title:
         lines.append(r"\caption{" + _paragraph(table.title) + "}")
@@ -152,8 +162,7 @@ def _float(table: Table, layout: Layout, body: List[str], first: bool, last: boo
         lines.append(r"\setlength{\tabcolsep}{%gpt}" % layout.tabcolsep)
     if first:
         lines.extend(r"\textbf{" + _paragraph(line) + r"}\par\smallskip" for line in table.banner)
-    lines += [r"\begin{tabular}{@{}" + "l" * len(table.keys) + "r" * positions + "@{}}", r"\toprule"]
-    lines += body + [r"\bottomrule", r"\end{tabular}"]
+    lines += body
     if last and table.notes:
         lines.append(r"\par\smallskip{\footnotesize\raggedright " + r"\par ".join(_paragraph(n) for n in table.notes)
                      + r"\par}")

@@ -68,27 +68,24 @@ def column_width(table: Table, index: int, ci: Optional[str], stacked: bool) -> 
     return widest
 
 
-def _arrangement_width(table: Table, panels: Sequence[Sequence[int]], width: Dict[int, float], sep: float) -> float:
-    """Width of the tabular: the row-name columns, then each position's widest column over the panels
-    (``@{}`` at both edges, so ``2 * sep`` between columns only)."""
-    positions = max(len(p) for p in panels)
-    spread = [max((width[p[j]] for p in panels if j < len(p)), default=0.0) for j in range(positions)]
-    widths = [width[k] for k in table.keys] + spread
+def panel_width(table: Table, panel: Sequence[int], width: Dict[int, float], sep: float) -> float:
+    """Width of one panel's tabular: the row-name columns and the panel's own (``@{}`` at both edges, so
+    ``2 * sep`` between columns only)."""
+    widths = [width[k] for k in table.keys] + [width[i] for i in panel]
     return sum(widths) + 2 * sep * (len(widths) - 1)
 
 
 def pack(table: Table, ci: Optional[str], stacked: bool, available: float,
          sep: float = TABCOLSEP) -> Optional[List[Tuple[int, ...]]]:
-    """The table's units packed, in order, into as few panels as fit ``available`` pt; None if one unit alone
-    does not fit."""
+    """The table's units packed, in order, into as few panels as fit ``available`` pt (each panel is a tabular
+    of its own, one under the other); None if one unit alone does not fit."""
     width = {i: column_width(table, i, ci, stacked) for i in range(len(table.columns))}
     panels: List[Tuple[int, ...]] = []
     for unit in table.units:
-        grown = panels[:-1] + [panels[-1] + tuple(unit)] if panels else [tuple(unit)]
-        if _arrangement_width(table, grown, width, sep) <= available:
-            panels = grown
-        elif _arrangement_width(table, panels + [tuple(unit)], width, sep) <= available:
-            panels = panels + [tuple(unit)]
+        if panels and panel_width(table, panels[-1] + tuple(unit), width, sep) <= available:
+            panels[-1] = panels[-1] + tuple(unit)
+        elif panel_width(table, tuple(unit), width, sep) <= available:
+            panels.append(tuple(unit))
         else:
             return None
     return panels or [()]
