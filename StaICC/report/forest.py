@@ -18,7 +18,7 @@ RESOLVABLE_DIFFERENCE = 1e-9
 #: direction (slopes, vectors), not significant
 DIFFERENCE_COLOURS = {"better": "#1a7f37", "worse": "#C44E52", "significant": "#222222", None: "#9A9A9A"}
 DIFFERENCE_MEANINGS = {"better": "significant: second run better", "worse": "significant: second run worse",
-                       "significant": "significant, no better direction (slopes, distributions)", None: "not significant"}
+                       "significant": "significant, no better direction (slopes)", None: "not significant"}
 
 
 def resolvable_difference(a: float, b: float) -> float:
