@@ -163,7 +163,7 @@ def draw_blocks(data: Dict[str, Dict[str, Any]], what: str, title: str = ""):
     ax.set_ylim(ax.get_ylim()[0], top + 0.1 * (top - ax.get_ylim()[0]) + 0.02)
     if what == "format" and datasets:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.set_title(title)
+    ax.set_title(short(title, 60))
     fig.tight_layout()
     return fig
 

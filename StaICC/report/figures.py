@@ -149,13 +149,14 @@ def agreement_figures(runs: Sequence[Any], figures: Figures) -> List[str]:
 
 def blocks_figures(runs: Sequence[Any], name: str, figures: Figures) -> List[str]:
     """Order_sens / Format_spread: one full-width figure per run."""
-    what = "order" if name == "Order_sens" else "format"
+    from ..subbenchmarks.spec import SPECS
+    what = "order" if SPECS[name].procedure == "demonstration_order" else "format"
     out = []
     for run in runs:
         part = run.parts.get(name)
         if part is None:
             continue
-        blocks = diagnoses.blocks_data(part, "per_order" if what == "order" else "per_format")
+        blocks = diagnoses.blocks_data(part, f"per_{what}")
         if any(d["accuracy"] for d in blocks.values()):
             out.append(figures.embed(
                 lambda blocks=blocks, run=run: diagnoses.draw_blocks(blocks, what, run.label),

@@ -80,19 +80,23 @@ def _html_table(table: Table) -> str:
     return "\n".join(out)
 
 
-def sections(runs: Sequence[Any]) -> List[Tuple[str, List[str]]]:
-    """(title, part names) of the page's sections, in the spec table's order: a compound's parts together."""
+def sections(runs: Sequence[Any]) -> List[Tuple[str, List[str], bool]]:
+    """(title, part names, whether the bias figure goes there) of the page's sections, in the spec table's
+    order, a compound's parts (the bias diagnoses) together.  The bias figure goes with the bias diagnoses,
+    or, when none ran, with the scored predictions (their mean prediction against the label frequencies)."""
     from ..subbenchmarks.spec import SPECS
     present = list(dict.fromkeys(name for run in runs for name in run.parts))
-    out: List[Tuple[str, List[str]]] = []
+    out: List[Tuple[str, List[str], bool]] = []
     placed = set()
     for spec in SPECS.values():
         names = [p for _, p in spec.parts] if spec.compound else [spec.name]
         names = [n for n in names if n in present and n not in placed]
         if names:
-            out.append((f"{spec.name}: {', '.join(names)}" if spec.compound else spec.name, names))
+            out.append((f"{spec.name}: {', '.join(names)}" if spec.compound else spec.name, names, spec.compound))
             placed.update(names)
-    out += [(name, [name]) for name in present if name not in placed]
+    out += [(name, [name], False) for name in present if name not in placed]
+    if not any(bias for *_, bias in out):
+        out = [(t, names, any(n in diagnoses.SCORE_PARTS for n in names)) for t, names, _ in out]
     return out
 
 
@@ -146,14 +150,14 @@ def section_anchor(title: str) -> str:
     return figure_sections.safe_name(title.split(":")[0]).lower()
 
 
-def _section(title: str, names: List[str], runs, comparisons, tables, figures, is_open: bool) -> str:
+def _section(title: str, names: List[str], bias: bool, runs, comparisons, tables, figures, is_open: bool) -> str:
     body: List[str] = []
     for name in names:
         if len(names) > 1:
             body.append(f"<h3>{html.escape(name)}</h3>")
         body.extend(_part_body(name, runs, comparisons, tables, figures))
         body.extend(_part_figures(name, runs, figures))
-    if any(n in ("Contextual_bias", "Domain_bias", "Post_bias") for n in names):
+    if bias:
         body.extend(figure_sections.bias_figures(runs, figures))
     return (f'<details class="section" id="{section_anchor(title)}"{" open" if is_open else ""}><summary><h2>'
             f'{html.escape(title)}</h2><span class="what">{html.escape(_glance(names, runs))}</span></summary>\n'
@@ -201,9 +205,9 @@ def build_report(runs: List[Any], estimates: List[Any], comparisons: List[Any], 
     figures = figure_sections.Figures(progress)
     tables = _tables_by_part(runs, estimates, comparisons)
     found = sections(runs)
-    blocks = [_section(t, names, runs, comparisons, tables, figures, i == 0)
-              for i, (t, names) in enumerate(found)]
-    links = [(section_anchor(t), t) for t, _ in found]
+    blocks = [_section(t, names, bias, runs, comparisons, tables, figures, i == 0)
+              for i, (t, names, bias) in enumerate(found)]
+    links = [(section_anchor(t), t) for t, *_ in found]
     agreement = _agreement_section(runs, figures)
     if agreement:
         blocks.append(agreement)

@@ -66,7 +66,7 @@ def legend_above(fig, handles: Sequence[Any], labels: Sequence[str], columns: in
     rows = (len(labels) + columns - 1) // columns if labels else 0
     fig.tight_layout(rect=(0, 0, 1, 1 - _legend_height(rows) / fig.get_figheight()))
     if handles:
-        fig.legend(handles, labels, loc="upper center", ncol=max(1, min(columns, len(labels))), frameon=False,
+        fig.legend(handles, [short(label, 40) for label in labels], loc="upper center", ncol=max(1, min(columns, len(labels))), frameon=False,
                    bbox_to_anchor=(0.5, 1.0), handlelength=1.6, columnspacing=1.4)
 
 
@@ -78,9 +78,15 @@ def run_handles(labels: Sequence[str], style: str = "line") -> List[Any]:
     return [Line2D([], [], color=run_colour(i), marker="o", markersize=5, linewidth=1.4) for i in range(len(labels))]
 
 
+def plain(text: str) -> str:
+    """Text from a run (a label, a dataset or label word) as matplotlib prints it: ``$`` starts no formula."""
+    return str(text).replace("$", r"\$")
+
+
 def short(text: str, limit: int = 14) -> str:
     """A label word or name cut to ``limit`` characters (with an ellipsis) so tick labels never overlap."""
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    text = str(text)
+    return plain(text if len(text) <= limit else text[:limit - 1] + "…")
 
 
 def datasets_of(series: Series) -> List[str]:

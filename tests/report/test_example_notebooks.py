@@ -50,5 +50,6 @@ def test_compare_and_report_notebook():
     assert 'class="sig worse" style="font-weight:bold;color:#b00"' in comparison["text/html"]  # red, in any notebook
     report = _result(code[2])["data"]["text/html"]  # the report inline: styles scoped to it, every figure in it
     assert report.startswith('<div class="staicc-report"><style>') and "<html" not in report
-    assert report.count('src="data:image/png;base64,') == 3 and "Reliability: one panel per dataset" in report
+    # a forest plot, reliability and coverage curves, and (no bias diagnosis ran) each run's mean prediction
+    assert report.count('src="data:image/png;base64,') == 3 + 2 and "Reliability: one panel per dataset" in report
     assert any("wrote" in o.get("text", "") and "figure files" in o.get("text", "") for o in code[3].outputs)

@@ -187,3 +187,13 @@ def test_an_infinite_number_says_why_where_it_is_shown(capsys):
         "mean prediction from the test items' label frequencies is infinite when the model gives probability to a "
         "label that no test item has (a --limit smoke run can leave a label out).")
     assert "is infinite for TREC, and so the average" in result._repr_markdown_()
+
+
+def test_a_dollar_sign_in_a_run_or_dataset_name_is_text_not_a_formula():
+    pytest.importorskip("matplotlib")
+    from StaICC.report import plots
+    data = {"$x_{2}$ data": {"confidence": [0.5], "accuracy": [0.5], "counts": [3], "ece": 0.1}}
+    fig = plots.draw_reliability([("run $1 $2 $", data)])
+    assert plots.figure_bytes(fig, "png")[:4] == b"\x89PNG"  # an unbalanced $ would fail to draw as mathtext
+    assert fig.legends[0].get_texts()[0].get_text() == "run \\$1 \\$2 \\$"
+    plots.close(fig)
