@@ -43,31 +43,41 @@ def run_colour(index: int) -> str:
     return RUN_COLOURS[index % len(RUN_COLOURS)]
 
 
-def panels(count: int, columns: int, panel_height: float, legend_rows: int = 1):
-    """A figure of ``count`` panels in rows of ``columns``, with room above them for a legend."""
+def panels(count: int, columns: int, panel_height: float):
+    """A figure of ``count`` panels in rows of ``columns`` (:func:`legend_above` adds the legend's room); fewer
+    panels than a row holds keep the width a panel has in a full row (a single dataset is not stretched)."""
     plt = pyplot()
+    full = max(1, columns)
     columns = max(1, min(columns, count))
     rows = (count + columns - 1) // columns
-    height = panel_height * rows + _legend_height(legend_rows)
-    fig, axes = plt.subplots(rows, columns, figsize=(FIGURE_WIDTH, height), squeeze=False)
+    width = FIGURE_WIDTH * max(columns, min(2, full)) / full
+    fig, axes = plt.subplots(rows, columns, figsize=(width, panel_height * rows + 0.1), squeeze=False)
     flat = [ax for row in axes for ax in row]
     for ax in flat[count:]:
         ax.axis("off")
     return fig, flat[:count]
 
 
-def _legend_height(rows: int) -> float:
-    """Inches a legend of ``rows`` rows takes above the panels."""
-    return 0.3 * rows + 0.1
+def _entry_width(label: str) -> float:
+    """Inches a legend entry takes at 9 pt: its handle and gaps, and about 0.6 em per character."""
+    return 0.55 + len(label) * 9 * 0.6 / 72
 
 
-def legend_above(fig, handles: Sequence[Any], labels: Sequence[str], columns: int = 5) -> None:
-    """The figure's legend above the panels (in the room :func:`panels` left), the panels laid out under it."""
-    rows = (len(labels) + columns - 1) // columns if labels else 0
-    fig.tight_layout(rect=(0, 0, 1, 1 - _legend_height(rows) / fig.get_figheight()))
+def legend_above(fig, handles: Sequence[Any], labels: Sequence[str], columns: int = 5, title: str = "") -> None:
+    """The figure's legend above the panels, in as many columns as its width holds (at most ``columns``); the
+    figure grows by the legend's height and the panels are laid out under it."""
+    labels = [short(label, 40) for label in labels]
+    widest = max((_entry_width(label) for label in labels), default=1.0)
+    columns = max(1, min(columns, len(labels), int((fig.get_figwidth() - 0.2) // widest)))
+    rows = (len(labels) + columns - 1) // columns + (1 if title else 0)
+    room = 0.27 * rows + 0.12
+    fig.set_figheight(fig.get_figheight() + room)
+    fig.tight_layout(rect=(0, 0, 1, 1 - room / fig.get_figheight()))
     if handles:
-        fig.legend(handles, [short(label, 40) for label in labels], loc="upper center", ncol=max(1, min(columns, len(labels))), frameon=False,
-                   bbox_to_anchor=(0.5, 1.0), handlelength=1.6, columnspacing=1.4)
+        legend = fig.legend(handles, labels, loc="upper center", ncol=columns, frameon=False, title=title or None,
+                            bbox_to_anchor=(0.5, 1.0), handlelength=1.6, columnspacing=1.4)
+        if title:
+            legend.get_title().set_fontweight("bold")
 
 
 def run_handles(labels: Sequence[str], style: str = "line") -> List[Any]:
@@ -148,8 +158,7 @@ def draw_gler(series: Series):
     for _, data in series[1:]:
         datasets.extend(d["dataset"] for d in data if d["dataset"] not in datasets)
     columns = len(series) if len(series) > 1 else 2
-    fig, axes = panels(len(metrics) * (len(series) if len(series) > 1 else 1), columns, 2.7,
-                       legend_rows=(len(datasets) + 4) // 5)
+    fig, axes = panels(len(metrics) * (len(series) if len(series) > 1 else 1), columns, 2.7)
     cells = [(metric, run) for metric in metrics for run in range(len(series))]
     for number, (ax, (metric, run)) in enumerate(zip(axes, cells)):
         label, data = series[run]
@@ -253,10 +262,7 @@ def draw_bias(data: Dict[str, Any], title: str = ""):
         ax.set_title(short(dataset, 24))
         if number % 5 == 0:
             ax.set_ylabel("mean probability")
-    legend_above(fig, list(handles.values()), list(handles))
-    if title:  # beside the legend, not above it: a suptitle would push the panels down
-        fig.text(0.01, 1 - 0.05 / fig.get_figheight(), short(title, 40), ha="left", va="top", fontsize=11,
-                 fontweight="bold")
+    legend_above(fig, list(handles.values()), list(handles), title=short(title, 60))
     return fig
 
 
