@@ -297,6 +297,19 @@ def _check_record(record: Any, where: str) -> None:
                 raise _fail(where, f"field 'prediction' must hold numbers, found {value!r}")
 
 
+def run_labels(paths: List[str]) -> List[str]:
+    """Short distinct run names: the directory names, made unique with their position when needed."""
+    names = []
+    for path in paths:
+        path = os.path.abspath(os.fspath(path))
+        if os.path.basename(path) == RESULTS_FILE:
+            path = os.path.dirname(path)
+        names.append(os.path.basename(path.rstrip(os.sep)) or path)
+    if len(set(names)) < len(names):
+        names = [f"{n} ({i + 1})" for i, n in enumerate(names)]
+    return names
+
+
 def record_key(record: Dict[str, Any]) -> Tuple[int, int, int]:
     """(pass, repeat, test index): where a record sits in a run, the same in every run of the same plan."""
     return record["pass"], record["repeat"], record["test_index"]

@@ -340,6 +340,7 @@ class SubBenchmark:
         thinking = {o.work.dataset: summary for o in outcomes if (summary := o.records.thinking_summary())}
         return {"benchmark": self.benchmark_name, "staicc_version": __version__, "k": self.k,
                 "noisy_channel": self.noisy_channel, "datasets": self.dataset_names(),
+                "label_words": dict(zip(self.dataset_names(), self.get_label_spaces_for_experimentors())),
                 "procedure": self._experimentors[0].procedure.describe(),
                 "retriever": self.retriever.describe() if self.retriever is not None else None,
                 "model": uniform_or_by_dataset(models),
