@@ -31,6 +31,10 @@ class empty_query_generator:
     def restart(self) -> None:
         """Nothing to restart: the generator has no state."""
 
+    def fresh(self) -> "empty_query_generator":
+        """A generator at its first query: this one (it has no state)."""
+        return self
+
 
 class _Drawn:
     """The queries drawn so far from a fresh stream for one (texts, length), and the stream state after them."""
@@ -76,6 +80,10 @@ class domain_query_generator:
 
     def __iter__(self) -> Iterator[List[str]]:
         return self
+
+    def fresh(self) -> "domain_query_generator":
+        """A new generator over the same texts, at the first query: a run reads it, this one stays where it is."""
+        return domain_query_generator(self.dataset, self.length)
 
     def restart(self) -> None:
         """Start again from the first query of a fresh stream; drop the split texts (the queries stay)."""
