@@ -80,11 +80,12 @@ def run_works(works: Sequence[Work], backends: Sequence[Optional[ScoringBackend]
     for name in COUNTS:
         counts.setdefault(name, 0)
     run = _Run(cache, progress, distinct, counts, requests_per_call, selection, policy)
-    if isinstance(selection, Shard):
-        if cache is None:
+    shard = selection.shard if isinstance(selection, Nothing) else selection
+    if isinstance(shard, Shard):
+        if cache is None and shard is selection:
             raise ValueError("a shard run needs a cache (--cache FILE): its answers are its only output")
         from .sharding import shard_planner
-        run.planner = shard_planner(selection, works, backends)
+        run.planner = shard_planner(shard, works, backends)
     outcomes: List[Optional[Outcome]] = [None] * len(works)
     for group in _by_dataset(works):
         try:
@@ -154,9 +155,9 @@ def _shard_batches(batches: List[Batch], works: List[Work], run: _Run) -> List[B
     """A shard's batches, described as the shard's; a call-unit shard keeps its calls of the one-process run."""
     if hasattr(run.planner, "calls"):
         batches = run.planner.calls(batches, lambda backend: call_size(backend, run.requests_per_call))
-    shard = run.selection
+    shard = run.planner.shard
     for batch in batches:
-        batch.description = f"shard {shard.index}/{shard.count} {works[0].dataset}"  # type: ignore[union-attr]
+        batch.description = f"shard {shard.index}/{shard.count} {works[0].dataset}"
     return batches
 
 

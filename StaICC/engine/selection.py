@@ -8,7 +8,7 @@ What to ask (the runner's ``selection``):
   :mod:`StaICC.scaleout.shards`); parsed and checked once, from ``"I/N"`` on the command line;
 - :class:`Nothing`: a dry run: the works are planned, their prompts written dataset by
   dataset through the same dedup as a run and counted (prompts, distinct, already cached,
-  to ask), and nothing is asked.
+  to ask), and nothing is asked (``Nothing(shard)``: one shard's part of the run).
 
 Which test items a run evaluates is a :class:`QuerySubset`.  It is applied where the works
 are planned (a sub-benchmark's ``test_items=``, ``build_suite(..., test_items=...)``), not by
@@ -48,11 +48,6 @@ class Everything:
 
 
 @dataclass(frozen=True)
-class Nothing:
-    """A dry run: plan, write and count through the runner's own dedup; ask nothing."""
-
-
-@dataclass(frozen=True)
 class Shard:
     """Shard ``index`` of ``count`` (0-based), with ``unit`` ``"query"`` or ``"call"``; checked on construction."""
 
@@ -79,6 +74,16 @@ class Shard:
         if self.count > units:
             raise ValueError(f"--shard {self.index}/{self.count}: the run has {units} {what}, so it can be split "
                              f"into at most {units} shards")
+
+
+@dataclass(frozen=True)
+class Nothing:
+    """A dry run: plan, write and count through the runner's own dedup; ask nothing.
+
+    ``shard``: count only that shard's part (its plan, and so its digest, as the shard makes it).
+    """
+
+    shard: Optional[Shard] = None
 
 
 Selection = Union[Everything, Shard, Nothing]

@@ -50,15 +50,23 @@ class _Loads:
         return shard
 
 
+def check_shard(shard: Shard, works: Sequence[Any], backends: Sequence[Any]) -> None:
+    """Refuse a shard count above the run's units (query groups, or requests for the call unit), in O(works)."""
+    if shard.unit == "call":
+        shard.check_units(sum(w.plan.total for w, b in zip(works, backends) if b is not None), "requests")
+        return
+    groups: Dict[str, int] = {}
+    for work, backend in zip(works, backends):
+        if backend is not None:
+            groups[work.dataset] = max(groups.get(work.dataset, 0), work.plan.queries_per_pass)
+    shard.check_units(sum(groups.values()), "queries")
+
+
 class QueryPlanner:
     """The ``query`` unit, dataset by dataset: :meth:`choose` says which query positions this shard writes."""
 
     def __init__(self, shard: Shard, works: Sequence[Any], backends: Sequence[Any]) -> None:
-        groups: Dict[str, int] = {}
-        for work, backend in zip(works, backends):
-            if backend is not None:
-                groups[work.dataset] = max(groups.get(work.dataset, 0), work.plan.queries_per_pass)
-        shard.check_units(sum(groups.values()), "queries")
+        check_shard(shard, works, backends)
         self.shard, self.loads = shard, _Loads(shard.count)
         self.digest = hashlib.sha256(f"staicc-shard-plan/2 {shard.count} query\n".encode())
         self.templates: Dict[Any, int] = {}
@@ -201,7 +209,7 @@ class CallPlanner:
     """The ``call`` unit: the one-process run's calls, placed in run order; :meth:`calls` keeps this shard's."""
 
     def __init__(self, shard: Shard, works: Sequence[Any], backends: Sequence[Any]) -> None:
-        shard.check_units(sum(w.plan.total for w, b in zip(works, backends) if b is not None), "requests")
+        check_shard(shard, works, backends)
         self.shard, self.loads = shard, _Loads(shard.count)
         self.digest = hashlib.sha256(f"staicc-shard-plan/2 {shard.count} call\n".encode())
         self.distinct = [0] * shard.count

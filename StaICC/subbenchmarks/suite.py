@@ -149,6 +149,9 @@ def _run_suite(backend: Backend, benches: Dict[str, Any], cache: Any, progress: 
     started = time.perf_counter()
     works = [work for part_works in planned.values() for work in part_works]
     counts: Dict[str, Any] = {}
+    if isinstance(selection, Shard):  # refused before the cache is opened
+        from ..engine.sharding import check_shard
+        check_shard(selection, works, [backend] * len(works))
     with opened_cache(cache) as store:
         outcomes = run_works(works, [backend] * len(works), cache=store, progress=progress, distinct=True,
                              counts=counts, requests_per_call=requests_per_call, selection=selection, policy=policy)
