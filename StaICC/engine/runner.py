@@ -56,7 +56,7 @@ class _Run:
     requests_per_call: Optional[int]
     selection: Selection
     policy: AnswerPolicy
-    planner: Any = None  # the shard plan of a Shard selection
+    planner: Any = None  # the shard plan of a Shard selection (a dry run's: one shard)
 
     @property
     def summarizing(self) -> bool:
@@ -80,12 +80,13 @@ def run_works(works: Sequence[Work], backends: Sequence[Optional[ScoringBackend]
     for name in COUNTS:
         counts.setdefault(name, 0)
     run = _Run(cache, progress, distinct, counts, requests_per_call, selection, policy)
-    shard = selection.shard if isinstance(selection, Nothing) else selection
-    if isinstance(shard, Shard):
-        if cache is None and shard is selection:
-            raise ValueError("a shard run needs a cache (--cache FILE): its answers are its only output")
+    if isinstance(selection, Shard) and cache is None:
+        raise ValueError("a shard run needs a cache (--cache FILE): its answers are its only output")
+    if isinstance(selection, (Shard, Nothing)):
         from .sharding import shard_planner
-        run.planner = shard_planner(shard, works, backends)
+        # a dry run counts the distinct requests from the plan's structure, as a shard of one would ask them
+        plan = selection if isinstance(selection, Shard) else selection.shard or Shard(0, 1)
+        run.planner = shard_planner(plan, works, backends)
     outcomes: List[Optional[Outcome]] = [None] * len(works)
     for group in _by_dataset(works):
         try:
@@ -97,7 +98,7 @@ def run_works(works: Sequence[Work], backends: Sequence[Optional[ScoringBackend]
             exc.completed_outcomes = [o for o in outcomes if o is not None] + \
                 getattr(exc, "completed_outcomes", [])  # type: ignore[attr-defined]
             raise
-    if run.planner is not None:
+    if isinstance(selection, Shard) or isinstance(selection, Nothing) and selection.shard is not None:
         counts["shard"] = run.planner.describe()
     return outcomes if run.summarizing else []  # type: ignore[return-value]
 
@@ -111,7 +112,14 @@ def _by_dataset(works: Sequence[Work]) -> List[List[int]]:
 
 def _run_dataset(works: List[Work], backends: List[Any], preentered: List[Optional[Sequence]],
                  run: _Run) -> List[Outcome]:
-    requests = _written(works, backends, run)
+    chosen: List[Any] = [None] * len(works)
+    if hasattr(run.planner, "choose"):
+        chosen = run.planner.choose(works, backends)
+        if isinstance(run.selection, Nothing):
+            if not run.policy.write_out:
+                return _count_plan(works, backends, chosen, run)
+            chosen = [None] * len(works)  # printing the first prompts of every work: all are written
+    requests = _written(works, backends, chosen, run)
     if run.policy.write_out:
         _write_out(works, backends, requests, run.policy)
     answers: List[List[Optional[Answer]]] = [[None] * len(r) for r in requests] if run.summarizing else []
@@ -122,10 +130,9 @@ def _run_dataset(works: List[Work], backends: List[Any], preentered: List[Option
                                                               works[w].dataset)]
     in_text_order = run.distinct and any(getattr(b, "shares_prefixes", False) for b in backends)
     batches = distinct_requests(works, requests, backends, distinct=run.distinct, in_text_order=in_text_order)
-    if run.planner is not None:
+    if isinstance(run.selection, Shard) or hasattr(run.planner, "calls"):
         batches = _shard_batches(batches, works, run)
-    run.counts["prompts"] += sum(w.plan.total if run.planner is not None else len(r)
-                                 for w, r, b in zip(works, requests, backends) if b is not None)
+    run.counts["prompts"] += sum(w.plan.total for w, b in zip(works, backends) if b is not None)
     run.counts["distinct"] += sum(len(b.requests) for b in batches)
     if isinstance(run.selection, Nothing):
         _count_cached(batches, run)
@@ -133,11 +140,22 @@ def _run_dataset(works: List[Work], backends: List[Any], preentered: List[Option
     return _ask_and_summarize(works, requests, answers, batches, run)
 
 
-def _written(works: List[Work], backends: List[Any], run: _Run) -> List[List[Request]]:
-    """The requests of each work, written with shared text pieces (a query-unit shard: only its own)."""
-    chosen: List[Any] = [None] * len(works)
-    if run.planner is not None and hasattr(run.planner, "choose"):
-        chosen = run.planner.choose(works, backends)
+def _count_plan(works: List[Work], backends: List[Any], chosen: List[Any], run: _Run) -> List[Outcome]:
+    """A dry run of a query plan: the distinct requests are the plan's; only those are written, and only
+    when a cache must be asked which of them it answers."""
+    run.counts["prompts"] += sum(w.plan.total for w, b in zip(works, backends) if b is not None)
+    if run.cache is None:
+        run.counts["distinct"] += sum(len(q) for passes in chosen if passes is not None for q in passes)
+        return []
+    requests = _written(works, backends, chosen, run)
+    batches = distinct_requests(works, requests, backends, distinct=True, in_text_order=False)
+    run.counts["distinct"] += sum(len(b.requests) for b in batches)
+    _count_cached(batches, run)
+    return []
+
+
+def _written(works: List[Work], backends: List[Any], chosen: List[Any], run: _Run) -> List[List[Request]]:
+    """The requests of each work, written with shared text pieces (``chosen``: only these positions)."""
     rendered: Dict[Any, Any] = {}  # each demonstration's and query's text, rendered once for the dataset's works
     written = []
     for work, backend, only in zip(works, backends, chosen):

@@ -71,7 +71,7 @@ class Shard:
 
     def check_units(self, units: int, what: str) -> None:
         """Refuse more shards than the run has units (``what`` names them): before anything is allocated."""
-        if self.count > units:
+        if self.count > max(units, 1):
             raise ValueError(f"--shard {self.index}/{self.count}: the run has {units} {what}, so it can be split "
                              f"into at most {units} shards")
 

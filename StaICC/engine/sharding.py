@@ -28,6 +28,8 @@ templates, so two processes that print the same digest ask disjoint sets that co
 """
 import hashlib
 import heapq
+from dataclasses import replace
+from itertools import islice, repeat
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from .selection import Shard
@@ -74,21 +76,26 @@ class QueryPlanner:
 
     def choose(self, works: Sequence[Any], backends: Sequence[Any]) -> List[Optional[Positions]]:
         """Per work of one dataset, per pass, the query positions this shard writes (ascending)."""
-        firsts, weights = _first_occurrences(works, backends, self.templates, self.digest)
+        structure = _Structure(self.templates, self.digest, weigh=self.shard.count > 1)
+        firsts = [None if backend is None else structure.first_positions(work)
+                  for work, backend in zip(works, backends)]
+        if self.shard.count == 1:  # a dry run: every first occurrence is the one shard's
+            self.distinct[0] += sum(len(positions) for passes in firsts if passes for positions in passes)
+            return firsts
+        weights = structure.weights
         order = sorted(weights, key=lambda q: (-weights[q], q))
         shard_of = {q: self.loads.place(weights[q]) for q in order}
         self.digest.update(f"dataset {works[0].dataset}\n".encode())
         self.digest.update("".join(f"{q}>{shard_of[q]}\n" for q in order).encode())
         chosen: List[Optional[Positions]] = []
         for passes in firsts:
-            if passes is None:
-                chosen.append(None)
-                continue
-            mine = []
-            for positions in passes:
-                for q in positions:
-                    self.distinct[shard_of[q]] += 1
-                mine.append([q for q in positions if shard_of[q] == self.shard.index])
+            mine = None
+            if passes is not None:
+                mine = []
+                for positions in passes:
+                    for q in positions:
+                        self.distinct[shard_of[q]] += 1
+                    mine.append([q for q in positions if shard_of[q] == self.shard.index])
             chosen.append(mine)
         return chosen
 
@@ -100,102 +107,187 @@ class QueryPlanner:
                 "run_distinct_requests": sum(self.distinct)}
 
 
-def _first_occurrences(works: Sequence[Any], backends: Sequence[Any], templates: Dict[Any, int],
-                       digest: Any) -> Tuple[List[Optional[Positions]], Dict[int, int]]:
-    """Per work, per pass, the positions whose structural key no earlier request of the dataset had; the weight
-    of each query group (query number) over those first occurrences."""
-    seen: Dict[Hashable, None] = {}
-    weights: Dict[int, int] = {}
-    firsts: List[Optional[Positions]] = []
-    texts = _TextIds()
-    for work, backend in zip(works, backends):
-        if backend is None:
-            firsts.append(None)
-            continue
+class _Structure:
+    """The structural keys of one dataset's requests: which are seen first, and each query group's weight.
+
+    A key is (template id, demonstrations, query): the pass's template without its noise
+    rate, then the demonstrations as written (indexes, with the flipped ones marked, while
+    the demonstration rows' input texts are all distinct; otherwise each as its input
+    texts and the position of the label it is written with), then the query (a test index,
+    the first with the same input texts; a pseudo query by its texts).
+    """
+
+    def __init__(self, templates: Dict[Any, int], digest: Any, weigh: bool) -> None:
+        self.templates, self.digest = templates, digest
+        self.seen: set = set()
+        self.tables: Dict[Tuple[Any, ...], Any] = {}
+        self.weights: Dict[int, int] = {}
+        self.weigh = weigh
+        self.generators: Dict[Any, Any] = {}
+        self.pseudo_heads: Dict[Any, List[Any]] = {}
+        self.pseudo_texts: Dict[Any, Tuple[str, ...]] = {}
+
+    def first_positions(self, work: Any) -> Positions:
+        """Per pass of ``work``, the query positions whose key no earlier request of the dataset had."""
+        from ..rng import fresh_stream
+        plan, source = work.plan, work.prompts
+        # the rows by their (process-independent) int-tuple hash: a digest of the plan at C speed
+        self.digest.update(repr((work.part, plan.dataset, plan.test_count, plan.test_items,
+                                 hash(plan.demonstrations))).encode())
+        demonstrations = self._table(source.triplet.demonstration, _Demonstrations)
+        tests = self._table(source.triplet.test, _Tests)
+        drawn_later = self._drawn_later(source, tests)
+        noise, pseudo = fresh_stream(), None if drawn_later else source.fresh_queries()
+        items = list(plan.tests())
         passes = []
-        for number, keys in enumerate(_structural_keys(work, templates, texts, digest)):
-            positions = []
-            for q, (key, weight) in enumerate(keys):
-                if key in seen:
-                    continue
-                seen[key] = None
-                positions.append(q)
-                weights[q] = weights.get(q, 0) + weight
-            passes.append(positions)
-        firsts.append(passes)
-    return firsts, weights
+        try:
+            for number, template in enumerate(source.templates):
+                flips = source.flips(number, plan.demonstrations, noise)
+                if drawn_later is not None:  # pseudo queries by their place in the stream
+                    queries: Sequence[Hashable] = [(drawn_later, number * len(items) + q) for q in range(len(items))]
+                else:
+                    queries = tests.query_ids(items) if pseudo is None else tests.pseudo_ids(pseudo, len(items))
+                keys = demonstrations.keys(self._template_id(template), plan.demonstrations, flips, queries)
+                if drawn_later is not None:
+                    keys = self._pseudo_resolved(keys, source.pseudo_queries)
+                passes.append(self._first(keys))
+                if self.weigh:
+                    self._weigh(passes[-1], plan.demonstrations, demonstrations, tests, items, pseudo is not None,
+                                len(template.label_space))
+        finally:
+            if pseudo is not None and hasattr(pseudo, "restart"):
+                pseudo.restart()
+        return passes
 
+    def _drawn_later(self, source: Any, tests: "_Tests") -> Optional[Tuple[Any, ...]]:
+        """For the Domain_bias pseudo queries, an identity of their stream, when none of them can be a test
+        query's text (each element of one has exactly length - 1 spaces, and no test row's has): then a query
+        is known by its place in the stream and drawn only when it meets another with the same demonstrations."""
+        from ..prompt.pseudo_queries import domain_query_generator
+        generator = source.pseudo_queries
+        if type(generator) is not domain_query_generator or tests.may_be_words(generator.length):
+            return None
+        identity = ("domain", _rows_key(generator.dataset.table), generator.length)
+        self.generators[identity] = generator
+        return identity
 
-class _TextIds:
-    """Small ints for equal texts of one dataset: a demonstration as (input texts, label word), a query's inputs."""
+    def _pseudo_resolved(self, keys: List[Any], generator: Any) -> List[Any]:
+        """``keys`` whose pseudo query (identity, place) is replaced by an earlier one with the same text,
+        among those asked with the same template and demonstrations (the only prompts it could equal)."""
+        out = []
+        for key in keys:
+            place = key[2]
+            members = self.pseudo_heads.setdefault(key[:2], [])
+            if place not in members:
+                if members:
+                    text = self._pseudo_text(place)
+                    place = next((m for m in members if self._pseudo_text(m) == text), place)
+                if place not in members:
+                    members.append(place)
+            out.append(key if place is key[2] else key[:2] + (place,) + key[3:])
+        return out
 
-    def __init__(self) -> None:
-        self.ids: Dict[Hashable, int] = {}
-        self.demonstrations: Dict[Tuple[Any, Hashable], Tuple[List[int], List[int], List[int]]] = {}
-        self.tests: Dict[Hashable, Tuple[List[int], List[int]]] = {}
-
-    def of(self, text: Hashable) -> int:
-        found = self.ids.get(text)
+    def _pseudo_text(self, place: Tuple[Any, int]) -> Tuple[str, ...]:
+        found = self.pseudo_texts.get(place)
         if found is None:
-            found = self.ids[text] = len(self.ids)
+            found = self.pseudo_texts[place] = self.generators[place[0]].query(place[1])
         return found
 
-    def demonstration_ids(self, compiled: Any) -> Tuple[List[int], List[int], List[int]]:
-        """(id with its label, id with the next label, text length) of every demonstration row."""
-        key = (compiled.template, _rows_key(compiled.triplet.demonstration.table))
-        found = self.demonstrations.get(key)
+    def _template_id(self, template: Any) -> int:
+        plain = replace(template, label_wrong_rate=0) if template.label_wrong_rate else template
+        found = self.templates.get(plain)
         if found is None:
-            rows = compiled.rows
-            right = [self.of((tuple(inputs), compiled.word[raw])) for inputs, raw in rows]
-            wrong = [self.of((tuple(inputs), compiled.wrong_word[raw])) for inputs, raw in rows]
-            found = self.demonstrations[key] = (right, wrong, [sum(map(len, inputs)) + 1 for inputs, _ in rows])
+            found = self.templates[plain] = len(self.templates)
+            self.digest.update(f"template {found} {plain!r}\n".encode())
         return found
 
-    def test_ids(self, triplet: Any) -> Tuple[List[int], List[int]]:
-        """(id, text length) of every test row's inputs."""
-        key = _rows_key(triplet.test.table)
-        found = self.tests.get(key)
+    def _table(self, part: Any, kind: Any) -> Any:
+        key = (_rows_key(part.table), tuple(part.label_space), kind)
+        found = self.tables.get(key)
         if found is None:
-            rows = triplet.test.table.rows
-            found = self.tests[key] = ([self.of(tuple(inputs)) for inputs, _ in rows],
-                                       [sum(map(len, inputs)) + 1 for inputs, _ in rows])
+            found = self.tables[key] = kind(part)
         return found
 
+    def _first(self, keys: List[Hashable]) -> List[int]:
+        first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))  # each key -> its first position
+        new = first.keys() - self.seen
+        self.seen |= new
+        return sorted(map(first.__getitem__, new))
 
-def _structural_keys(work: Any, templates: Dict[Any, int], texts: _TextIds, digest: Any):
-    """Per pass of ``work``, (structural key, weight) of each query, in order: no prompt is written."""
-    from dataclasses import replace
+    def _weigh(self, positions: List[int], rows: Sequence[Sequence[int]], demonstrations: "_Demonstrations",
+               tests: "_Tests", items: List[int], pseudo: bool, labels: int) -> None:
+        """Add each first occurrence's text length (its rows' characters, times the labels) to its group."""
+        lengths, test_lengths, weights = demonstrations.lengths(), tests.lengths(), self.weights
+        for q in positions:
+            size = sum(map(lengths.__getitem__, rows[q])) + (0 if pseudo else test_lengths[items[q]])
+            weights[q] = weights.get(q, 0) + size * labels
 
-    from ..prompt.template import CompiledTemplate
-    from ..rng import fresh_stream
-    plan, source = work.plan, work.prompts
-    noise, pseudo = fresh_stream(), source.fresh_queries()
-    tests = list(plan.tests())
-    test_ids, test_lengths = texts.test_ids(source.triplet)
-    try:
-        for number, template in enumerate(source.templates):
-            plain = replace(template, label_wrong_rate=0) if template.label_wrong_rate else template
-            if plain not in templates:
-                templates[plain] = len(templates)
-                digest.update(f"template {templates[plain]} {plain!r}\n".encode())
-            compiled = CompiledTemplate(plain, source.triplet)
-            right, wrong, lengths = texts.demonstration_ids(compiled)
-            flips = source.flips(number, plan.demonstrations, noise)
-            if pseudo is not None:
-                queries = [tuple(query) for query, _ in zip(pseudo, tests)]
-                query_ids = [texts.of(query) for query in queries]
-                query_lengths = [sum(map(len, query)) + 1 for query in queries]
-            else:
-                query_ids = [test_ids[j] for j in tests]
-                query_lengths = [test_lengths[j] for j in tests]
-            labels, tid = len(plain.label_space), templates[plain]
-            yield [((tid, tuple([wrong[v] if v in flipped else right[v] for v in demos]) if flipped
-                     else tuple(map(right.__getitem__, demos)), query),
-                    (sum(map(lengths.__getitem__, demos)) + size) * labels)
-                   for demos, flipped, query, size in zip(plan.demonstrations, flips, query_ids, query_lengths)]
-    finally:
-        if pseudo is not None and hasattr(pseudo, "restart"):
-            pseudo.restart()
+
+class _Demonstrations:
+    """One demonstration table: its rows as the texts they are written with (see :class:`_Structure`)."""
+
+    def __init__(self, part: Any) -> None:
+        rows = self.rows = part.table.rows
+        space = list(part.label_space)
+        count = len(space)
+        position = {raw: space.index(space[index]) for raw, index in part.label_mapping.items()}
+        following = {raw: space.index(space[(p + 1) % count]) for raw, p in position.items()}
+        first: Dict[Any, int] = {}
+        inputs = [first.setdefault(tuple(texts), v) for v, (texts, _) in enumerate(rows)]
+        self.right = [i * count + position[raw] for i, (_, raw) in zip(inputs, rows)]
+        self.wrong = [i * count + following[raw] for i, (_, raw) in zip(inputs, rows)]
+        self.plain = len(first) == len(rows) and count > 1  # an index names its text, flipped or not
+        self._lengths: Optional[List[int]] = None
+
+    def keys(self, template: int, rows: Sequence[Sequence[int]], flips: Sequence[Sequence[int]],
+             queries: Sequence[Hashable]) -> List[Hashable]:
+        if self.plain:
+            if not any(flips):
+                return list(zip(repeat(template), rows, queries))
+            return [(template, demos, query, tuple(sorted(set(flipped)))) if flipped else (template, demos, query)
+                    for demos, flipped, query in zip(rows, flips, queries)]
+        right, wrong = self.right, self.wrong
+        return [(template, tuple([wrong[v] if v in flipped else right[v] for v in demos]) if flipped
+                 else tuple(map(right.__getitem__, demos)), query)
+                for demos, flipped, query in zip(rows, flips, queries)]
+
+    def lengths(self) -> List[int]:
+        if self._lengths is None:
+            self._lengths = [sum(map(len, texts)) + 1 for texts, _ in self.rows]
+        return self._lengths
+
+
+class _Tests:
+    """One test table: each query by the first test index with the same input texts."""
+
+    def __init__(self, part: Any) -> None:
+        rows = self.rows = part.table.rows
+        self.index_of: Dict[Any, int] = {}
+        self.canonical = [self.index_of.setdefault(tuple(texts), j) for j, (texts, _) in enumerate(rows)]
+        self.plain = len(self.index_of) == len(rows)
+        self._lengths: Optional[List[int]] = None
+        self._spaces: Optional[set] = None
+
+    def may_be_words(self, length: int) -> bool:
+        """Whether some test row could be a domain pseudo query of ``length`` words per input element."""
+        if length == 0:
+            return True
+        if self._spaces is None:
+            self._spaces = {tuple(text.count(" ") for text in texts) for texts, _ in self.rows}
+        return any(all(count == length - 1 for count in counts) for counts in self._spaces)
+
+    def query_ids(self, items: List[int]) -> Sequence[int]:
+        return items if self.plain else [self.canonical[j] for j in items]
+
+    def pseudo_ids(self, pseudo: Any, count: int) -> List[Hashable]:
+        """The next ``count`` pseudo queries: a test index where a test row has the same texts, else the texts."""
+        found = self.index_of.get
+        return [found(texts, texts) for texts in map(tuple, islice(pseudo, count))]
+
+    def lengths(self) -> List[int]:
+        if self._lengths is None:
+            self._lengths = [sum(map(len, texts)) + 1 for texts, _ in self.rows]
+        return self._lengths
 
 
 def _rows_key(table: Any) -> Tuple[Any, ...]:
