@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """What the runner's selections cost, measured in one run: shards, dry runs, the final run after a merge.
 
-    python benchmarks/bench_runner_selections.py [--benchmarks all] [--datasets 0 4 5] [--limit N]
+    python benchmarks/bench_runner_selections.py [--benchmarks all] [--datasets 0 4 5] [--limit N] [--skip-hf]
+
+The default workload is the standard suite (``--benchmarks all``, the ten datasets).
 
 Every measurement runs in its own process (a fresh interpreter, so peak memory is that run's).
 
@@ -51,15 +53,28 @@ def child(spec: dict) -> dict:
         from StaICC.subbenchmarks.suite import run_suite
         selection = Nothing() if spec["dry"] else Everything()
         subset = QuerySubset.first(spec["limit"]) if spec["limit"] else None
-        result = run_suite(lambda prompt, label_space: 0, spec["benchmarks"], spec["datasets"],
+        result = run_suite(lambda **_request: 0, spec["benchmarks"], spec["datasets"],
                            selection=selection, test_items=subset)
         printed = json.dumps({k: result.metadata[k] for k in ("prompts", "distinct_prompts")})
     cpu = time.process_time() - started
-    figures = {"cpu": cpu, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    figures = {"cpu": cpu, "rss_mb": _peak_mb(resource),
                "torch": "torch" in sys.modules, "printed": printed.strip().splitlines()[-1:]}
     if spec["kind"] == "pieces":
         figures.update(counters)
     return figures
+
+
+def _peak_mb(resource) -> float:
+    """This process's peak resident memory: VmHWM (the current image's, so not the parent's copied at fork
+    time, which getrusage's maxrss keeps across exec on Linux), else maxrss."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _count_pieces() -> dict:
@@ -153,20 +168,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--benchmarks", default="all")
-    parser.add_argument("--datasets", nargs="+", default=["0", "4", "5"])
+    parser.add_argument("--datasets", nargs="+", help="dataset indexes (default: the ten standard datasets)")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--skip-hf", action="store_true", help="leave out part 3")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return
-    workload = ["--benchmarks", args.benchmarks, "--datasets", *args.datasets, "--no-progress"]
+    workload = ["--benchmarks", args.benchmarks, *(["--datasets", *args.datasets] if args.datasets else []),
+                "--no-progress"]
     if args.limit:
         workload += ["--limit", str(args.limit)]
     print(f"workload: staicc run {' '.join(workload)}  (Python {sys.version.split()[0]}, {os.cpu_count()} cores)\n")
     with tempfile.TemporaryDirectory() as work:
         pieces_table(workload, work)
-        dry_run_table(workload, args.benchmarks, [int(d) for d in args.datasets], args.limit)
+        dry_run_table(workload, args.benchmarks, [int(d) for d in args.datasets] if args.datasets else None,
+                      args.limit)
         if not args.skip_hf:
             final_run_table(work)
 

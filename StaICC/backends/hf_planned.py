@@ -31,7 +31,7 @@ _PLAIN_DTYPES = ("float32", "float16", "bfloat16")
 class _Described(HFBackend):
     """What an hf backend over a model directory is, read from the files; it holds no model and answers nothing."""
 
-    def __init__(self, checked: Dict[str, Any], dtype_name: str) -> None:  # noqa: super().__init__ loads a model
+    def __init__(self, checked: Dict[str, Any], dtype_name: str) -> None:  # not HFBackend's: that loads a model
         options = checked["options"]
         self._describe(options, checked["pretrained"], checked["revision"], checked["dtype"])
         self._dtype_name = dtype_name
@@ -50,7 +50,7 @@ class _Described(HFBackend):
         return None  # a local directory has no Hub commit
 
     def score(self, requests: Any) -> Any:  # pragma: no cover - a description is never asked
-        raise RuntimeError("a described hf backend holds no model")
+        raise RuntimeError(f"a described hf backend holds no model to answer {len(requests)} requests")
 
     def close(self) -> None:
         """Nothing is held."""

@@ -6,10 +6,11 @@ order; a batch's ``targets`` say which work and request each answer goes to (one
 asked by several queries, passes or works: several targets).
 """
 from dataclasses import dataclass
-from typing import Any, Dict, Hashable, List, Sequence, Tuple
+from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from ..requests import Request
 from .plan import Work
+from .protocols import ScoringBackend
 
 #: (work number, request number) of a request within a dataset's works
 Target = Tuple[int, int]
@@ -19,13 +20,14 @@ Target = Tuple[int, int]
 class Batch:
     """Requests for one ``score_requests`` call, and where each answer goes (one request: several targets)."""
 
-    backend: Any
+    backend: ScoringBackend
     description: str
     requests: List[Request]
     targets: List[List[Target]]
 
 
-def distinct_requests(works: Sequence[Work], requests: Sequence[Sequence[Request]], backends: Sequence[Any], *,
+def distinct_requests(works: Sequence[Work], requests: Sequence[Sequence[Request]],
+                      backends: Sequence[Optional[ScoringBackend]], *,
                       distinct: bool, in_text_order: bool) -> List[Batch]:
     """The requests to ask for these works (one dataset's), as batches, each request once.
 
@@ -35,7 +37,7 @@ def distinct_requests(works: Sequence[Work], requests: Sequence[Sequence[Request
     prompts, so progress reads "GLER sst2 pass 2/5"; with it one batch per backend, sorted
     by prompt text, so that prompts sharing demonstrations meet in one call.  Works whose
     backend is None (preentered predictions) ask nothing.  This is the one place that
-    decides what is asked (a shard's writes only its own requests; see :mod:`.sharding`).
+    decides what is asked (a shard writes only its own requests; see :mod:`.sharding`).
     """
     # backend id -> label space -> prompt -> the targets of the prompt's first request (the batch's list)
     first: Dict[int, Dict[Tuple[str, ...], Dict[Hashable, List[Target]]]] = {}
@@ -82,7 +84,7 @@ def _add_distinct(batch: Batch, asked: Sequence[Request], w: int, part: slice,
         targets.append(places)
 
 
-def _batch_for(batches: List[Batch], backend: Any, description: str, in_text_order: bool) -> Batch:
+def _batch_for(batches: List[Batch], backend: ScoringBackend, description: str, in_text_order: bool) -> Batch:
     """The batch a pass's new requests join: the backend's one batch in text order, else a new one."""
     if in_text_order:
         for batch in batches:

@@ -40,7 +40,7 @@ from .outcome import Outcome, summarize
 from .plan import Work
 from .protocols import AnswerCache, ScoringBackend
 from .scoring import call_size, check_preentered, leading_predictions, score_requests
-from .selection import SUMMARIZE, AnswerPolicy, Everything, Nothing, Selection, Shard
+from .selection import EVERYTHING, SUMMARIZE, AnswerPolicy, Everything, Nothing, Selection, Shard
 
 COUNTS = ("asked", "cached", "prompts", "distinct", "calls")
 
@@ -66,7 +66,7 @@ class _Run:
 def run_works(works: Sequence[Work], backends: Sequence[Optional[ScoringBackend]],
               preentered: Sequence[Optional[Sequence]] = (), *, cache: Optional[AnswerCache] = None,
               progress: Optional[bool] = None, distinct: bool = False, counts: Optional[Dict[str, Any]] = None,
-              requests_per_call: Optional[int] = None, selection: Selection = Everything(),
+              requests_per_call: Optional[int] = None, selection: Selection = EVERYTHING,
               policy: AnswerPolicy = SUMMARIZE) -> List[Outcome]:
     """Every work's outcome (none unless the selection is everything and the policy summarises).
 

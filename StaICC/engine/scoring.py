@@ -15,6 +15,7 @@ from ..backends.base import Backend, BatchShapeError, FunctionBackend
 from ..errors import InferenceError, where
 from ..metrics import PredictionRows
 from .progress import progress_bar
+from .protocols import AnswerCache, ScoringBackend
 from ..requests import Answer, Request, label_answer
 from ..validation import is_int, is_real
 
@@ -122,7 +123,7 @@ def predicted_labels(predictions: Sequence[Prediction]) -> List[int]:
     return [p if isinstance(p, int) else argmax(p) for p in predictions]
 
 
-def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Optional[Any] = None,
+def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Optional[AnswerCache] = None,
                    progress: Optional[bool] = None, description: str = "",
                    counts: Optional[Dict[str, int]] = None, requests_per_call: Optional[int] = None) -> List[Answer]:
     """Answers for ``requests``, validated: the one place where a model is called.
@@ -166,7 +167,7 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     return answers  # type: ignore[return-value]
 
 
-def call_size(backend: Any, requests_per_call: Optional[int] = None) -> int:
+def call_size(backend: ScoringBackend, requests_per_call: Optional[int] = None) -> int:
     """Requests per backend call: ``requests_per_call`` when given, else the backend's own (at least 1)."""
     return max(1, int(requests_per_call or getattr(backend, "requests_per_call", 1) or 1))
 
@@ -206,7 +207,7 @@ class _Commits:
 
     __slots__ = ("cache", "fingerprint", "requests", "answers", "pending", "last")
 
-    def __init__(self, cache: Optional[Any], fingerprint: str, requests: Sequence[Request],
+    def __init__(self, cache: Optional[AnswerCache], fingerprint: str, requests: Sequence[Request],
                  answers: List[Optional[Answer]]) -> None:
         self.cache, self.fingerprint, self.requests, self.answers = cache, fingerprint, requests, answers
         self.pending: List[int] = []

@@ -5,7 +5,7 @@ What to ask (the runner's ``selection``):
 - :class:`Everything` (the default): every request of every work;
 - :class:`Shard`: shard ``index`` of ``count`` of the run's distinct requests, placed whole by
   ``unit`` (a query with all its passes, or a backend call of the one-process run; see
-  :mod:`StaICC.scaleout.shards`); parsed and checked once, from ``"I/N"`` on the command line;
+  :mod:`StaICC.engine.sharding`); parsed and checked once, from ``"I/N"`` on the command line;
 - :class:`Nothing`: a dry run: the works are planned, their prompts written dataset by
   dataset through the same dedup as a run and counted (prompts, distinct, already cached,
   to ask), and nothing is asked (``Nothing(shard)``: one shard's part of the run).
@@ -87,6 +87,7 @@ class Nothing:
 
 
 Selection = Union[Everything, Shard, Nothing]
+EVERYTHING = Everything()
 
 
 @dataclass(frozen=True)

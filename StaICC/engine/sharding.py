@@ -149,7 +149,7 @@ class _Structure:
                     queries = tests.query_ids(items) if pseudo is None else tests.pseudo_ids(pseudo, len(items))
                 keys = demonstrations.keys(self._template_id(template), plan.demonstrations, flips, queries)
                 if drawn_later is not None:
-                    keys = self._pseudo_resolved(keys, source.pseudo_queries)
+                    keys = self._pseudo_resolved(keys)
                 passes.append(self._first(keys))
                 if self.weigh:
                     self._weigh(passes[-1], plan.demonstrations, demonstrations, tests, items, pseudo is not None,
@@ -171,7 +171,7 @@ class _Structure:
         self.generators[identity] = generator
         return identity
 
-    def _pseudo_resolved(self, keys: List[Any], generator: Any) -> List[Any]:
+    def _pseudo_resolved(self, keys: List[Any]) -> List[Any]:
         """``keys`` whose pseudo query (identity, place) is replaced by an earlier one with the same text,
         among those asked with the same template and demonstrations (the only prompts it could equal)."""
         out = []

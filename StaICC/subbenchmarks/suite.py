@@ -22,7 +22,7 @@ from .builtin import SUB_BENCHMARKS, SubBenchmark
 from ..engine.cache_use import opened_cache
 from ..datasets import resolve_datasets
 from ..engine.plan import Work
-from ..engine.selection import SUMMARIZE, AnswerPolicy, Everything, Selection, Shard
+from ..engine.selection import EVERYTHING, SUMMARIZE, AnswerPolicy, Selection, Shard
 from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K
@@ -88,7 +88,7 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
               k: int = DEFAULT_K, cache: Any = None, *, batched: bool = False, model_id: Optional[str] = None,
               progress: Optional[bool] = None, suite: Optional[Dict[str, Any]] = None,
               planned: Optional[Dict[str, List[Any]]] = None, requests_per_call: Optional[int] = None,
-              shard: Optional[Union[Shard, Tuple[Any, ...]]] = None, selection: Selection = Everything(),
+              shard: Optional[Union[Shard, Tuple[Any, ...]]] = None, selection: Selection = EVERYTHING,
               policy: AnswerPolicy = SUMMARIZE, **options: Any) -> ResultDict:
     """Run several sub-benchmarks on one model; ``result[name]`` equals ``Name(...)(model)``.
 

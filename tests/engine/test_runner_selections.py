@@ -83,13 +83,18 @@ def one_process(config, function=None):
 
 
 def merged_run(config, tmp_path, count, unit, function=None, requests_per_call=256):
-    """(result over the merged shard caches, per shard the recorder)."""
-    paths, recorders = [], []
+    """(result over the merged shard caches, per shard the recorder); every shard printed the same plan digest,
+    and a dry run of the plan (what a launcher's final run records) computes it too."""
+    paths, recorders, digests = [], [], set()
     for index in range(count):
         recorder = Recorder(function, requests_per_call)
         paths.append(str(tmp_path / f"{unit}-{index}.sqlite"))
-        run_suite(recorder, suite=suite(config), cache=paths[-1], selection=Shard(index, count, unit))
+        meta = run_suite(recorder, suite=suite(config), cache=paths[-1], selection=Shard(index, count, unit)).metadata
         recorders.append(recorder)
+        digests.add(meta["shard"]["plan_sha256"])
+    planned = run_suite(Recorder(function, requests_per_call), suite=suite(config),
+                        selection=Nothing(Shard(0, count, unit))).metadata
+    assert digests == {planned["shard"]["plan_sha256"]}
     merge_caches(tmp_path / f"{unit}-all.sqlite", paths)
     final = run_suite(Recorder(function), suite=suite(config), cache=str(tmp_path / f"{unit}-all.sqlite"))
     return final, recorders
@@ -131,7 +136,7 @@ def test_a_dry_run_counts_what_the_run_asks(tmp_path, config):
 def test_a_dry_run_writes_no_prompt_without_a_cache(monkeypatch):
     from StaICC.prompt.template import CompiledTemplate
     written = []
-    monkeypatch.setattr(CompiledTemplate, "write_many", lambda *args, **kwargs: written.append(1) or [])
+    monkeypatch.setattr(CompiledTemplate, "write_many", lambda *_, **__: written.append(1) or [])
     meta = run_suite(Recorder(), suite=suite(STANDARD), selection=Nothing()).metadata
     assert meta["distinct_prompts"] > 0 and meta["asked"] == 0 and written == []
 
