@@ -21,7 +21,8 @@ def add_run_parser(sub: Any) -> None:
                    help="write DIR/samples.jsonl (one record per query) and DIR/samples.columns.json; "
                         "--log-samples=full also stores each prompt's text")
     p.add_argument("--write-out", type=int, default=0, metavar="N",
-                   help="print the first N prompts of every sub-benchmark and dataset before running")
+                   help="print the first N prompts of every sub-benchmark and dataset as the run writes them, "
+                        "before it asks them")
     p.add_argument("--show-config", action="store_true",
                    help="print the resolved run (backend, sub-benchmarks, datasets, k, retriever, settings) first")
     p.add_argument("--cache", metavar="FILE", help="SQLite prediction cache: resume, share answers between runs")
