@@ -74,9 +74,11 @@ class Request:
 
 def requests_of(prompts: Sequence[Prompt], label_space: Tuple[str, ...], benchmark: str, dataset: str,
                 first_index: int, pass_index: int,
-                segments: Optional[Sequence[Optional[Tuple[str, ...]]]] = None) -> List[Request]:
+                segments: Optional[Sequence[Optional[Tuple[str, ...]]]] = None,
+                positions: Optional[Sequence[int]] = None) -> List[Request]:
     """``Request(prompt, label_space, benchmark, dataset, first_index + q, pass_index, segments[q])``
-    for each prompt ``q`` of one pass, equal to those calls field for field.
+    for each prompt ``q`` of one pass, equal to those calls field for field (``positions``:
+    prompt ``q`` is query ``positions[q]`` of the pass, for a pass written in part).
 
     A run builds one request per prompt (10^5 in a suite); the dataclass ``__init__`` of a
     frozen class sets each field through ``object.__setattr__``, so this writes the fields
@@ -92,7 +94,7 @@ def requests_of(prompts: Sequence[Prompt], label_space: Tuple[str, ...], benchma
         fields["label_space"] = label_space
         fields["benchmark"] = benchmark
         fields["dataset"] = dataset
-        fields["query_index"] = first_index + q
+        fields["query_index"] = first_index + (q if positions is None else positions[q])
         fields["pass_index"] = pass_index
         fields["segments"] = None if segments is None else segments[q]
         out.append(request)

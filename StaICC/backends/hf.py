@@ -57,6 +57,22 @@ PACKING = ("auto", "tree", "prefix", "rows")
 
 def hf_backend(**arguments: Any) -> "HFBackend":
     """The registry's ``hf`` factory: checks every argument, then loads the model."""
+    checked = checked_arguments(arguments)
+    if checked["threads"] is not None:
+        from ..extras import require
+        require("torch", "the hf backend").set_num_threads(checked["threads"])
+    model, tokenizer = load_pretrained(checked["pretrained"], revision=checked["revision"],
+                                       trust_remote_code=checked["trust_remote_code"], dtype=checked["dtype"],
+                                       device=checked["device"])
+    return HFBackend(model, tokenizer, pretrained=checked["pretrained"], revision=checked["revision"],
+                     dtype=checked["dtype"], **checked["options"])
+
+
+def checked_arguments(arguments: Dict[str, Any]) -> Dict[str, Any]:
+    """Every argument of :func:`hf_backend` checked and converted, nothing loaded (a CUDA device is looked for):
+    ``pretrained`` (an absolute path for a local directory), ``revision``, ``trust_remote_code``, ``device``,
+    ``dtype``, ``threads`` and the scoring ``options``."""
+    arguments = dict(arguments)
     _args.no_unknown("hf", arguments, _HF_ARGS)
     pretrained = _args.as_str(arguments.pop("pretrained", None), "pretrained")
     options = _options(arguments)
@@ -73,12 +89,8 @@ def hf_backend(**arguments: Any) -> "HFBackend":
                              "config.json; give the folder written by save_pretrained)")
         pretrained = os.path.abspath(pretrained)
     check_device(device)
-    if threads is not None:
-        from ..extras import require
-        require("torch", "the hf backend").set_num_threads(threads)
-    model, tokenizer = load_pretrained(pretrained, revision=revision, trust_remote_code=trust, dtype=dtype,
-                                       device=device)
-    return HFBackend(model, tokenizer, pretrained=pretrained, revision=revision, dtype=dtype, **options)
+    return {"pretrained": pretrained, "revision": revision, "trust_remote_code": trust, "device": device,
+            "dtype": dtype, "threads": threads, "options": options}
 
 
 def check_device(device: Optional[str]) -> None:
@@ -160,6 +172,19 @@ class HFBackend(ScoringModes, Backend):
         _args.no_unknown("hf", options, _HF_ARGS)
         options = _options(options)
         from .causal_lm import CausalLMScorer
+        self._describe(options, pretrained, revision, dtype)
+        torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
+        self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
+                                     rows_per_forward=options["batch_size"], token_budget=options["token_budget"],
+                                     dtype=torch_dtype, packing=options["packing"])
+        self.model, self.tokenizer = self.scorer.model, tokenizer
+        self.requests_per_call = options["requests_per_call"] or (
+            DEFAULT_REQUESTS_PER_CALL_GPU if self.scorer.device.type == "cuda" else DEFAULT_REQUESTS_PER_CALL)
+        self._identity = self._build_identity()
+
+    def _describe(self, options: Dict[str, Any], pretrained: Optional[str], revision: Optional[str],
+                  dtype: str) -> None:
+        """What the backend is from its converted options alone, no model: its scoring, chat and answer settings."""
         self.scoring = options["scoring"]
         self.chat = options["chat"]
         self.system = options["system"]
@@ -174,15 +199,7 @@ class HFBackend(ScoringModes, Backend):
         self.mapper = AnswerMapper(options["unparsed"], options["aliases"], options["postprocess"],
                                    options["answer_hook"], options["thinking"])
         self.mapper.thinking.check_scoring(self.scoring)
-        torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
-        self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
-                                     rows_per_forward=options["batch_size"], token_budget=options["token_budget"],
-                                     dtype=torch_dtype, packing=options["packing"])
-        self.model, self.tokenizer = self.scorer.model, tokenizer
-        self.requests_per_call = options["requests_per_call"] or (
-            DEFAULT_REQUESTS_PER_CALL_GPU if self.scorer.device.type == "cuda" else DEFAULT_REQUESTS_PER_CALL)
         self.pretrained, self.revision, self.dtype = pretrained, revision, dtype
-        self._identity = self._build_identity()
 
     # ---------------------------------------------------------------- scoring
     def score(self, requests: Sequence[Request]) -> List[Answer]:
@@ -286,15 +303,23 @@ class HFBackend(ScoringModes, Backend):
     def identity(self) -> Dict[str, Any]:
         return dict(self._identity)
 
+    def _model_dtype(self) -> str:
+        return str(next(self.model.parameters()).dtype).replace("torch.", "")
+
+    def _tokenizer_sha256(self) -> str:
+        return tokenizer_digest(self.tokenizer, self.pretrained)
+
+    def _commit_hash(self) -> Optional[str]:
+        return getattr(self.model.config, "_commit_hash", None)
+
     def _build_identity(self) -> Dict[str, Any]:
-        model_dtype = next(self.model.parameters()).dtype
-        identity: Dict[str, Any] = {"backend": "hf", "scoring": self.scoring, "dtype": str(model_dtype).replace("torch.", ""),
-                                    "tokenizer_sha256": tokenizer_digest(self.tokenizer, self.pretrained)}
+        identity: Dict[str, Any] = {"backend": "hf", "scoring": self.scoring, "dtype": self._model_dtype(),
+                                    "tokenizer_sha256": self._tokenizer_sha256()}
         if self.model_id is not None:
             identity["model_id"] = self.model_id
         if self.pretrained is not None:
             identity["model"] = self.pretrained
-            identity["revision"] = self.revision or getattr(self.model.config, "_commit_hash", None)
+            identity["revision"] = self.revision or self._commit_hash()
             if os.path.isdir(self.pretrained):
                 full = self.weights_hash == "full"
                 identity["weights_sha256"] = weights_digest(self.pretrained, full=full)

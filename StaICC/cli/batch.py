@@ -8,11 +8,11 @@ joins the result lines to its requests by ``custom_id`` and stores the answers i
 import argparse
 import sys
 import warnings
-from typing import Any, Dict, Tuple
+from typing import Any, List, Tuple
 
 from ..errors import TamperingWarning
-from .common import ArgumentError, as_argument_error, dataset_specs, parse_retriever
-from .run import _build_suite, _open_cache, add_selection_arguments
+from .common import ArgumentError, as_argument_error
+from .run import _open_cache, add_selection_arguments
 
 
 def add_batch_parser(sub: Any) -> None:
@@ -33,36 +33,23 @@ def add_batch_parser(sub: Any) -> None:
     p.set_defaults(func=lambda args: (_ for _ in ()).throw(ArgumentError("batch needs a command: export or import")))
 
 
-def _planned(args: argparse.Namespace) -> Tuple[Any, Dict[str, Any]]:
+def _planned(args: argparse.Namespace) -> Tuple[Any, List[Any]]:
     """(backend, every request of the run) exactly as ``staicc run`` plans them; argument errors before anything."""
-    from ..backends.registry import make_backend, parse_model_args
-    from ..scaleout.shards import planned_requests
-    from ..subbenchmarks.suite import build_suite, plan_suite
-    from ..tasks.runs import command_settings
-    if args.limit is not None and args.limit < 1:
-        raise ArgumentError(f"--limit must be a positive integer, got {args.limit}")
-    options: Dict[str, Any] = {}
-    if args.retriever:
-        options["retriever"] = as_argument_error(parse_retriever, args.retriever)
-    datasets = dataset_specs(args.datasets)
-    arguments = as_argument_error(parse_model_args, args.model_args)
-    settings = as_argument_error(command_settings, args.tasks, args.include_path, args.benchmarks, args.k,
-                                 args.model, arguments)
-    args.benchmarks, args.k, args.model, arguments = (settings[key] for key in ("benchmarks", "k", "model", "arguments"))
-    args.task_objects = settings["tasks"]
-    if settings["tasks"]:
-        datasets = (datasets or []) + [task.dataset for task in settings["tasks"]]
-    if args.model != "openai":
+    from ..backends.registry import make_backend
+    from ..subbenchmarks.suite import plan_suite
+    from .run_config import build_suite_of, resolve_config
+    config = resolve_config(args)
+    if config.model != "openai":
         raise ArgumentError("staicc batch writes and reads OpenAI Batch-API requests: give --model openai")
     with warnings.catch_warnings():
-        if args.retriever or args.limit or settings["tasks"]:
+        if config.quiet_departures or config.tasks:
             warnings.simplefilter("ignore", TamperingWarning)
-        suite = as_argument_error(_build_suite, build_suite, args, datasets, options)
-        backend = as_argument_error(make_backend, args.model, **arguments)
+        suite = as_argument_error(build_suite_of, config)
+        backend = as_argument_error(make_backend, config.model, **config.arguments)
         if getattr(backend, "label_logprobs", "off") != "off":
             raise ArgumentError("staicc batch sends the echo requests of a direct run: leave label_logprobs off")
         planned = as_argument_error(plan_suite, backend, suite)
-    return backend, planned_requests(planned)
+    return backend, [r for works in planned.values() for work in works for r in work.requests()]
 
 
 def export_command(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ..scaleout.shards import check_shard, parse_shard
+from ..engine.selection import Shard
 
 LAUNCHERS = ("torchrun", "slurm", "ray")
 #: seconds the torchrun ranks wait at the barrier for the slowest shard
@@ -49,8 +49,8 @@ def resolve_launch(shard: Optional[str], launcher: Optional[str], environ: Mappi
     if shard is not None:
         if launcher is not None:
             raise ValueError("give either --shard I/N or --launcher, not both (a launcher chooses the shard)")
-        index, count = parse_shard(shard)
-        return Launch("shard", index, count)
+        parsed = Shard.parse(shard)
+        return Launch("shard", parsed.index, parsed.count)
     name, _, text = (launcher or "").partition(":")
     if launcher is None and _int_env(environ, "WORLD_SIZE", 1) > 1:
         name = "torchrun"
@@ -66,7 +66,7 @@ def resolve_launch(shard: Optional[str], launcher: Optional[str], environ: Mappi
         if count is None or index is None:
             raise ValueError("--launcher torchrun needs WORLD_SIZE and RANK in the environment: start the command "
                              "with torchrun --nproc_per_node N or accelerate launch")
-        index, count = check_shard(index, count)
+        Shard(index, count)  # checked: 0 <= RANK < WORLD_SIZE
         return Launch("torchrun", index, count, local_rank=_int_env(environ, "LOCAL_RANK", None))
     if name == "slurm":
         task = _int_env(environ, "SLURM_ARRAY_TASK_ID", None)
@@ -74,7 +74,8 @@ def resolve_launch(shard: Optional[str], launcher: Optional[str], environ: Mappi
         if task is None or count is None:
             raise ValueError("--launcher slurm needs SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT: submit the "
                              "command with sbatch --array=0-N")
-        index, count = check_shard(task - _int_env(environ, "SLURM_ARRAY_TASK_MIN", 0), count)
+        index = task - _int_env(environ, "SLURM_ARRAY_TASK_MIN", 0)
+        Shard(index, count)  # checked: 0 <= index < count
         return Launch("slurm", index, count)
     return Launch("ray", options=ray_options(text))
 

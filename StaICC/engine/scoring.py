@@ -15,6 +15,7 @@ from ..backends.base import Backend, BatchShapeError, FunctionBackend
 from ..errors import InferenceError, where
 from ..metrics import PredictionRows
 from .progress import progress_bar
+from .protocols import AnswerCache, ScoringBackend
 from ..requests import Answer, Request, label_answer
 from ..validation import is_int, is_real
 
@@ -122,7 +123,7 @@ def predicted_labels(predictions: Sequence[Prediction]) -> List[int]:
     return [p if isinstance(p, int) else argmax(p) for p in predictions]
 
 
-def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Optional[Any] = None,
+def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Optional[AnswerCache] = None,
                    progress: Optional[bool] = None, description: str = "",
                    counts: Optional[Dict[str, int]] = None, requests_per_call: Optional[int] = None) -> List[Answer]:
     """Answers for ``requests``, validated: the one place where a model is called.
@@ -151,12 +152,9 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
         cache.register_model(fingerprint, backend.identity())  # so the file says which model each entry is for
     bar = progress_bar(len(todo), description, progress)
     commits = _Commits(cache, fingerprint, requests, answers)
-    size = max(1, int(requests_per_call or getattr(backend, "requests_per_call", 1) or 1))
     try:
-        if _one_at_a_time(backend, size):
-            _ask_each(backend, requests, todo, answers, bar, commits, counts)
-        else:
-            _ask_in_calls(backend, requests, todo, size, answers, bar, commits, counts)
+        if todo:  # nothing to ask: the backend is not touched (one built on demand stays unbuilt)
+            _ask(backend, requests, todo, call_size(backend, requests_per_call), answers, bar, commits, counts)
     except BaseException as exc:
         commits.flush()
         _copy_duplicates(answers, duplicates)
@@ -167,6 +165,11 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     commits.flush()
     _copy_duplicates(answers, duplicates)
     return answers  # type: ignore[return-value]
+
+
+def call_size(backend: ScoringBackend, requests_per_call: Optional[int] = None) -> int:
+    """Requests per backend call: ``requests_per_call`` when given, else the backend's own (at least 1)."""
+    return max(1, int(requests_per_call or getattr(backend, "requests_per_call", 1) or 1))
 
 
 #: a one-at-a-time backend's answers are committed in groups: at most this many ...
@@ -204,7 +207,7 @@ class _Commits:
 
     __slots__ = ("cache", "fingerprint", "requests", "answers", "pending", "last")
 
-    def __init__(self, cache: Optional[Any], fingerprint: str, requests: Sequence[Request],
+    def __init__(self, cache: Optional[AnswerCache], fingerprint: str, requests: Sequence[Request],
                  answers: List[Optional[Answer]]) -> None:
         self.cache, self.fingerprint, self.requests, self.answers = cache, fingerprint, requests, answers
         self.pending: List[int] = []
@@ -224,6 +227,14 @@ class _Commits:
                              [self.answers[i] for i in self.pending])
             self.pending.clear()
         self.last = time.monotonic()
+
+
+def _ask(backend: Backend, requests: Sequence[Request], todo: List[int], size: int, answers: List[Optional[Answer]],
+         bar: Any, commits: "_Commits", counts: Dict[str, int]) -> None:
+    if _one_at_a_time(backend, size):
+        _ask_each(backend, requests, todo, answers, bar, commits, counts)  # type: ignore[arg-type]
+    else:
+        _ask_in_calls(backend, requests, todo, size, answers, bar, commits, counts)
 
 
 def _one_at_a_time(backend: Backend, size: int) -> bool:

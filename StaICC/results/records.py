@@ -77,7 +77,7 @@ class PlanRecords(RecordSequence):
         answer = self._answers[i]
         prediction = answer.prediction
         record = {"benchmark": plan.benchmark, "dataset": plan.dataset, "query_index": i,
-                  "pass": i // per_pass, "test_index": q % T, "repeat": q // T,
+                  "pass": i // per_pass, "test_index": plan.test_of(q), "repeat": q // T,
                   "demonstrations": list(plan.demonstrations[q]), "prompt_sha256": self.prompt_hashes()[i],
                   "label": self._work.truth[q], "prediction": self.rows()[i],
                   "predicted": prediction if isinstance(prediction, int) else argmax(prediction),

@@ -13,7 +13,7 @@ from ..sampling.demonstrations import Demonstrations
 from .accessors import OriginalAccessors
 from ..errors import warn_tampering
 from ..metrics import normal_metrics
-from ..engine.plan import RunPlan, Work, check_passes, plan_requests
+from ..engine.plan import RunPlan, Work, pass_sources, plan_requests
 from ..engine.preflight import check_experimentor
 from ..engine.procedures import Procedure
 from ..prompt import domain_query_generator, empty_query_generator, prompt_writter
@@ -127,6 +127,12 @@ class single_experimentor(OriginalAccessors):
         self.demonstrations.limit(count)
         self._tamper(f"limited to the first {count} test items")
 
+    def select_test_items(self, items: Sequence[int], description: str) -> None:
+        """Evaluate only test items ``items`` (distinct indexes, in this order), each with the rows it has in a
+        full run; ``description`` says which in the departures (a subset is not the standard)."""
+        self.demonstrations.select(items, dataset=self.dataset_name)
+        self._tamper(description)
+
     def test_count(self) -> int:
         return self.demonstrations.test_count()
 
@@ -134,10 +140,12 @@ class single_experimentor(OriginalAccessors):
     def plan(self) -> RunPlan:
         """The frozen description of what a run sends now."""
         rows = self.demonstrations.plan_rows()
-        return RunPlan(self.benchmark, self.dataset_name, self.test_count(), rows, tuple(self.procedure.passes()))
+        return RunPlan(self.benchmark, self.dataset_name, self.test_count(), rows, tuple(self.procedure.passes()),
+                       self.demonstrations.test_items)
 
     def requests(self):
-        return plan_requests(self.plan(), self.prompt_former)
+        plan = self.plan()
+        return plan_requests(plan, pass_sources(plan, self.prompt_former))
 
     def ground_truth(self) -> List[int]:
         return self.demonstrations.ground_truth()
@@ -154,14 +162,13 @@ class single_experimentor(OriginalAccessors):
         """This experimentor's share of a run, checked (every check before any inference) and frozen."""
         self.check_runnable()
         plan = self.plan()
-        check_passes(plan, self.prompt_former)
+        prompts = pass_sources(plan, self.prompt_former)  # a frozen copy: the writer may change afterwards
         departures = tuple(self.non_standard_settings())
         dataset = self.triplet_dataset.original_dataset
         if not getattr(dataset, "standard", True):
             departures += tuple(getattr(dataset, "departures", None) or ["custom dataset"])
-        return Work(self.benchmark, plan, self.prompt_former, self.prompt_former.snapshot(), self.procedure,
-                    dict(self.metrics), tuple(self.ground_truth()), departures,
-                    list(previous) if previous is not None else None)
+        return Work(self.benchmark, plan, prompts, self.procedure, dict(self.metrics), tuple(self.ground_truth()),
+                    departures, list(previous) if previous is not None else None)
 
     def execute(self, model=None, preentered: Optional[Sequence] = None, *, batched: bool = False, cache=None,
                 progress: Optional[bool] = None, previous: Optional[List] = None) -> Outcome:

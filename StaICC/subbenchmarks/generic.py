@@ -7,7 +7,7 @@ repeat count, averaging rule) and runs them.  The seven sub-benchmarks of the st
 """
 import platform
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..backends.base import Backend, as_backend
 from ..engine.cache_use import opened_cache
@@ -15,6 +15,7 @@ from ..datasets import Dataset, resolve_datasets, verify_datasets
 from .experimentor import single_experimentor
 from ..metrics import normal_metrics
 from ..engine.procedures import LabelNoiseProcedure, Procedure, SensitivityProcedure, TemplateProcedure
+from ..engine.selection import QuerySubset
 from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K, GLER_INTERPOLATIONS
@@ -127,7 +128,13 @@ class SubBenchmark:
             cls.averaging = staticmethod(AVERAGING[spec.averaging])
 
     def __init__(self, k: int = DEFAULT_K, noisy_channel: bool = False, metrics: Optional[Dict[str, Callable]] = None,
-                 datasets: Optional[Sequence[Any]] = None, *, retriever=None, progress: Optional[bool] = None) -> None:
+                 datasets: Optional[Sequence[Any]] = None, *, retriever=None, progress: Optional[bool] = None,
+                 test_items: Optional[QuerySubset] = None, retrievers: Optional[Mapping[str, Any]] = None,
+                 extra_metrics: Optional[Mapping[str, Mapping[str, Callable]]] = None) -> None:
+        """``test_items``: which test items each dataset evaluates (non-standard; see
+        :class:`~StaICC.engine.selection.QuerySubset`); ``retrievers``: a retriever per dataset name,
+        after ``retriever``; ``extra_metrics``: metrics added per dataset name.  All of them hold for
+        every rebuild (``re_initialize``)."""
         self._datasets: List[Dataset] = resolve_datasets(datasets)
         names = [d.name for d in self._datasets]
         duplicated = {n for n in names if names.count(n) > 1}
@@ -135,6 +142,8 @@ class SubBenchmark:
             raise ValueError(f"datasets appear twice in the benchmark: {sorted(duplicated)}")
         self._metrics = dict(metrics) if metrics is not None else None
         self.retriever = retriever
+        self.test_items, self.retrievers = test_items, dict(retrievers or {})
+        self.extra_metrics = {name: dict(m) for name, m in (extra_metrics or {}).items()}
         self.progress = progress
         self.last_partial_results: Dict[str, Any] = {}
         self.re_initialize(k, noisy_channel)
@@ -180,18 +189,34 @@ class SubBenchmark:
         if keep_prompter:
             for new, previous in zip(self._experimentors, old):
                 new.prompt_former.restore(previous.prompt_former.snapshot())
-        if self.retriever is not None:
-            for experimentor in self._experimentors:
-                experimentor.use_retriever(self.retriever)
+        for experimentor, dataset in zip(self._experimentors, self._datasets):
+            for retriever in (self.retriever, self.retrievers.get(dataset.name)):
+                if retriever is not None:
+                    experimentor.use_retriever(retriever)
+            if self.test_items is not None:
+                self._select(experimentor, dataset, self.test_items)
+            experimentor.metrics.update(self.extra_metrics.get(dataset.name, {}))
 
     def limit_test_items(self, count: int) -> None:
         """A smoke run: only the first ``count`` test items of each dataset (marked non-standard)."""
+        subset = QuerySubset.first(count)
         for experimentor, dataset in zip(self._experimentors, self._datasets):
-            experimentor.limit_test_items(count)
-            if self._metrics is None:  # consistency loops over the items evaluated
-                test_size = self.test_size_for(dataset)
-                limited = min(count, test_size) if test_size is not None else None
-                experimentor.metrics = dict(self.default_metrics(limited))
+            self._select(experimentor, dataset, subset)
+
+    def _select(self, experimentor: single_experimentor, dataset: Dataset, subset: QuerySubset) -> None:
+        """Evaluate the subset's test items of ``dataset``; the metrics are then those of that many items."""
+        available = len(experimentor.triplet_dataset.test)
+        items = subset.items_for(self.benchmark_name, dataset.name, experimentor.triplet_dataset.test.label_indexes())
+        if items is None:
+            return
+        experimentor.select_test_items(items, subset.departure(len(items), available))
+        if self._metrics is None:  # consistency loops over the items evaluated
+            experimentor.metrics = self.metrics_for_items(experimentor, dataset)
+
+    def metrics_for_items(self, experimentor: single_experimentor, dataset: Dataset) -> Dict[str, Callable]:
+        """The default metrics of a run over the experimentor's evaluated test items."""
+        test_size = self.test_size_for(dataset)
+        return dict(self.default_metrics(experimentor.test_count() if test_size is not None else None))
 
     # -- the original's accessors ---------------------------------------------------
     def __getitem__(self, index: int) -> single_experimentor:

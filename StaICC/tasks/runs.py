@@ -50,25 +50,16 @@ def model_choice(tasks: Sequence[Task], model: Optional[str], arguments: Dict[st
     return name, merged
 
 
-def apply_retrievers(part: Any, tasks: Sequence[Task]) -> None:
-    """Each task's retriever on its dataset's experimentor (after any rebuild of the experimentors)."""
-    by_name = {t.dataset.name: t for t in tasks}
-    for experimentor in part:
-        task = by_name.get(experimentor.dataset_name)
-        retriever = task.retriever() if task is not None else None
+def task_options(tasks: Sequence[Task]) -> Tuple[Dict[str, Any], Dict[str, Dict[str, Any]]]:
+    """What the tasks give the sub-benchmarks when they are built: (each task's retriever by dataset name,
+    the options of each sub-benchmark by name: Normal's extra metrics and evaluator, by dataset name)."""
+    retrievers = {}
+    for task in tasks:
+        retriever = task.retriever()
         if retriever is not None:
-            experimentor.use_retriever(retriever)
-
-
-def apply_metrics(part: Any, tasks: Sequence[Task]) -> None:
-    """Each task's extra metrics and evaluator on its dataset, in Normal (last: a limit resets the metrics)."""
-    if part.benchmark_name != "Normal":
-        return
-    by_name = {t.dataset.name: t for t in tasks}
-    for experimentor in part:
-        task = by_name.get(experimentor.dataset_name)
-        if task is not None:
-            experimentor.metrics.update(task.extra_metrics())
+            retrievers[task.dataset.name] = retriever
+    metrics = {task.dataset.name: task.extra_metrics() for task in tasks}
+    return retrievers, {"Normal": {"extra_metrics": metrics}}
 
 
 def provenance(tasks: Sequence[Task]) -> List[Dict[str, Any]]:

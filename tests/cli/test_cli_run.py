@@ -90,6 +90,8 @@ def test_run_uses_and_reports_the_cache(tmp_path):
     (["--log-samples"], "--log-samples needs --output-dir"),
     (["--output-dir", "/proc/staicc-cannot-write"], "cannot write to the output directory"),
     (["--benchmarks", "GLER", "--noisy-channel"], "GLER does not support noisy-channel prompts"),
+    (["--shard", "0/100000000", "--cache", "never-written.sqlite", "--datasets", "0"],
+     "the run has 1024 queries, so it can be split into at most 1024 shards"),
 ])
 def test_argument_errors_are_one_line_and_exit_2(args, message):
     done = staicc("run", *args, check=False)
@@ -97,3 +99,14 @@ def test_argument_errors_are_one_line_and_exit_2(args, message):
     assert done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("staicc: error: ") and message in lines[0], done.stderr
+
+
+def test_a_plain_run_imports_only_what_it_uses():
+    """``staicc run`` without tasks reads no task file and computes no statistic: neither package is imported."""
+    code = ("import sys\nfrom StaICC.cli import main\nassert main(['run', '--datasets', '0', '--limit', '10', "
+            "'--no-progress']) == 0\nprint(sorted(m for m in sys.modules if m.startswith(('StaICC.stats', "
+            "'StaICC.tasks', 'StaICC.report.commands', 'StaICC.cache', 'StaICC.methods.calibration'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
