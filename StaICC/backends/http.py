@@ -161,13 +161,18 @@ def split_credentials(url: str) -> Tuple[str, Optional[str]]:
 
 
 def _url_secrets(url: str) -> List[str]:
-    """The password of the URL's user info and the values of its secret-named query parameters."""
+    """The password of the URL's user info and the values of its secret-named query and path parameters."""
     parts = urllib.parse.urlsplit(url)
     found = []
     if "@" in parts.netloc:
         info = parts.netloc.rpartition("@")[0]
         found.append(urllib.parse.unquote(info.partition(":")[2]))
     found += [value for name, value in urllib.parse.parse_qsl(parts.query) if is_secret_name(name)]
+    for segment in parts.path.split("/"):  # path parameters: /v1;access_token=X
+        for parameter in segment.split(";")[1:]:
+            name, _, value = parameter.partition("=")
+            if is_secret_name(name):
+                found.append(urllib.parse.unquote(value))
     return [value for value in found if value]
 
 
