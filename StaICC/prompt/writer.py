@@ -145,11 +145,13 @@ class prompt_writter:
         self._set("label space changed", label_space=self._checked_label_space(space))
 
     def _checked_label_space(self, space: Sequence[str]) -> Tuple[str, ...]:
-        """One distinct word per label of the dataset: a repeated word makes predictions ambiguous."""
+        """One distinct word per label of the dataset, in label order; words beyond them are distractors that
+        the model may choose but no item has (as in the original).  A repeated word makes predictions ambiguous."""
         name = self.triplet_dataset.name
         expected = len(self.triplet_dataset.demonstration.label_space)
-        if len(space) != expected:
-            raise ValueError(f"the label space needs {expected} words (one per label of {name!r}), got {len(space)}")
+        if len(space) < expected:
+            raise ValueError(f"the label space needs at least {expected} words (one per label of {name!r}), "
+                             f"got {len(space)}")
         return tuple(check_label_space(space, at=f" (dataset {name!r})"))
 
     def set_label_wrong_rate(self, rate: float) -> None:
