@@ -153,12 +153,12 @@ def redact_command(argv: Iterable[Any]) -> List[Any]:
 
 
 def _redact_pairs(text: str, always: bool = False) -> str:
-    """Secret-named ``name=value`` pairs with the value masked: always in a query string or a path
-    parameter (after ``?``, ``&`` or ``;``, or anywhere with ``always``), elsewhere only when the
+    """Secret-named ``name=value`` pairs with the value masked: always in a query string, a fragment or a
+    path parameter (after ``?``, ``&``, ``#`` or ``;``, or anywhere with ``always``), elsewhere only when the
     value is long enough to be a key (so that a message such as "expected key=value" stays readable)."""
     def mask(match: "re.Match[str]") -> str:
         before = text[match.start() - 1] if match.start() else ""
         secret = is_secret_name(match.group("name")) and \
-            (always or before in ("?", "&", ";") or len(match.group("value")) >= MIN_SECRET_LENGTH)
+            (always or before in ("?", "&", ";", "#") or len(match.group("value")) >= MIN_SECRET_LENGTH)
         return match.group("name") + "=" + MASK if secret else match.group(0)
     return _PAIR.sub(mask, text)

@@ -152,7 +152,7 @@ class _Reader:
             if answered is None:
                 raise ValueError(f"custom_id {custom_id}: the response body names no model; a Batch result must "
                                  "say which model answered")
-            raise ValueError(f"custom_id {custom_id} was answered by model {shown_text(answered, 80)}, but the "
+            raise ValueError(f"custom_id {custom_id} was answered by model {shown_text(answered, 80)!r}, but the "
                              f"export asked {self.backend.model!r}: another model's answers are not stored as this "
                              "model's")
         value = self.value(entry, body)
