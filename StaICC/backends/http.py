@@ -78,7 +78,7 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
     handler knows no 308, which would otherwise surface as a bare HTTP error.
     """
 
-    def _refuse(self, req: Any, fp: Any, code: int, msg: str, headers: Any) -> None:
+    def _refuse(self, req: Any, fp: Any, code: int, _msg: str, headers: Any) -> None:
         location = (headers.get("Location") or headers.get("URI") or "") if headers else ""
         fp.close()
         raise _Redirected(code, urllib.parse.urljoin(req.full_url, location))
@@ -115,10 +115,8 @@ class _Watchdog:
 
 
 def _shutdown(sock: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 def _watched(base: type, watchdog: _Watchdog) -> type:
@@ -223,7 +221,7 @@ class JSONClient:
         self.secrets = [s for s in secrets if s] + _url_secrets(base_url) + ([basic.split(" ", 1)[1]] if basic else [])
         for secret in self.secrets:
             register_secret(secret)  # so that the command line's error printer redacts them too
-        self.hint = hint or (lambda status: "")
+        self.hint = hint or (lambda _status: "")
 
     def redact(self, text: str) -> str:
         return redact_text(text, self.secrets)

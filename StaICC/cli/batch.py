@@ -30,7 +30,7 @@ def add_batch_parser(sub: Any) -> None:
     add_selection_arguments(imports)
     imports.add_argument("--cache", required=True, metavar="FILE", help="the cache that receives the answers")
     imports.set_defaults(func=import_command)
-    p.set_defaults(func=lambda args: (_ for _ in ()).throw(ArgumentError("batch needs a command: export or import")))
+    p.set_defaults(func=lambda _args: (_ for _ in ()).throw(ArgumentError("batch needs a command: export or import")))
 
 
 def _planned(args: argparse.Namespace) -> Tuple[Any, List[Any]]:

@@ -18,7 +18,7 @@ def add_cache_parser(sub: Any) -> None:
     merge.add_argument("output", metavar="OUT", help="the merged cache")
     merge.add_argument("inputs", metavar="IN", nargs="+", help="caches to merge (for example CACHE.shard-*-of-N)")
     merge.set_defaults(func=merge_command)
-    p.set_defaults(func=lambda args: (_ for _ in ()).throw(ArgumentError("cache needs a command: merge")))
+    p.set_defaults(func=lambda _args: (_ for _ in ()).throw(ArgumentError("cache needs a command: merge")))
 
 
 def merge_command(args: argparse.Namespace) -> int:

@@ -61,7 +61,7 @@ def _read_text(path: Union[str, "os.PathLike[str]"]) -> Tuple[str, str]:
     return path, text
 
 
-def _jsonl_records(path: str, text: str, locator: _Locator) -> Iterator[Tuple[int, Any]]:
+def _jsonl_records(_path: str, text: str, locator: _Locator) -> Iterator[Tuple[int, Any]]:
     for number, line in enumerate(text.split("\n"), start=1):  # not splitlines(): texts may hold U+2028
         if not line.strip():
             continue

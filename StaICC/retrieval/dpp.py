@@ -96,7 +96,7 @@ class DPPRetriever(Retriever):
         return {**self.space.describe(), "candidates": self.candidates, "scale_factor": self.scale_factor,
                 "order": self.order, **super()._parameters()}
 
-    def _select(self, demo_texts, demo_labels, query_texts, k, banned):
+    def _select(self, demo_texts, _demo_labels, query_texts, k, banned):
         if not k:
             return [[] for _ in query_texts]
         self.space.index(demo_texts)

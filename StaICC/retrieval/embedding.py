@@ -31,7 +31,7 @@ class EmbeddingTopKRetriever(Retriever):
     def _parameters(self):
         return {**self.space.describe(), "order": self.order, **super()._parameters()}
 
-    def _select(self, demo_texts, demo_labels, query_texts, k, banned):
+    def _select(self, demo_texts, _demo_labels, query_texts, k, banned):
         if not k:
             return [[] for _ in query_texts]
         self.space.index(demo_texts)

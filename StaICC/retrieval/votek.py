@@ -116,7 +116,7 @@ class VoteKRetriever(Retriever):
         neighbours = nearest_others(self.space.vectors, self.votek_k, self.space.backend, self.progress)
         return votek_ranking(vote_graph(neighbours), self.overlap_threshold, self.seed)
 
-    def _select(self, demo_texts, demo_labels, query_texts, k, banned):
+    def _select(self, demo_texts, _demo_labels, query_texts, k, banned):
         if not k:
             return [[] for _ in query_texts]
         ranking = self.ranking(demo_texts)

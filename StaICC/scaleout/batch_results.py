@@ -129,21 +129,22 @@ class _Reader:
 
     def read(self, path: str) -> None:
         try:
-            handle = open(path, "rb")
+            with open(path, "rb") as handle:
+                self._read_lines(path, handle)
         except OSError as exc:
             self.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
-            return
-        with handle:
-            for number, text, error in result_lines(handle, self.max_line_bytes):
-                where = f"{path}:{number}"
-                if error is None and not text.strip():
-                    continue
-                try:
-                    if error is not None:
-                        raise ValueError(error)
-                    self.keep(where, *result_body(text))
-                except (ValueError, TypeError, RuntimeError) as exc:
-                    self.errors.append(f"{where}: {' '.join(str(exc).split())[:400]}")
+
+    def _read_lines(self, path: str, handle: IO[bytes]) -> None:
+        for number, text, error in result_lines(handle, self.max_line_bytes):
+            where = f"{path}:{number}"
+            if error is None and not text.strip():
+                continue
+            try:
+                if error is not None:
+                    raise ValueError(error)
+                self.keep(where, *result_body(text))
+            except (ValueError, TypeError, RuntimeError) as exc:
+                self.errors.append(f"{where}: {' '.join(str(exc).split())[:400]}")
 
     def keep(self, where: str, custom_id: str, body: Dict[str, Any]) -> None:
         entry = self.entry(custom_id)

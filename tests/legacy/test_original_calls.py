@@ -68,7 +68,7 @@ def test_a_label_space_with_a_distractor_word_runs_as_in_the_original():
 
 def test_a_row_with_a_negative_entry_that_sums_to_1_is_logits():
     bench = Normal(datasets=["TREC"])
-    result, _ = bench[0].auto_run(lambda prompt, label_space: [1.0, 0.0, 1.0, -1.0, 0.0, 0.0])
+    result, _ = bench[0].auto_run(lambda prompt, label_space: [1.0, 0.0, 1.0, -1.0, 0.0, 0.0])  # noqa: ARG005
     assert result == {"accuracy": 0.009765625, "averaged_truelabel_likelihood": 0.1409502359902645,
                       "macro_F1": 0.0032237266279819474, "expected_calibration_error_1": 0.29897415537848265}
 

@@ -115,9 +115,9 @@ def _half_echo(body):
 
 
 def test_an_echo_covering_half_the_prompt_plus_a_generated_token_is_refused():
-    with ScriptedServer([(200, _half_echo, 0)]) as server:
-        with pytest.raises(MissingLogprobsError, match=r"covering only the first \d+ of the prompt's \d+ characters"):
-            backend(server.base_url).score([Request(PROMPT, LABELS)])
+    partial = r"covering only the first \d+ of the prompt's \d+ characters"
+    with ScriptedServer([(200, _half_echo, 0)]) as server, pytest.raises(MissingLogprobsError, match=partial):
+        backend(server.base_url).score([Request(PROMPT, LABELS)])
 
 
 def test_an_echo_skipping_the_middle_of_the_prompt_is_refused():
@@ -126,9 +126,9 @@ def test_an_echo_skipping_the_middle_of_the_prompt_is_refused():
         answer = completion_with_logprobs(text, [("", None), ("Review", -2.0), (text[20:], -1.0)])
         answer["choices"][0]["logprobs"]["text_offset"][2] = 20
         return answer
-    with ScriptedServer([(200, skipping, 0)]) as server:
-        with pytest.raises(MissingLogprobsError, match=r"skip characters 6\.\.20"):
-            backend(server.base_url).score([Request(PROMPT, LABELS)])
+    skipped = r"skip characters 6\.\.20"
+    with ScriptedServer([(200, skipping, 0)]) as server, pytest.raises(MissingLogprobsError, match=skipped):
+        backend(server.base_url).score([Request(PROMPT, LABELS)])
 
 
 def test_trimmed_offsets_of_a_real_tokenizer_are_accepted():
@@ -169,9 +169,8 @@ def test_a_503_is_still_retried_and_then_answered():
 
 
 def test_a_missing_tokenize_says_the_server_lacks_it_not_that_base_url_is_wrong():
-    with ScriptedServer([(404, {"error": {"message": "Not Found"}}, 0)]) as server:
-        with pytest.raises(APIError) as info:
-            backend(server.base_url, label_logprobs="on", scoring="first_token").score([Request(PROMPT, LABELS)])
+    with ScriptedServer([(404, {"error": {"message": "Not Found"}}, 0)]) as server, pytest.raises(APIError) as info:
+        backend(server.base_url, label_logprobs="on", scoring="first_token").score([Request(PROMPT, LABELS)])
     message = str(info.value)
     assert "/tokenize" in message and "keep base_url as it is" in message and "label_logprobs=off" in message
     assert "it usually ends in /v1" not in message
