@@ -13,6 +13,7 @@ from typing import Any, List, Optional, Tuple
 from . import diagnoses, plots
 from .notices import run_notices
 from .tables import Cell, Table, _cell_text, comparison_tables, run_tables
+from ..results.safe_files import write_bytes
 
 _STYLE = """
 body { font-family: sans-serif; margin: 2em; color: #222; max-width: 1400px; }
@@ -67,8 +68,7 @@ class _Figures:
         if self.directory:
             for fmt, data in (("png", png), ("svg", plots.figure_bytes(fig, "svg"))):
                 path = os.path.join(self.directory, f"{name}.{fmt}")
-                with open(path, "wb") as fh:
-                    fh.write(data)
+                write_bytes(path, data)  # the package's one way to write a file: never through a link
                 self.written.append(path)
         plots.close(fig)
         encoded = base64.b64encode(png).decode("ascii")
