@@ -47,7 +47,7 @@ def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., i
             paths = launchers.run_ray_shards(args.argv, args.cache, launch.options)
         except ValueError as exc:
             raise ArgumentError(str(exc)) from None
-        except launchers.RayConnectionError as exc:  # nothing ran: say so, and how to connect
+        except (launchers.RayConnectionError, ImportError) as exc:  # nothing ran: say so (and how to connect)
             print(f"staicc: error: {one_line(str(exc))}", file=sys.stderr)
             return 1
         except Exception as exc:  # a task that failed after its retries: Ray's own error types
