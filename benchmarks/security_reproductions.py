@@ -10,7 +10,6 @@ in a row is a failure.  The full-suite export's peak memory is measured in a chi
 """
 import argparse
 import contextlib
-import http.server
 import io
 import json
 import os
@@ -19,14 +18,15 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-PROMPT = "Review: fine. Sentiment:"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hostile_server import Hostile, caught, openai  # noqa: E402
+
 ROWS = []
 
 
@@ -48,78 +48,6 @@ def one_line(code, err):
     lines = [line for line in err.strip().splitlines() if line.startswith("staicc: error:")] or err.strip().splitlines()
     trace = " TRACEBACK" if "Traceback" in err else ""
     return f"exit {code}, {len(err.strip().splitlines())} stderr line(s){trace}: {(lines or [''])[-1][:150]}"
-
-
-class Hostile(http.server.ThreadingHTTPServer):
-    """A hostile OpenAI-compatible server; ``mode`` says how it answers every POST."""
-
-    daemon_threads = True
-
-    def __init__(self, mode):
-        self.mode, self.stop = mode, threading.Event()
-        super().__init__(("127.0.0.1", 0), _Handler)
-        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
-        self.base_url = f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.shutdown()
-        self.server_close()
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def _json(self, status, payload):
-        raw = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        mode = self.server.mode
-        try:
-            if mode.startswith("drip"):
-                self.send_response(int(mode[4:]))
-                self.send_header("Content-Length", "100000")
-                self.end_headers()
-                while not self.server.stop.wait(0.5):
-                    self.wfile.write(b"x")
-                    self.wfile.flush()
-            elif mode == "big_answer":
-                self._json(200, {"model": "m", "choices": [{"message": {"content": "positive " * 25000}}]})
-            elif mode == "half_echo":
-                text = body["prompt"]
-                self._json(200, {"model": "m", "choices": [{"text": text + "!", "logprobs": {
-                    "tokens": ["", text[:len(text) // 2], "!"], "token_logprobs": [None, -1.0, -0.1],
-                    "text_offset": [0, 0, len(text)]}}]})
-            elif mode == "tokenize404":
-                self._json(404, {"error": {"message": "Not Found"}})
-            else:
-                self._json(200, {"model": "m", "choices": [{"message": {"content": "positive"}}]})
-        except OSError:
-            pass
-
-
-def openai(base_url, **extra):
-    from StaICC.backends.registry import make_backend
-    arguments = {"base_url": base_url, "model": "m", "concurrency": "1", "timeout": "30"}
-    arguments.update(extra)
-    return make_backend("openai", **arguments)
-
-
-def caught(function):
-    from StaICC.requests import Request
-    try:
-        return f"answered {function(Request(PROMPT, ('negative', 'positive')))}"
-    except Exception as exc:  # the outcome to print: a clear error, one line
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
 
 
 # ---------------------------------------------------------------------------- hangs
