@@ -243,9 +243,9 @@ class OpenAIBackend(ScoringModes, Backend):
         keep = range(prompt_tokens)
         for k in keep:
             if values[k] is not None and (isinstance(values[k], bool) or not isinstance(values[k], (int, float))):
-                raise MissingLogprobsError(f"{where} returned a non-numeric log-probability {values[k]!r}.")
-            if values[k] is not None and not (math.isfinite(values[k]) and values[k] <= MAX_LOGPROB):
-                raise MissingLogprobsError(f"{where} returned the impossible log-probability {values[k]!r} for the "
+                raise MissingLogprobsError(f"{where} returned a non-numeric log-probability {repr(values[k])[:40]}.")
+            if values[k] is not None and not (_finite(values[k]) and values[k] <= MAX_LOGPROB):
+                raise MissingLogprobsError(f"{where} returned the impossible log-probability {repr(values[k])[:40]} for the "
                                            f"token at offset {offsets[k]} (a log-probability is finite and <= 0)")
         return tokens[:prompt_tokens], values[:prompt_tokens], offsets[:prompt_tokens]
 
@@ -353,6 +353,14 @@ def _check_coverage(where: str, tokens: List[Any], offsets: List[Any], text: str
         raise MissingLogprobsError(f"{where} returned log-probabilities covering only the first {covered} of "
                                    f"the prompt's {len(text)} characters; the label's tokens are missing")
     return count
+
+
+def _finite(value: Any) -> bool:
+    """Whether a number is finite as a float (an integer of thousands of digits is not: it cannot be one)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _token_end(offsets: List[int], k: int, length: int) -> int:

@@ -193,7 +193,8 @@ def test_the_cli_round_trip_refuses_another_model_and_conflicts(tmp_path):
 # ---------------------------------------------------------------------------- fuzz
 HOSTILE = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=12),
-    st.sampled_from([10 ** 5000, "9" * 5000, -1, 2 ** 63, float("inf"), "", [], {}, "other-model", "m-2024-01-01",
+    st.sampled_from([10 ** 5000, -(10 ** 4000), "9" * 5000, -1, 2 ** 63, float("inf"), "", [], {}, "other-model",
+                     "m-2024-01-01",
                      [[[[[[]]]]]], {"a": {"b": {"c": []}}}]),
     st.lists(st.integers(), max_size=4))
 
