@@ -44,7 +44,7 @@ from .base import Backend
 from . import openai_labels
 from .generative import AnswerMapper, ScoringModes, answer_instruction, default_messages
 from .http import MAX_BACKOFF_SECONDS, RETRY_STATUSES, APIError, JSONClient, Limits  # noqa: F401  (re-exported)
-from .secrets import redact_text, redact_url, register_secret
+from .secrets import redact_prefix, redact_text, redact_url, register_secret
 from .scores import answers_from_scores
 from .thinking import THINKING_ARGS, ThinkingRule, with_reasoning
 
@@ -112,17 +112,18 @@ class OpenAIBackend(ScoringModes, Backend):
         secrets = [self._api_key] if self._api_key else []
         self.client = JSONClient(address, headers=headers, secrets=secrets, hint=self._hint, limits=limits)
         self.root_client = JSONClient(openai_labels.server_root(address), headers=headers, secrets=secrets,
-                                      hint=self._hint, limits=limits)
+                                      hint=self._root_hint, limits=limits)
         self._pool: Optional[ThreadPoolExecutor] = None
         self._lock = threading.Lock()
         self._offers_label_tokens: Optional[bool] = None
         self._token_ids: Dict[Tuple[str, bool], List[int]] = {}
 
     # ------------------------------------------------------------------ HTTP
-    def post(self, path: str, body: Dict[str, Any], *, root: bool = False) -> Dict[str, Any]:
+    def post(self, path: str, body: Dict[str, Any], *, root: bool = False, read: Any = None) -> Any:
         """POST JSON to ``base_url + path`` (the server root + path with ``root``, for ``/tokenize``)
-        through the limited client (:mod:`StaICC.backends.http`)."""
-        return (self.root_client if root else self.client).post(path, body)
+        through the limited client (:mod:`StaICC.backends.http`); ``read`` runs on the answer within
+        the request's deadline."""
+        return (self.root_client if root else self.client).post(path, body, read)
 
     def _hint(self, status: int) -> str:
         if status in (401, 403):
@@ -132,8 +133,20 @@ class OpenAIBackend(ScoringModes, Backend):
             return f" (check base_url={self.base_url!r}; it usually ends in /v1)"
         return ""
 
+    def _root_hint(self, status: int) -> str:
+        """Advice for the server-root endpoint (``/tokenize``): a 404 there says the server lacks it, not
+        that base_url is wrong."""
+        if status == 404:
+            root = redact_url(openai_labels.server_root(self.base_url))
+            return (f" (the server offers no /tokenize at {root}/tokenize, where vLLM serves it beside /v1; "
+                    "keep base_url as it is and use label_logprobs=off or auto, or a server that has it)")
+        return self._hint(status)
+
     def _redact(self, text: str) -> str:
         return redact_text(text, [self._api_key] if self._api_key else [])
+
+    def _redact_shown(self, text: str, limit: int) -> str:
+        return redact_prefix(text, limit, [self._api_key] if self._api_key else [])
 
     def _map(self, function: Any, items: List[Any]) -> List[Any]:
         """``function`` over ``items`` with at most ``concurrency`` requests in flight, in order."""
@@ -232,26 +245,21 @@ class OpenAIBackend(ScoringModes, Backend):
         echoed_text = choices[0].get("text")
         if isinstance(echoed_text, str) and not echoed_text.startswith(text):
             raise MissingLogprobsError(f"{where} did not echo the prompt (echo=true ignored)." + hint)
-        keep = [k for k, offset in enumerate(offsets) if isinstance(offset, int) and offset < len(text)]
-        if len(keep) != len(offsets) and len(keep) < len(offsets) - 1:
-            raise MissingLogprobsError(f"{where} returned text offsets that do not fit the prompt." + hint)
-        if not keep:
-            raise MissingLogprobsError(f"{where} returned no log-probability for the prompt's tokens." + hint)
+        prompt_tokens = _check_coverage(where, tokens, offsets, text, hint)
+        keep = range(prompt_tokens)
         for k in keep:
             if values[k] is not None and (isinstance(values[k], bool) or not isinstance(values[k], (int, float))):
-                raise MissingLogprobsError(f"{where} returned a non-numeric log-probability {values[k]!r}.")
-            if values[k] is not None and not (math.isfinite(values[k]) and values[k] <= MAX_LOGPROB):
-                raise MissingLogprobsError(f"{where} returned the impossible log-probability {values[k]!r} for the "
+                raise MissingLogprobsError(f"{where} returned a non-numeric log-probability {repr(values[k])[:40]}.")
+            if values[k] is not None and not (_finite(values[k]) and values[k] <= MAX_LOGPROB):
+                raise MissingLogprobsError(f"{where} returned the impossible log-probability {repr(values[k])[:40]} for the "
                                            f"token at offset {offsets[k]} (a log-probability is finite and <= 0)")
-        _check_coverage(where, [tokens[k] for k in keep], [offsets[k] for k in keep], len(text),
-                        generated=len(keep) < len(offsets))
-        return [tokens[k] for k in keep], [values[k] for k in keep], [offsets[k] for k in keep]
+        return tokens[:prompt_tokens], values[:prompt_tokens], offsets[:prompt_tokens]
 
     def generate_one(self, request: Request) -> Tuple[str, Optional[int]]:
         """One greedy answer (chat completions with ``chat``, else completions) and its thinking tokens."""
         path, body = self.generation_request(request)
-        response = self.post(path, body)
-        return self.generated_text(response, path), reasoning_tokens(response)
+        return self.post(path, body, read=lambda response: (self.generated_text(response, path),
+                                                            reasoning_tokens(response)))
 
     def generation_request(self, request: Request) -> Tuple[str, Dict[str, Any]]:
         """(path, body) of the greedy answer to ``request``: chat completions with ``chat``, else completions."""
@@ -280,7 +288,7 @@ class OpenAIBackend(ScoringModes, Backend):
             reasoning = _reasoning(choice["message"]) if self.chat else None
         except (KeyError, IndexError, TypeError):
             raise APIError(f"{self.base_url}{path} returned no generated text in choices[0]: "
-                           f"{self._redact(json.dumps(response)[:200])}") from None
+                           f"{self._redact_shown(json.dumps(response), 200)}") from None
         # a reasoning parser leaves content null while the thinking section is unfinished
         finished = text is not None or choice.get("finish_reason") != "length"
         if text is None:
@@ -347,20 +355,46 @@ def scoring_jobs(requests: Sequence[Request]) -> List[Tuple[int, str, Optional[s
 MAX_LOGPROB = 1e-6
 
 
-def _check_coverage(where: str, tokens: List[Any], offsets: List[int], length: int, generated: bool) -> None:
-    """The echoed tokens must cover the whole prompt, in order: a partial echo would score a label on
-    tokens that are not the label's (silently uniform or wrong probabilities)."""
+def _check_coverage(where: str, tokens: List[Any], offsets: List[Any], text: str, hint: str) -> int:
+    """How many echoed tokens are the prompt's, once they are shown to cover all of it, in order.
+
+    A partial echo would score a label on tokens that are not the label's (silently uniform or
+    wrong probabilities), so: offsets are integers in order, the prompt's tokens (offset before
+    the prompt's end) are strings that leave no uncovered character but whitespace between
+    them (some servers trim a token's leading space from its offset), the last of them reaches
+    the prompt's end, and at most one token (the one ``max_tokens=1`` generated) follows.
+    """
+    if not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets):
+        raise MissingLogprobsError(f"{where} returned text offsets that are not character positions." + hint)
     if any(b < a for a, b in zip(offsets, offsets[1:])):
         raise MissingLogprobsError(f"{where} returned text offsets out of order; the echoed tokens do not "
                                    "follow the prompt")
-    if offsets[0] > 0:
-        raise MissingLogprobsError(f"{where} returned log-probabilities starting at character {offsets[0]}, "
-                                   "not at the prompt's start")
-    last = tokens[-1]
-    reaches_end = generated or (isinstance(last, str) and offsets[-1] + len(last) >= length)
-    if not reaches_end:
-        raise MissingLogprobsError(f"{where} returned log-probabilities covering only the first {offsets[-1]} of "
-                                   f"the prompt's {length} characters; the label's tokens are missing")
+    count = sum(1 for offset in offsets if offset < len(text))
+    if not count:
+        raise MissingLogprobsError(f"{where} returned no log-probability for the prompt's tokens." + hint)
+    if len(offsets) - count > 1:
+        raise MissingLogprobsError(f"{where} returned {len(offsets) - count} tokens after the prompt's end; "
+                                   "max_tokens=1 generates one: the offsets do not fit the prompt." + hint)
+    if not all(isinstance(token, str) for token in tokens[:count]):
+        raise MissingLogprobsError(f"{where} returned echoed tokens that are not strings." + hint)
+    covered = 0
+    for token, offset in zip(tokens[:count], offsets[:count]):
+        if text[covered:offset].strip():
+            raise MissingLogprobsError(f"{where} returned log-probabilities that skip characters {covered}.."
+                                       f"{offset} of the prompt; the echoed tokens must cover all of it." + hint)
+        covered = max(covered, offset + len(token))
+    if text[covered:].strip():
+        raise MissingLogprobsError(f"{where} returned log-probabilities covering only the first {covered} of "
+                                   f"the prompt's {len(text)} characters; the label's tokens are missing")
+    return count
+
+
+def _finite(value: Any) -> bool:
+    """Whether a number is finite as a float (an integer of thousands of digits is not: it cannot be one)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _token_end(offsets: List[int], k: int, length: int) -> int:

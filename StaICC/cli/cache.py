@@ -1,6 +1,7 @@
 """``staicc cache merge OUT IN...``: one prediction cache from several (the shard caches of a split run)."""
 import argparse
 import os
+import sqlite3
 import sys
 from typing import Any
 
@@ -17,7 +18,7 @@ def add_cache_parser(sub: Any) -> None:
     merge.add_argument("output", metavar="OUT", help="the merged cache")
     merge.add_argument("inputs", metavar="IN", nargs="+", help="caches to merge (for example CACHE.shard-*-of-N)")
     merge.set_defaults(func=merge_command)
-    p.set_defaults(func=lambda args: (_ for _ in ()).throw(ArgumentError("cache needs a command: merge")))
+    p.set_defaults(func=lambda _args: (_ for _ in ()).throw(ArgumentError("cache needs a command: merge")))
 
 
 def merge_command(args: argparse.Namespace) -> int:
@@ -33,6 +34,11 @@ def merge_command(args: argparse.Namespace) -> int:
         return 1
     except ValueError as exc:
         raise ArgumentError(str(exc)) from None
+    except (sqlite3.Error, OSError) as exc:  # a full disk, a file-size limit, a read-only folder
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        print(f"staicc: error: cannot write the merged cache {args.output}: {reason}; nothing was merged (the "
+              "inputs are unchanged): make room and run the same command again", file=sys.stderr)
+        return 1
     print(f"merged {len(args.inputs)} caches into {args.output}: {counts['read']} answers read, "
           f"{counts['added']} added, {counts['equal']} already there, {counts['models']} model(s)")
     return 0

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ..engine.selection import Shard
+from ..errors import StaICCError
 
 LAUNCHERS = ("torchrun", "slurm", "ray")
 #: seconds the torchrun ranks wait at the barrier for the slowest shard
@@ -236,8 +237,11 @@ def run_ray_shards(argv: Sequence[str], cache: str, options: Mapping[str, str]) 
     address = options.get("address")
     started = not ray.is_initialized()
     if started:
-        ray.init(address=address, runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}}
-                 if address is None else None, log_to_driver=True)
+        try:
+            ray.init(address=address, runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}}
+                     if address is None else None, log_to_driver=True)
+        except Exception as exc:  # Ray's own error types; nothing has run yet
+            raise RayConnectionError(_connection_message(address, exc)) from None
     try:
         num_gpus = float(options.get("num_gpus", 0))
         count = int(options["shards"]) if "shards" in options else _default_shards(ray, num_gpus)
@@ -249,6 +253,20 @@ def run_ray_shards(argv: Sequence[str], cache: str, options: Mapping[str, str]) 
         if started:
             ray.shutdown()
     return shard_cache_paths(cache, count)
+
+
+class RayConnectionError(StaICCError, RuntimeError):
+    """Ray could not connect to its cluster (or start one): no shard ran."""
+
+
+def _connection_message(address: Optional[str], exc: BaseException) -> str:
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if address is None:
+        return f"--launcher ray: cannot start a local Ray cluster: {reason}; no shard ran"
+    return (f"--launcher ray: cannot connect to the Ray cluster at {address}: {reason}; no shard ran. A cluster "
+            "started with token authentication (RAY_AUTH_MODE=token) needs its token in this process's environment: "
+            "RAY_AUTH_MODE=token RAY_AUTH_TOKEN=<token> (or RAY_AUTH_TOKEN_PATH=<file>); check the address with "
+            f"ray status --address {address}")
 
 
 def _default_shards(ray: Any, num_gpus: float) -> int:

@@ -47,6 +47,9 @@ def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., i
             paths = launchers.run_ray_shards(args.argv, args.cache, launch.options)
         except ValueError as exc:
             raise ArgumentError(str(exc)) from None
+        except (launchers.RayConnectionError, ImportError) as exc:  # nothing ran: say so (and how to connect)
+            print(f"staicc: error: {one_line(str(exc))}", file=sys.stderr)
+            return 1
         except Exception as exc:  # a task that failed after its retries: Ray's own error types
             print(f"staicc: error: a Ray shard failed after its retries: {one_line(_ray_cause(exc))}; the answers "
                   f"given so far are in {one_line(args.cache)}.shard-*; run the same command to resume", file=sys.stderr)

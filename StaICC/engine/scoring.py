@@ -68,11 +68,7 @@ def check_output(output: Any, label_count: int, dataset: Optional[str], query_in
         if not math.isfinite(value):
             raise ValueError(f"the inference returned a non-finite score {value}{at}; NaN and inf are not allowed")
         row.append(value)
-    if -label_count <= min(row) < 0 and max(row) <= 1 and abs(math.fsum(row) - 1) <= 1e-6:
-        # a row in [-n, 1] cannot overflow fsum; a more negative entry cannot sum to 1 with entries <= 1
-        raise ValueError(f"the inference returned {row}{at}: it sums to 1 like probabilities but has a "
-                         "negative entry; return probabilities in [0, 1] or unnormalised logits")
-    return row
+    return row  # a row with a negative entry is logits, even when it sums to 1, as in the original
 
 
 class _Where:

@@ -245,8 +245,12 @@ def linear_regression(x: Sequence[float], y: Sequence[float]) -> Tuple[float, fl
     if len(x) != len(y):
         raise ValueError(f"x and y should have the same length: {len(x)} and {len(y)}")
     n = len(x)
+    if n < 2:
+        raise ValueError(f"linear_regression needs at least 2 points, got {n}")
     sx, sy = sequential_sum(x), sequential_sum(y)
     sxx = sequential_sum(v * v for v in x)
     sxy = sequential_sum(a * b for a, b in zip(x, y))
+    if n * sxx - sx * sx == 0:
+        raise ValueError("linear_regression: every x is the same value, so the line has no slope")
     slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)
     return slope, (sy - slope * sx) / n

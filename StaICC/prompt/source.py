@@ -28,11 +28,13 @@ def with_label_wrong_rate(template: Template, rate: float) -> Template:
 
 
 def checked_label_space(triplet: Any, space: Sequence[str]) -> Tuple[str, ...]:
-    """One distinct word per label of the dataset: a repeated word makes predictions ambiguous."""
+    """One distinct word per label of the dataset, in label order; words beyond them are distractors that
+    the model may choose but no item has (as in the original).  A repeated word makes predictions ambiguous."""
     name = triplet.name
     expected = len(triplet.demonstration.label_space)
-    if len(space) != expected:
-        raise ValueError(f"the label space needs {expected} words (one per label of {name!r}), got {len(space)}")
+    if len(space) < expected:
+        raise ValueError(f"the label space needs at least {expected} words (one per label of {name!r}), "
+                         f"got {len(space)}")
     return tuple(check_label_space(space, at=f" (dataset {name!r})"))
 
 

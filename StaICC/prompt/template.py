@@ -128,7 +128,7 @@ class CompiledTemplate:
         demo = triplet.demonstration
         space, mapping = demo.label_space, demo.label_mapping
         words = template.label_space
-        if len(words) != len(space):
+        if len(words) < len(space):  # words beyond the labels are distractors no item has (as in the original)
             raise ValueError(f"the template has {len(words)} label words, the dataset {triplet.name!r} has "
                              f"{len(space)} labels: give one word per label")
         self.template, self.triplet, self.demonstration = template, triplet, demo

@@ -187,14 +187,23 @@ class single_experimentor(OriginalAccessors):
     def auto_run(self, forward_inference: Optional[Callable] = None, preentered_prediction: Optional[Sequence] = None,
                  batched_inference: bool = False, return_outputs: bool = False,
                  _previous_prediction: Optional[List] = None, *, progress: Optional[bool] = None, cache=None):
-        """Run the procedure; returns ``(results, True)`` or ``(results, True, outputs)``."""
+        """Run the procedure; returns ``(results, True)`` or, with ``return_outputs``, ``(results, True, outputs)``
+        (the original's label-noise, template and demonstration-sensitivity experimentors return
+        ``(results, True)`` either way, and so do these)."""
         outcome = self.execute(forward_inference, preentered_prediction, batched=batched_inference, cache=cache,
                                progress=progress, previous=_previous_prediction)
-        return (outcome.summary, True, outcome.outputs) if return_outputs else (outcome.summary, True)
+        if return_outputs and self.procedure.name not in _NO_OUTPUTS_RETURNED:
+            return outcome.summary, True, outcome.outputs
+        return outcome.summary, True
 
     def __call__(self, forward_inference: Optional[Callable] = None, input_prediction: Optional[Sequence] = None,
                  batched_inference: bool = False, return_outputs: bool = False, *, progress: Optional[bool] = None):
         return self.auto_run(forward_inference, input_prediction, batched_inference, return_outputs, progress=progress)
+
+
+#: procedures whose ``auto_run(..., return_outputs=True)`` returns two items, as the original's sensitivity
+#: experimentors did
+_NO_OUTPUTS_RETURNED = frozenset({"label_noise", "template_sensitivity", "demonstration_sensitivity"})
 
 
 def _split(triplet, original_dataset, dividing, test_size) -> TripletDataset:

@@ -89,7 +89,7 @@ def test_run_uses_and_reports_the_cache(tmp_path):
     (["--limit", "0"], "--limit must be a positive integer"),
     (["--log-samples"], "--log-samples needs --output-dir"),
     (["--output-dir", "/proc/staicc-cannot-write"], "cannot write to the output directory"),
-    (["--benchmarks", "GLER", "--noisy-channel"], "GLER does not support noisy-channel prompts"),
+    (["--benchmarks", "Template_sens", "--noisy-channel"], "Template_sens does not support noisy-channel prompts"),
     (["--shard", "0/100000000", "--cache", "never-written.sqlite", "--datasets", "0"],
      "the run has 1024 queries, so it can be split into at most 1024 shards"),
 ])

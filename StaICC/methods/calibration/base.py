@@ -4,7 +4,7 @@
 that estimate the model's bias from content-free or in-domain queries (contextual, domain)
 or from the batch itself (batch).  The package docstring says how calibrations are used.
 """
-from typing import Any, Callable, Iterator, List, Sequence
+from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 from ...extras import require
 from ...metrics import softmax
@@ -187,12 +187,18 @@ class _RowTable:
 
 
 # --------------------------------------------------------------------------- batch
-def batch_calibration(probs_list: Sequence[Sequence[Any]], batch_size: int = DEFAULT_BATCH_SIZE) -> List[List[float]]:
+def batch_calibration(probs_list: Optional[Sequence[Sequence[Any]]] = None, batch_size: int = DEFAULT_BATCH_SIZE, *,
+                      label_space_probs: Optional[Sequence[Sequence[Any]]] = None) -> List[List[float]]:
     """Batch calibration (Zhou et al. 2024): subtract each batch's mean, then softmax.
 
     Consecutive batches of ``batch_size`` plus a remainder batch; items keep
     their order.  Use as ``batch_calibration_function`` of the batched kernel.
+    ``label_space_probs=`` is the original's name for ``probs_list``.
     """
+    if (probs_list is None) == (label_space_probs is None):
+        raise TypeError("batch_calibration() takes the predictions once: probs_list (or the original's name, "
+                        "label_space_probs)")
+    probs_list = probs_list if probs_list is not None else label_space_probs
     check_int(batch_size, "batch_size", minimum=1, at=" in batch_calibration")
     rows = [list(row.tolist() if hasattr(row, "tolist") else row) for row in probs_list]
     if rows and any(len(row) != len(rows[0]) for row in rows):
