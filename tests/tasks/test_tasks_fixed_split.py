@@ -223,3 +223,17 @@ def test_one_line_and_exit_2_from_the_command_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
     assert "key 'data', file " in err and "line 2, column 'split': split value 'tain' names no part" in err
+
+
+def test_validate_says_the_split_is_fixed_and_new_moves_the_part_files(tmp_path, capsys):
+    write_csv(tmp_path / "train.csv", [row(i) for i in range(40)])
+    write_csv(tmp_path / "test.csv", [row(i) for i in range(40, 50)])
+    task = write_task(tmp_path, "parts", 'files = { train = "train.csv", test = "test.csv" }\n', "")
+    printed = run_cli(["tasks", "validate", task], capsys)
+    assert "  split: calibration 10, demonstration 30, test 10 (fixed by files (train: train.csv, test: test.csv))" \
+        in printed
+    (tmp_path / "elsewhere").mkdir()
+    copy = tmp_path / "elsewhere" / "copy.toml"
+    run_cli(["tasks", "new", "--from", task, "--name", "copy", "-o", str(copy)], capsys)
+    assert '[split.files]\ntrain = "../train.csv"\ntest = "../test.csv"\n' in copy.read_text(encoding="utf-8")
+    assert load_task(str(copy)).dataset.split_sizes == (10, 30, 10)
