@@ -30,6 +30,7 @@ from ..requests import Answer, Request
 from . import _args
 from .base import Backend
 from .hf_identity import in_memory_digest, tokenizer_digest, weights_digest  # noqa: F401  (re-exported)
+from .hf_runtime import check_model_folder, choose_threads, loading_error, runtime
 from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
                          multiturn_messages, parse_aliases)
 
@@ -69,6 +70,7 @@ def hf_backend(**arguments: Any) -> "HFBackend":
         if not os.path.isfile(os.path.join(pretrained, "config.json")):
             raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory (it has no "
                              "config.json; give the folder written by save_pretrained)")
+        check_model_folder(pretrained, trust)
         pretrained = os.path.abspath(pretrained)
     check_device(device)
     if threads is not None:
@@ -76,7 +78,9 @@ def hf_backend(**arguments: Any) -> "HFBackend":
         require("torch", "the hf backend").set_num_threads(threads)
     model, tokenizer = load_pretrained(pretrained, revision=revision, trust_remote_code=trust, dtype=dtype,
                                        device=device)
-    return HFBackend(model, tokenizer, pretrained=pretrained, revision=revision, dtype=dtype, **options)
+    backend = HFBackend(model, tokenizer, pretrained=pretrained, revision=revision, dtype=dtype, **options)
+    backend.runtime = runtime(*choose_threads(model, threads))
+    return backend
 
 
 def check_device(device: Optional[str]) -> None:
@@ -132,9 +136,12 @@ def load_pretrained(pretrained: str, *, revision: Optional[str], trust_remote_co
     if dtype != "auto":
         major_minor = tuple(int(p) for p in transformers.__version__.split(".")[:2] if p.isdigit())
         kwargs["dtype" if major_minor >= (4, 56) else "torch_dtype"] = getattr(torch, dtype)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(pretrained, revision=revision,
-                                                           trust_remote_code=trust_remote_code)
-    model = transformers.AutoModelForCausalLM.from_pretrained(pretrained, **kwargs)
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(pretrained, revision=revision,
+                                                               trust_remote_code=trust_remote_code)
+        model = transformers.AutoModelForCausalLM.from_pretrained(pretrained, **kwargs)
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        raise loading_error(pretrained, exc) from None
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     return model.to(device), tokenizer
@@ -150,6 +157,8 @@ class HFBackend(ScoringModes, Backend):
     """
 
     name = "hf"
+    #: how it runs here, for provenance (:func:`~StaICC.backends.hf_runtime.runtime`; set by ``hf_backend``)
+    runtime: Optional[Dict[str, Any]] = None
 
     def __init__(self, model: Any, tokenizer: Any, *, pretrained: Optional[str] = None,
                  revision: Optional[str] = None, dtype: str = "auto", **options: Any) -> None:
@@ -166,6 +175,9 @@ class HFBackend(ScoringModes, Backend):
         self.model_id = options["model_id"]
         self.weights_hash = options["weights_hash"]
         self.message_builder = options["message_builder"]
+        if self.chat and getattr(tokenizer, "chat_template", None) is None:  # said before any prompt is scored
+            raise ValueError("model argument chat=true (apply_chat_template): the tokenizer has no chat template; "
+                             "use chat=false for a base model")
         if self.message_builder is not None and not callable(self.message_builder):
             raise TypeError("model argument message_builder must be callable (request -> messages)")
         self.mapper = AnswerMapper(options["unparsed"], options["aliases"], options["postprocess"],

@@ -1,6 +1,9 @@
-"""What every command shares: the one-line argument error and the checks that raise it."""
+"""What every command shares: the one-line argument error and the checks that raise it, and the loading bars."""
 import argparse
-from typing import Any, List, Optional
+import contextlib
+import os
+import sys
+from typing import Any, Iterator, List, Optional
 from ..errors import StaICCError
 
 
@@ -72,3 +75,44 @@ def dataset_specs(names: Optional[List[str]]) -> Optional[List[Any]]:
     from ..datasets import resolve_dataset
     specs = [int(n) if n.isascii() and n.isdigit() else n for n in names]
     return [as_argument_error(resolve_dataset, spec) for spec in specs]
+
+
+def bars_wanted(enabled: Optional[bool]) -> bool:
+    """StaICC's rule for progress bars: as asked, else on a terminal or in a notebook."""
+    if enabled is not None:
+        return enabled
+    from ..engine.progress import in_notebook
+    return sys.stderr.isatty() or in_notebook()
+
+
+@contextlib.contextmanager
+def loading_bars(enabled: Optional[bool]) -> Iterator[None]:
+    """Within the block, transformers' and huggingface_hub's bars ("Loading weights") are drawn only when
+    StaICC's would be: with ``--progress``, or on a terminal or in a notebook; never with ``--no-progress``
+    nor into a log file.
+
+    transformers reads ``HF_HUB_DISABLE_PROGRESS_BARS`` when it is first imported (the hf backend
+    imports it in the block); when it is already imported its switch is turned off, and on again after.
+    """
+    if bars_wanted(enabled):
+        yield
+        return
+    logging = sys.modules.get("transformers.utils.logging")
+    if logging is not None:
+        was_enabled = logging.is_progress_bar_enabled()
+        logging.disable_progress_bar()
+        try:
+            yield
+        finally:
+            if was_enabled:
+                logging.enable_progress_bar()
+        return
+    previous = os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS")
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
+        else:
+            os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = previous

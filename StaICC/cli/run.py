@@ -6,7 +6,7 @@ import warnings
 from typing import Any, Dict, Optional
 
 from ..errors import TamperingWarning
-from .common import ArgumentError, as_argument_error, dataset_specs, one_line, parse_retriever
+from .common import ArgumentError, as_argument_error, dataset_specs, loading_bars, one_line, parse_retriever
 
 def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
@@ -103,7 +103,8 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
         if args.retriever or args.limit or any(task.config.run.retriever for task in args.task_objects):
             warnings.simplefilter("ignore", TamperingWarning)
         suite = as_argument_error(_build_suite, build_suite, args, datasets, options)
-        backend = as_argument_error(make_backend, args.model, **arguments)
+        with loading_bars(args.progress):
+            backend = as_argument_error(make_backend, args.model, **arguments)
         planned = as_argument_error(plan_suite, backend, suite)
         cache = as_argument_error(_open_cache, args.cache)
         if args.show_config:
