@@ -26,10 +26,10 @@ from bench_kernel import PRESETS, random_llama  # noqa: E402
 
 #: preset -> LlamaConfig arguments (random weights)
 SHAPES = {
-    "tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                 intermediate_size=128, tie_word_embeddings=True),
-    "small": dict(hidden_size=512, num_hidden_layers=8, num_attention_heads=8, num_key_value_heads=4,
-                  intermediate_size=1536, tie_word_embeddings=True),
+    "tiny": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+             "intermediate_size": 128, "tie_word_embeddings": True},
+    "small": {"hidden_size": 512, "num_hidden_layers": 8, "num_attention_heads": 8, "num_key_value_heads": 4,
+              "intermediate_size": 1536, "tie_word_embeddings": True},
     "1b": PRESETS["llama-3.2-1b"],
 }
 #: what each preset weighs with the tokenizer this script trains (tied embeddings counted once);

@@ -71,7 +71,8 @@ def test_chat_on_a_tokenizer_without_a_template_is_refused_before_scoring(model_
                                        "has no chat template; use chat=false for a base model\n")
 
 
-def test_a_small_model_runs_on_one_thread_and_provenance_says_why(model_dir, tmp_path, capsys, torch_threads):
+@pytest.mark.usefixtures("torch_threads")
+def test_a_small_model_runs_on_one_thread_and_provenance_says_why(model_dir, tmp_path, capsys):
     torch.set_num_threads(2)
     out = tmp_path / "run"
     assert cli.main(RUN + ["--model-args", f"pretrained={model_dir}", "--output-dir", str(out)]) == 0
@@ -83,7 +84,8 @@ def test_a_small_model_runs_on_one_thread_and_provenance_says_why(model_dir, tmp
     assert "threads" not in model["identity"]  # the thread count changes no answer: not in the cache key
 
 
-def test_the_thread_rule(torch_threads, monkeypatch):
+@pytest.mark.usefixtures("torch_threads")
+def test_the_thread_rule(monkeypatch):
     model, _ = tiny_pair()
     torch.set_num_threads(2)
     assert choose_threads(model, 3) == (3, "threads=N model argument") and torch.get_num_threads() == 3
