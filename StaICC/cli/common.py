@@ -50,10 +50,10 @@ def argument_hint(parser: argparse.ArgumentParser, message: str) -> str:
     legacy = not commands and parser.prog == "staicc"  # ``staicc`` without a command: the main job's flags
     for word in message[len("unrecognized arguments: "):].split():
         name = word.split("=")[0]
-        if not name.startswith("-"):
+        if not name.startswith("-"):  # a word: a misspelt command, where the bare ``staicc`` took it for one
             from ..validation import closest_name
             from . import COMMANDS
-            command = closest_name(name, commands or COMMANDS, cutoff=0.6) if legacy or commands else None
+            command = closest_name(name, COMMANDS, cutoff=0.6) if legacy else None
             if command is not None:
                 return f"; did you mean 'staicc {command}'?"
             continue

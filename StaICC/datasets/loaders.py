@@ -36,8 +36,8 @@ def dataset_constants(name: str) -> Dict[str, Any]:
             return copy.deepcopy(entry)
     from ..validation import did_you_mean
     names = standard_dataset_names()
-    raise ValueError(f"unknown dataset {name!r}{did_you_mean(name, names)} (the standard datasets are "
-                     f"{', '.join(names)})")
+    raise ValueError(f"unknown dataset {name!r}; the standard datasets are {', '.join(names)}"
+                     f"{did_you_mean(name, names)}")
 
 
 def load_standard_dataset(name: str, from_cache: bool = True, long_text_classification: bool = False) -> Dataset:

@@ -37,7 +37,8 @@ def check_one_way(config: TaskConfig, path: str) -> None:
 
 
 def _fixed_split_options(config: TaskConfig, path: str) -> Dict[str, Any]:
-    """The builder's fixed-split options from the split table: a column, test ids, or (kind files) nothing more."""
+    """The builder's fixed-split options: a split column or test ids; nothing for a drawn split or for
+    ``split.files`` (the files are the source, read by ``from_files``)."""
     split = config.split
     check_one_way(config, path)
     if split.values is not None and split.column is None:
@@ -55,6 +56,7 @@ def _fixed_split_options(config: TaskConfig, path: str) -> Dict[str, Any]:
 
 
 def split_sizes(config: TaskConfig, path: str) -> Optional[Tuple[int, int, int]]:
+    """The drawn split's (calibration, demonstration, test) sizes the task gives: all three or none."""
     given = [getattr(config.split, part) for part in ("calibration", "demonstration", "test")]
     if all(v is None for v in given):
         return None

@@ -40,7 +40,7 @@ def test_other_tools_spellings_get_the_staicc_option(argv, hint, capsys):
 
 
 @pytest.mark.parametrize("argv, hint", [
-    (["run", "--datasets", "sst2"], "unknown dataset 'sst2'; did you mean 'GLUE-SST2'?"),
+    (["run", "--datasets", "sst2"], "hate_speech_18; did you mean 'GLUE-SST2'?"),
     (["run", "--datasets", "Trec"], "did you mean 'TREC'?"),
     (["run", "--tasks", "sst2"], "unknown task 'sst2'"),
     (["run", "--tasks", "ag_news"], "did you mean 'AGNews'?"),
