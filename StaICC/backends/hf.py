@@ -31,6 +31,7 @@ from ..requests import Answer, Request
 from . import _args
 from .base import Backend
 from .hf_identity import in_memory_digest, tokenizer_digest, weights_digest  # noqa: F401  (re-exported)
+from .hf_runtime import check_model_folder, choose_threads, loading_error, runtime
 from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
                          multiturn_messages, parse_aliases)
 from .thinking import THINKING_ARGS, ThinkingRule
@@ -64,8 +65,10 @@ def hf_backend(**arguments: Any) -> "HFBackend":
     model, tokenizer = load_pretrained(checked["pretrained"], revision=checked["revision"],
                                        trust_remote_code=checked["trust_remote_code"], dtype=checked["dtype"],
                                        device=checked["device"])
-    return HFBackend(model, tokenizer, pretrained=checked["pretrained"], revision=checked["revision"],
-                     dtype=checked["dtype"], **checked["options"])
+    backend = HFBackend(model, tokenizer, pretrained=checked["pretrained"], revision=checked["revision"],
+                        dtype=checked["dtype"], **checked["options"])
+    backend.runtime = runtime(*choose_threads(model, checked["threads"]))
+    return backend
 
 
 def checked_arguments(arguments: Dict[str, Any]) -> Dict[str, Any]:
@@ -87,6 +90,7 @@ def checked_arguments(arguments: Dict[str, Any]) -> Dict[str, Any]:
         if not os.path.isfile(os.path.join(pretrained, "config.json")):
             raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory (it has no "
                              "config.json; give the folder written by save_pretrained)")
+        check_model_folder(pretrained, trust)
         pretrained = os.path.abspath(pretrained)
     check_device(device)
     return {"pretrained": pretrained, "revision": revision, "trust_remote_code": trust, "device": device,
@@ -147,9 +151,12 @@ def load_pretrained(pretrained: str, *, revision: Optional[str], trust_remote_co
     if dtype != "auto":
         major_minor = tuple(int(p) for p in transformers.__version__.split(".")[:2] if p.isdigit())
         kwargs["dtype" if major_minor >= (4, 56) else "torch_dtype"] = getattr(torch, dtype)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(pretrained, revision=revision,
-                                                           trust_remote_code=trust_remote_code)
-    model = transformers.AutoModelForCausalLM.from_pretrained(pretrained, **kwargs)
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(pretrained, revision=revision,
+                                                               trust_remote_code=trust_remote_code)
+        model = transformers.AutoModelForCausalLM.from_pretrained(pretrained, **kwargs)
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        raise loading_error(pretrained, exc) from None
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     return model.to(device), tokenizer
@@ -165,6 +172,8 @@ class HFBackend(ScoringModes, Backend):
     """
 
     name = "hf"
+    #: how it runs here, for provenance (:func:`~StaICC.backends.hf_runtime.runtime`; set by ``hf_backend``)
+    runtime: Optional[Dict[str, Any]] = None
 
     def __init__(self, model: Any, tokenizer: Any, *, pretrained: Optional[str] = None,
                  revision: Optional[str] = None, dtype: str = "auto", **options: Any) -> None:
@@ -173,6 +182,9 @@ class HFBackend(ScoringModes, Backend):
         options = _options(options)
         from .causal_lm import CausalLMScorer
         self._describe(options, pretrained, revision, dtype)
+        if self.chat and getattr(tokenizer, "chat_template", None) is None:  # said before any prompt is scored
+            raise ValueError("model argument chat=true (apply_chat_template): the tokenizer has no chat template; "
+                             "use chat=false for a base model")
         torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
         self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
                                      rows_per_forward=options["batch_size"], token_budget=options["token_budget"],

@@ -27,6 +27,9 @@ def merge_command(args: argparse.Namespace) -> int:
     for path in args.inputs:
         if not os.path.isfile(path):
             raise ArgumentError(f"cache merge: the input cache {path!r} does not exist")
+    for path, what in [(p, "input") for p in args.inputs] + [(args.output, "output")]:
+        if os.path.exists(path):  # a file that is not a cache is an argument error, before anything is merged
+            _check_cache(path, what)
     try:
         counts = merge_caches(args.output, args.inputs)
     except CacheError as exc:
@@ -42,3 +45,13 @@ def merge_command(args: argparse.Namespace) -> int:
     print(f"merged {len(args.inputs)} caches into {args.output}: {counts['read']} answers read, "
           f"{counts['added']} added, {counts['equal']} already there, {counts['models']} model(s)")
     return 0
+
+
+def _check_cache(path: str, what: str) -> None:
+    """Open an existing file as a prediction cache, as ``staicc run --cache`` does: a foreign file is refused."""
+    from ..cache import CacheError, PredictionCache
+    try:
+        with PredictionCache(path):
+            pass
+    except CacheError as exc:
+        raise ArgumentError(f"cache merge: the {what} {str(exc).splitlines()[0]}") from None

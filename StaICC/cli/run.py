@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from ..engine.selection import AnswerPolicy, Nothing, Shard
 from ..errors import TamperingWarning
-from .common import as_argument_error, one_line
+from .common import as_argument_error, loading_bars, one_line
 
 def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
@@ -75,7 +75,8 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
     with warnings.catch_warnings():
         if config.quiet_departures:
             warnings.simplefilter("ignore", TamperingWarning)
-        return _run(config)
+        with loading_bars(config.progress):  # a model may load at the first request it must answer
+            return _run(config)
 
 
 def _run(config: Any) -> int:

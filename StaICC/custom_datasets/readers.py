@@ -22,8 +22,14 @@ def from_records(records: Iterable[Mapping[str, Any]], *, name: str, input_colum
                  input_text_affixes: Optional[Sequence[str]] = None, label_prefix: str = "Label: ",
                  label_affix: str = "\n", query_prefix: str = "",
                  alternate_template: Optional[Dict[str, list]] = None,
-                 split_sizes: Optional[Sequence[int]] = None, source: Optional[str] = None) -> Dataset:
+                 split_sizes: Optional[Sequence[int]] = None, source: Optional[str] = None,
+                 split_column: Optional[str] = None, split_values: Optional[Mapping[str, str]] = None,
+                 id_column: Optional[str] = None, test_ids: Optional[Sequence[Union[str, int]]] = None) -> Dataset:
     """A dataset from an iterable of dicts (errors name the 0-based record index).
+
+    ``split_column`` (values test, calibration, demonstration, train, unused; others mapped by
+    ``split_values``) or ``id_column`` with ``test_ids`` fix the split instead of drawing it
+    (docs/custom_datasets.md, "Fixed splits").
 
     The split sizes used are ``dataset.split_sizes`` (calibration, demonstration, test):
     ``split_sizes`` if given, else :func:`default_split_sizes`.  Minimum sizes:
@@ -43,7 +49,8 @@ def from_records(records: Iterable[Mapping[str, Any]], *, name: str, input_colum
                   label_column=label_column, label_words=label_words, instruction=instruction,
                   input_text_prefixes=input_text_prefixes, input_text_affixes=input_text_affixes,
                   label_prefix=label_prefix, label_affix=label_affix, query_prefix=query_prefix,
-                  alternate_template=alternate_template, split_sizes=split_sizes, source=source)
+                  alternate_template=alternate_template, split_sizes=split_sizes, source=source,
+                  split_column=split_column, split_values=split_values, id_column=id_column, test_ids=test_ids)
 
 
 def _read_text(path: Union[str, "os.PathLike[str]"]) -> Tuple[str, str]:

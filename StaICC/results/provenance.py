@@ -92,8 +92,11 @@ def collect(backend: Any, arguments: Dict[str, Any], started: str, seconds: floa
             command: Optional[List[str]] = None) -> Dict[str, Any]:
     from ..version import __version__
     identity = {name: redact_text(value) for name, value in backend.identity().items()}
-    return {"model": {"backend": getattr(backend, "name", "function"), "arguments": redact(arguments),
-                      "identity": identity, "fingerprint": backend.fingerprint()},
+    model = {"backend": getattr(backend, "name", "function"), "arguments": redact(arguments),
+             "identity": identity, "fingerprint": backend.fingerprint()}
+    if getattr(backend, "runtime", None):  # how it ran here (threads ...): changes no answer, so not the identity
+        model["runtime"] = dict(backend.runtime)
+    return {"model": model,
             "staicc_version": __version__, "git_commit": git_commit(),
             "python": f"{platform.python_implementation()} {platform.python_version()}",
             "platform": platform.platform(), "packages": package_versions(), "device": device_description(backend),

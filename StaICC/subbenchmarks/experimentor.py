@@ -85,8 +85,13 @@ class single_experimentor(OriginalAccessors):
         return self.demonstrations.query_count()
 
     def non_standard_settings(self) -> List[str]:
-        """Every departure from the standard on this experimentor (empty: standard numbers)."""
-        return self._non_standard + self.prompt_former.non_standard_settings()
+        """Every departure from the standard on this experimentor (empty: standard numbers).
+
+        A k other than the standard's is one: published StaICC numbers are k = 4 (the original
+        warns nothing for it, so neither does this; the results say it).
+        """
+        k = [] if self.k == DEFAULT_K else [f"k = {self.k} demonstrations per query (the standard's k is {DEFAULT_K})"]
+        return k + self._non_standard + self.prompt_former.non_standard_settings()
 
     # -- demonstrations ----------------------------------------------------------------
     def set_k(self, k: int) -> None:
@@ -102,7 +107,7 @@ class single_experimentor(OriginalAccessors):
                                   description: Optional[Dict[str, Any]] = None) -> None:
         """Use your own demonstrations: one index list per test item (then R = 1), copied and checked."""
         self.demonstrations.use_rows(sampler, allow_variable_length=allow_variable_length, dataset=self.dataset_name)
-        self._tamper(CUSTOM_ROWS + (f" {description}" if description else ""))
+        self._tamper(CUSTOM_ROWS + (f": {in_words(description)}" if description else ""))
 
     def use_retriever(self, retriever) -> None:
         """Choose demonstrations with a retriever (see :mod:`StaICC.retrieval`); non-standard."""
@@ -231,3 +236,30 @@ def _pseudo_query(triplet: TripletDataset, kind: Optional[str], length: int):
     if kind == "domain":
         return domain_query_generator(triplet.demonstration, length)
     raise ValueError(f"pseudo_query must be None, 'contextual' or 'domain', got {kind!r}")
+
+
+def in_words(description: Any) -> str:
+    """A sampler's description as a departure line: ``the BM25 retriever (k1=1.5, b=0.75, dedup=true)``,
+    not a Python dict (a retriever's ``describe()`` gives ``{"retriever": ..., "parameters": {...}}``)."""
+    if not isinstance(description, dict):
+        return str(description)
+    description = dict(description)
+    name = description.pop("retriever", None)
+    parameters = description.pop("parameters", None)
+    fields = dict(parameters) if isinstance(parameters, dict) else ({} if parameters is None else {"parameters": parameters})
+    fields.update(description)
+    shown = ", ".join(f"{key}={_plain(value)}" for key, value in fields.items())
+    if name is None:
+        return shown
+    name = str(name)[:-len("Retriever")] if str(name).endswith("Retriever") and str(name) != "Retriever" else name
+    return f"the {name} retriever" + (f" ({shown})" if shown else "")
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}={_plain(v)}" for key, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_plain(v) for v in value) + "]"
+    return str(value)

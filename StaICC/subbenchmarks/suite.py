@@ -47,7 +47,9 @@ def resolve_benchmark_names(benchmarks: Union[str, Sequence[str]]) -> List[str]:
         raise ValueError("no sub-benchmark named; give 'all' or names such as 'Normal,GLER'")
     for name in names:
         if name not in SUB_BENCHMARKS:
-            raise ValueError(f"unknown sub-benchmark {name!r}; choose from all, {', '.join(sorted(SUB_BENCHMARKS))}")
+            from ..validation import did_you_mean
+            raise ValueError(f"unknown sub-benchmark {name!r}{did_you_mean(name, list(SUB_BENCHMARKS) + ['all'])} "
+                             f"(choose from all, {', '.join(sorted(SUB_BENCHMARKS))})")
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise ValueError(f"sub-benchmarks named twice: {duplicated}")

@@ -11,7 +11,7 @@ from ..standard import DEFAULT_K
 from .task import Task
 
 
-def _agreed(tasks: Sequence[Task], values: List[Tuple[Task, Any]], what: str, flag: str) -> Any:
+def _agreed(values: List[Tuple[Task, Any]], what: str, flag: str) -> Any:
     given = [(t, v) for t, v in values if v is not None]
     if not given:
         return None
@@ -26,10 +26,16 @@ def _agreed(tasks: Sequence[Task], values: List[Tuple[Task, Any]], what: str, fl
 def run_settings(tasks: Sequence[Task], benchmarks: Optional[str], k: Optional[int]) -> Tuple[Any, int]:
     """The sub-benchmarks and k of a run: the command's, else the tasks' (which must agree), else the defaults."""
     if benchmarks is None:
-        chosen = _agreed(tasks, [(t, t.config.run.benchmarks) for t in tasks], "sub-benchmarks", "--benchmarks")
+        chosen = _agreed([(t, t.config.run.benchmarks) for t in tasks], "sub-benchmarks", "--benchmarks")
         benchmarks = ",".join(chosen) if chosen is not None else "Normal"
     if k is None:
-        chosen_k = _agreed(tasks, [(t, t.config.run.k) for t in tasks], "k", "--k")
+        chosen_k = _agreed([(t, t.config.run.k) for t in tasks], "k", "--k")
+        silent = [t for t in tasks if t.config.run.k is None]
+        if chosen_k not in (None, DEFAULT_K) and silent:
+            setter = next(t for t in tasks if t.config.run.k is not None)
+            raise ValueError(f"task {setter.name!r} sets run.k = {chosen_k} but task {silent[0].name!r} sets no k (it "
+                             f"would run at k = {chosen_k}, not the standard's {DEFAULT_K}); one run has one k: give "
+                             f"--k, set run.k in every task, or run them separately")
         k = chosen_k if chosen_k is not None else DEFAULT_K
     return benchmarks, k
 
@@ -37,14 +43,14 @@ def run_settings(tasks: Sequence[Task], benchmarks: Optional[str], k: Optional[i
 def model_choice(tasks: Sequence[Task], model: Optional[str], arguments: Dict[str, Any]) -> Tuple[str, Dict[str, Any]]:
     """The backend and its arguments: the command's ``--model`` (default: the tasks' backend, else
     ``reference``); the tasks' model defaults for that backend, overridden by ``--model-args``."""
-    wanted = _agreed(tasks, [(t, t.config.model.backend) for t in tasks], "model backends", "--model")
+    wanted = _agreed([(t, t.config.model.backend) for t in tasks], "model backends", "--model")
     name = model or wanted or "reference"
     merged: Dict[str, Any] = {}
     if tasks and (wanted is None or wanted == name):
         scoring = arguments.get("scoring")
         defaults = [(t, t.model_defaults(scoring)) for t in tasks]
         for key in sorted({k for _, d in defaults for k in d}):
-            merged[key] = _agreed(tasks, [(t, d.get(key)) for t, d in defaults], f"model argument {key}",
+            merged[key] = _agreed([(t, d.get(key)) for t, d in defaults], f"model argument {key}",
                                   "--model-args")
     merged.update(arguments)
     return name, merged
