@@ -71,6 +71,11 @@ class LazyBackend(Backend):
     def requests_per_call(self, value: int) -> None:
         self._requests_per_call = value
 
+    @property
+    def runtime(self) -> Optional[Dict[str, Any]]:
+        """How the model ran here (threads ...), once built; None when no model was loaded (nothing ran here)."""
+        return getattr(self._backend, "runtime", None)
+
     def close(self) -> None:
         if self._backend is not None:
             self._backend.close()

@@ -41,8 +41,14 @@ def test_the_described_identity_is_the_loaded_models(model_dir, arguments):
     assert planned.backend().identity() == loaded.identity()
 
 
-def test_a_chat_template_is_read_from_the_loaded_tokenizer(model_dir):
-    assert isinstance(planned_backend("hf", pretrained=model_dir, chat="true", scoring="generate"), HFBackend)
+def test_a_chat_template_is_read_from_the_loaded_tokenizer(tmp_path):
+    from transformers import AutoTokenizer
+    from StaICC.backends.tiny_models import TINY_CHAT_TEMPLATE
+    chat_dir = save_tiny(str(tmp_path / "tiny-chat"))
+    tokenizer = AutoTokenizer.from_pretrained(chat_dir)
+    tokenizer.chat_template = TINY_CHAT_TEMPLATE
+    tokenizer.save_pretrained(chat_dir)
+    assert isinstance(planned_backend("hf", pretrained=chat_dir, chat="true", scoring="generate"), HFBackend)
 
 
 def suite():
