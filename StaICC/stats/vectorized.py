@@ -21,9 +21,9 @@ from typing import Any, Dict, List, Optional, Sequence
 from .. import metrics as _metrics
 from ..metrics import linear_regression
 from ..metrics.bias import _kl_to_frequencies
-from ..metrics.numeric import entropy
 from ..standard import ECE_BINS
 from .items import Draws, is_consistency
+from .statistic import entropy_on_branch
 
 #: "auto": NumPy when installed; "python": always the per-resample path; "numpy": NumPy or ImportError
 ENGINES = ("auto", "python", "numpy")
@@ -206,7 +206,8 @@ class _Vectorised:
         for name, f in functions.items():
             values: List[Any] = []
             for m, q, ok, pos in zip(means_list, freqs_list, finite_list, positive):
-                values.append(_bias_value(f, m, q) if ok and (pos or f in _PRIOR) else None)
+                values.append(_bias_value(f, m, q, self.statistic.entropy_branch) if ok and (pos or f in _PRIOR)
+                              else None)
             out[name] = values
         return out
 
@@ -233,12 +234,15 @@ def _ece(np: Any, count: Any, hits: Any, sums: Any, N: int) -> Any:
     return ece
 
 
-def _bias_value(function: Any, means: List[float], freqs: List[float]) -> Optional[Any]:
-    """A bias metric from its means; None where the standard takes a special path (computed in Python)."""
+def _bias_value(function: Any, means: List[float], freqs: List[float], branch: Optional[bool]) -> Optional[Any]:
+    """A bias metric from its means; None where the standard takes a special path (computed in Python).
+
+    ``branch``: the exact-check branch the whole run's entropy took (see ``entropy_on_branch``).
+    """
     if function is _metrics.bias_distribution:
         return means
     if function is _metrics.bias_entropy:
-        return entropy(means)
+        return entropy_on_branch(means, bool(branch))
     if function is _metrics.post_bias_distribution:
         return [m - f for m, f in zip(means, freqs)]
     result = _kl_to_frequencies(means, freqs)  # post_bias_dl_div on positive, finite means
