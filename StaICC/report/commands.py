@@ -9,7 +9,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 from ..stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..errors import StaICCError
@@ -75,6 +75,10 @@ def _add_statistics_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agreement", action="store_true",
                         help="also estimate and compare Cohen's and Fleiss' kappa across the templates of "
                              "Template_sens and the demonstration sets of Demo_sens")
+    parser.add_argument("--progress", dest="progress", action="store_true", default=None,
+                        help="progress lines on stderr (what is being read and resampled) even when it is not a "
+                             "terminal (default: only on a terminal)")
+    parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress lines on stderr")
 
 
 def _extra_metrics(args) -> tuple:
@@ -84,21 +88,9 @@ def _extra_metrics(args) -> tuple:
 
 
 def add_compare_parser(subparsers) -> argparse.ArgumentParser:
-    """``staicc compare RUN_A RUN_B [RUN_C ...]``: differences against RUN_A with CIs and p-values."""
-    parser = subparsers.add_parser(
-        "compare", help="compare runs: differences, confidence intervals, significance tests",
-        description="Compare runs (run directories or results.json files) with the first one: per dataset and "
-                    "averaged, each metric of each run, the difference with its bootstrap confidence interval over "
-                    "test items, and p-values (McNemar's exact test for accuracy, paired bootstrap otherwise), "
-                    "Holm-corrected across datasets.")
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories or results.json files; the first "
-                                                               "is the baseline")
-    parser.add_argument("--format", default="table", choices=["table", "md", "latex", "csv", "json"],
-                        help="output format (default: table)")
-    parser.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
-    _add_statistics_options(parser)
-    parser.set_defaults(func=compare_command)
-    return _one_line_errors(parser)
+    """``staicc compare`` (defined in :mod:`.compare_command`)."""
+    from .compare_command import add_compare_parser as add
+    return add(subparsers)
 
 
 def add_report_parser(subparsers) -> argparse.ArgumentParser:
@@ -168,34 +160,40 @@ def _emit(text: str, output: Optional[str]) -> None:
 def _comparisons(runs, args) -> List[Any]:
     from ..stats import compare_runs
     return [compare_runs(runs[0], other, paired=not args.unpaired, resamples=args.resamples, seed=args.seed,
-                         progress=_progress(),
+                         progress=progress_lines(args),
                          level=args.level, alpha=args.alpha, extra_metrics=_extra_metrics(args))
             for other in runs[1:]]
 
 
+def progress_lines(args) -> Callable[[Optional[str]], None]:
+    """What a command is reading or resampling, one line at a time on stderr: ``say(message)``.
 
-def _progress():
-    """A line per sub-benchmark on stderr while the statistics run, when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        return None
+    The convention of ``staicc run``: shown when stderr is a terminal (each line replaces
+    the last; ``say(None)`` clears it), never with ``--no-progress``, and with ``--progress``
+    also when stderr is not a terminal (then each message is a line of its own).
+    """
+    enabled = getattr(args, "progress", None)
+    terminal = sys.stderr.isatty()
+    if enabled is None:
+        enabled = terminal
+    prog = f"{PROG} {getattr(args, 'command', None) or 'statistics'}"
 
-    def say(message: str) -> None:
-        sys.stderr.write(f"\r\033[Kstatistics: {message}")
+    def say(message: Optional[str]) -> None:
+        if not enabled:
+            return
+        if terminal:
+            sys.stderr.write(f"\r\033[K{prog}: {message}" if message else "\r\033[K")
+        elif message:
+            sys.stderr.write(f"{prog}: {message}\n")
         sys.stderr.flush()
     return say
-
-
-def _progress_done() -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
 
 
 def _run(body, args) -> int:
     try:
         return _run_checked(body, args)
     finally:
-        _progress_done()
+        progress_lines(args)(None)  # a progress line left on a terminal is cleared
 
 
 def _run_checked(body, args) -> int:
@@ -227,23 +225,9 @@ def one_line(value: Any) -> str:
 
 
 def compare_command(args) -> int:
-    """Print (or write) the comparison of ``args.runs`` with the first run."""
-    if len(args.runs) < 2:
-        sys.stderr.write(f"{PROG} compare: error: compare needs at least two runs, got {len(args.runs)}\n")
-        return 2
-    return _run(_compare, args)
-
-
-def _compare(args) -> int:
-    from .tables import comparison_tables, render
-    runs = _load(args)
-    comparisons = _comparisons(runs, args)
-    if args.format == "json":
-        text = _strict_json({"comparisons": [c.to_dict() for c in comparisons]})
-    else:
-        text = render(comparison_tables(runs, comparisons), args.format)
-    _emit(text, args.output)
-    return 0
+    """``staicc compare`` (defined in :mod:`.compare_command`)."""
+    from .compare_command import compare_command as command
+    return command(args)
 
 
 def _strict_json(document: dict) -> str:
@@ -280,7 +264,7 @@ def _report(args) -> int:
         with_records = [name for name, part in run.parts.items() if part.records]
         if with_records and (estimates[i] is None or set(estimates[i].parts) != set(with_records)):
             estimates[i] = bootstrap_run(run, resamples=args.resamples, seed=args.seed, level=args.level,
-                                         progress=_progress(), extra_metrics=_extra_metrics(args))
+                                         progress=progress_lines(args), extra_metrics=_extra_metrics(args))
     if args.html:
         from .html import build_report
         figures_dir = args.figures_dir or os.path.splitext(args.html)[0] + "_figures"

@@ -185,7 +185,7 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
             continue
         pa, pb = a.parts[name], b.parts[name]
         if progress is not None:
-            progress(f"{a.label} vs {b.label}: {name}")
+            progress(f"resampling {name}: {b.label} against {a.label}")
         for run, part in ((a, pa), (b, pb)):
             if not part.records:
                 raise ValueError(f"{name}: run {run.label!r} ({run.path}) has no per-query records; comparing "
