@@ -144,7 +144,27 @@ class ItemTable:
             self.rows[p][k][i] = [float(v) for v in prediction]
             self.hashes[p][k][i] = digest
         self.width = width
-        self.normalized = self._normalize(is_consistency(benchmark))
+        self._finish()
+
+    def restricted(self, positions: Sequence[int]) -> "ItemTable":
+        """The table of some of its items (positions into :attr:`items`, kept in item order): what a run
+        of only those test items would have recorded, with the softmax decision taken on them alone."""
+        chosen = sorted(set(positions))
+        if not chosen or chosen[0] < 0 or chosen[-1] >= len(self.items):
+            raise ValueError(f"{self.benchmark} / {self.dataset}: positions must be within 0..{len(self.items) - 1}")
+        table = ItemTable.__new__(ItemTable)
+        table.benchmark, table.dataset = self.benchmark, self.dataset
+        table.items = [self.items[i] for i in chosen]
+        table.passes, table.repeats, table.width = self.passes, self.repeats, self.width
+        table.rows = [[[rep[i] for i in chosen] for rep in reps] for reps in self.rows]
+        table.hashes = [[[rep[i] for i in chosen] for rep in reps] for reps in self.hashes]
+        table.labels = [self.labels[i] for i in chosen]
+        table._finish()
+        return table
+
+    def _finish(self) -> None:
+        """The normalized rows and per-row summaries, from the rows and labels."""
+        self.normalized = self._normalize(is_consistency(self.benchmark))
         self.summaries = [[[_row_summary(row, self.labels[i]) for i, row in enumerate(rep)] for rep in norm]
                           for norm in self.normalized]
 

@@ -1,0 +1,270 @@
+"""Lite runs: the full run's numbers estimated from a stratified subset of its test items, with intervals.
+
+The full run is the population: its T test items (with all their repeats, passes and
+templates) give every number of the standard.  A lite run asks a label-stratified subset
+of n items (:mod:`StaICC.sampling.subsets`); its records are exactly the full run's records
+of those items.  Each metric is then estimated by the *weighted plug-in* estimator: the
+metric's own formula on the subset, each item weighted by its label's share of the full
+test set over its share of the subset (N_s / n_s, normalised), so that a label the subset
+over- or under-represents by rounding counts as it does in the full run.  A label of the
+full test set that the subset misses has its weight spread over the others.
+
+The interval is a stratified bootstrap with a finite-population correction: each resample
+draws n_s items with replacement within each label (labels with a single item drawn are
+resampled together), the metric is recomputed with the weights, and the deviations from
+the estimate are scaled by sqrt((1 - n/T) n / (n - G)) (G: the groups resampled), which
+turns the with-replacement variance of a stratum mean into the without-replacement one;
+and, for the small samples a lite run has, widened by Student's t quantile over the normal
+one with n - G degrees of freedom (the "expanded percentile interval"); the interval is the
+percentile interval of the scaled values.  The averaged row averages each resample over
+datasets.
+
+Which metrics this works for is measured, not assumed: ``benchmarks/bench_lite_coverage.py``
+restricts full runs of several models to many subsets and counts how often the interval
+holds the full run's value.  :data:`ESTIMABLE` holds what that study found (coverage of at
+least 93 % for a nominal 95 %); every other metric is reported as not estimable at the
+fraction.  The estimates need NumPy.
+"""
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, Hashable, List, Sequence, Tuple
+
+from .flips import has_ground_truth
+from .items import ItemTable, draw_resamples
+from .significance import percentile_interval
+from .statistic import Statistic
+from .vectorized import weighted_values
+
+#: the fractions the coverage study measured
+STUDIED_FRACTIONS = (0.0625, 0.125, 0.25)
+#: the least coverage (of a nominal 95 % interval) for a metric to be reported
+REQUIRED_COVERAGE = 0.93
+#: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study
+#: measured a coverage of at least REQUIRED_COVERAGE at every studied fraction, over every model
+#: (benchmarks/results/lite_coverage.txt); a metric that is not here is not estimable at any fraction
+ESTIMABLE: Dict[Tuple[str, str, str], float] = {}
+
+
+@dataclass(frozen=True)
+class Population:
+    """The full run's test items of one (sub-benchmark, dataset): how many carry each label."""
+
+    strata: Tuple[Tuple[Hashable, int], ...]
+
+    @classmethod
+    def from_labels(cls, labels: Sequence[Hashable]) -> "Population":
+        counts: Dict[Hashable, int] = {}
+        for label in labels:
+            counts[label] = counts.get(label, 0) + 1
+        return cls(tuple(counts.items()))
+
+    @property
+    def total(self) -> int:
+        return sum(n for _, n in self.strata)
+
+
+@dataclass
+class LiteEstimate:
+    """An estimate of a full-run number with its interval, or why there is none."""
+
+    value: Any = None
+    low: Any = None
+    high: Any = None
+    estimable: bool = True
+    note: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"value": self.value, "low": self.low, "high": self.high, "estimable": self.estimable,
+                "note": self.note}
+
+
+@dataclass
+class Design:
+    """How a subset's items stand for the full test set: weights and the groups resampled."""
+
+    weights: List[float]
+    groups: List[List[int]]
+    #: sqrt((1 - n / T) n / (n - G)): the with-replacement spread turned into the without-replacement one
+    scale: float
+    #: degrees of freedom of the spread: n - G
+    freedom: int = 1
+
+
+def design(table: ItemTable, population: Population) -> Design:
+    """The subset's item weights (summing to n) and resampling groups, against the full test set."""
+    labelled = has_ground_truth(table.benchmark)
+    strata = [label if labelled else None for label in table.labels]
+    full = dict(population.strata) if labelled else {None: population.total}
+    n, T = len(strata), population.total
+    if n > T:
+        raise ValueError(f"{table.benchmark} / {table.dataset}: {n} test items in the subset, {T} in the full run")
+    members: Dict[Hashable, List[int]] = {}
+    for i, s in enumerate(strata):
+        if s not in full:
+            raise ValueError(f"{table.benchmark} / {table.dataset}: label {s!r} of the subset is not among the full "
+                             f"run's labels {sorted(full, key=repr)}")
+        members.setdefault(s, []).append(i)
+    covered = sum(full[s] for s in members)  # labels the subset misses: their weight goes to the others
+    weights = [0.0] * n
+    for s, items in members.items():
+        for i in items:
+            weights[i] = (full[s] * T / covered) / len(items) * n / T
+    groups = [items for items in members.values() if len(items) > 1]
+    single = [items[0] for items in members.values() if len(items) == 1]
+    if single:
+        groups.append(single)
+    resampled = sum(1 for g in groups if len(g) > 1)
+    freedom = n - resampled
+    scale = math.sqrt(max(0.0, 1 - n / T) * (n / freedom if freedom > 0 else 1.0))
+    return Design(weights, groups, scale, max(freedom, 1))
+
+
+def t_over_z(level: float, freedom: int) -> float:
+    """Student's t quantile over the normal one at the two-sided ``level``: how much wider a small sample's
+    interval is (the Cornish-Fisher expansion of the t quantile in 1 / freedom, Abramowitz & Stegun 26.7.5;
+    within 0.3 % for 3 degrees of freedom or more, exact in the limit)."""
+    from statistics import NormalDist
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    v = max(freedom, 3)
+    t = (z + (z ** 3 + z) / (4 * v) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * v ** 2)
+         + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * v ** 3)
+         + (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / (92160 * v ** 4))
+    return t / z
+
+
+def _resample_weights(plan: Design, resamples: int, seed: int, tags: Sequence[str]) -> List[List[float]]:
+    """One weight row per resample: within each group, draws with replacement, each weighted by its item's
+    design weight; rows rescaled to sum to n (a pooled group of single items varies in total weight)."""
+    n = len(plan.weights)
+    rows = [[0.0] * n for _ in range(resamples)]
+    for g, group in enumerate(plan.groups):
+        draws = draw_resamples(len(group), resamples, seed, *tags, f"group {g}")
+        for row, drawn in zip(rows, draws):
+            for position in drawn:
+                row[group[position]] += plan.weights[group[position]]
+    return [[w * n / sum(row) for w in row] for row in rows]
+
+
+def estimate_statistic(statistic: Statistic, population: Population, *, resamples: int, seed: int,
+                       level: float) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
+    """metric -> (estimate, low, high, scaled resample values) from a subset's statistic, for every metric
+    with a weighted form (estimable or not: the coverage study reads them all)."""
+    table = statistic.table
+    plan = design(table, population)
+    point = weighted_values(statistic, [plan.weights])
+    rows = _resample_weights(plan, resamples, seed, ("lite", table.benchmark, table.dataset))
+    spread = weighted_values(statistic, rows)
+    scale = plan.scale * t_over_z(level, plan.freedom)
+    out: Dict[str, Tuple[Any, Any, Any, List[Any]]] = {}
+    for name, values in point.items():
+        value = values[0]
+        if value is None or name not in spread:
+            continue
+        scaled = [_scaled(value, v, scale) for v in spread[name]]
+        low, high = _interval(scaled, level)
+        out[name] = (value, low, high, scaled)
+    return out
+
+
+def _scaled(estimate: Any, value: Any, scale: float) -> Any:
+    if isinstance(estimate, list):
+        return [_scaled(e, v, scale) for e, v in zip(estimate, value)] if isinstance(value, list) else None
+    if value is None or not math.isfinite(value) or not math.isfinite(estimate):
+        return math.nan
+    return estimate + scale * (value - estimate)
+
+
+def _interval(values: List[Any], level: float) -> Tuple[Any, Any]:
+    values = [v for v in values if v is not None]
+    if values and isinstance(values[0], list):
+        pairs = [percentile_interval([v[c] for v in values], level) for c in range(len(values[0]))]
+        return [a for a, _ in pairs], [b for _, b in pairs]
+    return percentile_interval(values, level)
+
+
+def estimable(benchmark: str, metric: str, fraction: float, row: str = "dataset") -> bool:
+    """Whether the coverage study reports ``metric`` of ``benchmark`` at ``fraction``, on one dataset's row
+    (``row="dataset"``) or the averaged one (``"averaged"``); see :data:`ESTIMABLE`."""
+    start = ESTIMABLE.get((benchmark, metric, row))
+    return start is not None and fraction >= start
+
+
+def not_estimable_note(fraction: float) -> str:
+    return (f"not estimable at this fraction ({fraction:g}): the coverage study did not find a {REQUIRED_COVERAGE:.0%} "
+            "coverage of the full run's value")
+
+
+@dataclass
+class LiteResult:
+    """A lite run's estimates of the full run's numbers: benchmark -> row (dataset or "Averaged") -> metric."""
+
+    fraction: float
+    resamples: int
+    seed: int
+    level: float
+    estimates: Dict[str, Dict[str, Dict[str, LiteEstimate]]]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"fraction": self.fraction, "resamples": self.resamples, "seed": self.seed, "level": self.level,
+                "standard": False, "method": "weighted plug-in; stratified bootstrap with finite-population "
+                                             "correction (StaICC.stats.lite)",
+                "benchmarks": {b: {row: {m: e.to_dict() for m, e in metrics.items()} for row, metrics in rows.items()}
+                               for b, rows in self.estimates.items()}}
+
+
+def _grouped(records: Any) -> Dict[Tuple[str, str], Any]:
+    """(benchmark, dataset) -> records, from a loaded run (``report.runs.load_run``) or any iterable of records."""
+    parts = getattr(records, "parts", None)
+    if parts is not None:
+        return {(name, dataset): part.records[dataset] for name, part in parts.items() for dataset in part.records}
+    grouped: Dict[Tuple[str, str], List[Any]] = {}
+    for record in records:
+        grouped.setdefault((record["benchmark"], record["dataset"]), []).append(record)
+    return grouped
+
+
+def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, str], Any], *,
+                   resamples: int = 1000, seed: int = 20250101, level: float = 0.95) -> LiteResult:
+    """Estimates, with intervals, of every standard metric of the full run from a lite run's records.
+
+    ``records``: the lite run's records (a loaded run, or an iterable of record dicts with
+    ``benchmark``, ``dataset``, ``pass``, ``repeat``, ``test_index``, ``label``, ``prediction``,
+    ``prompt_sha256``, ``query_index``: what ``samples.jsonl`` holds); ``fraction``: the fraction
+    the subsets were picked at; ``populations``: for each (sub-benchmark, dataset), the full
+    run's test labels (a :class:`Population`, or the list of labels; for the pseudo queries of
+    the bias benchmarks only their number counts).  A metric the coverage study does not
+    report at ``fraction`` gets ``estimable=False`` and a note instead of numbers.
+    """
+    from ..sampling.subsets import check_fraction
+    from .bootstrap import _check_options
+    check_fraction(fraction)
+    _check_options(resamples, level, seed)
+    estimates: Dict[str, Dict[str, Dict[str, LiteEstimate]]] = {}
+    spreads: Dict[Tuple[str, str], List[Tuple[Any, List[Any]]]] = {}
+    for (benchmark, dataset), part_records in _grouped(records).items():
+        population = populations.get((benchmark, dataset))
+        if population is None:
+            raise ValueError(f"{benchmark} / {dataset}: no population (the full run's test labels) was given")
+        if not isinstance(population, Population):
+            population = Population.from_labels(population)
+        from .statistic import _metric_table
+        statistic = Statistic(benchmark, ItemTable(benchmark, dataset, part_records), list(_metric_table(benchmark)))
+        row = estimates.setdefault(benchmark, {}).setdefault(dataset, {})
+        for metric, (value, low, high, scaled) in estimate_statistic(statistic, population, resamples=resamples,
+                                                                     seed=seed, level=level).items():
+            row[metric] = _reported(benchmark, metric, "dataset", fraction, value, low, high)
+            if not isinstance(value, list):
+                spreads.setdefault((benchmark, metric), []).append((value, scaled))
+    for (benchmark, metric), per_dataset in spreads.items():
+        value = math.fsum(v for v, _ in per_dataset) / len(per_dataset)
+        columns = [math.fsum(c) / len(c) for c in zip(*(s for _, s in per_dataset))]
+        low, high = percentile_interval(columns, level)
+        estimates[benchmark].setdefault("Averaged", {})[metric] = _reported(benchmark, metric, "averaged", fraction,
+                                                                            value, low, high)
+    return LiteResult(fraction, resamples, seed, level, estimates)
+
+
+def _reported(benchmark: str, metric: str, row: str, fraction: float, value: Any, low: Any, high: Any) -> LiteEstimate:
+    if estimable(benchmark, metric, fraction, row):
+        return LiteEstimate(value, low, high)
+    return LiteEstimate(estimable=False, note=not_estimable_note(fraction))
