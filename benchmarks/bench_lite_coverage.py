@@ -153,36 +153,37 @@ def _error(truth: Any, value: Any) -> List[float]:
 def study_model(job: Tuple[str, str, int, int, int]) -> Dict[Tuple[float, str, str], List[Tuple[Any, ...]]]:
     """(fraction, benchmark, metric) -> one (model, error, half-width, covered) tuple per estimate."""
     model, path, seeds, resamples, first_seed = job
-    from StaICC.sampling.subsets import pick_test_items
+    from StaICC.sampling.subsets import stratified_order, subset_size
     from StaICC.stats.lite import estimate_statistic
     from StaICC.stats.significance import percentile_interval
     from StaICC.stats.statistic import Statistic
     results: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]] = defaultdict(list)
     tables = _tables(path)
-    for fraction in FRACTIONS:
-        for seed in range(first_seed, first_seed + seeds):
-            averaged: Dict[Tuple[str, str], List[Any]] = defaultdict(list)
-            for name, dataset, full, population, metadata in tables:
-                labels = [label for label, _ in population.strata]
-                picked = pick_test_items(full.table.labels if labels != [None] else len(full.table),
-                                         (name, dataset), fraction=fraction, salt=f"study {seed}")
+    for seed in range(first_seed, first_seed + seeds):
+        averaged: Dict[Tuple[float, str, str], List[Any]] = defaultdict(list)
+        for name, dataset, full, population, metadata in tables:
+            unlabelled = [label for label, _ in population.strata] == [None]
+            # one order per seed: the subsets of the three fractions are its prefixes (they are nested)
+            order = stratified_order(len(full.table) if unlabelled else full.table.labels, (name, dataset),
+                                     salt=f"study {seed}")
+            truth = full.point()
+            for fraction in FRACTIONS:
+                picked = order[:subset_size(len(full.table), fraction)]
                 subset = Statistic(name, full.table.restricted(picked), full.names(), metadata)
-                truth = full.point()
                 for metric, (value, low, high, scaled) in estimate_statistic(
                         subset, population, resamples=resamples, seed=seed, level=0.95).items():
                     errors, covered = _error(truth[metric], value), _covered(truth[metric], low, high, metric)
-                    widths = _error(high, low)
-                    for e, c, w in zip(errors, covered, widths):
+                    for e, c, w in zip(errors, covered, _error(high, low)):
                         results[(fraction, name, metric)].append((model, e, w / 2, c))
                     if not isinstance(value, list):
-                        averaged[(name, metric)].append((truth[metric], value, scaled))
-            for (name, metric), rows in averaged.items():
-                truth = math.fsum(t for t, _, _ in rows) / len(rows)
-                value = math.fsum(v for _, v, _ in rows) / len(rows)
-                columns = [math.fsum(c) / len(c) for c in zip(*(s for _, _, s in rows))]
-                low, high = percentile_interval(columns, 0.95)
-                results[(fraction, name, f"{metric} (averaged)")].append(
-                    (model, abs(value - truth), (high - low) / 2, _covered(truth, low, high, metric)[0]))
+                        averaged[(fraction, name, metric)].append((truth[metric], value, scaled))
+        for (fraction, name, metric), rows in averaged.items():
+            truth = math.fsum(t for t, _, _ in rows) / len(rows)
+            value = math.fsum(v for _, v, _ in rows) / len(rows)
+            columns = [math.fsum(c) / len(c) for c in zip(*(s for _, _, s in rows))]
+            low, high = percentile_interval(columns, 0.95)
+            results[(fraction, name, f"{metric} (averaged)")].append(
+                (model, abs(value - truth), (high - low) / 2, _covered(truth, low, high, metric)[0]))
     return dict(results)
 
 

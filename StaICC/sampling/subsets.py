@@ -8,13 +8,15 @@ first n of that order.  So a subset depends only on (labels, size, identity, sal
 subsets of one identity are **nested**: the 6.25 % subset lies inside the 12.5 % one.
 
 The order stratifies by label (the ground truth).  Within a label the positions go by
-key; across labels, the r-th position of a label with N_s items has priority
-(2r + 1) / (2 N_s) (Webster's divisor rule, ties broken by key).  A prefix of n items
-therefore holds about n N_s / N items of each label (a proportional stratified sample;
-within about one item, and a label whose share rounds to zero may be absent: the
-estimators weight each label by its share of the full test set).  Items without a label
-(the pseudo queries of Contextual_bias and Domain_bias) form a single stratum: the subset
-is a simple random one.
+key.  Across labels, the first two positions of every label come first (the first of each
+label, then the second: a subset of at least twice as many items as labels holds two of
+each, so that each label's spread can be estimated); after them the r-th position of a
+label with N_s items has priority (2r + 1) / (2 N_s) (Webster's divisor rule, ties broken
+by key).  A prefix of n items therefore holds about n N_s / N items of each label, as a
+proportional stratified sample does, except that a rare label is not left out; the
+estimators weight each label by its share of the full test set, so the rounding and the
+minimum do not bias them.  Items without a label (the pseudo queries of Contextual_bias
+and Domain_bias) form a single stratum: the subset is a simple random one.
 
 Only the standard library is used; sizes are computed in exact fractions.
 """
@@ -24,6 +26,8 @@ from typing import Dict, Hashable, List, Optional, Sequence, Tuple, Union
 
 #: what an item's label may be: an int (the ground truth) or None (no label)
 Label = Optional[Hashable]
+#: items of every label that come before the proportional allocation
+MINIMUM_PER_LABEL = 2
 
 
 def item_key(identity: Sequence[str], position: int, salt: str = "") -> int:
@@ -49,15 +53,20 @@ def stratified_order(labels: Union[int, Sequence[Label]], identity: Sequence[str
     items; ``identity``: what the items belong to, e.g. ``("Normal", "TREC")``.
     """
     values = _labels(labels)
+    if len(values) >= 1 << 25:
+        raise ValueError(f"at most {1 << 25} test items can be ordered, got {len(values)}")
     keys = [item_key(identity, i, salt) for i in range(len(values))]
     strata: Dict[Label, List[int]] = {}
     for i, label in enumerate(values):
         strata.setdefault(label, []).append(i)
-    ranked: List[Tuple[Fraction, int, int]] = []
+    ranked: List[Tuple[int, float, int, int]] = []
     for members in strata.values():
         members.sort(key=lambda i: (keys[i], i))
         size = len(members)
-        ranked.extend((Fraction(2 * rank + 1, 2 * size), keys[i], i) for rank, i in enumerate(members))
+        # (2r + 1) / (2 N_s) as a double orders exactly: two such fractions with denominators below 2**26
+        # differ by more than 2**-52, and equal ones round to the same double
+        ranked.extend((min(rank, MINIMUM_PER_LABEL), (2 * rank + 1) / (2 * size), keys[i], i)
+                      for rank, i in enumerate(members))
     ranked.sort()
     return [i for *_, i in ranked]
 

@@ -9,15 +9,15 @@ test set over its share of the subset (N_s / n_s, normalised), so that a label t
 over- or under-represents by rounding counts as it does in the full run.  A label of the
 full test set that the subset misses has its weight spread over the others.
 
-The interval is a stratified bootstrap with a finite-population correction: each resample
-draws n_s items with replacement within each label (labels with a single item drawn are
-resampled together), the metric is recomputed with the weights, and the deviations from
-the estimate are scaled by sqrt((1 - n/T) n / (n - G)) (G: the groups resampled), which
-turns the with-replacement variance of a stratum mean into the without-replacement one;
-and, for the small samples a lite run has, widened by Student's t quantile over the normal
-one with n - G degrees of freedom (the "expanded percentile interval"); the interval is the
-percentile interval of the scaled values.  The averaged row averages each resample over
-datasets.
+The interval is a stratified rescaling bootstrap (Rao & Wu, 1988): each resample draws
+n_s - 1 items with replacement within each label and rescales the weights so that their
+spread is that of a sample of n_s drawn *without* replacement from the label's N_s items
+(the finite-population correction; labels with a single item in the subset are resampled
+together).  The metric is recomputed with each resample's weights; for the small samples
+a lite run has, the deviations from the estimate are widened by Student's t quantile over
+the normal one with n - G degrees of freedom (G: the groups resampled; the "expanded
+percentile interval"), and the interval is their percentile interval.  The averaged row
+averages each resample over datasets.
 
 Which metrics this works for is measured, not assumed: ``benchmarks/bench_lite_coverage.py``
 restricts full runs of several models to many subsets and counts how often the interval
@@ -33,7 +33,7 @@ from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
 from .significance import percentile_interval
 from .statistic import Statistic
-from .vectorized import weighted_values
+from .vectorized import numpy_module, weighted_values
 
 #: the fractions the coverage study measured
 STUDIED_FRACTIONS = (0.0625, 0.125, 0.25)
@@ -80,13 +80,14 @@ class LiteEstimate:
 
 @dataclass
 class Design:
-    """How a subset's items stand for the full test set: weights and the groups resampled."""
+    """How a subset's items stand for the full test set: weights, and the groups resampled."""
 
+    #: each item's weight: its label's count in the full test set over its count in the subset (sum: n)
     weights: List[float]
-    groups: List[List[int]]
-    #: sqrt((1 - n / T) n / (n - G)): the with-replacement spread turned into the without-replacement one
-    scale: float
-    #: degrees of freedom of the spread: n - G
+    #: (items, rescaling factor sqrt(1 - n_g / N_g)) of each group resampled (a label, or the pooled labels of
+    #: one item each)
+    groups: List[Tuple[List[int], float]]
+    #: degrees of freedom of the spread: n minus the groups resampled
     freedom: int = 1
 
 
@@ -109,14 +110,11 @@ def design(table: ItemTable, population: Population) -> Design:
     for s, items in members.items():
         for i in items:
             weights[i] = (full[s] * T / covered) / len(items) * n / T
-    groups = [items for items in members.values() if len(items) > 1]
-    single = [items[0] for items in members.values() if len(items) == 1]
-    if single:
-        groups.append(single)
-    resampled = sum(1 for g in groups if len(g) > 1)
-    freedom = n - resampled
-    scale = math.sqrt(max(0.0, 1 - n / T) * (n / freedom if freedom > 0 else 1.0))
-    return Design(weights, groups, scale, max(freedom, 1))
+    groups = [(items, math.sqrt(1 - len(items) / full[s])) for s, items in members.items() if len(items) > 1]
+    pooled = [s for s, items in members.items() if len(items) == 1 and full[s] > 1]
+    if len(pooled) > 1:  # labels with one item in the subset: resampled together
+        groups.append(([members[s][0] for s in pooled], math.sqrt(1 - len(pooled) / sum(full[s] for s in pooled))))
+    return Design(weights, groups, max(n - len(groups), 1))
 
 
 def t_over_z(level: float, freedom: int) -> float:
@@ -132,17 +130,27 @@ def t_over_z(level: float, freedom: int) -> float:
     return t / z
 
 
-def _resample_weights(plan: Design, resamples: int, seed: int, tags: Sequence[str]) -> List[List[float]]:
-    """One weight row per resample: within each group, draws with replacement, each weighted by its item's
-    design weight; rows rescaled to sum to n (a pooled group of single items varies in total weight)."""
-    n = len(plan.weights)
-    rows = [[0.0] * n for _ in range(resamples)]
-    for g, group in enumerate(plan.groups):
-        draws = draw_resamples(len(group), resamples, seed, *tags, f"group {g}")
-        for row, drawn in zip(rows, draws):
-            for position in drawn:
-                row[group[position]] += plan.weights[group[position]]
-    return [[w * n / sum(row) for w in row] for row in rows]
+def _resample_weights(plan: Design, resamples: int, seed: int, tags: Sequence[str]) -> Any:
+    """One weight row per resample, by the rescaling bootstrap of Rao and Wu (1988).
+
+    In each group of n_g items, n_g - 1 items are drawn with replacement (c_i times item i)
+    and item i's weight becomes w_i (1 - lam + lam n_g / (n_g - 1) c_i), lam = sqrt(1 - n_g / N_g):
+    never negative, on average w_i, and its spread is the without-replacement spread of a
+    sample of n_g from N_g (the finite-population correction), for any smooth statistic.
+    Rows are rescaled to sum to n (a pooled group's weights differ, so its total varies).
+    Returns a NumPy array (resamples x items).
+    """
+    np = numpy_module("numpy")
+    base = np.asarray(plan.weights, dtype=np.float64)
+    rows = np.tile(base, (resamples, 1))
+    for g, (group, lam) in enumerate(plan.groups):
+        size = len(group)
+        drawn = np.asarray(draw_resamples(size, resamples, seed, *tags, f"group {g}"))[:, :size - 1]
+        counts = np.zeros((resamples, size))
+        np.add.at(counts, (np.arange(resamples)[:, None], drawn), 1.0)
+        members = np.asarray(group)
+        rows[:, members] = base[members] * (1 - lam + lam * size / (size - 1) * counts)
+    return rows * (len(base) / rows.sum(axis=1, keepdims=True))
 
 
 def estimate_statistic(statistic: Statistic, population: Population, *, resamples: int, seed: int,
@@ -154,7 +162,7 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
     point = weighted_values(statistic, [plan.weights])
     rows = _resample_weights(plan, resamples, seed, ("lite", table.benchmark, table.dataset))
     spread = weighted_values(statistic, rows)
-    scale = plan.scale * t_over_z(level, plan.freedom)
+    scale = t_over_z(level, plan.freedom)
     out: Dict[str, Tuple[Any, Any, Any, List[Any]]] = {}
     for name, values in point.items():
         value = values[0]

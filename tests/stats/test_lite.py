@@ -67,20 +67,23 @@ def test_weighted_estimate_and_interval_match_an_independent_computation():
     got = estimate_statistic(statistic, POPULATION, resamples=300, seed=4, level=0.95)
     for name, value in expected.items():
         assert got[name][0] == pytest.approx(value, abs=1e-12), name
-    # the interval: within-label draws with replacement (the package's draws), t-widened, finite-population scale
+    # the interval: Rao and Wu's rescaling bootstrap within labels (n_s - 1 draws with the package's draws,
+    # weights rescaled by sqrt(1 - n_s / N_s)), deviations widened by Student's t over the normal quantile
     groups = [[i for i, c in enumerate(LABELS) if c == label] for label in (0, 1, 2)]
     draws = [draw_resamples(len(g), 300, 4, "lite", "Normal", "toy", f"group {n}") for n, g in enumerate(groups)]
-    n, T, G = len(LABELS), 48, 3
-    scale = math.sqrt((1 - n / T) * n / (n - G)) * scipy_stats.t.ppf(0.975, n - G) / scipy_stats.norm.ppf(0.975)
+    n = len(LABELS)
+    widen = scipy_stats.t.ppf(0.975, n - len(groups)) / scipy_stats.norm.ppf(0.975)
     resampled = {name: [] for name in expected}
     for b in range(300):
-        w = np.zeros(n)
+        w = weights.copy()
         for g, group in enumerate(groups):
-            for position in draws[g][b]:
-                w[group[position]] += weights[group[position]]
-        w *= n / w.sum()
+            size, lam = len(group), math.sqrt(1 - len(group) / counts[LABELS[group[0]]])
+            drawn = np.bincount(np.asarray(draws[g][b][:size - 1]), minlength=size)
+            for position, item in enumerate(group):
+                w[item] = weights[item] * (1 - lam + lam * size / (size - 1) * drawn[position])
+        assert w.sum() == pytest.approx(n)
         for name, value in _metrics(rows, w).items():
-            resampled[name].append(expected[name] + scale * (value - expected[name]))
+            resampled[name].append(expected[name] + widen * (value - expected[name]))
     for name, values in resampled.items():
         low, high = np.percentile(values, [2.5, 97.5])
         assert got[name][1] == pytest.approx(low, abs=1e-5) and got[name][2] == pytest.approx(high, abs=1e-5), name
