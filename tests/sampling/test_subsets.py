@@ -88,8 +88,8 @@ def test_sizes_round_half_up_and_keep_one_item():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(fraction=0), "in (0, 1]"), (dict(fraction=1.5), "in (0, 1]"), (dict(fraction=True), "in (0, 1]"),
-    (dict(count=0), "positive integer"), (dict(fraction=0.5, count=3), "exactly one"), (dict(), "exactly one"),
+    ({"fraction": 0}, "in (0, 1]"), ({"fraction": 1.5}, "in (0, 1]"), ({"fraction": True}, "in (0, 1]"),
+    ({"count": 0}, "positive integer"), ({"fraction": 0.5, "count": 3}, "exactly one"), ({}, "exactly one"),
 ])
 def test_bad_arguments_say_what_was_expected(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("]", r"\]")):

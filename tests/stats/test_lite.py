@@ -147,7 +147,8 @@ def test_lite_estimates_of_a_subset_run(lexical):
     for (benchmark, metric, row), start in ESTIMABLE.items():
         if benchmark in result.estimates and fraction >= start:
             estimate = result.estimates[benchmark]["Averaged" if row == "averaged" else "TREC"][metric]
-            assert estimate.estimable and estimate.low <= estimate.value <= estimate.high
+            values = zip(*(x if isinstance(x, list) else [x] for x in (estimate.low, estimate.value, estimate.high)))
+            assert estimate.estimable and all(low <= value <= high for low, value, high in values), (benchmark, metric)
     ece = result.estimates["Normal"]["TREC"]["expected_calibration_error_1"]
     assert not ece.estimable and ece.value is None and "not estimable at this fraction" in ece.note
     with pytest.raises(ValueError, match="no population"):

@@ -80,7 +80,7 @@ def test_last_bit_differences_are_zero_and_never_significant(last_bit_runs):
     assert as_dict["delta"] == 0.0 and as_dict["noise_floor"] == pytest.approx(1e-9 * math.log(6))
 
 
-def test_differences_above_the_floor_are_unchanged(last_bit_runs):
+def test_differences_above_the_floor_are_unchanged():
     runs = {name: load_run(path) for name, path in fixture_runs().items()}
     comparison = compare_runs(runs["lexical"], runs["uniform"], resamples=200, seed=3)
     d = comparison.parts["Normal"].datasets["TREC"]["accuracy"]
