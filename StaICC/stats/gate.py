@@ -121,13 +121,18 @@ class Failure:
 
     def line(self) -> str:
         return (f"--fail-if {self.condition.text} holds: {self.b} vs {self.a}, {self.benchmark} / {self.row}: "
-                f"{self.condition.metric} {self.value_a!r} -> {self.value_b!r} (difference {self.delta!r}"
-                f"{', significant' if self.significant else ''})")
+                f"{self.condition.metric} {_number(self.value_a)} -> {_number(self.value_b)} (difference "
+                f"{_number(self.delta)}{', significant' if self.significant else ''})")
 
     def to_dict(self) -> Dict[str, Any]:
         return {"condition": self.condition.text, "a": self.a, "b": self.b, "benchmark": self.benchmark,
                 "row": self.row, "value_a": self.value_a, "value_b": self.value_b, "delta": self.delta,
                 "significant": self.significant}
+
+
+def _number(value: Any) -> str:
+    """Six significant digits: enough to compare with a threshold, short enough to read."""
+    return f"{value:.6g}" if isinstance(value, float) else repr(value)
 
 
 def evaluate(conditions: Sequence[Condition], comparisons: Sequence[Any]) -> List[Failure]:
