@@ -89,21 +89,9 @@ def _extra_metrics(args) -> tuple:
 
 
 def add_compare_parser(subparsers) -> argparse.ArgumentParser:
-    """``staicc compare RUN_A RUN_B [RUN_C ...]``: differences against RUN_A with CIs and p-values."""
-    parser = subparsers.add_parser(
-        "compare", help="compare runs: differences, confidence intervals, significance tests",
-        description="Compare runs (run directories or results.json files) with the first one: per dataset and "
-                    "averaged, each metric of each run, the difference with its bootstrap confidence interval over "
-                    "test items, and p-values (McNemar's exact test for accuracy, paired bootstrap otherwise), "
-                    "Holm-corrected across datasets.")
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories or results.json files; the first "
-                                                               "is the baseline")
-    parser.add_argument("--format", default="table", choices=["table", "md", "latex", "csv", "json"],
-                        help="output format (default: table)")
-    parser.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
-    _add_statistics_options(parser)
-    parser.set_defaults(func=compare_command)
-    return _one_line_errors(parser)
+    """``staicc compare`` (defined in :mod:`.compare_command`)."""
+    from .compare_command import add_compare_parser as add
+    return add(subparsers)
 
 
 def add_report_parser(subparsers) -> argparse.ArgumentParser:
@@ -219,24 +207,9 @@ def one_line(value: Any) -> str:
 
 
 def compare_command(args) -> int:
-    """Print (or write) the comparison of ``args.runs`` with the first run."""
-    if len(args.runs) < 2:
-        sys.stderr.write(f"{PROG} compare: error: compare needs at least two runs, got {len(args.runs)}\n")
-        return 2
-    return _run(_compare, args)
-
-
-def _compare(args, status) -> int:
-    from .tables import comparison_tables, render
-    runs = _load(args, status)
-    comparisons = _comparisons(runs, args, status)
-    status.done()
-    if args.format == "json":
-        text = _strict_json({"comparisons": [c.to_dict() for c in comparisons]})
-    else:
-        text = render(comparison_tables(runs, comparisons), args.format)
-    _emit(text, args.output)
-    return 0
+    """``staicc compare`` (defined in :mod:`.compare_command`)."""
+    from .compare_command import compare_command as command
+    return command(args)
 
 
 def _strict_json(document: dict) -> str:

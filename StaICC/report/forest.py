@@ -12,7 +12,7 @@ from .plots import FIGURE_WIDTH, MIN_FONT_PT, pyplot, short
 
 #: the smallest difference between two runs' values of a metric that the report draws as one, relative to the
 #: values (absolute under 1): float sums over a few thousand items carry errors near 1e-13 for metrics of order 1
-RESOLVABLE_DIFFERENCE = 1e-9
+RESOLVABLE_DIFFERENCE = 1e-9  # the statistics' relative resolution (StaICC.stats.resolution), named here for captions
 
 #: colour of a difference: significant and better, significant and worse, significant without a better
 #: direction (slopes, vectors), not significant
@@ -21,11 +21,11 @@ DIFFERENCE_MEANINGS = {"better": "significant: second run better", "worse": "sig
                        "significant": "significant, no better direction (slopes)", None: "not significant"}
 
 
-def resolvable_difference(a: float, b: float) -> float:
-    """The smallest |b - a| the report shows as a difference between the values ``a`` and ``b``: 1e-9 of the
-    larger, or 1e-9 when both are under 1."""
-    sizes = [abs(v) for v in (a, b) if isinstance(v, (int, float)) and math.isfinite(v)]
-    return RESOLVABLE_DIFFERENCE * max([1.0] + sizes)
+def resolvable_difference(a: float, b: float, metric: str = "") -> float:
+    """The smallest |b - a| the report shows as a difference between the values ``a`` and ``b`` of ``metric``:
+    the statistics' noise floor (1e-9 of the larger, or 1e-9 when both are under 1)."""
+    from ..stats.resolution import noise_floor
+    return noise_floor(metric, a, b)
 
 
 def _kind(row: Dict[str, Any]) -> Any:
@@ -37,7 +37,7 @@ def _kind(row: Dict[str, Any]) -> Any:
 
 def _resolvable(rows: List[Dict[str, Any]]) -> bool:
     """Whether any difference or interval end of the panel is one the arithmetic resolves."""
-    return any(abs(v) >= resolvable_difference(r.get("a"), r.get("b")) for r in rows
+    return any(abs(v) >= resolvable_difference(r.get("a"), r.get("b"), r.get("metric", "")) for r in rows
                for v in (r["delta"], r["low"], r["high"]) if isinstance(v, (int, float)) and math.isfinite(v))
 
 

@@ -257,7 +257,7 @@ def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
         if not part.records or (benchmarks is not None and name not in benchmarks):
             continue
         if progress is not None:
-            progress(f"{run.label}: {name}")
+            progress(f"resampling {name} of {run.label}")
         check_records(part)
         estimates = result.parts[name] = PartEstimates(name, [])
         for dataset in part.datasets():  # one dataset's item table at a time (see dataset_statistic)
