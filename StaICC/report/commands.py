@@ -160,10 +160,10 @@ def _emit(text: str, output: Optional[str]) -> None:
 
 
 def _statistics_options(args, status) -> dict:
-    """The statistics' options from the arguments; progress lines say which run and sub-benchmark is estimated."""
+    """The statistics' options from the arguments; progress lines say which run and sub-benchmark is resampled."""
     return {"paired": not args.unpaired, "resamples": args.resamples, "seed": args.seed, "level": args.level,
             "alpha": args.alpha, "extra_metrics": _extra_metrics(args),
-            "progress": lambda message: status(f"statistics of {message}")}
+            "progress": status}
 
 
 def _comparisons(runs, args, status) -> List[Any]:

@@ -207,6 +207,6 @@ def test_condition_grammar():
 
 def test_progress_lines_only_when_asked_or_on_a_terminal(runs, capsys):
     code, _, err = _run(["compare", runs["reference"], runs["uniform"], "--resamples", "20", "--progress"], capsys)
-    assert code == 0 and "staicc compare: reading reference" in err and "resampling Normal" in err
+    assert code == 0 and "staicc compare: reading run 1 of 2: reference" in err and "resampling Normal" in err
     code, _, err = _run(["compare", runs["reference"], runs["uniform"], "--resamples", "20"], capsys)
     assert code == 0 and err == ""  # stderr is not a terminal here

@@ -131,11 +131,11 @@ def test_report_and_compare_say_what_they_are_doing(tmp_path):
                                            "--format", "md"])
     assert status == 0
     for step in ("staicc report: reading run 1 of 2: k2", "staicc report: reading run 2 of 2: lexical",
-                 "staicc report: statistics of k2 vs lexical: Normal"):
+                 "staicc report: resampling Normal: lexical against k2"):
         assert step in shown
     assert shown.endswith("\r\x1b[K")  # the line is cleared before the tables
     status, shown = _stderr_on_a_terminal(["compare", paths["lexical"], paths["uniform"], "--resamples", "5"])
-    assert status == 0 and "staicc compare: statistics of lexical vs uniform: GLER" in shown
+    assert status == 0 and "staicc compare: resampling GLER: uniform against lexical" in shown
     logged = subprocess.run([sys.executable, "-m", "StaICC", "report", paths["k2"], "--resamples", "5", "--progress",
                              "--html", str(tmp_path / "r.html")], capture_output=True, text=True, cwd=ROOT, timeout=300)
     lines = logged.stderr.splitlines()  # not a terminal: one line per step, when asked
