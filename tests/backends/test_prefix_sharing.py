@@ -84,6 +84,7 @@ from prefab_helpers import (FAMILIES, LABELS, compare, corpus, shared_demo_promp
                            tiny_tokenizer)
 
 from StaICC.backends.causal_lm import CausalLMScorer  # noqa: E402
+from StaICC.backends.lm_engine import CACHE_ARGUMENTS  # noqa: E402
 from StaICC.backends.kernels import standard_ICL_inference_with_torch_Causal_LM  # noqa: E402
 
 
@@ -148,7 +149,7 @@ def test_out_of_memory_in_a_child_level_halves_and_agrees():
     original = model.forward
 
     def forward(*args, **kwargs):
-        if "past_key_values" in kwargs and kwargs["input_ids"].shape[0] > 2:
+        if any(name in kwargs for name in CACHE_ARGUMENTS) and kwargs["input_ids"].shape[0] > 2:
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
         return original(*args, **kwargs)
 
