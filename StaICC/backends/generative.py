@@ -302,6 +302,12 @@ class ScoringModes:
     STANDARD_SCORING: Optional[str] = "last_token"
 
     @property
+    def prediction_kind(self) -> Optional[str]:
+        """A log-probability mode's rows are a softmax computed in floating point ("probabilities": the
+        exact-sum rule's softmax branch always); generated answers are labels (the standard's rule)."""
+        return None if self.scoring == "generate" else "probabilities"  # type: ignore[attr-defined]
+
+    @property
     def non_standard(self) -> List[str]:
         return scoring_departures(self.scoring, self.chat, standard=self.STANDARD_SCORING)  # type: ignore[attr-defined]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from ..requests import Answer, Request
-from .outcome import Outcome, summarize
+from .outcome import Outcome, row_rule, summarize, warn_exact_sum
 from .plan import Work
 from .scoring import leading_predictions, check_preentered, score_requests
 
@@ -113,15 +113,18 @@ def _text_order(request: Request) -> Tuple[Tuple[str, ...], Any]:
 
 def run_works(works: Sequence[Work], backends: Sequence[Any], preentered: Sequence[Optional[Sequence]] = (), *,
               cache: Any = None, progress: Optional[bool] = None, distinct: bool = False,
-              counts: Optional[Dict[str, int]] = None, requests_per_call: Optional[int] = None) -> List[Outcome]:
+              counts: Optional[Dict[str, int]] = None, requests_per_call: Optional[int] = None,
+              preentered_kind: Optional[str] = None) -> List[Outcome]:
     """Every work's outcome; works are run dataset by dataset (in order of first appearance).
 
-    ``backends[i]`` answers ``works[i]`` (None: ``preentered[i]`` holds its predictions).
+    ``backends[i]`` answers ``works[i]`` (None: ``preentered[i]`` holds its predictions, which are
+    ``preentered_kind``: see :mod:`StaICC.metrics.exact_sum`; a backend says what its rows are itself).
     ``counts`` accumulates ``asked``, ``cached``, ``prompts`` and ``distinct`` (requests planned,
     requests that needed an answer).  A backend that shares prefixes is asked dataset by
     dataset in text order.
     """
     preentered = list(preentered) or [None] * len(works)
+    rules = [row_rule(backend, preentered_kind) for backend in backends]  # how each work's rows meet the exact-sum rule
     counts = counts if counts is not None else {}
     for name in ("asked", "cached", "prompts", "distinct", "calls"):
         counts.setdefault(name, 0)
@@ -130,12 +133,14 @@ def run_works(works: Sequence[Work], backends: Sequence[Any], preentered: Sequen
         try:
             for number, outcome in zip(group, _run_dataset([works[w] for w in group], [backends[w] for w in group],
                                                            [preentered[w] for w in group], cache, progress,
-                                                           distinct, counts, requests_per_call)):
+                                                           distinct, counts, requests_per_call,
+                                                           [rules[w] for w in group])):
                 outcomes[number] = outcome
         except BaseException as exc:
             exc.completed_outcomes = [o for o in outcomes if o is not None] + \
                 getattr(exc, "completed_outcomes", [])  # type: ignore[attr-defined]
             raise
+    warn_exact_sum(outcomes)  # type: ignore[arg-type]
     return outcomes  # type: ignore[return-value]
 
 
@@ -148,7 +153,7 @@ def _by_dataset(works: Sequence[Work]) -> List[List[int]]:
 
 def _run_dataset(works: List[Work], backends: List[Any], preentered: List[Optional[Sequence]], cache: Any,
                  progress: Optional[bool], distinct: bool, counts: Dict[str, int],
-                 requests_per_call: Optional[int]) -> List[Outcome]:
+                 requests_per_call: Optional[int], rules: List[Any]) -> List[Outcome]:
     rendered: Dict[Any, dict] = {}  # each demonstration's and query's text, rendered once for the dataset's works
     requests = [work.requests(rendered, segments=getattr(backend, "needs_segments", False))
                 for work, backend in zip(works, backends)]
@@ -177,9 +182,9 @@ def _run_dataset(works: List[Work], backends: List[Any], preentered: List[Option
                 raise
             _deliver(answers, batch.targets, got)
         for w, work in enumerate(works):
-            outcomes.append(summarize(work, requests[w], answers[w]))  # type: ignore[arg-type]
+            outcomes.append(summarize(work, requests[w], answers[w], rules[w]))  # type: ignore[arg-type]
     except BaseException as exc:
-        exc.completed_outcomes = outcomes + _finished(works, requests, answers, len(outcomes))  # type: ignore[attr-defined]
+        exc.completed_outcomes = outcomes + _finished(works, requests, answers, len(outcomes), rules)  # type: ignore[attr-defined]
         failing = len(exc.completed_outcomes)  # type: ignore[attr-defined]
         exc.partial_predictions = leading_predictions(answers[failing]) if failing < len(works) else []  # type: ignore[attr-defined]
         raise
@@ -187,14 +192,14 @@ def _run_dataset(works: List[Work], backends: List[Any], preentered: List[Option
 
 
 def _finished(works: List[Work], requests: List[List[Request]], answers: List[List[Optional[Answer]]],
-              start: int) -> List[Outcome]:
+              start: int, rules: List[Any]) -> List[Outcome]:
     """Outcomes of the fully answered works from ``start`` on, up to the first that is not (or cannot be summarised)."""
     finished = []
     for w in range(start, len(works)):
         if any(a is None for a in answers[w]):
             break
         try:
-            finished.append(summarize(works[w], requests[w], answers[w]))  # type: ignore[arg-type]
+            finished.append(summarize(works[w], requests[w], answers[w], rules[w]))  # type: ignore[arg-type]
         except Exception:
             break
     return finished

@@ -250,7 +250,7 @@ class SubBenchmark:
     def auto_run(self, list_of_forward_inference=None, return_divided_results: bool = True,
                  batched_inference: bool = False, *, preentered_predictions=None, cache=None,
                  checkpoint: Optional[str] = None, model_id: Optional[str] = None,
-                 progress: Optional[bool] = None) -> ResultDict:
+                 progress: Optional[bool] = None, prediction_kind: Optional[str] = None) -> ResultDict:
         """Run every dataset in order and average: a run of this sub-benchmark's works.
 
         ``list_of_forward_inference``: a model (a function ``f(prompt, label_space)`` or a
@@ -261,11 +261,18 @@ class SubBenchmark:
         model are not asked again, and new ones are committed as they come, so an interrupted run
         resumes where it stopped.  ``checkpoint`` is the same as ``cache``.  ``model_id`` names a
         plain function's model for the cache (see :class:`~StaICC.backends.FunctionBackend`).
+        ``prediction_kind``: what a function's or the preentered vectors are, "probabilities",
+        "loglikelihoods" or "logits" (None, the default: the standard's exact-sum rule decides;
+        see :mod:`StaICC.metrics.exact_sum`): "loglikelihoods" makes log-likelihoods handed back
+        give the numbers of the ``hf`` backend that computed them.
         """
         from ..engine.runner import run_works
+        from ..metrics.exact_sum import check_prediction_kind
         if cache is not None and checkpoint is not None:
             raise ValueError("give cache= or its alias checkpoint=, not both")
-        pairs = self.prepare(list_of_forward_inference, batched_inference, preentered_predictions, model_id)
+        check_prediction_kind(prediction_kind)
+        pairs = self.prepare(list_of_forward_inference, batched_inference, preentered_predictions, model_id,
+                             prediction_kind)
         works = self.works()
         progress = self.progress if progress is None else progress
         self.last_partial_results = {}
@@ -273,7 +280,7 @@ class SubBenchmark:
         with opened_cache(cache if cache is not None else checkpoint) as store:
             try:
                 outcomes = run_works(works, [b for b, _ in pairs], [p for _, p in pairs], cache=store,
-                                     progress=progress, distinct=store is not None)
+                                     progress=progress, distinct=store is not None, preentered_kind=prediction_kind)
             except BaseException as exc:
                 completed = {o.work.dataset: o.summary for o in getattr(exc, "completed_outcomes", [])}
                 self.last_partial_results.update(completed)
@@ -282,7 +289,7 @@ class SubBenchmark:
         return self.collect(outcomes, [b for b, _ in pairs], return_divided_results, time.perf_counter() - started)
 
     def prepare(self, models, batched: bool = False, preentered_predictions=None,
-                model_id: Optional[str] = None) -> List[Tuple[Any, Any]]:
+                model_id: Optional[str] = None, prediction_kind: Optional[str] = None) -> List[Tuple[Any, Any]]:
         """(backend or None, preentered or None) per dataset; each model becomes a backend once."""
         functions = self._functions(models)
         given = self._preentered(preentered_predictions)
@@ -293,7 +300,7 @@ class SubBenchmark:
                 raise ValueError(f"You should provide either the forward_inference function or the input_prediction "
                                  f"(dataset {name!r}).")
             if p is None and id(f) not in made:
-                made[id(f)] = as_backend(f, batched=batched, model_id=model_id)
+                made[id(f)] = as_backend(f, batched=batched, model_id=model_id, prediction_kind=prediction_kind)
             pairs.append((made[id(f)] if p is None else None, p))
         return pairs
 
@@ -343,13 +350,20 @@ class SubBenchmark:
                 "retriever": self.retriever.describe() if self.retriever is not None else None,
                 "model": uniform_or_by_dataset(models),
                 "standard": not departures, "non_standard_settings": departures,
-                "unparsed_answers": unparsed,
+                "unparsed_answers": unparsed, "exact_sum": exact_sum_metadata(outcomes),
                 "answer_counts": {o.work.dataset: len(o.records) for o in outcomes},
                 "prompt_sha256": {o.work.dataset: o.prompt_set_sha256 for o in outcomes},
                 "python": platform.python_version(), "seconds": round(seconds, 3)}
 
     def __repr__(self) -> str:
         return f"{self.benchmark_name}(k={self.k}, datasets={self.dataset_names()})"
+
+
+def exact_sum_metadata(outcomes: Sequence[Any]) -> Dict[str, Any]:
+    """Per dataset: what its rows were declared to be and how each pass met the exact-sum rule
+    (:class:`~StaICC.metrics.exact_sum.PassCensus`), for the numerics record and the notices."""
+    return {o.work.dataset: {"prediction_kind": o.rule.kind, "passes": [c.as_dict() for c in o.exact_sum]}
+            for o in outcomes}
 
 
 def uniform_or_by_dataset(values: Dict[str, Any]) -> Any:

@@ -73,7 +73,7 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
               k: int = DEFAULT_K, cache: Any = None, *, batched: bool = False, model_id: Optional[str] = None,
               progress: Optional[bool] = None, suite: Optional[Dict[str, Any]] = None,
               planned: Optional[Dict[str, List[Any]]] = None, requests_per_call: Optional[int] = None,
-              shard: Optional[Tuple[Any, ...]] = None,
+              shard: Optional[Tuple[Any, ...]] = None, prediction_kind: Optional[str] = None,
               **options: Any) -> ResultDict:
     """Run several sub-benchmarks on one model; ``result[name]`` equals ``Name(...)(model)``.
 
@@ -87,10 +87,11 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
     were distinct and how many came from the cache, and ``records`` holds every per-query record.
     ``shard=(index, count[, unit])``: ask only that shard of the run's distinct prompts
     (:mod:`StaICC.scaleout.shards`) and store the answers in ``cache``; nothing is
-    summarised and the result holds only ``metadata``.
+    summarised and the result holds only ``metadata``.  ``prediction_kind``: what a function's
+    vectors are (see :mod:`StaICC.metrics.exact_sum`; a backend says so itself).
     """
     with fewer_collections():
-        backend = as_backend(model, batched=batched, model_id=model_id)
+        backend = as_backend(model, batched=batched, model_id=model_id, prediction_kind=prediction_kind)
         benches = suite if suite is not None else build_suite(benchmarks, datasets, k, **options)
         planned = planned if planned is not None else plan_suite(backend, benches)
         if shard is not None:  # a shard's answers go to the cache only; the merged run summarises
