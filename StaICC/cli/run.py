@@ -138,6 +138,9 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
         calls = one_process_calls(backend, planned, args.batch_size) if args.shard_unit == "call" else None
         provenance["shards"] = dict(args.sharded, unit=args.shard_unit, plan_sha256=shard_plan(
             planned_requests(planned), args.sharded["count"], calls).digest)
+    from ..results.provenance import run_numerics
+    provenance["numerics"] = run_numerics(backend, args.batch_size, result, shards=provenance.get("shards"),
+                                          cache=args.cache)
     if args.task_objects:
         from ..tasks.runs import provenance as task_provenance
         provenance["tasks"] = task_provenance(args.task_objects)

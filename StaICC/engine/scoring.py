@@ -159,14 +159,24 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
             _ask_in_calls(backend, requests, todo, size, answers, bar, commits, counts)
     except BaseException as exc:
         commits.flush()
+        _note_numerics(cache, fingerprint, backend, size, counts["asked"])
         _copy_duplicates(answers, duplicates)
         exc.partial_predictions = leading_predictions(answers)  # type: ignore[attr-defined]
         raise
     finally:
         bar.close()
     commits.flush()
+    _note_numerics(cache, fingerprint, backend, size, counts["asked"])
     _copy_duplicates(answers, duplicates)
     return answers  # type: ignore[return-value]
+
+
+def _note_numerics(cache: Any, fingerprint: str, backend: Backend, size: int, asked: int) -> None:
+    """Keep, beside the answers just stored, the settings they were computed under (``cache merge`` compares them)."""
+    note = getattr(cache, "note_numerics", None)
+    if note is not None and asked:
+        from ..backends.numerics import answer_numerics
+        note(fingerprint, answer_numerics(backend, size))
 
 
 #: a one-at-a-time backend's answers are committed in groups: at most this many ...
