@@ -211,3 +211,28 @@ def merged_settings(by_input: List[Dict[str, List[Dict[str, Any]]]], *, allow_mi
                         (refused if conflict.refuse and not allow_mixed else warnings).append(line)
                 known.append(record)
     return {"settings": settings, "warnings": list(dict.fromkeys(warnings)), "refused": list(dict.fromkeys(refused))}
+
+
+def comparison_notes(first: Dict[str, Any], second: Dict[str, Any], label: str) -> List[str]:
+    """Notice lines for comparing two runs (their provenance), ``label`` naming the pair.
+
+    Runs whose rows met the exact-sum rule differently (a declared ``prediction_kind`` against
+    the standard's check) compute the likelihood, ECE and bias entropy on different branches:
+    those differences are not the models'.  The same model under settings that move last bits
+    differs by rounding only.
+    """
+    conflicts = numerics_conflicts(first.get("numerics"), second.get("numerics"))
+    lines = []
+    for conflict in conflicts:
+        if conflict.field == "prediction_kind":
+            lines.append(f"NUMERICS: {label}: the rows met the exact-sum rule differently (prediction_kind "
+                         f"{conflict.first!r} vs {conflict.second!r}): averaged_truelabel_likelihood, "
+                         "expected_calibration_error_1 and the bias entropy are not comparable between them (accuracy, "
+                         "macro-F1 and consistency are); rerun one with the other's prediction_kind")
+    fingerprints = [(p.get("model") or {}).get("fingerprint") for p in (first, second)]
+    others = [c for c in conflicts if c.field != "prediction_kind"]
+    if others and fingerprints[0] is not None and fingerprints[0] == fingerprints[1]:
+        lines.append(f"NUMERICS: {label}: the same model computed under different settings ("
+                     + "; ".join(map(str, others)) + "): differences within the route tolerances of "
+                     "docs/differences.md are rounding, not the model")
+    return lines

@@ -201,6 +201,7 @@ def _write_failed(args: argparse.Namespace, exc: OSError) -> int:
 
 
 def _build_suite(build_suite, args, datasets, options):
+    from ..metrics import with_own_distribution_metrics
     from ..subbenchmarks.suite import suite_parts
     from ..tasks.runs import apply_metrics, apply_retrievers
     suite = build_suite(args.benchmarks, datasets, args.k, **options)
@@ -214,6 +215,8 @@ def _build_suite(build_suite, args, datasets, options):
             if args.limit:
                 part.limit_test_items(args.limit)
             apply_metrics(part, args.task_objects)
+            for experimentor in part:  # beside the standard's likelihood and ECE: the same on the model's own distribution
+                experimentor.metrics = with_own_distribution_metrics(experimentor.metrics)
     return suite
 
 

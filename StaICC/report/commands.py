@@ -236,7 +236,11 @@ def compare_command(args) -> int:
 
 def _compare(args) -> int:
     from .tables import comparison_tables, render
+    from ..backends.numerics import comparison_notes
     runs = _load(args)
+    for run in runs[1:]:  # what the runs' arithmetic makes of their differences, before any number
+        for line in comparison_notes(runs[0].provenance, run.provenance, f"{runs[0].label} vs {run.label}"):
+            sys.stderr.write(f"{PROG} compare: warning: {line}\n")
     comparisons = _comparisons(runs, args)
     if args.format == "json":
         text = _strict_json({"comparisons": [c.to_dict() for c in comparisons]})

@@ -40,8 +40,12 @@ def test_run_hf_from_one_command_equals_the_scorer(tmp_path):
     assert len((out / "samples.jsonl").read_text().splitlines()) == 2 * 1024
 
     # One backend call per pass, as a batched function receives it: the scorer forms the same
-    # length-sorted batches, so the numbers are equal to the last bit.
+    # length-sorted batches, so the numbers are equal to the last bit.  The run reports the likelihood
+    # and ECE on the model's own distribution beside the standard's; the hf backend's rows take the
+    # softmax branch of the exact-sum rule, which the function's full-size passes take too.
+    from StaICC.metrics import normal_metrics, with_own_distribution_metrics
     model = AutoModelForCausalLM.from_pretrained(model_dir)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    direct = Normal(datasets=[0, 1])(CausalLMScorer(model, tokenizer), batched_inference=True)
+    direct = Normal(datasets=[0, 1], metrics=with_own_distribution_metrics(normal_metrics()))(
+        CausalLMScorer(model, tokenizer), batched_inference=True, prediction_kind="probabilities")
     assert document["benchmarks"]["Normal"]["results"] == json.loads(json.dumps(dict(direct)))
