@@ -11,9 +11,8 @@ whether two records can disagree.
 Two kinds of difference:
 
 * **refuse** (:data:`REFUSED`): the kernels or the precision differ (backend, device, dtype,
-  torch / transformers / vLLM versions) or the exact-sum rule differs: answers can differ
-  beyond the last bits, or the same answers give other metrics.  ``cache merge`` refuses to
-  mix them;
+  torch / transformers / vLLM versions): answers can differ beyond the last bits.  ``cache
+  merge`` refuses to mix them;
 * **warn** (:data:`WARNED`): only the shape of the work differs (packing, requests per call,
   rows per forward, token budget, threads, an optimisation switched off): with the
   probabilities' softmax branch fixed, answers then differ in the last bits only, which
@@ -28,7 +27,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 
 #: fields whose difference can move more than a last bit, or change the exact-sum rule
-REFUSED = ("backend", "prediction_kind", "device", "dtype", "packages")
+REFUSED = ("backend", "device", "dtype", "packages")
 #: fields whose difference moves last bits only (the shape of the work)
 WARNED = ("packing", "requests_per_call", "rows_per_forward", "token_budget", "threads", "attention",
           "switched_off", "label_logprobs")
@@ -45,9 +44,7 @@ class NumericsConflict(NamedTuple):
     refuse: bool
 
     def __str__(self) -> str:
-        effect = ("answers can differ beyond the last bits" if self.refuse and self.field != "prediction_kind"
-                  else "the same answers meet the exact-sum rule differently" if self.refuse
-                  else "answers differ in the last bits only")
+        effect = "answers can differ beyond the last bits" if self.refuse else "answers differ in the last bits only"
         return f"{self.field}: {_shown(self.first)} vs {_shown(self.second)} ({effect})"
 
 
@@ -117,8 +114,8 @@ def cpu_model() -> str:
 def numerics_record(backend: Any, requests_per_call: Optional[int] = None, *, shards: Optional[Dict[str, Any]] = None,
                     parts: Optional[Dict[str, Any]] = None,
                     cached: Optional[List[Dict[str, Any]]] = None) -> Dict[str, Any]:
-    """A run's numerics record: its answers' settings (:func:`answer_numerics`), its route, and the
-    exact-sum branch each pass took.
+    """A run's numerics record: its answers' settings (:func:`answer_numerics`), its route, and how
+    each pass met the exact-sum rule (:func:`exact_sum_record`).
 
     ``shards``: the shard plan provenance records (launcher, count, unit, plan digest) when shards
     answered the run; ``parts``: each sub-benchmark's metadata (its ``exact_sum`` entry);
@@ -129,23 +126,30 @@ def numerics_record(backend: Any, requests_per_call: Optional[int] = None, *, sh
     if shards:
         route = {"kind": "shards", **{k: shards[k] for k in ("launcher", "count", "unit", "plan_sha256") if k in shards}}
     record: Dict[str, Any] = {"answers": answer_numerics(backend, requests_per_call), "route": route,
-                              "exact_sum": branches(parts or {})}
+                              "exact_sum": exact_sum_record(parts or {})}
     if cached:
         record["answers_from_cache"] = cached
     return record
 
 
-def branches(parts: Dict[str, Any]) -> Dict[str, Dict[str, List[Optional[str]]]]:
-    """Per sub-benchmark and dataset, the branch each pass's score metrics took ("as given", "softmax",
-    or None where no score metric ran), read from the parts' metadata."""
-    out: Dict[str, Dict[str, List[Optional[str]]]] = {}
+def exact_sum_record(parts: Dict[str, Any]) -> Dict[str, Any]:
+    """How a run's rows met the exact-sum rule, from its parts' metadata: ``branches`` per sub-benchmark
+    and dataset, the branch each pass's score metrics took ("as given", "softmax", or None where no
+    score metric ran), and the ``part/dataset`` labels whose branch rested on ``rounding`` or whose
+    rows look like ``loglikelihoods``."""
+    branches: Dict[str, Dict[str, List[Optional[str]]]] = {}
+    flagged: Dict[str, List[str]] = {"rounding": [], "loglikelihoods": []}
     for name, metadata in parts.items():
         entry = metadata.get("exact_sum") if isinstance(metadata, dict) else None
         if not isinstance(entry, dict):
             continue
-        out[name] = {dataset: [p.get("branch") for p in value.get("passes", [])]
-                     for dataset, value in entry.items() if isinstance(value, dict)}
-    return out
+        for dataset, value in entry.items():
+            passes = value.get("passes", []) if isinstance(value, dict) else []
+            branches.setdefault(name, {})[dataset] = [p.get("branch") for p in passes]
+            for flag, labels in flagged.items():
+                if any(p.get(flag) for p in passes):
+                    labels.append(f"{name}/{dataset}")
+    return {"branches": branches, **flagged}
 
 
 def numerics_conflicts(a: Optional[Dict[str, Any]], b: Optional[Dict[str, Any]]) -> List[NumericsConflict]:
@@ -216,23 +220,40 @@ def merged_settings(by_input: List[Dict[str, List[Dict[str, Any]]]], *, allow_mi
 def comparison_notes(first: Dict[str, Any], second: Dict[str, Any], label: str) -> List[str]:
     """Notice lines for comparing two runs (their provenance), ``label`` naming the pair.
 
-    Runs whose rows met the exact-sum rule differently (a declared ``prediction_kind`` against
-    the standard's check) compute the likelihood, ECE and bias entropy on different branches:
-    those differences are not the models'.  The same model under settings that move last bits
-    differs by rounding only.
+    A pass whose score metrics read the rows as given in one run and softmaxed again in the
+    other, or rows that look like log-likelihoods in only one of them, make the likelihood,
+    ECE and bias metrics differ for a reason that is not the models'.  The same model under
+    settings that move last bits differs by rounding only.
     """
-    conflicts = numerics_conflicts(first.get("numerics"), second.get("numerics"))
+    a, b = first.get("numerics") or {}, second.get("numerics") or {}
     lines = []
-    for conflict in conflicts:
-        if conflict.field == "prediction_kind":
-            lines.append(f"NUMERICS: {label}: the rows met the exact-sum rule differently (prediction_kind "
-                         f"{conflict.first!r} vs {conflict.second!r}): averaged_truelabel_likelihood, "
-                         "expected_calibration_error_1 and the bias entropy are not comparable between them (accuracy, "
-                         "macro-F1 and consistency are); rerun one with the other's prediction_kind")
+    mixed = _mixed_branches(a.get("exact_sum") or {}, b.get("exact_sum") or {})
+    if mixed:
+        lines.append(f"NUMERICS: {label}: the standard's exact-sum check read the rows as given in one run and "
+                     f"softmaxed them again in the other in {', '.join(mixed[:3])}"
+                     + (f" and {len(mixed) - 3} more" if len(mixed) > 3 else "") + ": their "
+                     "averaged_truelabel_likelihood and expected_calibration_error_1 differ for that reason too")
+    logs = [set((r.get("exact_sum") or {}).get("loglikelihoods") or []) for r in (a, b)]
+    if logs[0] != logs[1]:
+        lines.append(f"NUMERICS: {label}: one run's rows look like log-likelihoods ({', '.join(sorted(logs[0] ^ logs[1])[:3])}), "
+                     "the other's do not: likelihood, ECE and the bias metrics are not comparable between them "
+                     "(accuracy, macro-F1 and consistency are); rerun with prediction_kind='loglikelihoods'")
+    conflicts = numerics_conflicts(a, b)
     fingerprints = [(p.get("model") or {}).get("fingerprint") for p in (first, second)]
-    others = [c for c in conflicts if c.field != "prediction_kind"]
-    if others and fingerprints[0] is not None and fingerprints[0] == fingerprints[1]:
+    if conflicts and fingerprints[0] is not None and fingerprints[0] == fingerprints[1]:
         lines.append(f"NUMERICS: {label}: the same model computed under different settings ("
-                     + "; ".join(map(str, others)) + "): differences within the route tolerances of "
+                     + "; ".join(map(str, conflicts)) + "): differences within the route tolerances of "
                      "docs/differences.md are rounding, not the model")
     return lines
+
+
+def _mixed_branches(a: Dict[str, Any], b: Dict[str, Any]) -> List[str]:
+    """``part/dataset`` labels where a pass's score branch is "as given" in one record and "softmax" in the other."""
+    mixed = []
+    first, second = a.get("branches") or {}, b.get("branches") or {}
+    for part, datasets in first.items():
+        for dataset, passes in datasets.items():
+            other = (second.get(part) or {}).get(dataset) or []
+            if any(x is not None and y is not None and x != y for x, y in zip(passes, other)):
+                mixed.append(f"{part}/{dataset}")
+    return mixed

@@ -80,21 +80,28 @@ def own_distribution(matrix: Matrix) -> Matrix:
     """The model's own distribution over the labels: each row normalised once (rows that are
     probabilities up to rounding, divided by their exact sum) or softmaxed once (anything else).
 
-    Rows that declare the softmax branch already are that distribution.  Computed once per
-    :class:`~StaICC.metrics.numeric.PredictionRows`.
+    It depends on the rows only, not on their declared rule, so statistics recomputed from the
+    records give the same bits.  Computed once per :class:`~StaICC.metrics.numeric.PredictionRows`.
     """
     cached = getattr(matrix, "own", None)
     if cached is not None:
         return cached
-    if rule_of(matrix) == SOFTMAX:
-        result: Matrix = matrix
-    elif all(_probability_like(row) for row in matrix):
-        result = [[v / total for v in row] if total != 1 else row for row, total in zip(matrix, map(math.fsum, matrix))]
+    if all(_probability_like(row) for row in matrix):
+        result: Matrix = [[v / total for v in row] if total != 1 else row for row, total in zip(matrix, map(math.fsum, matrix))]
     else:
         result = [softmax(row) for row in matrix]
     if isinstance(matrix, PredictionRows):
         matrix.own = result
     return result
+
+
+def recorded_rule(metadata: Any, dataset: str) -> str:
+    """The exact-sum rule a recorded run's rows of ``dataset`` took (a sub-benchmark's metadata, as
+    results.json holds it): what statistics recomputed from the records must apply too."""
+    entry = (metadata.get("exact_sum") or {}).get(dataset) if isinstance(metadata, dict) else None
+    passes = entry.get("passes") if isinstance(entry, dict) else None
+    rule = passes[0].get("rule") if passes and isinstance(passes[0], dict) else None
+    return SOFTMAX if rule == SOFTMAX else CHECK
 
 
 def _probability_like(row: Sequence[float]) -> bool:
