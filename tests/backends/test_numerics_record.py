@@ -22,7 +22,7 @@ def test_answer_numerics_of_the_built_in_models_and_a_function():
     reference = answer_numerics(ReferenceBackend("lexical"))
     assert reference["backend"] == "reference" and reference["reproducible"] is True
     assert reference["prediction_kind"] is None and reference["requests_per_call"] == 256
-    function = answer_numerics(FunctionBackend(lambda prompt, label_space: 0, prediction_kind="logits"), 7)
+    function = answer_numerics(FunctionBackend(lambda **_: 0, prediction_kind="logits"), 7)
     assert function["prediction_kind"] == "logits" and function["requests_per_call"] == 7
     assert "device" not in function  # a plain function does not say where it computes: not guessed
     json.dumps(reference), json.dumps(function)
@@ -85,7 +85,7 @@ def test_cache_merge_refuses_answers_computed_on_different_devices_and_keeps_the
         assert len(cache.numerics_notes()[fingerprint]) == 2
 
 
-def test_cache_merge_warns_when_only_the_shape_of_the_work_differs(tmp_path, capsys):
+def test_cache_merge_warns_when_only_the_shape_of_the_work_differs(tmp_path):
     fingerprint = "b" * 64
     store(tmp_path / "s0", fingerprint, HF, [[0.25, 0.75]])
     store(tmp_path / "s1", fingerprint, dict(HF, threads=1), [[0.25, 0.75]])

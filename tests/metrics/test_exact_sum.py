@@ -205,7 +205,7 @@ def test_handed_back_loglikelihoods_give_the_numbers_of_a_backend_declaring_prob
 
     bench = small_normal()
     logs = [model_logs(p) for p in bench[0].prompt_set()]
-    backend = ProbabilityBackend(lambda prompt, label_space: softmax(model_logs(prompt)))
+    backend = ProbabilityBackend(lambda prompt, **_: softmax(model_logs(prompt)))
     backend.prediction_kind = "probabilities"
     with warnings.catch_warnings():
         warnings.simplefilter("error", StaICCWarning)  # neither route has anything to say
@@ -225,7 +225,7 @@ def test_a_function_keeps_the_standards_rule_unless_told_and_the_metadata_record
     bench = small_normal()
     rows = {}
 
-    def f(prompt, label_space):
+    def f(prompt, **_):
         rows.setdefault(prompt, softmax(model_logs(prompt)))
         return rows[prompt]
 
