@@ -42,8 +42,9 @@ class Backend(abc.ABC):
     #: floating-point softmax: the softmax branch always, so no last bit can choose it), "loglikelihoods"
     #: or "logits" (softmaxed once into the model's distribution first)
     prediction_kind: Optional[str] = None
-    #: True when the rows are computed bit-identically on every route (pure-Python arithmetic, as the
-    #: built-in reference models): then no batching, shard or machine can move a last bit
+    #: True when no route can move a last bit of the rows: pure-Python arithmetic (the built-in reference
+    #: models) or exact values (generated answers mapped to one-hot or uniform rows); the exact-sum
+    #: check is then never decided by rounding, and their numerics records never conflict
     reproducible_rows: bool = False
 
     @abc.abstractmethod

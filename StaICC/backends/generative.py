@@ -308,6 +308,11 @@ class ScoringModes:
         return None if self.scoring == "generate" else "probabilities"  # type: ignore[attr-defined]
 
     @property
+    def reproducible_rows(self) -> bool:
+        """Generated answers become exact rows (one-hot, or the unparsed policy's): no rounding decides their check."""
+        return self.scoring == "generate"  # type: ignore[attr-defined]
+
+    @property
     def non_standard(self) -> List[str]:
         return scoring_departures(self.scoring, self.chat, standard=self.STANDARD_SCORING)  # type: ignore[attr-defined]
 

@@ -18,8 +18,8 @@ Two kinds of difference:
   probabilities' softmax branch fixed, answers then differ in the last bits only, which
   move no metric by more than the route-independence tolerances (docs/differences.md).
 
-Answers of a backend whose rows are reproducible (the built-in reference models, pure
-Python) provably do not depend on any of it: their records never conflict.
+Answers of a backend whose rows are reproducible and that computes on no device (the built-in
+reference models: pure Python) provably do not depend on any of it: their records never conflict.
 """
 import platform
 import sys
@@ -155,13 +155,16 @@ def exact_sum_record(parts: Dict[str, Any]) -> Dict[str, Any]:
 def numerics_conflicts(a: Optional[Dict[str, Any]], b: Optional[Dict[str, Any]]) -> List[NumericsConflict]:
     """The fields on which two records (run records or answer settings) can make numbers disagree.
 
-    Empty when either record is missing, or when both answers come from a reproducible backend
-    (pure-Python arithmetic: no setting moves a bit).  Fields one record lacks are not compared.
+    Empty when either record is missing, or when both answers come from a reproducible backend that
+    computes on no device (pure-Python arithmetic: no setting moves a bit; generated answers of a
+    model on a device are compared, since another device may generate another text).  Fields one
+    record lacks are not compared.
     """
     first, second = _answers(a), _answers(b)
     if first is None or second is None:
         return []
-    if first.get("reproducible") and second.get("reproducible") and first.get("backend") == second.get("backend"):
+    pure = [r.get("reproducible") and "device" not in r for r in (first, second)]
+    if all(pure) and first.get("backend") == second.get("backend"):
         return []
     conflicts = []
     for field in REFUSED + WARNED:

@@ -44,8 +44,8 @@ SCORE_METRICS_MOVED = ("averaged_truelabel_likelihood", "expected_calibration_er
 
 
 class RowRule(NamedTuple):
-    """How a run's rows meet the exact-sum rule: what they are, and whether they are computed
-    bit-identically on every route (the built-in reference models: pure-Python arithmetic)."""
+    """How a run's rows meet the exact-sum rule: what they are, and whether no route can move a last
+    bit of them (pure-Python arithmetic, as the built-in reference models; exact rows of generated answers)."""
 
     kind: Optional[str] = None
     reproducible: bool = False
