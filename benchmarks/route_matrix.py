@@ -78,8 +78,9 @@ def main() -> int:
                 within = all(worst[m] <= TOLERANCE[m] for m in METRIC_NAMES)
                 promise += " (equal)" if within else f" ({len(notices)} notice line(s))"
             else:
-                within = all(worst[m] <= TOLERANCE[m] for m in METRIC_NAMES)
-                promise += " (holds)" if within else " (BROKEN)"
+                tolerance = route.tolerance or TOLERANCE
+                within = all(worst[m] <= tolerance[m] for m in METRIC_NAMES)
+                promise += (" (holds)" if within else " (BROKEN)") + (" [own tolerance]" if route.tolerance else "")
             print(f"| {route.name} | {route.baseline} | {promise} | "
                   + " | ".join(cell(worst[m]) for m in METRIC_NAMES) + f" | {seconds:.1f} |", flush=True)
     finally:
