@@ -105,3 +105,16 @@ def check_str_list(value: Any, name: str, *, at: str = "") -> List[str]:
         if not isinstance(item, str):
             raise TypeError(f"{name} must hold strings{at}, got {type(item).__name__} {item!r}")
     return list(value)
+
+
+#: what a function's or preentered vectors may be declared to be (None: the standard's exact-sum rule decides);
+#: see :mod:`StaICC.metrics.exact_sum`
+PREDICTION_KINDS = ("probabilities", "loglikelihoods", "logits")
+
+
+def check_prediction_kind(kind: Any, name: str = "prediction_kind") -> Optional[str]:
+    """``kind`` when it is None or one of :data:`PREDICTION_KINDS`, else a ValueError saying the choices."""
+    if kind is None or (isinstance(kind, str) and kind in PREDICTION_KINDS):
+        return kind
+    raise ValueError(f"{name} must be None (the standard's rule) or one of {', '.join(map(repr, PREDICTION_KINDS))}, "
+                     f"got {kind!r}")

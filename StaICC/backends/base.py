@@ -12,7 +12,7 @@ import json
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..requests import Answer, Request
-from ..validation import check_int
+from ..validation import check_int, check_prediction_kind
 from ..errors import StaICCError
 
 
@@ -118,7 +118,6 @@ class FunctionBackend(Backend):
             raise TypeError(f"the model must be callable or a Backend, got {type(function).__name__}")
         if model_id is not None and not isinstance(model_id, str):
             raise TypeError(f"model_id must be a string, got {type(model_id).__name__}")
-        from ..metrics.exact_sum import check_prediction_kind
         self.function = function
         self.batched = bool(batched)
         self.model_id = model_id

@@ -28,10 +28,9 @@ whether the rows look like log-likelihoods; :func:`notice` turns that into one l
 import math
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
+from ..validation import PREDICTION_KINDS, check_prediction_kind  # noqa: F401  (re-exported: the kinds' one home)
 from .numeric import CHECK, SOFTMAX, Matrix, PredictionRows, rule_of, sequential_sum, softmax
 
-#: what a run's rows may be declared to be (None: the standard's rule)
-PREDICTION_KINDS = ("probabilities", "loglikelihoods", "logits")
 #: a branch decided by at most this many rows rests on rounding: with a share q ~ 0.2-0.35 of
 #: floating-point probability rows failing the check, f failing rows all pass on another route
 #: with probability about (1 - q)^f, over 1 % up to 10 rows
@@ -52,14 +51,6 @@ class RowRule(NamedTuple):
 
 
 STANDARD_RULE = RowRule()
-
-
-def check_prediction_kind(kind: Any, where: str = "prediction_kind") -> Optional[str]:
-    """``kind`` when it is None or one of :data:`PREDICTION_KINDS`, else a ValueError saying the choices."""
-    if kind is None or (isinstance(kind, str) and kind in PREDICTION_KINDS):
-        return kind
-    raise ValueError(f"{where} must be None (the standard's rule) or one of {', '.join(map(repr, PREDICTION_KINDS))}, "
-                     f"got {kind!r}")
 
 
 def rows_of_kind(rows: PredictionRows, kind: Optional[str], dataset: str = "") -> PredictionRows:
