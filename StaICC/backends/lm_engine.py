@@ -19,11 +19,12 @@ in the tests.
 """
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import StaICCWarning
 from ..extras import require
 from . import prefix_tree
+from .kv_cache import CACHE_ARGUMENTS, output_cache, selected_cache, why_no_prefix_sharing
 from .prefix_tree import Node
 from .tree_forward import TreeForward
 
@@ -32,8 +33,6 @@ HIDDEN_STATE_BUDGET_DIVISOR = 4
 #: a cached prefix token held for a row costs about this fraction of a computed token's memory
 CACHED_TOKEN_WEIGHT = 0.5
 SHARE_MODES = ("auto", True, False)
-#: the forward argument (and output field) that carries the KV cache: transformers < 5.24, then >= 5.24
-CACHE_ARGUMENTS = ("past_key_values", "cache")
 #: tree: each group of prompts as one flat row with a tree mask (:mod:`.tree_forward`); prefix: the prefix
 #: tree's levels continued from KV caches; rows: one padded row per distinct sequence
 PACKING_MODES = ("tree", "prefix", "rows")
@@ -113,7 +112,7 @@ class ForwardEngine(TreeForward):
         self._keep_argument = next((name for name in ("logits_to_keep", "num_logits_to_keep") if name in parameters), None)
         self._cache_argument = next((name for name in CACHE_ARGUMENTS if name in parameters), None)
         self.switched_off: List[str] = []  # optimisations this model cannot take, and why (provenance records them)
-        reason = _why_no_prefix_sharing(self.model, self._takes_position_ids, self._cache_argument)
+        reason = why_no_prefix_sharing(self.model, self._takes_position_ids, self._cache_argument)
         self._can_share = reason is None
         if reason is not None and self.packing != "rows" and self.share_prefixes is not False:
             self.switch_off(f"prefix sharing: {reason}")
@@ -246,7 +245,7 @@ class ForwardEngine(TreeForward):
         if parent is not None:
             rows_of_parent = [row for _, row in batch]
             select = torch.tensor(rows_of_parent, device=self.device)
-            kwargs[self._cache_argument] = _selected_cache(parent.cache, rows_of_parent, select)
+            kwargs[self._cache_argument] = selected_cache(parent.cache, rows_of_parent, select)
             mask = torch.cat([parent.mask.index_select(0, select), own], dim=1)
             base = parent.count.index_select(0, select)
         else:
@@ -272,7 +271,7 @@ class ForwardEngine(TreeForward):
             self._store_reads(output, slots, entries, kept, read_ids, out, log_softmax, want_hidden)
         if not need_cache:
             return None
-        return _Parent(_output_cache(output), mask, base + own.sum(dim=1))
+        return _Parent(output_cache(output), mask, base + own.sum(dim=1))
 
     def _store_reads(self, output: Any, slots: Dict[Tuple[int, int], int], entries: List[Tuple[int, int, int]],
                      kept: Any, read_ids: List[List[List[int]]], out: Reads, log_softmax: bool,
@@ -356,58 +355,6 @@ def _grown(stats: _Batch, node: Node) -> _Batch:
     first_read = min((local for local, _, _ in node.reads), default=length - 1)
     return _Batch(stats.rows + 1, max(stats.longest, length), max(stats.deepest, length - first_read),
                   stats.positions | {local for local, _, _ in node.reads})
-
-
-def _output_cache(output: Any) -> Any:
-    """The KV cache a forward returned, under either name (``past_key_values`` before transformers 5.24, ``cache`` since)."""
-    for name in CACHE_ARGUMENTS:
-        cache = output.get(name) if hasattr(output, "get") else getattr(output, name, None)
-        if cache is not None:
-            return cache
-    raise RuntimeError(f"CausalLMScorer: the model returned no KV cache (no {' or '.join(CACHE_ARGUMENTS)} in its "
-                       "output) although use_cache=True; pass share_prefixes=False")
-
-
-def _why_no_prefix_sharing(model: Any, takes_position_ids: bool, cache_argument: Optional[str]) -> Optional[str]:
-    """Why a model cannot continue a shared prefix from its KV cache (None: it can)."""
-    name = type(model).__name__
-    if not takes_position_ids:
-        return f"{name}.forward takes no position_ids, so a continuation cannot start at the prefix's length"
-    if cache_argument is None:
-        return (f"{name}.forward takes no KV cache argument (looked for {' or '.join(CACHE_ARGUMENTS)}); "
-                "each prompt is computed whole")
-    if not _full_attention(model):
-        return f"{name} has sliding-window layers, which would drop part of a cached prefix"
-    return None
-
-
-def _selected_cache(cache: Any, rows: Sequence[int], select: Any) -> Any:
-    """A new DynamicCache holding the given rows of a batch's cache (a view when all rows are one)."""
-    transformers = require("transformers", "CausalLMScorer prefix sharing")
-    layers = getattr(cache, "layers", None)
-    if layers is None or not all(hasattr(layer, "keys") and hasattr(layer, "values") for layer in layers):
-        raise RuntimeError(f"CausalLMScorer: cannot reuse this model's KV cache ({type(cache).__name__}) for "
-                           "shared prefixes; pass share_prefixes=False")
-    if len(set(rows)) == 1:
-        row, count = rows[0], len(rows)
-        data = [(layer.keys[row:row + 1].expand(count, -1, -1, -1), layer.values[row:row + 1].expand(count, -1, -1, -1))
-                for layer in layers]
-    else:
-        data = [(layer.keys.index_select(0, select), layer.values.index_select(0, select)) for layer in layers]
-    return transformers.DynamicCache(ddp_cache_data=data)
-
-
-def _full_attention(model: Any) -> bool:
-    """Whether every layer attends to all earlier positions (sliding windows would drop a cached prefix)."""
-    config = getattr(model, "config", None)
-    if config is None:
-        return False
-    if hasattr(config, "get_text_config"):
-        config = config.get_text_config()
-    layer_types = getattr(config, "layer_types", None)
-    if layer_types and any(kind != "full_attention" for kind in layer_types):
-        return False
-    return not (getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True))
 
 
 def _is_out_of_memory(torch: Any, error: Exception) -> bool:

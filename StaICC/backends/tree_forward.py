@@ -23,6 +23,7 @@ import dataclasses
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from . import tree_pack
+from .kv_cache import full_attention
 
 TREE_ATTENTION = ("auto", "flex", "dense")
 
@@ -57,7 +58,7 @@ class TreeForward:
         name = type(self.model).__name__
         if not self._takes_position_ids:
             return f"{name}.forward takes no position_ids"
-        if not _full_attention_model(self.model):
+        if not full_attention(self.model):
             return f"{name} has sliding-window layers (a window counts flat positions, which a pack changes)"
         return self._probe()
 
@@ -221,11 +222,6 @@ def model_shape(model: Any) -> Tuple[int, int, int]:
             total -= seen.pop(weight.data_ptr())
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     return total, int(config.hidden_size), int(config.num_hidden_layers)
-
-
-def _full_attention_model(model: Any) -> bool:
-    from .lm_engine import _full_attention
-    return _full_attention(model)
 
 
 def _has_flex(torch: Any) -> bool:

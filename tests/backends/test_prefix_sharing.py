@@ -84,7 +84,7 @@ from prefab_helpers import (FAMILIES, LABELS, compare, corpus, shared_demo_promp
                            tiny_tokenizer)
 
 from StaICC.backends.causal_lm import CausalLMScorer  # noqa: E402
-from StaICC.backends.lm_engine import CACHE_ARGUMENTS  # noqa: E402
+from StaICC.backends.kv_cache import CACHE_ARGUMENTS  # noqa: E402
 from StaICC.backends.kernels import standard_ICL_inference_with_torch_Causal_LM  # noqa: E402
 
 

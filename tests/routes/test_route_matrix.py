@@ -1,6 +1,7 @@
 """Route independence: one model, every route the package offers, the same standard numbers.
 
-The model, the workload and the routes are in ``tests/route_matrix.py`` (``benchmarks/route_matrix.py``
+The model and the workload are in ``tests/route_workload.py``, the routes in ``tests/route_runs.py`` and
+what each promises in ``tests/route_matrix.py`` (``benchmarks/route_matrix.py``
 prints the same comparison as a table).  Every route is compared with its baseline, an ``hf``
 backend run in one process: bit-identical where the route computes every answer in calls of
 the same composition (cache replay, preentered rows, call-unit shards, the default packing),
