@@ -139,9 +139,8 @@ def census(matrix: Matrix, rule: RowRule = STANDARD_RULE, values: bool = False, 
     if rule.reproducible or not matrix or getattr(matrix, "exact", False):
         return PassCensus(CHECK, len(matrix), branch, 0 if branch == "as given" else None)
     failing, near, nonpositive, one_hot = _scan(matrix)
-    if failing is None:
-        return PassCensus(CHECK, len(matrix), "softmax")
-    branch = "as given" if failing == 0 else "softmax"
+    if failing is None:  # rows that are not probabilities: the score metrics' branch is softmax, robustly
+        return PassCensus(CHECK, len(matrix), branch)
     rounding = values and near and not one_hot and failing <= FEW_ROWS
     mean_rounding = near and not one_hot and entropy
     return PassCensus(CHECK, len(matrix), branch, failing, rounding, mean_rounding, nonpositive and not near)
