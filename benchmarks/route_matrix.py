@@ -10,7 +10,7 @@ keep the standard's exact-sum rule (the scorer as a plain function, log-likeliho
 back without ``prediction_kind``): what every route did before the package's backends took
 the softmax branch always.  One run, one table; never imported by the package.
 
-    python benchmarks/route_matrix.py [--only NAME-SUBSTRING ...] [--keep DIR]
+    python benchmarks/route_matrix.py [--only NAME-SUBSTRING ...] [--keep DIR] [--device cuda] [--dtype bfloat16]
 """
 import argparse
 import os
@@ -23,9 +23,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
-import route_matrix  # noqa: E402
-from route_matrix import (BASELINES, METRIC_NAMES, ROUTES, STANDARD_RULE_ROUTES, TOLERANCE, Context,  # noqa: E402
-                          RouteUnavailable, differences, make_model, timed)
 
 SHORT = {"accuracy": "acc.", "averaged_truelabel_likelihood": "likelihood", "macro_F1": "macro-F1",
          "expected_calibration_error_1": "ECE", "own_likelihood_nonstandard": "own lik.",
@@ -40,9 +37,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=[], help="run only routes whose name contains one of these")
     parser.add_argument("--keep", metavar="DIR", help="keep the model and the runs' files in DIR")
+    parser.add_argument("--device", default="cpu", help="where the model runs (default cpu; e.g. cuda)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     args = parser.parse_args()
+    os.environ["STAICC_ROUTES_DEVICE"], os.environ["STAICC_ROUTES_DTYPE"] = args.device, args.dtype
     import torch
     import transformers
+
+    import route_matrix
+    from route_matrix import (BASELINES, METRIC_NAMES, ROUTES, STANDARD_RULE_ROUTES, TOLERANCE, Context,
+                              RouteUnavailable, differences, make_model, timed)
+    from route_workload import _hf
+
+    from StaICC.backends.numerics import answer_numerics
     torch.set_num_threads(1)
     transformers.utils.logging.disable_progress_bar()  # one table on stdout, no loading bars on stderr
     warnings.simplefilter("ignore")
@@ -51,9 +58,11 @@ def main() -> int:
     try:
         context = Context(make_model(os.path.join(scratch, "model")), scratch)
         baselines = {}
-        print(f"Normal + GLER, {', '.join(route_matrix.DATASETS)}, --limit {route_matrix.LIMIT}; torch "
-              f"{torch.__version__}, {torch.get_num_threads()} thread(s) in this process; tolerances: "
-              + ", ".join(f"{SHORT[m]} {TOLERANCE[m]:g}" for m in METRIC_NAMES) + "\n")
+        settings = answer_numerics(_hf(context))
+        print(f"Normal + GLER, {', '.join(route_matrix.DATASETS)}, --limit {route_matrix.LIMIT}; baseline: hf on "
+              f"{settings['device']}, {settings['dtype']}, packing {settings['packing']}, torch "
+              f"{torch.__version__}, transformers {transformers.__version__}, {torch.get_num_threads()} thread(s); "
+              "tolerances: " + ", ".join(f"{SHORT[m]} {TOLERANCE[m]:g}" for m in METRIC_NAMES) + "\n")
         print("| route | baseline | promise | " + " | ".join(SHORT[m] for m in METRIC_NAMES) + " | s |")
         print("|---|---|---|" + "---|" * len(METRIC_NAMES) + "---|")
         for route in ROUTES + STANDARD_RULE_ROUTES:

@@ -90,7 +90,7 @@ def label_loglikelihoods(context: Context, prompts: List[str], labels: List[str]
     out = []
     with torch.inference_mode():
         for prompt in prompts:
-            encoded = tokenizer(prompt, return_tensors="pt")
+            encoded = tokenizer(prompt, return_tensors="pt").to(model.device)
             logits = model(**encoded).logits[0, -1].float()
             row = torch.log_softmax(logits, -1)[ids]
             out.append([float(v) for v in row])

@@ -29,6 +29,10 @@ METRIC_NAMES = ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expect
                 "own_likelihood_nonstandard", "own_ece_nonstandard")
 #: tokens a generating route may write per answer
 GENERATED_TOKENS = 2
+#: where and in what precision the model runs (the tests: the CPU in float32; benchmarks/route_matrix.py
+#: --device cuda --dtype bfloat16 sets these for a GPU's figures)
+DEVICE = os.environ.get("STAICC_ROUTES_DEVICE", "cpu")
+DTYPE = os.environ.get("STAICC_ROUTES_DTYPE", "float32")
 
 Numbers = Dict[str, float]
 
@@ -50,9 +54,10 @@ class Context:
 
     def pair(self) -> Tuple[Any, Any]:
         if "pair" not in self.cache:
+            import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
-            self.cache["pair"] = (AutoModelForCausalLM.from_pretrained(self.model_dir).eval(),
-                                  AutoTokenizer.from_pretrained(self.model_dir))
+            model = AutoModelForCausalLM.from_pretrained(self.model_dir).to(DEVICE, getattr(torch, DTYPE)).eval()
+            self.cache["pair"] = (model, AutoTokenizer.from_pretrained(self.model_dir))
         return self.cache["pair"]
 
 
@@ -139,7 +144,7 @@ def _suite_run(model: Any, **options: Any) -> Numbers:
 def _hf(context: Context, **arguments: Any) -> Any:
     from StaICC.backends.registry import make_backend
     arguments.setdefault("threads", 1)
-    return make_backend("hf", pretrained=context.model_dir, **arguments)
+    return make_backend("hf", pretrained=context.model_dir, device=DEVICE, dtype=DTYPE, **arguments)
 
 
 def _rows_by_dataset(result: Any) -> Dict[str, List[List[float]]]:
@@ -159,7 +164,8 @@ def _cli(args: List[str], *, runner: Optional[List[str]] = None, timeout: float 
 
 
 def cli_selection(context: Context, arguments: str = "") -> List[str]:
-    return ["run", "--model", "hf", "--model-args", f"pretrained={context.model_dir},threads=1{arguments}",
+    return ["run", "--model", "hf", "--model-args",
+            f"pretrained={context.model_dir},threads=1,device={DEVICE},dtype={DTYPE}{arguments}",
             "--benchmarks", BENCHMARKS, "--datasets", *DATASETS, "--limit", str(LIMIT), "--no-progress"]
 
 
