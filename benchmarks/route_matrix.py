@@ -11,6 +11,11 @@ back without ``prediction_kind``): what every route did before the package's bac
 the softmax branch always.  One run, one table; never imported by the package.
 
     python benchmarks/route_matrix.py [--only NAME-SUBSTRING ...] [--keep DIR] [--device cuda] [--dtype bfloat16]
+                                      [--standard-rule]
+
+``--standard-rule`` shows what the package did before: the ``hf`` backend's rows under the standard's
+check instead of the softmax branch (in this process only: routes run in other processes, torchrun
+and Ray, keep the softmax branch, so leave them out with ``--only``).
 """
 import argparse
 import os
@@ -39,6 +44,8 @@ def main() -> int:
     parser.add_argument("--keep", metavar="DIR", help="keep the model and the runs' files in DIR")
     parser.add_argument("--device", default="cpu", help="where the model runs (default cpu; e.g. cuda)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    parser.add_argument("--standard-rule", action="store_true",
+                        help="the hf backend's rows under the standard's exact-sum check (the package before)")
     args = parser.parse_args()
     os.environ["STAICC_ROUTES_DEVICE"], os.environ["STAICC_ROUTES_DTYPE"] = args.device, args.dtype
     import torch
@@ -50,6 +57,9 @@ def main() -> int:
     from route_workload import _hf
 
     from StaICC.backends.numerics import answer_numerics
+    if args.standard_rule:
+        from StaICC.backends.hf import HFBackend
+        HFBackend.prediction_kind = None  # the class attribute hides the log-probability modes' declaration
     torch.set_num_threads(1)
     transformers.utils.logging.disable_progress_bar()  # one table on stdout, no loading bars on stderr
     warnings.simplefilter("ignore")
