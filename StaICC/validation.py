@@ -136,3 +136,16 @@ def did_you_mean(word: Any, names: Sequence[str]) -> str:
     """``"; did you mean 'X'?"`` for :func:`closest_name`, or an empty string."""
     name = closest_name(word, names)
     return f"; did you mean {name!r}?" if name is not None and name != word else ""
+
+
+#: what a function's or preentered vectors may be declared to be (None: the standard's exact-sum rule decides);
+#: see :mod:`StaICC.metrics.exact_sum`
+PREDICTION_KINDS = ("probabilities", "loglikelihoods", "logits")
+
+
+def check_prediction_kind(kind: Any, name: str = "prediction_kind") -> Optional[str]:
+    """``kind`` when it is None or one of :data:`PREDICTION_KINDS`, else a ValueError saying the choices."""
+    if kind is None or (isinstance(kind, str) and kind in PREDICTION_KINDS):
+        return kind
+    raise ValueError(f"{name} must be None (the standard's rule) or one of {', '.join(map(repr, PREDICTION_KINDS))}, "
+                     f"got {kind!r}")

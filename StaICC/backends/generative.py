@@ -324,6 +324,17 @@ class ScoringModes:
     STANDARD_SCORING: Optional[str] = "last_token"
 
     @property
+    def prediction_kind(self) -> Optional[str]:
+        """A log-probability mode's rows are a softmax computed in floating point ("probabilities": the
+        exact-sum rule's softmax branch always); generated answers are labels (the standard's rule)."""
+        return None if self.scoring == "generate" else "probabilities"  # type: ignore[attr-defined]
+
+    @property
+    def reproducible_rows(self) -> bool:
+        """Generated answers become exact rows (one-hot, or the unparsed policy's): no rounding decides their check."""
+        return self.scoring == "generate"  # type: ignore[attr-defined]
+
+    @property
     def non_standard(self) -> List[str]:
         departures = scoring_departures(self.scoring, self.chat, standard=self.STANDARD_SCORING)  # type: ignore[attr-defined]
         return departures + self.mapper.thinking.departures()  # type: ignore[attr-defined]

@@ -360,7 +360,21 @@ class HFBackend(ScoringModes, Backend):
             departures.append("demonstrations as chat turns (fewshot_as_multiturn=true)")
         return departures
 
+    def numerics(self) -> Dict[str, Any]:
+        """What the answers' last bits depend on besides the identity: device, packing, budgets, attention,
+        threads and the optimisations the model could not take (kept after :meth:`close`)."""
+        if self.scorer is None:
+            return dict(getattr(self, "_closed_numerics", {}))
+        from .numerics import device_name
+        scorer = self.scorer
+        config = getattr(scorer.model, "config", None)
+        return {"device": device_name(scorer.device), "packing": scorer.packing,
+                "rows_per_forward": scorer.rows_per_forward, "token_budget": scorer.token_budget,
+                "attention": getattr(config, "_attn_implementation", None), "switched_off": list(scorer.switched_off)}
+
     def close(self) -> None:
+        if self.scorer is not None:
+            self._closed_numerics = self.numerics()
         self.model = self.scorer = None  # type: ignore[assignment]
 
 

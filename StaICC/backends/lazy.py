@@ -31,6 +31,9 @@ class LazyBackend(Backend):
         self.shares_prefixes = bool(getattr(described, "shares_prefixes", False))
         self.needs_segments = bool(getattr(described, "needs_segments", False))
         self._requests_per_call: Optional[int] = getattr(described, "requests_per_call", None)
+        # what its rows are (the exact-sum rule's branch): a property of the scoring mode, known without the model
+        self.prediction_kind: Optional[str] = getattr(described, "prediction_kind", None)
+        self.reproducible_rows = bool(getattr(described, "reproducible_rows", False))
 
     @property
     def built(self) -> bool:
@@ -70,6 +73,12 @@ class LazyBackend(Backend):
     @requests_per_call.setter
     def requests_per_call(self, value: int) -> None:
         self._requests_per_call = value
+
+    def numerics(self) -> Dict[str, Any]:
+        """What the loaded model computed its answers under (device, packing ...); empty when nothing was loaded:
+        every answer came from the cache, whose own notes say how they were computed."""
+        own = getattr(self._backend, "numerics", None)
+        return dict(own()) if callable(own) else {}
 
     @property
     def runtime(self) -> Optional[Dict[str, Any]]:

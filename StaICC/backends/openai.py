@@ -34,6 +34,7 @@ import json
 import math
 import os
 import threading
+import warnings
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -185,6 +186,8 @@ class OpenAIBackend(ScoringModes, Backend):
                     raise APIError(f"label_logprobs={self.label_logprobs}: the server does not offer label-token "
                                    f"scoring ({exc})") from None
                 self._offers_label_tokens = False
+                from ..errors import StaICCWarning
+                warnings.warn(f"openai backend: {self.switched_off()[0]}", StaICCWarning, stacklevel=3)
         return self._offers_label_tokens
 
     def tokenize(self, text: str, add_special_tokens: bool = True) -> List[int]:
@@ -298,6 +301,17 @@ class OpenAIBackend(ScoringModes, Backend):
         if reasoning is not None and self.mapper.thinking.mode != "off":
             text = with_reasoning(text, reasoning, finished, self.mapper.thinking)
         return self._redact(text)  # a server echoing the key must not get it stored in samples or the cache
+
+    def switched_off(self) -> List[str]:
+        """The optimisation this server could not take (label-token log-probabilities), and why; [] otherwise."""
+        if self._offers_label_tokens is not False:
+            return []
+        return ["label-token log-probabilities (label_logprobs=auto): the server offers no /tokenize or "
+                "logprob_token_ids, so each label is scored by an echo request of its own"]
+
+    def numerics(self) -> Dict[str, Any]:
+        """What the answers' last bits depend on beyond the identity (the server's own kernels are not known here)."""
+        return {"switched_off": self.switched_off()}
 
     # -------------------------------------------------------------- identity
     def identity(self) -> Dict[str, Any]:

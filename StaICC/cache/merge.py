@@ -4,10 +4,15 @@ Every entry of every input is checked (its CRC, as a lookup would) and copied un
 model's fingerprint.  Two answers for one (model, key) must be equal in every stored
 field (value bits, text, parsed flag); a difference is a :class:`CacheError` naming the
 key and both files, never a silent choice, because the results would then depend on
-the order of the inputs.  Nothing is written when a conflict is found.
+the order of the inputs.  Nothing is written when a conflict is found.  The settings each
+input's answers were computed under are compared too (:func:`StaICC.backends.numerics.merged_settings`):
+answers that can differ beyond their last bits (another device, dtype or library version)
+are not mixed unless ``allow_mixed_numerics``; differences in the shape of the work only warn.
 """
 import os
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from ..backends.numerics import merged_settings
 
 from .codec import _crc
 from .schema import CacheError
@@ -33,11 +38,13 @@ def _entries(cache: PredictionCache) -> Dict[str, Tuple[object, List[Row]]]:
     return found
 
 
-def merge_caches(output: PathLike, inputs: Sequence[PathLike]) -> Dict[str, int]:
+def merge_caches(output: PathLike, inputs: Sequence[PathLike], *, allow_mixed_numerics: bool = False,
+                 warnings: Optional[List[str]] = None) -> Dict[str, int]:
     """Copy every entry of ``inputs`` into the cache ``output`` (created if missing).
 
     Returns counts: ``read`` (entries in the inputs), ``added`` (new in the output),
-    ``equal`` (already there with the same answer), ``models``.
+    ``equal`` (already there with the same answer), ``models``.  ``warnings`` (a list) receives
+    one line per difference in the inputs' settings that moves last bits only.
     """
     if not inputs:
         raise ValueError("cache merge needs at least one input cache")
@@ -49,8 +56,10 @@ def merge_caches(output: PathLike, inputs: Sequence[PathLike]) -> Dict[str, int]
             raise ValueError(f"cache merge: the input cache {os.fspath(path)!r} does not exist")
     collected: Dict[str, Tuple[object, Dict[bytes, Tuple[Row, str]]]] = {}
     read = 0
+    notes = [_output_notes(out_path)]
     for path in inputs:
         with PredictionCache(path) as cache:
+            notes.append(cache.numerics_notes())
             for fingerprint, (identity, entries) in _entries(cache).items():
                 known_identity, by_key = collected.setdefault(fingerprint, (identity, {}))
                 if known_identity is None and identity is not None:
@@ -62,9 +71,27 @@ def merge_caches(output: PathLike, inputs: Sequence[PathLike]) -> Dict[str, int]
                         by_key[row[0]] = (row, os.fspath(path))
                     elif earlier[0][1:5] != row[1:5]:
                         raise _conflict(row[0], fingerprint, earlier[1], os.fspath(path))
+    numerics = merged_settings(notes, allow_mixed=allow_mixed_numerics)
+    if numerics["refused"]:
+        raise CacheError("cache merge: the inputs' answers were computed under settings that can make them differ "
+                         f"beyond the last bits ({'; '.join(numerics['refused'])}); nothing was merged: rerun the "
+                         "shards alike, or merge anyway with --allow-mixed-numerics (recorded in the merged cache)")
     with PredictionCache(output) as out:
         added, equal = _write(out, collected)
+        for fingerprint, settings in numerics["settings"].items():
+            for record in settings:
+                out.note_numerics(fingerprint, record)
+    if warnings is not None:
+        warnings.extend(numerics["warnings"])
     return {"read": read, "added": added, "equal": equal, "models": len(collected)}
+
+
+def _output_notes(path: str) -> Dict[str, List[Dict[str, Any]]]:
+    """The numerics notes an existing output cache already holds (its answers are merged with the inputs')."""
+    if not os.path.exists(path):
+        return {}
+    with PredictionCache(path) as cache:
+        return cache.numerics_notes()
 
 
 def _conflict(key: bytes, fingerprint: str, first: str, second: str) -> CacheError:

@@ -15,6 +15,8 @@ from ..requests import Answer, Request, label_answer
 from .codec import Digests, _crc_prefix, _doubles, _encode, _entry_crc, request_digests
 from .schema import _COLLISION, DEFAULT_TIMEOUT, CacheError, _CacheFile
 
+#: the ``meta`` rows that keep the settings a model's answers were computed under: this prefix + fingerprint
+NUMERICS_PREFIX = "numerics "
 _CHUNK = 500  # keys per ``IN (...)`` query: far below SQLite's variable limit, large enough to amortise
 
 
@@ -244,6 +246,46 @@ class PredictionCache(_CacheFile):
         rows = self._read(query, "listing models")
         return [{"fingerprint": f, "identity": json.loads(i) if i is not None else None, "entries": n,
                  "created": c} for f, i, c, n in rows]
+
+    def note_numerics(self, fingerprint: str, settings: Dict[str, Any]) -> None:
+        """Keep, beside a model's answers, the settings they were computed under (each distinct one once,
+        as JSON in the ``meta`` table): ``cache merge`` compares them (:mod:`StaICC.backends.numerics`)."""
+        fingerprint = _check_fingerprint(fingerprint)
+        name = NUMERICS_PREFIX + fingerprint
+
+        def note(connection: sqlite3.Connection) -> None:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                row = connection.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+                known = json.loads(row[0]) if row is not None else []
+                if settings not in known:
+                    known.append(settings)
+                    connection.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                                       (name, json.dumps(known, sort_keys=True, default=str)))
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+
+        with self._lock:
+            connection = self._db()
+            try:
+                self._retry(lambda: note(connection))
+            except sqlite3.DatabaseError as exc:
+                raise self._database_error(exc, "noting the numerics of answers") from None
+
+    def numerics_notes(self) -> Dict[str, List[Dict[str, Any]]]:
+        """Per model fingerprint, every setting its answers were computed under (see :meth:`note_numerics`)."""
+        rows = self._read(f"SELECT name, value FROM meta WHERE name LIKE '{NUMERICS_PREFIX}%'", "reading numerics notes")
+        notes = {}
+        for name, value in rows:
+            try:
+                found = json.loads(value)
+            except ValueError:
+                raise self._fail(f"is damaged: its numerics note {name!r} is not JSON") from None
+            notes[name[len(NUMERICS_PREFIX):]] = found if isinstance(found, list) else []
+        return notes
 
     def stats(self) -> Dict[str, Any]:
         """Entries, models and file size (bytes, WAL included)."""

@@ -17,6 +17,9 @@ def add_cache_parser(sub: Any) -> None:
                                             "error naming the key; nothing is written then.")
     merge.add_argument("output", metavar="OUT", help="the merged cache")
     merge.add_argument("inputs", metavar="IN", nargs="+", help="caches to merge (for example CACHE.shard-*-of-N)")
+    merge.add_argument("--allow-mixed-numerics", action="store_true",
+                       help="merge answers computed under settings that can differ beyond the last bits (another "
+                            "device, dtype or library version); without it such inputs are refused")
     merge.set_defaults(func=merge_command)
     p.set_defaults(func=lambda _args: (_ for _ in ()).throw(ArgumentError("cache needs a command: merge")))
 
@@ -31,7 +34,9 @@ def merge_command(args: argparse.Namespace) -> int:
         if os.path.exists(path):  # a file that is not a cache is an argument error, before anything is merged
             _check_cache(path, what)
     try:
-        counts = merge_caches(args.output, args.inputs)
+        warnings: list = []
+        counts = merge_caches(args.output, args.inputs, allow_mixed_numerics=args.allow_mixed_numerics,
+                              warnings=warnings)
     except CacheError as exc:
         print(f"staicc: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 1
@@ -44,6 +49,8 @@ def merge_command(args: argparse.Namespace) -> int:
         return 1
     print(f"merged {len(args.inputs)} caches into {args.output}: {counts['read']} answers read, "
           f"{counts['added']} added, {counts['equal']} already there, {counts['models']} model(s)")
+    for line in warnings:
+        print(f"staicc: warning: the merged answers were computed under different settings, {line}", file=sys.stderr)
     return 0
 
 

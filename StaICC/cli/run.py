@@ -134,6 +134,9 @@ def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, sta
     if config.sharded:  # the launcher's shards answered this run: record their plan
         provenance["shards"] = dict(config.sharded, unit=config.shard_unit,
                                     plan_sha256=_plan_digest(config, backend, planned))
+    from ..results.provenance import run_numerics
+    provenance["numerics"] = run_numerics(backend, config.requests_per_call, result, shards=provenance.get("shards"),
+                                          cache=config.cache)
     if config.tasks:
         from ..tasks.runs import provenance as task_provenance
         provenance["tasks"] = task_provenance(config.tasks)

@@ -115,7 +115,8 @@ def _settings(args: argparse.Namespace) -> Dict[str, Any]:
 def build_suite_of(config: RunConfig) -> Dict[str, Any]:
     """The sub-benchmarks of ``config``, each built once with everything it needs."""
     from ..subbenchmarks.suite import build_suite
-    options: Dict[str, Any] = {"test_items": config.test_items}
+    # beside the standard's likelihood and ECE: the same on the model's own distribution (non-standard columns)
+    options: Dict[str, Any] = {"test_items": config.test_items, "own_distribution": True}
     if config.retriever is not None:
         options["retriever"] = config.retriever
     per_benchmark: Dict[str, Dict[str, Any]] = {}

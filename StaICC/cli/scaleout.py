@@ -80,12 +80,15 @@ def _merge_and_summarise(args: argparse.Namespace, paths: Any, run_once: Callabl
     from ..cache import CacheError
     from ..cache.merge import merge_caches
     try:
-        counts = merge_caches(args.cache, paths)
+        warnings: list = []
+        counts = merge_caches(args.cache, paths, warnings=warnings)
     except CacheError as exc:
         print(f"staicc: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 1
     print(f"merged {len(paths)} shard caches into {args.cache}: {counts['added']} new answers, "
           f"{counts['equal']} already there")
+    for line in warnings:
+        print(f"staicc: warning: the shards computed under different settings, {line}", file=sys.stderr)
     final = argparse.Namespace(**dict(vars(args), shard=None, launcher=None,
                                       sharded={"launcher": launcher, "count": len(paths)}))
     return run_once(final)

@@ -31,12 +31,12 @@ A new kind of answer (hidden states) is a backend's business: the runner hands r
 through unchanged and only validates what comes back.
 """
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..requests import Answer, Request
 from .batches import Batch, Target, _batch_for, _text_order, distinct_requests  # noqa: F401  (their old import path)
-from .outcome import Outcome, summarize
+from .outcome import Outcome, row_rule, summarize, warn_exact_sum
 from .plan import Work
 from .protocols import AnswerCache, ScoringBackend
 from .scoring import call_size, check_preentered, leading_predictions, score_requests
@@ -57,6 +57,7 @@ class _Run:
     selection: Selection
     policy: AnswerPolicy
     planner: Any = None  # the shard plan of a Shard selection (a dry run's: one shard)
+    rules: Dict[int, Any] = field(default_factory=dict)  # id(work) -> how its rows meet the exact-sum rule
 
     @property
     def summarizing(self) -> bool:
@@ -67,10 +68,11 @@ def run_works(works: Sequence[Work], backends: Sequence[Optional[ScoringBackend]
               preentered: Sequence[Optional[Sequence]] = (), *, cache: Optional[AnswerCache] = None,
               progress: Optional[bool] = None, distinct: bool = False, counts: Optional[Dict[str, Any]] = None,
               requests_per_call: Optional[int] = None, selection: Selection = EVERYTHING,
-              policy: AnswerPolicy = SUMMARIZE) -> List[Outcome]:
+              policy: AnswerPolicy = SUMMARIZE, preentered_kind: Optional[str] = None) -> List[Outcome]:
     """Every work's outcome (none unless the selection is everything and the policy summarises).
 
-    ``backends[i]`` answers ``works[i]`` (None: ``preentered[i]`` holds its predictions).
+    ``backends[i]`` answers ``works[i]`` (None: ``preentered[i]`` holds its predictions, which are
+    ``preentered_kind``: see :mod:`StaICC.metrics.exact_sum`; a backend says what its rows are itself).
     ``counts`` accumulates ``asked``, ``cached``, ``prompts`` and ``distinct`` (requests
     planned, requests that needed an answer) and ``calls``; a shard run adds ``shard``, the
     plan's description.  A shard asks only its part and stores the answers in ``cache``.
@@ -79,7 +81,8 @@ def run_works(works: Sequence[Work], backends: Sequence[Optional[ScoringBackend]
     counts = counts if counts is not None else {}
     for name in COUNTS:
         counts.setdefault(name, 0)
-    run = _Run(cache, progress, distinct, counts, requests_per_call, selection, policy)
+    run = _Run(cache, progress, distinct, counts, requests_per_call, selection, policy,
+               rules={id(work): row_rule(backend, preentered_kind) for work, backend in zip(works, backends)})
     if isinstance(selection, Shard) and cache is None:
         raise ValueError("a shard run needs a cache (--cache FILE): its answers are its only output")
     if isinstance(selection, (Shard, Nothing)):
@@ -100,6 +103,8 @@ def run_works(works: Sequence[Work], backends: Sequence[Optional[ScoringBackend]
             raise
     if isinstance(selection, Shard) or isinstance(selection, Nothing) and selection.shard is not None:
         counts["shard"] = run.planner.describe()
+    if run.summarizing:
+        warn_exact_sum(outcomes)  # type: ignore[arg-type]
     return outcomes if run.summarizing else []  # type: ignore[return-value]
 
 
@@ -199,10 +204,10 @@ def _ask_and_summarize(works: List[Work], requests: List[List[Request]], answers
         if not run.summarizing:
             return []
         for w, work in enumerate(works):
-            outcomes.append(summarize(work, requests[w], answers[w]))  # type: ignore[arg-type]
+            outcomes.append(summarize(work, requests[w], answers[w], run.rules[id(work)]))  # type: ignore[arg-type]
     except BaseException as exc:
         if run.summarizing:
-            exc.completed_outcomes = outcomes + _finished(works, requests, answers, len(outcomes))  # type: ignore[attr-defined]
+            exc.completed_outcomes = outcomes + _finished(works, requests, answers, len(outcomes), run)  # type: ignore[attr-defined]
             failing = len(exc.completed_outcomes)  # type: ignore[attr-defined]
             exc.partial_predictions = leading_predictions(answers[failing]) if failing < len(works) else []  # type: ignore[attr-defined]
         raise
@@ -232,14 +237,14 @@ def _write_out(works: List[Work], backends: List[Any], requests: List[List[Reque
 
 
 def _finished(works: List[Work], requests: List[List[Request]], answers: List[List[Optional[Answer]]],
-              start: int) -> List[Outcome]:
+              start: int, run: _Run) -> List[Outcome]:
     """Outcomes of the fully answered works from ``start`` on, up to the first that is not (or cannot be summarised)."""
     finished = []
     for w in range(start, len(works)):
         if any(a is None for a in answers[w]):
             break
         try:
-            finished.append(summarize(works[w], requests[w], answers[w]))  # type: ignore[arg-type]
+            finished.append(summarize(works[w], requests[w], answers[w], run.rules[id(works[w])]))  # type: ignore[arg-type]
         except Exception:
             break
     return finished

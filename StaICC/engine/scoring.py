@@ -153,12 +153,14 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
             _ask(backend, requests, todo, call_size(backend, requests_per_call), answers, bar, commits, counts)
     except BaseException as exc:
         commits.flush()
+        _note_numerics(cache, fingerprint, backend, requests_per_call, counts["asked"])
         _copy_duplicates(answers, duplicates)
         exc.partial_predictions = leading_predictions(answers)  # type: ignore[attr-defined]
         raise
     finally:
         bar.close()
     commits.flush()
+    _note_numerics(cache, fingerprint, backend, requests_per_call, counts["asked"])
     _copy_duplicates(answers, duplicates)
     return answers  # type: ignore[return-value]
 
@@ -166,6 +168,17 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
 def call_size(backend: ScoringBackend, requests_per_call: Optional[int] = None) -> int:
     """Requests per backend call: ``requests_per_call`` when given, else the backend's own (at least 1)."""
     return max(1, int(requests_per_call or getattr(backend, "requests_per_call", 1) or 1))
+
+
+def _note_numerics(cache: Any, fingerprint: str, backend: Backend, requests_per_call: Optional[int],
+                   asked: int) -> None:
+    """Keep, beside the answers just stored, the settings they were computed under (``cache merge`` compares them).
+
+    Nothing asked, nothing noted: a backend built on demand stays unbuilt."""
+    note = getattr(cache, "note_numerics", None)
+    if note is not None and asked:
+        from ..backends.numerics import answer_numerics
+        note(fingerprint, answer_numerics(backend, call_size(backend, requests_per_call)))
 
 
 #: a one-at-a-time backend's answers are committed in groups: at most this many ...

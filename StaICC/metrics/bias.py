@@ -12,7 +12,7 @@ runs unchanged, so its numbers stay bit-identical.
 import math
 from typing import List, Sequence
 
-from .numeric import Matrix, column_means, entropy, reads_rows_only, softmax
+from .numeric import SOFTMAX, Matrix, column_means, entropy, reads_rows_only, rule_of, softmax
 
 
 @reads_rows_only
@@ -24,9 +24,10 @@ def bias_distribution(ground_truth: Sequence[int], prediction: Matrix) -> List[f
 
 @reads_rows_only
 def bias_entropy(ground_truth: Sequence[int], prediction: Matrix) -> float:
-    """Entropy of the mean raw row; the mean is softmaxed first if it fails the exact check."""
+    """Entropy of the mean raw row; the mean is softmaxed first if it fails the exact check
+    (always, for rows that declare the softmax branch)."""
     _check_rows("bias_entropy", prediction)
-    return entropy(column_means(prediction))
+    return entropy(column_means(prediction), softmax_always=rule_of(prediction) == SOFTMAX)
 
 
 def _check_rows(metric: str, prediction: Matrix) -> None:

@@ -85,7 +85,12 @@ def compare_command(args) -> int:
 
 
 def _compare(args, status) -> int:
+    from ..backends.numerics import comparison_notes
     runs = _load(args, status)
+    for run in runs[1:]:  # what the runs' arithmetic makes of their differences, before any number
+        for line in comparison_notes(runs[0].provenance, run.provenance, f"{runs[0].label} vs {run.label}"):
+            status.done()
+            sys.stderr.write(f"{PROG} compare: warning: {line}\n")
     comparisons = _comparisons(runs, args, status)
     flips = _all_flips(runs, status) if args.flips else []
     failures = _gate(args, comparisons)

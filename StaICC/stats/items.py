@@ -19,6 +19,7 @@ import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..metrics import PredictionRows, argmax, is_probability_matrix, softmax
+from ..metrics.numeric import CHECK
 from ..metrics.scores import _bin_among, _ece_bounds
 from ..standard import ECE_BINS
 
@@ -109,7 +110,8 @@ class ItemTable:
     passes for the consistency benchmarks) and then kept for every resample.
     """
 
-    def __init__(self, benchmark: str, dataset: str, records: Sequence[Dict[str, Any]]) -> None:
+    def __init__(self, benchmark: str, dataset: str, records: Sequence[Dict[str, Any]], rule: str = CHECK) -> None:
+        self.rule = rule  # the exact-sum rule the run's rows took (recorded_rule): the softmax branch, or the check
         if not records:
             raise ValueError(f"{benchmark} / {dataset}: no records")
         self.benchmark, self.dataset = benchmark, dataset
@@ -187,7 +189,7 @@ class ItemTable:
         normalized: List[Any] = [None] * self.passes
         for group in groups:
             everything = [row for p in group for rep in self.rows[p] for row in rep]
-            keep = is_probability_matrix(everything)
+            keep = self.rule == CHECK and is_probability_matrix(everything)
             for p in group:
                 if keep:
                     normalized[p] = self.rows[p]
@@ -206,7 +208,7 @@ class ItemTable:
     def layout(self, sample: Sequence[int], passes: Sequence[int]) -> Tuple[List[int], PredictionRows]:
         """Ground truth and rows of the sampled items, pass-major then repeat-major (the run's order)."""
         truth: List[int] = []
-        rows = PredictionRows()
+        rows = PredictionRows(rule=self.rule)
         normalized: List[List[float]] = []
         labels = self.labels
         for p in passes:

@@ -176,27 +176,35 @@ class single_experimentor(OriginalAccessors):
                     departures, list(previous) if previous is not None else None)
 
     def execute(self, model=None, preentered: Optional[Sequence] = None, *, batched: bool = False, cache=None,
-                progress: Optional[bool] = None, previous: Optional[List] = None) -> Outcome:
+                progress: Optional[bool] = None, previous: Optional[List] = None,
+                prediction_kind: Optional[str] = None) -> Outcome:
         """Run the plan with a model (a function or a backend) or preentered predictions: a run of one work."""
         from ..backends.base import as_backend
         from ..engine.cache_use import opened_cache
         from ..engine.runner import run_works
         if model is None and preentered is None:
             raise ValueError("You should provide either the forward_inference function or the input_prediction.")
-        backend = as_backend(model, batched=batched) if preentered is None else None
+        from ..metrics.exact_sum import check_prediction_kind
+        check_prediction_kind(prediction_kind)
+        backend = as_backend(model, batched=batched, prediction_kind=prediction_kind) if preentered is None else None
         work = self.work(previous)
         with opened_cache(cache) as store:
             return run_works([work], [backend], [preentered], cache=store, progress=progress,
-                             distinct=store is not None)[0]
+                             distinct=store is not None, preentered_kind=prediction_kind)[0]
 
     def auto_run(self, forward_inference: Optional[Callable] = None, preentered_prediction: Optional[Sequence] = None,
                  batched_inference: bool = False, return_outputs: bool = False,
-                 _previous_prediction: Optional[List] = None, *, progress: Optional[bool] = None, cache=None):
+                 _previous_prediction: Optional[List] = None, *, progress: Optional[bool] = None, cache=None,
+                 prediction_kind: Optional[str] = None):
         """Run the procedure; returns ``(results, True)`` or, with ``return_outputs``, ``(results, True, outputs)``
         (the original's label-noise, template and demonstration-sensitivity experimentors return
-        ``(results, True)`` either way, and so do these)."""
+        ``(results, True)`` either way, and so do these).
+
+        ``prediction_kind``: what the function's or the preentered vectors are (see
+        :meth:`StaICC.subbenchmarks.generic.SubBenchmark.auto_run`); None keeps the standard's rule.
+        """
         outcome = self.execute(forward_inference, preentered_prediction, batched=batched_inference, cache=cache,
-                               progress=progress, previous=_previous_prediction)
+                               progress=progress, previous=_previous_prediction, prediction_kind=prediction_kind)
         if return_outputs and self.procedure.name not in _NO_OUTPUTS_RETURNED:
             return outcome.summary, True, outcome.outputs
         return outcome.summary, True

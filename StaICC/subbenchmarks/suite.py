@@ -91,7 +91,8 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
               progress: Optional[bool] = None, suite: Optional[Dict[str, Any]] = None,
               planned: Optional[Dict[str, List[Any]]] = None, requests_per_call: Optional[int] = None,
               shard: Optional[Union[Shard, Tuple[Any, ...]]] = None, selection: Selection = EVERYTHING,
-              policy: AnswerPolicy = SUMMARIZE, **options: Any) -> ResultDict:
+              policy: AnswerPolicy = SUMMARIZE, prediction_kind: Optional[str] = None,
+              **options: Any) -> ResultDict:
     """Run several sub-benchmarks on one model; ``result[name]`` equals ``Name(...)(model)``.
 
     ``model``: a function ``f(prompt, label_space)`` (``batched=True``: called on a list of
@@ -107,9 +108,11 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
     that shard of the run's distinct prompts and stores the answers in ``cache``, ``Nothing()``
     counts them; either way nothing is summarised and the result holds only ``metadata``.
     ``shard=(index, count[, unit])`` is the same as ``selection=Shard(index, count, unit)``.
+    ``prediction_kind``: what a function's vectors are (see :mod:`StaICC.metrics.exact_sum`; a backend says
+    so itself).
     """
     with fewer_collections():
-        backend = as_backend(model, batched=batched, model_id=model_id)
+        backend = as_backend(model, batched=batched, model_id=model_id, prediction_kind=prediction_kind)
         benches = suite if suite is not None else build_suite(benchmarks, datasets, k, **options)
         planned = planned if planned is not None else plan_suite(backend, benches)
         if shard is not None:

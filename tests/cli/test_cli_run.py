@@ -8,6 +8,7 @@ import pytest
 
 from StaICC import GLER, Normal
 from StaICC.methods.reference_model import lexical_icl
+from StaICC.metrics import normal_metrics, with_own_distribution_metrics
 from conftest import REPO_ROOT
 
 ROOT = str(REPO_ROOT)
@@ -40,8 +41,12 @@ def test_run_writes_results_provenance_and_samples(tmp_path):
                                         "1", "--output-dir", str(out), "--log-samples", "--no-progress"]
     assert provenance["seconds"] > 0 and provenance["started"] <= provenance["finished"]
     normal = document["benchmarks"]["Normal"]
-    expected = Normal(datasets=[0, 1])(lexical_icl)
+    # the run reports, beside the standard's likelihood and ECE, the same on the model's own distribution
+    expected = Normal(datasets=[0, 1], metrics=with_own_distribution_metrics(normal_metrics()))(lexical_icl)
     assert normal["results"] == json.loads(json.dumps(dict(expected)))
+    assert list(normal["results"]["Averaged results"]) == ["accuracy", "averaged_truelabel_likelihood", "macro_F1",
+                                                           "expected_calibration_error_1", "own_likelihood_nonstandard",
+                                                           "own_ece_nonstandard"]
     assert normal["metadata"]["standard"] is True
     assert set(normal["metadata"]["prompt_sha256"]) == {"GLUE-SST2", "rotten_tomatoes"}
     lines = (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()
