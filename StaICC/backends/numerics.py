@@ -223,14 +223,17 @@ def merged_settings(by_input: List[Dict[str, List[Dict[str, Any]]]], *, allow_mi
 def comparison_notes(first: Dict[str, Any], second: Dict[str, Any], label: str) -> List[str]:
     """Notice lines for comparing two runs (their provenance), ``label`` naming the pair.
 
-    A pass whose score metrics read the rows as given in one run and softmaxed again in the
-    other, or rows that look like log-likelihoods in only one of them, make the likelihood,
+    A pass whose score metrics read one model's rows as given in one run and softmaxed again in
+    the other, or rows that look like log-likelihoods in only one of them, make the likelihood,
     ECE and bias metrics differ for a reason that is not the models'.  The same model under
     settings that move last bits differs by rounding only.
     """
     a, b = first.get("numerics") or {}, second.get("numerics") or {}
     lines = []
-    mixed = _mixed_branches(a.get("exact_sum") or {}, b.get("exact_sum") or {})
+    fingerprints = [(p.get("model") or {}).get("fingerprint") for p in (first, second)]
+    same_model = fingerprints[0] is not None and fingerprints[0] == fingerprints[1]
+    # two models may take different branches under the standard's rule; one model should not
+    mixed = _mixed_branches(a.get("exact_sum") or {}, b.get("exact_sum") or {}) if same_model else []
     if mixed:
         lines.append(f"NUMERICS: {label}: the standard's exact-sum check read the rows as given in one run and "
                      f"softmaxed them again in the other in {', '.join(mixed[:3])}"
@@ -242,8 +245,7 @@ def comparison_notes(first: Dict[str, Any], second: Dict[str, Any], label: str) 
                      "the other's do not: likelihood, ECE and the bias metrics are not comparable between them "
                      "(accuracy, macro-F1 and consistency are); rerun with prediction_kind='loglikelihoods'")
     conflicts = numerics_conflicts(a, b)
-    fingerprints = [(p.get("model") or {}).get("fingerprint") for p in (first, second)]
-    if conflicts and fingerprints[0] is not None and fingerprints[0] == fingerprints[1]:
+    if conflicts and same_model:
         lines.append(f"NUMERICS: {label}: the same model computed under different settings ("
                      + "; ".join(map(str, conflicts)) + "): differences within the route tolerances of "
                      "docs/differences.md are rounding, not the model")
@@ -251,12 +253,14 @@ def comparison_notes(first: Dict[str, Any], second: Dict[str, Any], label: str) 
 
 
 def _mixed_branches(a: Dict[str, Any], b: Dict[str, Any]) -> List[str]:
-    """``part/dataset`` labels where a pass's score branch is "as given" in one record and "softmax" in the other."""
+    """``part/dataset`` labels where a pass's score branch is "as given" in one record and "softmax" in the other
+    (rows that are their own softmax, recorded as "either", go with both)."""
     mixed = []
     first, second = a.get("branches") or {}, b.get("branches") or {}
     for part, datasets in first.items():
         for dataset, passes in datasets.items():
             other = (second.get(part) or {}).get(dataset) or []
-            if any(x is not None and y is not None and x != y for x, y in zip(passes, other)):
+            if any(x is not None and y is not None and x != y and "either" not in (x, y)
+                   for x, y in zip(passes, other)):
                 mixed.append(f"{part}/{dataset}")
     return mixed

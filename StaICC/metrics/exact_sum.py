@@ -102,8 +102,9 @@ def _probability_like(row: Sequence[float]) -> bool:
 class PassCensus(NamedTuple):
     """How one pass's rows met the exact-sum rule (what the numerics record and the notice read).
 
-    ``branch``: what the score metrics read ("as given" or "softmax"; None when no score
-    metric ran and nothing was counted); ``failing``: rows that fail the check (None: not
+    ``branch``: what the score metrics read ("as given" or "softmax"; ``EITHER`` for rows that
+    are their own softmax (every entry of each row equal); None when no score metric ran and
+    nothing was counted); ``failing``: rows that fail the check (None: not
     counted); ``rounding``: the branch was decided by at most :data:`FEW_ROWS` probability-like
     rows; ``mean_rounding``: the bias entropy's branch (its mean row's check) rests on
     rounding; ``loglikelihoods``: every score is <= 0.
@@ -121,6 +122,10 @@ class PassCensus(NamedTuple):
         return {name: value for name, value in self._asdict().items() if value is not None}
 
 
+#: the branch of rows that the softmax leaves unchanged: the exact-sum check cannot move their numbers
+EITHER = "either"
+
+
 def census(matrix: Matrix, rule: RowRule = STANDARD_RULE, values: bool = False, entropy: bool = False) -> PassCensus:
     """The census of one pass's rows, after its metrics ran: ``values``, the likelihood or ECE read
     the softmaxed values (argmax metrics cannot move with the branch); ``entropy``, the bias
@@ -136,8 +141,10 @@ def census(matrix: Matrix, rule: RowRule = STANDARD_RULE, values: bool = False, 
         return PassCensus(SOFTMAX, len(matrix), "softmax")
     normalized = getattr(matrix, "normalized", None)
     branch = None if normalized is None else "as given" if normalized is matrix else "softmax"
+    if branch == "as given" and all(len(set(row)) <= 1 for row in matrix):
+        branch = EITHER  # constant rows (a chance model's): the softmax gives them back unchanged
     if rule.reproducible or not matrix or getattr(matrix, "exact", False):
-        return PassCensus(CHECK, len(matrix), branch, 0 if branch == "as given" else None)
+        return PassCensus(CHECK, len(matrix), branch, 0 if branch in ("as given", EITHER) else None)
     failing, near, nonpositive, one_hot = _scan(matrix)
     if failing is None:  # rows that are not probabilities: the score metrics' branch is softmax, robustly
         return PassCensus(CHECK, len(matrix), branch)
