@@ -41,7 +41,7 @@ def check_model_folder(path: str, trust_remote_code: bool = False) -> None:
         raise ValueError(f"{where}: its config.json names no model_type (the config.json that save_pretrained "
                          "writes does, e.g. \"model_type\": \"llama\")")
     model_type = config["model_type"]
-    if not trust_remote_code and "auto_map" not in config and model_type not in known_model_types():
+    if not trust_remote_code and "auto_map" not in config and not is_known_model_type(model_type):
         from ..extras import require
         version = require("transformers", "the hf backend").__version__
         raise ValueError(f"model argument pretrained: {path!r} is a model of type {model_type!r}, which transformers "
@@ -55,12 +55,22 @@ def check_model_folder(path: str, trust_remote_code: bool = False) -> None:
                          "tokenizer into the same folder (tokenizer.save_pretrained)")
 
 
-def known_model_types() -> Any:
-    """The ``model_type`` values this transformers can build (its auto-configuration table)."""
+def is_known_model_type(model_type: str) -> bool:
+    """Whether this transformers can build a model of ``model_type`` (its auto-configuration table).
+
+    The common case is answered from the installed package's folders (``transformers/models/llama``)
+    without importing it, which would import torch: a run whose answers are all in the cache loads
+    neither.  A type without a folder of that name is looked up in the table itself.
+    """
+    import importlib.util
+    spec = importlib.util.find_spec("transformers")
+    for base in (spec.submodule_search_locations or []) if spec is not None else []:
+        if os.path.isfile(os.path.join(base, "models", model_type.replace("-", "_"), "__init__.py")):
+            return True
     from ..extras import require
     require("transformers", "the hf backend")
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
-    return CONFIG_MAPPING_NAMES
+    return model_type in CONFIG_MAPPING_NAMES
 
 
 def loading_error(path: str, exc: Exception) -> ValueError:

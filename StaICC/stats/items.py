@@ -155,7 +155,7 @@ class ItemTable:
         if not chosen or chosen[0] < 0 or chosen[-1] >= len(self.items):
             raise ValueError(f"{self.benchmark} / {self.dataset}: positions must be within 0..{len(self.items) - 1}")
         table = ItemTable.__new__(ItemTable)
-        table.benchmark, table.dataset = self.benchmark, self.dataset
+        table.benchmark, table.dataset, table.rule = self.benchmark, self.dataset, self.rule
         table.items = [self.items[i] for i in chosen]
         table.passes, table.repeats, table.width = self.passes, self.repeats, self.width
         table.rows = [[[rep[i] for i in chosen] for rep in reps] for reps in self.rows]
