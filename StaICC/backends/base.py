@@ -9,9 +9,9 @@ import abc
 import hashlib
 import inspect
 import json
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..requests import Answer, Request
+from ..requests import LABELS, Answer, Request
 from ..validation import check_int
 from ..errors import StaICCError
 
@@ -37,6 +37,10 @@ class Backend(abc.ABC):
     #: True for backends that read a prompt's demonstration boundaries (``Request.segments``,
     #: e.g. demonstrations as chat turns): the run then writes them; others never pay for them
     needs_segments: bool = False
+    #: what the backend answers (``Request.kind``): label scores only, unless it also gives a
+    #: prompt's full-vocabulary logits or hidden state (the ``hf`` backend); a run whose method
+    #: needs another kind is refused before any inference
+    request_kinds: Tuple[str, ...] = (LABELS,)
 
     @abc.abstractmethod
     def score(self, requests: Sequence[Request]) -> List[Answer]:

@@ -39,8 +39,8 @@ def distinct_requests(works: Sequence[Work], requests: Sequence[Sequence[Request
     backend is None (preentered predictions) ask nothing.  This is the one place that
     decides what is asked (a shard writes only its own requests; see :mod:`.sharding`).
     """
-    # backend id -> label space -> prompt -> the targets of the prompt's first request (the batch's list)
-    first: Dict[int, Dict[Tuple[str, ...], Dict[Hashable, List[Target]]]] = {}
+    # backend id -> (label space, kind) -> prompt -> the targets of the prompt's first request (the batch's list)
+    first: Dict[int, Dict[Tuple[Tuple[str, ...], str], Dict[Hashable, List[Target]]]] = {}
     batches: List[Batch] = []
     for w, (work, asked, backend) in enumerate(zip(works, requests, backends)):
         if backend is None:
@@ -66,15 +66,17 @@ def distinct_requests(works: Sequence[Work], requests: Sequence[Sequence[Request
 
 
 def _add_distinct(batch: Batch, asked: Sequence[Request], w: int, part: slice,
-                  by_space: Dict[Tuple[str, ...], Dict[Hashable, List[Target]]]) -> None:
-    """Add the requests of ``asked[part]`` (work ``w``) to ``batch``, a prompt already seen as a target of its first."""
+                  by_space: Dict[Tuple[Tuple[str, ...], str], Dict[Hashable, List[Target]]]) -> None:
+    """Add the requests of ``asked[part]`` (work ``w``) to ``batch``, a prompt already seen (for the same label
+    space and kind) as a target of its first."""
     requests, targets = batch.requests, batch.targets
     space: Any = None
+    kind: Any = None
     seen: Dict[Hashable, List[Target]] = {}
     for i, request in enumerate(asked[part], part.start):
-        if request.label_space is not space:  # a work's requests share one label space object
-            space = request.label_space
-            seen = by_space.setdefault(space, {})
+        if request.label_space is not space or request.kind is not kind:  # a pass's requests share both objects
+            space, kind = request.label_space, request.kind
+            seen = by_space.setdefault((space, kind), {})
         places = seen.get(request.prompt)
         if places is not None:
             places.append((w, i))
@@ -97,7 +99,7 @@ def _batch_for(batches: List[Batch], backend: ScoringBackend, description: str, 
     return batches[-1]
 
 
-def _text_order(request: Request) -> Tuple[Tuple[str, ...], Any]:
-    """Sort key that puts prompts with a common beginning next to each other."""
+def _text_order(request: Request) -> Tuple[Tuple[str, ...], Any, str]:
+    """Sort key that puts prompts with a common beginning next to each other (the kinds of one prompt together)."""
     prompt = request.prompt
-    return request.label_space, (prompt,) if isinstance(prompt, str) else tuple(prompt)
+    return request.label_space, (prompt,) if isinstance(prompt, str) else tuple(prompt), request.kind
