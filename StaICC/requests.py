@@ -107,10 +107,6 @@ class Request:
         """SHA-256 (hex) of the prompt(s), the label space and the kind: equal for equal model inputs."""
         return self.digests[0].hex()
 
-    def asking(self, kind: str) -> "Request":
-        """This request asking for ``kind`` instead (the same prompt, label space and origin)."""
-        return requests_of([self.prompt], self.label_space, self.benchmark, self.dataset, self.query_index,
-                           self.pass_index, None if self.segments is None else [self.segments], kind=kind)[0]
 
 
 def requests_of(prompts: Sequence[Prompt], label_space: Tuple[str, ...], benchmark: str, dataset: str,
@@ -141,6 +137,26 @@ def requests_of(prompts: Sequence[Prompt], label_space: Tuple[str, ...], benchma
         fields["kind"] = kind
         out.append(request)
     return out
+
+
+def requests_asking(requests: Sequence[Request], kind: str) -> List[Request]:
+    """Each request asking for ``kind`` instead: the same prompt, label space and origin (as :func:`requests_of`
+    builds them, field by field)."""
+    if kind == LABELS and all(r.kind == LABELS for r in requests):
+        return list(requests)
+    new = object.__new__
+    out = []
+    for request in requests:
+        copy = new(Request)
+        fields = copy.__dict__
+        for name in _FIELDS:
+            fields[name] = request.__dict__[name]
+        fields["kind"] = kind
+        out.append(copy)
+    return out
+
+
+_FIELDS = ("prompt", "label_space", "benchmark", "dataset", "query_index", "pass_index", "segments")
 
 
 def canonical_content(prompt: Prompt, label_space: Tuple[str, ...], kind: str = LABELS) -> bytes:

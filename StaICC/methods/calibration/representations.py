@@ -36,11 +36,12 @@ class _demonstration_query_trained(calibration):
                    for i, prompt in enumerate(prompts)]
         return self._filed(vectors, labels)
 
-    def training_queries(self, default_prompt_maker: PromptMaker, calibration_set: Any,
+    def training_queries(self, default_prompt_maker: Optional[PromptMaker], calibration_set: Any,
                          calibration_number: int = DEFAULT_CALIBRATION_NUMBER,
                          k: int = 4) -> Tuple[List[Any], List[int]]:
         """(prompts, query label indexes) training asks about: per calibration query, k demonstrations and one
-        query row of the calibration set, drawn together from a fresh stream (with repetition)."""
+        query row of the calibration set, drawn together from a fresh stream (with repetition).
+        ``default_prompt_maker=None``: the labels only (each prompt None, none written)."""
         where = f"{type(self).__name__}.train"
         _checked_training(calibration_set, calibration_number, k, where)
         indexes = _sample_indexes(calibration_number * (k + 1), len(calibration_set))
@@ -48,7 +49,8 @@ class _demonstration_query_trained(calibration):
         for i in range(calibration_number):
             chunk = indexes[i * (k + 1):(i + 1) * (k + 1)]
             query_inputs, query_label = calibration_set[chunk[k]]
-            prompts.append(default_prompt_maker([calibration_set[j] for j in chunk[:k]], query_inputs))
+            prompts.append(None if default_prompt_maker is None else
+                           default_prompt_maker([calibration_set[j] for j in chunk[:k]], query_inputs))
             labels.append(_label_index(calibration_set, query_label, self.label_space, where))
         return prompts, labels
 
