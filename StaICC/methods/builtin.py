@@ -63,7 +63,7 @@ def _representation(cls: type, number: int, kind: str, **options: Any) -> Tuple[
 
 
 def _batch(batch_size: int) -> Tuple[Callable, Callable, Callable]:
-    def train(data: MethodData, answers: List[Any]) -> int:
+    def train(_data: MethodData, _answers: List[Any]) -> int:
         return batch_size
 
     def apply(size: int, answers: Dict[str, List[Any]]) -> List[Any]:
