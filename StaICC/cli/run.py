@@ -13,6 +13,12 @@ def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
                        description="Evaluate a model on StaICC sub-benchmarks.")
     add_selection_arguments(p)
+    p.add_argument("--methods", metavar="NAME|FILE[,...]",
+                   help="run every method and print methods x datasets tables tested against vanilla: vanilla, "
+                        "noisy_channel, contextual, domain, batch, knn, knn_centroid, hidden, or a method file "
+                        "(.py, see docs/methods.md); with --output-dir, each method's run is DIR/methods/NAME")
+    p.add_argument("--resamples", type=int, metavar="N",
+                   help="bootstrap resamples of the methods table's tests against vanilla (default 1000)")
     p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the run already in --output-dir (its files are removed); without it such a "
@@ -79,6 +85,9 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
 
 
 def _run(config: Any) -> int:
+    if config.methods:
+        from .methods import run_methods_command
+        return run_methods_command(config)
     from ..backends.registry import planned_backend
     from ..subbenchmarks.suite import plan_suite, run_suite
     from .run_config import build_suite_of

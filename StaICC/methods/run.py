@@ -104,7 +104,7 @@ def run_methods(model: Any, methods: Sequence[MethodEntry] = (VANILLA,), benchma
         if any(m.mode == PROMPTS for m in chosen) and noisy_suite is None:
             noisy_suite = noisy_channel_suite(benchmarks if suite is None else list(benches), datasets, k, **options)
         planned = plan_methods(backend, benches, chosen, noisy_suite)
-        return _run(backend, chosen, benches, noisy_suite, planned, cache, progress, requests_per_call)
+        return run_planned_methods(backend, chosen, benches, noisy_suite, planned, cache, progress, requests_per_call)
 
 
 def noisy_channel_suite(benchmarks: Union[str, Sequence[str]], datasets: Optional[Sequence[Any]], k: int,
@@ -116,16 +116,21 @@ def noisy_channel_suite(benchmarks: Union[str, Sequence[str]], datasets: Optiona
         raise ValueError(f"method 'noisy_channel': {exc}; leave it out for these sub-benchmarks") from None
 
 
-def _run(backend: Any, methods: Sequence[Method], benches: Dict[str, Any], noisy: Optional[Dict[str, Any]],
-         planned: Dict[str, List[Any]], cache: Any, progress: Optional[bool],
-         requests_per_call: Optional[int]) -> MethodsResult:
+def run_planned_methods(backend: Any, methods: Sequence[Method], benches: Dict[str, Any],
+                        noisy: Optional[Dict[str, Any]], planned: Dict[str, List[Any]], cache: Any,
+                        progress: Optional[bool] = None, requests_per_call: Optional[int] = None, *,
+                        write_out: int = 0) -> MethodsResult:
+    """Run what :func:`plan_methods` planned, in one :func:`~StaICC.engine.runner.run_works` call, and assemble
+    each method's result (``write_out``: print the first prompts of each work as the runner writes them)."""
     from ..engine.runner import run_works
+    from ..engine.selection import AnswerPolicy
     started = time.perf_counter()
     works = [work for method in methods for work in planned[method.name]]
     counts: Dict[str, Any] = {}
     with opened_cache(cache) as store:
         outcomes = run_works(works, [backend] * len(works), cache=store, progress=progress, distinct=True,
-                             counts=counts, requests_per_call=requests_per_call)
+                             counts=counts, requests_per_call=requests_per_call,
+                             policy=AnswerPolicy(write_out=write_out))
     identity = {"model": backend.identity(), "fingerprint": backend.fingerprint()}
     results: Dict[str, Any] = {}
     start = 0
