@@ -85,6 +85,38 @@ def method_directory(output_dir: str, name: str) -> str:
     return output_dir if name == VANILLA else os.path.join(output_dir, METHODS_FOLDER, name)
 
 
+def earlier_method_runs(output_dir: str) -> List[str]:
+    """The method run directories an earlier methods run left in ``output_dir`` (``methods/NAME``)."""
+    from ..results.rundir import existing_run_files
+    folder = os.path.join(output_dir, METHODS_FOLDER)
+    if not os.path.isdir(folder) or os.path.islink(folder):
+        return []
+    return sorted(os.path.join(folder, name) for name in os.listdir(folder)
+                  if os.path.isdir(os.path.join(folder, name)) and not os.path.islink(os.path.join(folder, name))
+                  and existing_run_files(os.path.join(folder, name)))
+
+
+def check_methods_output(output_dir: str, overwrite: bool) -> None:
+    """Before any inference: an earlier methods run in ``output_dir`` is replaced only with ``--overwrite``."""
+    found = earlier_method_runs(output_dir)
+    if found and not overwrite:
+        raise ValueError(f"the output directory {output_dir!r} already holds method runs "
+                         f"({', '.join(os.path.basename(f) for f in found)}); choose another directory, or pass "
+                         "--overwrite to replace them (their files are removed)")
+
+
+def _remove_earlier(output_dir: str, kept: List[str]) -> None:
+    """The run files of an earlier methods run's method directories this run does not write."""
+    from ..results.rundir import existing_run_files
+    for directory in earlier_method_runs(output_dir):
+        if directory in kept:
+            continue
+        for name in existing_run_files(directory):
+            os.remove(os.path.join(directory, name))
+        if not os.listdir(directory):
+            os.rmdir(directory)
+
+
 def write_methods_dirs(config: Any, result: Any, comparisons: Dict[str, Any], provenance: Dict[str, Any]) -> None:
     """Vanilla's run directory, each other method's beside it, and the methods' index in vanilla's provenance."""
     from ..results.rundir import write_run_dir
@@ -102,6 +134,7 @@ def write_methods_dirs(config: Any, result: Any, comparisons: Dict[str, Any], pr
                    methods=index if name == VANILLA else [e["name"] for e in index])
         write_run_dir(method_directory(config.output_dir, name), dict(result[name]), own, bool(config.log_samples),
                       prompts=config.log_samples == "full")
+    _remove_earlier(config.output_dir, [method_directory(config.output_dir, name) for name in result.methods])
 
 
 def methods_text(result: Any, comparisons: Dict[str, Any], config: Any) -> str:

@@ -123,6 +123,9 @@ def _methods(args: argparse.Namespace, launch: Any) -> Tuple[Any, ...]:
     if not entries:
         raise ArgumentError("--methods needs at least one method, e.g. vanilla,contextual")
     from ..methods.files import resolve_methods
+    if _option(args, "output_dir"):
+        from .methods import check_methods_output
+        as_argument_error(check_methods_output, args.output_dir, bool(_option(args, "overwrite")))
     return tuple(as_argument_error(resolve_methods, entries))
 
 

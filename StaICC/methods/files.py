@@ -82,8 +82,9 @@ def load_method_file(path: str) -> Method:
     if not kinds or any(kind not in REQUEST_KINDS for kind in kinds):
         raise _fail(path, f"TEST_KINDS must name some of {', '.join(REQUEST_KINDS)}, got {kinds!r}")
     parameters: Dict[str, Any] = _optional(module, "PARAMETERS", dict, {}, path)
-    doc = (module.__doc__ or "").strip().splitlines()
-    return Method(name, doc[0] if doc else f"the method in {os.path.basename(path)}", requests=functions["requests"],
+    paragraph = (module.__doc__ or "").strip().split("\n\n")[0]
+    description = " ".join(paragraph.split()) or f"the method in {os.path.basename(path)}"
+    return Method(name, description, requests=functions["requests"],
                   train=functions["train"], apply=functions["apply"], test_kinds=kinds,
                   needs_probabilities=_optional(module, "NEEDS_PROBABILITIES", bool, True, path),
                   parameters=tuple(sorted((str(k), v) for k, v in parameters.items())),
