@@ -17,6 +17,9 @@ def add_run_parser(sub: Any) -> None:
                    help="run every method and print methods x datasets tables tested against vanilla: vanilla, "
                         "noisy_channel, contextual, domain, batch, knn, knn_centroid, hidden, or a method file "
                         "(.py, see docs/methods.md); with --output-dir, each method's run is DIR/methods/NAME")
+    p.add_argument("--method-args", metavar="K=V,...",
+                   help="parameters of the built-in methods, each given to every method that takes it: "
+                        "calibration_number (default 128), sample_length (domain), batch_size (batch), knn_k (knn)")
     p.add_argument("--resamples", type=int, metavar="N",
                    help="bootstrap resamples of the methods table's tests against vanilla (default 1000)")
     p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")

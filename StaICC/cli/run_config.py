@@ -106,8 +106,9 @@ def _methods(args: argparse.Namespace, launch: Any) -> Tuple[Any, ...]:
     a methods run cannot take refused in one line."""
     text = _option(args, "methods")
     if text is None:
-        if _option(args, "resamples") is not None:
-            raise ArgumentError("--resamples sets the significance tests of the methods table; it needs --methods")
+        for flag, name in (("--resamples", "resamples"), ("--method-args", "method_args")):
+            if _option(args, name) is not None:
+                raise ArgumentError(f"{flag} sets the methods of a --methods run; it needs --methods")
         return ()
     if args.noisy_channel:
         raise ArgumentError("--noisy-channel with --methods: the noisy channel is a method of its own; list "
@@ -122,11 +123,15 @@ def _methods(args: argparse.Namespace, launch: Any) -> Tuple[Any, ...]:
     entries = [entry.strip() for entry in text.split(",") if entry.strip()]
     if not entries:
         raise ArgumentError("--methods needs at least one method, e.g. vanilla,contextual")
+    from ..backends.registry import parse_model_args
     from ..methods.files import resolve_methods
+    from .common import number_or_text
     if _option(args, "output_dir"):
         from .methods import check_methods_output
         as_argument_error(check_methods_output, args.output_dir, bool(_option(args, "overwrite")))
-    return tuple(as_argument_error(resolve_methods, entries))
+    parameters = {key: number_or_text(value) for key, value in
+                  as_argument_error(parse_model_args, _option(args, "method_args") or "").items()}
+    return tuple(as_argument_error(resolve_methods, entries, parameters))
 
 
 def _settings(args: argparse.Namespace) -> Dict[str, Any]:

@@ -88,6 +88,7 @@ def noisy_channel() -> Method:
 
 
 def contextual(calibration_number: int = DEFAULT_CALIBRATION_NUMBER) -> Method:
+    _checked(calibration_number, "calibration_number", 1, "contextual")
     return _calibration("contextual", "contextual calibration (Zhao et al. 2021): divide by the mean prediction "
                         "for content-free queries", _prior(contextual_calibration, calibration_number), (LABELS,),
                         calibration_number=calibration_number)
@@ -95,6 +96,8 @@ def contextual(calibration_number: int = DEFAULT_CALIBRATION_NUMBER) -> Method:
 
 def domain(calibration_number: int = DEFAULT_CALIBRATION_NUMBER,
            sample_length: int = DEFAULT_DOMAIN_SAMPLE_LENGTH) -> Method:
+    _checked(calibration_number, "calibration_number", 1, "domain")
+    _checked(sample_length, "sample_length", 1, "domain")
     return _calibration("domain", "domain-context calibration (Fei et al. 2023): divide by the mean prediction "
                         "for random in-domain words", _prior(domain_calibration, calibration_number,
                                                              sample_length=sample_length), (LABELS,),
@@ -102,18 +105,21 @@ def domain(calibration_number: int = DEFAULT_CALIBRATION_NUMBER,
 
 
 def batch(batch_size: int = DEFAULT_BATCH_SIZE) -> Method:
-    check_int(batch_size, "batch_size", minimum=1, at=" in the batch method")
+    _checked(batch_size, "batch_size", 1, "batch")
     return _calibration("batch", "batch calibration (Zhou et al. 2024): subtract each batch's mean prediction",
                         _batch(batch_size), (LABELS,), batch_size=batch_size)
 
 
 def hidden(calibration_number: int = DEFAULT_CALIBRATION_NUMBER) -> Method:
+    _checked(calibration_number, "calibration_number", 1, "hidden")
     return _calibration("hidden", "hidden calibration (Cho et al. 2024): the nearest label centroid of the "
                         "last hidden state", _representation(hidden_calibration, calibration_number, HIDDEN),
                         (LABELS, HIDDEN), calibration_number=calibration_number)
 
 
 def knn(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, knn_k: int = 3) -> Method:
+    _checked(calibration_number, "calibration_number", 1, "knn")
+    _checked(knn_k, "knn_k", 1, "knn")
     return _calibration("knn", "kNN prompting (Xu et al. 2023): the majority label of the nearest "
                         "full-vocabulary anchors", _representation(knn_prompting, calibration_number, FULL_VOCAB,
                                                                    knn_k=knn_k),
@@ -121,6 +127,7 @@ def knn(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, knn_k: int = 3) ->
 
 
 def knn_centroid(calibration_number: int = DEFAULT_CALIBRATION_NUMBER) -> Method:
+    _checked(calibration_number, "calibration_number", 1, "knn_centroid")
     return _calibration("knn_centroid", "kNN prompting against per-label centroids of the anchors",
                         _representation(knn_prompt_centroid, calibration_number, FULL_VOCAB),
                         (LABELS, FULL_VOCAB), calibration_number=calibration_number)
@@ -141,3 +148,7 @@ def built_in(name: str, **parameters: Any) -> Method:
         return BUILT_IN[name](**parameters)
     except TypeError as exc:
         raise ValueError(f"method {name!r}: {exc}") from None
+
+
+def _checked(value: Any, name: str, minimum: int, method: str) -> int:
+    return check_int(value, name, minimum=minimum, at=f" in the {method} method")

@@ -22,7 +22,8 @@ its label words, k, a prompt writer in the run's template); see ``docs/methods.m
 """
 import hashlib
 import os
-from typing import Any, Dict, List, Sequence, Union
+import inspect
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..requests import LABELS, REQUEST_KINDS
 from .builtin import BUILT_IN, built_in, vanilla
@@ -30,6 +31,12 @@ from .protocol import VANILLA, Method
 
 #: a ``--methods`` entry that ends so, or holds a path separator, names a file
 FILE_ENDING = ".py"
+
+
+def takes(name: str) -> Tuple[str, ...]:
+    """The parameters the built-in method ``name`` takes (none for a name that is not built in)."""
+    factory = BUILT_IN.get(name)
+    return tuple(inspect.signature(factory).parameters) if factory is not None else ()
 
 
 def is_method_file(entry: str) -> bool:
@@ -91,11 +98,16 @@ def load_method_file(path: str) -> Method:
                   source=(("file", os.path.abspath(path)), ("sha256", digest)))
 
 
-def resolve_methods(entries: Sequence[Union[str, Method]]) -> List[Method]:
+def resolve_methods(entries: Sequence[Union[str, Method]],
+                    parameters: Optional[Dict[str, Any]] = None) -> List[Method]:
     """Built-in names, method files and :class:`Method` values, as methods: vanilla first (added when not named,
-    since every method is compared with it), each name once."""
+    since every method is compared with it), each name once.  ``parameters`` go to every built-in method that
+    takes them (``calibration_number=32`` to all the calibrations, ``knn_k=5`` to knn); one that no named
+    method takes is refused."""
     if isinstance(entries, (str, Method)):
         entries = [entries]
+    parameters = dict(parameters or {})
+    used = set()
     methods: List[Method] = []
     for entry in entries:
         if isinstance(entry, Method):
@@ -105,7 +117,15 @@ def resolve_methods(entries: Sequence[Union[str, Method]]) -> List[Method]:
         elif is_method_file(entry.strip()):
             methods.append(load_method_file(entry.strip()))
         else:
-            methods.append(built_in(entry.strip()))
+            name = entry.strip()
+            taken = {k: v for k, v in parameters.items() if k in takes(name)}
+            used.update(taken)
+            methods.append(built_in(name, **taken))
+    unused = sorted(set(parameters) - used)
+    if unused:
+        offered = "; ".join(f"{m.name} takes {', '.join(takes(m.name))}" for m in methods if takes(m.name))
+        raise ValueError(f"method parameter {', '.join(unused)}: no method named takes it"
+                         + (f" ({offered})" if offered else " (the named methods take none)"))
     names = [m.name for m in methods]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
