@@ -34,6 +34,9 @@ def run_methods_command(config: Any) -> int:
     backend = as_argument_error(planned_backend, config.model, **config.arguments)
     planned = as_argument_error(plan_methods, backend, suite, config.methods, noisy)
     cache = as_argument_error(_open_cache, config.cache)
+    if config.show_config:
+        from .run import _config_text
+        print(_config_text(config, backend, suite))
     started, started_at = _now()
     try:
         result = run_planned_methods(backend, config.methods, suite, noisy, planned, cache, config.progress,

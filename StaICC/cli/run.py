@@ -188,6 +188,8 @@ def _config_text(config: Any, backend: Any, suite: Dict[str, Any]) -> str:
              "retriever": retriever.describe() if retriever is not None else None,
              "requests_per_call": config.requests_per_call or getattr(backend, "requests_per_call", None),
              "cache": config.cache, "output_dir": config.output_dir, "log_samples": config.log_samples}
+    if config.methods:
+        shown["methods"] = [method.describe() for method in config.methods]
     return "resolved configuration:\n" + json.dumps(shown, indent=1, default=str)
 
 

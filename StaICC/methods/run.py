@@ -76,7 +76,7 @@ def check_backend(backend: Any, method: Method, works: Sequence[Any]) -> None:
         raise ValueError(f"method {method.name!r} needs {' and '.join(KIND_NAMES[k] for k in missing)}, which the "
                          f"{backend.name} backend does not give (it answers {', '.join(KIND_NAMES[k] for k in answered)}"
                          "); the hf backend gives them")
-    if method.calibrates and method.needs_probabilities and getattr(backend, "scoring", None) == "generate":
+    if method.calibrates and method.needs_probabilities and backend.identity().get("scoring") == "generate":
         raise ValueError(f"method {method.name!r} reads label probabilities; the {backend.name} backend with "
                          "scoring=generate answers label indexes: use a log-probability scoring")
 
