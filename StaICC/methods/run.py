@@ -9,7 +9,6 @@ plain run does not ask), and every check — a method the backend cannot serve i
 before the first inference.  The result maps each method to the suite's result under it.
 """
 import time
-from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ..backends.base import as_backend
@@ -21,7 +20,7 @@ from ..standard import DEFAULT_K
 from ..subbenchmarks.suite import _assembled, build_suite, fewer_collections, suite_parts
 from .files import resolve_methods
 from .protocol import PLAIN, PROMPTS, VANILLA, Method, needed_kinds
-from .works import method_work
+from .works import method_work, prompt_mode_work
 
 MethodEntry = Union[str, Method]
 
@@ -58,8 +57,7 @@ def plan_methods(backend: Any, benches: Dict[str, Any], methods: Sequence[Method
         elif method.mode == PROMPTS:
             if noisy is None:
                 raise ValueError(f"method {method.name!r} needs the sub-benchmarks built in its prompt mode")
-            planned[method.name] = [replace(work, departures=tuple(work.departures) + (f"method {method.name}",))
-                                    for name, bench in noisy.items()
+            planned[method.name] = [prompt_mode_work(method, work) for name, bench in noisy.items()
                                     for _key, _part_name, part in suite_parts(name, bench) for work in part.works()]
         else:
             planned[method.name] = [method_work(method, work, k) for work, k in plain]

@@ -67,6 +67,11 @@ class MethodWork:
     def part(self) -> str:
         return f"{self.method.name}:{self.work.part}"
 
+    @property
+    def batch_group(self) -> str:
+        """The method's new prompts are asked in batches of their own (see :func:`~StaICC.engine.batches.distinct_requests`)."""
+        return self.method.name
+
     def requests(self, rendered: Optional[Dict[Any, Any]] = None, *, segments: bool = False,
                  only: Optional[Sequence[Sequence[int]]] = None) -> List[Request]:
         """The training requests, then the work's requests once per test kind (``rendered``: shared with the
@@ -130,6 +135,43 @@ class MethodWork:
             else:
                 out.append(Answer(row, answer.text, answer.parsed, answer.thinking))
         return out
+
+
+@dataclass(frozen=True, eq=False)
+class PromptModeWork:
+    """A sub-benchmark work written in a method's prompt mode (noisy_channel): asked in batches of the method's
+    own, summarised as the sub-benchmark's."""
+
+    method: Method
+    work: Work = field(repr=False)
+
+    @property
+    def dataset(self) -> str:
+        return self.work.dataset
+
+    @property
+    def part(self) -> str:
+        return f"{self.method.name}:{self.work.part}"
+
+    @property
+    def plan(self) -> Any:
+        return self.work.plan
+
+    @property
+    def batch_group(self) -> str:
+        return self.method.name
+
+    def requests(self, rendered: Optional[Dict[Any, Any]] = None, *, segments: bool = False,
+                 only: Optional[Sequence[Sequence[int]]] = None) -> List[Request]:
+        return self.work.requests(rendered, segments=segments, only=only)
+
+    def summarize(self, requests: Sequence[Request], answers: Sequence[Answer]) -> Outcome:
+        return summarize(self.work, requests, answers)
+
+
+def prompt_mode_work(method: Method, work: Work) -> PromptModeWork:
+    """``work`` (planned in ``method``'s prompt mode) as that method's, its departures naming the method."""
+    return PromptModeWork(method, replace(work, departures=tuple(work.departures) + (f"method {method.name}",)))
 
 
 def method_work(method: Method, work: Work, k: int) -> MethodWork:

@@ -78,3 +78,22 @@ def test_template_sensitivity_trains_once_per_template_and_gler_once():
     assert len(template_sens.training) == len(template_sens.work.plan.passes) == 9
     prompts = [items[0][0] for _data, items in template_sens.training]
     assert len(set(prompts)) == 9  # each written in its own template
+
+
+def test_vanilla_in_a_methods_run_is_the_plain_run_bit_for_bit():
+    """With the engine's batching (prefix sharing, prompts in text order), the methods' own prompts are asked in
+    batches of their own: vanilla's batches, and so its answers, are a plain run's to the last bit."""
+    from backend_helpers import tiny_pair
+
+    from StaICC.backends.hf import HFBackend
+    from StaICC.subbenchmarks.suite import run_suite
+    model, tokenizer = tiny_pair("llama")
+    subset = QuerySubset.first(LIMIT)
+    plain = run_suite(HFBackend(model, tokenizer, model_id="tiny"), "Normal,Triplet_bias", list(DATASETS),
+                      test_items=subset)
+    methods = [built_in("vanilla"), built_in("noisy_channel"), built_in("contextual", calibration_number=4),
+               built_in("hidden", calibration_number=4)]
+    result = run_methods(HFBackend(model, tokenizer, model_id="tiny"), methods, "Normal,Triplet_bias",
+                         list(DATASETS), test_items=subset)
+    assert repr(dict(result["vanilla"])) == repr(dict(plain))
+    assert [r["prediction"] for r in result["vanilla"].records] == [r["prediction"] for r in plain.records]
