@@ -45,10 +45,11 @@ def test_hf_methods_table_equals_the_python_route(tmp_path, capsys):
     model = save_tiny(str(tmp_path / "tiny"))
     out = tmp_path / "run"
     methods = ["vanilla", "contextual", "domain", "batch", "knn", "hidden"]
-    text = run_cli(["run", "--model", "hf", "--model-args", f"pretrained={model},batch_size=1,packing=rows,threads=1",
-                    "--methods", ",".join(methods), "--method-args", f"calibration_number={CALIBRATION_NUMBER}",
-                    "--benchmarks", "Normal", "--datasets", "TREC", "rotten_tomatoes", "--limit", str(LIMIT),
-                    "--resamples", "200", "--output-dir", str(out), "--no-progress"], capsys)
+    argv = ["run", "--model", "hf", "--model-args", f"pretrained={model},batch_size=1,packing=rows,threads=1",
+            "--methods", ",".join(methods), "--method-args", f"calibration_number={CALIBRATION_NUMBER}",
+            "--benchmarks", "Normal", "--datasets", "TREC", "rotten_tomatoes", "--limit", str(LIMIT),
+            "--resamples", "200", "--cache", str(tmp_path / "answers.sqlite"), "--no-progress"]
+    text = run_cli(argv + ["--output-dir", str(out)], capsys)
     assert "Methods against vanilla (k=4, model=hf (pretrained=" in text
     assert "* differs from vanilla at 0.05 (per dataset: Holm-adjusted across datasets; McNemar's exact" in text
     expected = hand_wired("Normal")
@@ -68,6 +69,11 @@ def test_hf_methods_table_equals_the_python_route(tmp_path, capsys):
     index = json.loads((out / "results.json").read_text())["provenance"]["methods"]
     assert [entry["name"] for entry in index] == methods
     assert index[1]["results"] == "methods/contextual/results.json" and "compared_with_vanilla" in index[1]
+    # every request of a method goes through the cache: the same run again asks nothing and prints the same
+    again = run_cli(argv, capsys)
+    distinct = int(text.split(" distinct, ")[0].split(", ")[-1])
+    assert f"{distinct} distinct, 0 asked, {distinct} from the cache" in again
+    assert again.split("\n\n* differs")[0] == text.split("\n\n* differs")[0]
 
 
 def test_an_http_backend_refuses_hidden_states_before_any_inference(capsys):
