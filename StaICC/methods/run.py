@@ -74,6 +74,9 @@ def check_backend(backend: Any, method: Method, works: Sequence[Any]) -> None:
         raise ValueError(f"method {method.name!r} needs {' and '.join(KIND_NAMES[k] for k in missing)}, which the "
                          f"{backend.name} backend does not give (it answers {', '.join(KIND_NAMES[k] for k in answered)}"
                          "); the hf backend gives them")
+    if training and getattr(backend, "needs_segments", False):
+        raise ValueError(f"method {method.name!r} writes its calibration prompts whole; a backend that reads "
+                         "demonstration boundaries (fewshot_as_multiturn=true) cannot split them: leave it out")
     if method.calibrates and method.needs_probabilities and backend.identity().get("scoring") == "generate":
         raise ValueError(f"method {method.name!r} reads label probabilities; the {backend.name} backend with "
                          "scoring=generate answers label indexes: use a log-probability scoring")
