@@ -99,3 +99,29 @@ def test_methods_are_named_once_and_vanilla_leads(tmp_path):
         resolve_methods(["contextual"], {"knn_kk": 3})
     assert resolve_methods(["knn"], {"knn_k": 5})[1].describe()["parameters"] == {"calibration_number": 128,
                                                                                    "knn_k": 5}
+
+
+class _Described:
+    """A backend as the planner reads it (name, kinds, identity, demonstration boundaries), answering nothing."""
+
+    name, request_kinds = "toy", ("labels",)
+
+    def __init__(self, scoring="last_token", needs_segments=False):
+        self.scoring, self.needs_segments = scoring, needs_segments
+
+    def identity(self):
+        return {"backend": "toy", "scoring": self.scoring}
+
+
+@pytest.mark.parametrize("backend, method, message", [
+    (_Described(), "hidden", "method 'hidden' needs hidden states, which the toy backend does not give"),
+    (_Described(scoring="generate"), "contextual", "reads label probabilities; the toy backend with scoring=generate"),
+    (_Described(needs_segments=True), "domain", "cannot split them"),
+])
+def test_a_method_the_backend_cannot_serve_is_refused_when_planned(backend, method, message):
+    from StaICC.methods.run import plan_methods
+    from StaICC.subbenchmarks.suite import build_suite
+    suite = build_suite("Normal", ["TREC"], test_items=QuerySubset.first(5))
+    with pytest.raises(ValueError, match=message):
+        plan_methods(backend, suite, resolve_methods([method]))
+    plan_methods(_Described(needs_segments=True), suite, resolve_methods(["vanilla", "batch"]))  # no training prompts
