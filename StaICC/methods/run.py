@@ -103,7 +103,10 @@ def run_methods(model: Any, methods: Sequence[MethodEntry] = (VANILLA,), benchma
         backend = as_backend(model, batched=batched, model_id=model_id)
         benches = suite if suite is not None else build_suite(benchmarks, datasets, k, **options)
         if any(m.mode == PROMPTS for m in chosen) and noisy_suite is None:
-            noisy_suite = noisy_channel_suite(benchmarks if suite is None else list(benches), datasets, k, **options)
+            if suite is not None:
+                raise ValueError("method 'noisy_channel' with sub-benchmarks built beforehand (suite=) needs them built "
+                                 "in noisy-channel mode too: give noisy_suite=build_suite(..., noisy_channel=True)")
+            noisy_suite = noisy_channel_suite(benchmarks, datasets, k, **options)
         planned = plan_methods(backend, benches, chosen, noisy_suite)
         return run_planned_methods(backend, chosen, benches, noisy_suite, planned, cache, progress, requests_per_call)
 
