@@ -59,7 +59,7 @@ def test_requests_asking_copy_every_field_but_the_kind():
 def test_a_function_is_refused_a_hidden_state_before_it_is_called():
     calls = []
 
-    def f(prompt, label_space):
+    def f(prompt, **_label_space):
         calls.append(prompt)
         return [0.5, 0.5]
     requests = [Request("p", LABEL_SPACE, dataset="toy"), Request("q", LABEL_SPACE, dataset="toy", kind=HIDDEN)]

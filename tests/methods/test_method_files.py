@@ -88,7 +88,7 @@ def test_a_method_that_misbehaves_says_which_method_dataset_and_step(tmp_path, b
         run_methods(make_backend("reference"), ["vanilla", path], "Normal", ["TREC"], test_items=QuerySubset.first(8))
 
 
-def test_methods_are_named_once_and_vanilla_leads(tmp_path):
+def test_methods_are_named_once_and_vanilla_leads():
     methods = resolve_methods(["contextual", "batch"])
     assert [m.name for m in methods] == ["vanilla", "contextual", "batch"]
     with pytest.raises(ValueError, match="methods named twice: batch"):
