@@ -9,9 +9,9 @@ import abc
 import hashlib
 import inspect
 import json
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..requests import Answer, Request
+from ..requests import LABELS, Answer, Request
 from ..validation import check_int, check_prediction_kind
 from ..errors import StaICCError
 
@@ -46,6 +46,10 @@ class Backend(abc.ABC):
     #: models) or exact values (generated answers mapped to one-hot or uniform rows); the exact-sum
     #: check is then never decided by rounding, and their numerics records never conflict
     reproducible_rows: bool = False
+    #: what the backend answers (``Request.kind``): label scores only, unless it also gives a
+    #: prompt's full-vocabulary logits or hidden state (the ``hf`` backend); a run whose method
+    #: needs another kind is refused before any inference
+    request_kinds: Tuple[str, ...] = (LABELS,)
 
     @abc.abstractmethod
     def score(self, requests: Sequence[Request]) -> List[Answer]:

@@ -27,7 +27,7 @@ import hashlib
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..requests import Answer, Request
+from ..requests import FULL_VOCAB, HIDDEN, LABELS, Answer, Request, state_vector
 from . import _args
 from .base import Backend
 from .hf_identity import in_memory_digest, tokenizer_digest, weights_digest  # noqa: F401  (re-exported)
@@ -203,6 +203,8 @@ class HFBackend(ScoringModes, Backend):
         self.fewshot_as_multiturn = self.needs_segments = options["fewshot_as_multiturn"]
         self.max_new_tokens = options["max_new_tokens"]
         self.shares_prefixes = self.scoring != "generate"  # the scorer's prefix tree; generation runs row by row
+        # a prompt's last-position logits and hidden state, read as the standard's kernel reads them
+        self.request_kinds = (LABELS,) if self.scoring == "generate" else (LABELS, FULL_VOCAB, HIDDEN)
         self.model_id = options["model_id"]
         self.weights_hash = options["weights_hash"]
         self.message_builder = options["message_builder"]
@@ -219,7 +221,11 @@ class HFBackend(ScoringModes, Backend):
             generated = self.generate_counted(requests)
             return [self.mapper.answer(r, text, tokens) for r, (text, tokens) in zip(requests, generated)]
         answers: List[Optional[Answer]] = [None] * len(requests)
-        for (labels, noisy), positions in _groups(requests).items():
+        for (labels, noisy, kind), positions in _groups(requests).items():
+            if kind != LABELS:
+                for i, vector in zip(positions, self._states([requests[i] for i in positions], kind)):
+                    answers[i] = Answer(vector)
+                continue
             if noisy:
                 if self.fewshot_as_multiturn:
                     raise ValueError("fewshot_as_multiturn cannot split noisy-channel prompts (one prompt per "
@@ -234,6 +240,16 @@ class HFBackend(ScoringModes, Backend):
             for i, row in zip(positions, rows):
                 answers[i] = Answer(row)
         return answers  # type: ignore[return-value]
+
+    def _states(self, requests: Sequence[Request], kind: str) -> List[Any]:
+        """Each prompt's full-vocabulary logits or hidden state at its last position, float32 (the scorer's
+        ``with_states``, which the calibrations' feedforwards read too)."""
+        if any(r.noisy_channel for r in requests):
+            raise ValueError("noisy-channel prompts (one prompt per label) have no single hidden state or "
+                             "full-vocabulary logits; run the calibrations without --noisy-channel")
+        rows = self.scorer.with_states([self.scored_text(r) for r in requests], list(requests[0].label_space),
+                                       hidden_state=kind == HIDDEN, full_vocab=kind == FULL_VOCAB)
+        return [state_vector(hidden if kind == HIDDEN else full) for _probs, hidden, full in rows]
 
     def chat_text(self, request: Request) -> str:
         """The prompt as the model sees it in generate mode (chat template applied with ``chat``)."""
@@ -378,11 +394,11 @@ class HFBackend(ScoringModes, Backend):
         self.model = self.scorer = None  # type: ignore[assignment]
 
 
-def _groups(requests: Sequence[Request]) -> Dict[Tuple[Tuple[str, ...], bool], List[int]]:
-    """Request positions grouped by label space and kind, in order: one scorer call per group."""
-    groups: Dict[Tuple[Tuple[str, ...], bool], List[int]] = {}
+def _groups(requests: Sequence[Request]) -> Dict[Tuple[Tuple[str, ...], bool, str], List[int]]:
+    """Request positions grouped by label space, prompt form and what is asked, in order: one scorer call per group."""
+    groups: Dict[Tuple[Tuple[str, ...], bool, str], List[int]] = {}
     for i, r in enumerate(requests):
-        groups.setdefault((tuple(r.label_space), r.noisy_channel), []).append(i)
+        groups.setdefault((tuple(r.label_space), r.noisy_channel, r.kind), []).append(i)
     return groups
 
 

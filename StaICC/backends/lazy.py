@@ -19,8 +19,8 @@ class LazyBackend(Backend):
     """``build()`` makes the real backend when it must answer; ``described`` says what it will be meanwhile.
 
     ``described``: a backend-like object whose ``identity()``, ``non_standard``,
-    ``shares_prefixes``, ``needs_segments`` and ``requests_per_call`` (None: known only once
-    built) are those of the backend ``build`` makes.
+    ``shares_prefixes``, ``needs_segments``, ``request_kinds`` and ``requests_per_call`` (None:
+    known only once built) are those of the backend ``build`` makes.
     """
 
     def __init__(self, name: str, build: Callable[[], Backend], described: Any) -> None:
@@ -30,6 +30,7 @@ class LazyBackend(Backend):
         self._non_standard: List[str] = list(described.non_standard)
         self.shares_prefixes = bool(getattr(described, "shares_prefixes", False))
         self.needs_segments = bool(getattr(described, "needs_segments", False))
+        self.request_kinds = tuple(getattr(described, "request_kinds", Backend.request_kinds))
         self._requests_per_call: Optional[int] = getattr(described, "requests_per_call", None)
         # what its rows are (the exact-sum rule's branch): a property of the scoring mode, known without the model
         self.prediction_kind: Optional[str] = getattr(described, "prediction_kind", None)

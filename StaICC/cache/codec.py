@@ -1,7 +1,8 @@
 """How an answer is stored: value encoding, the CRC-32 of an entry, the request digests.
 
 Pure functions, no SQLite: a prediction becomes an int label index or little-endian
-IEEE-754 doubles (bit-exact, never pickled), every stored field is covered by a CRC-32
+IEEE-754 doubles (bit-exact, never pickled), a representation (a request of another kind
+than the label scores: full-vocabulary logits, a hidden state) little-endian float32, every stored field is covered by a CRC-32
 that detects bytes changed on disk — the fingerprint of the model the entry belongs to
 included, so an edit that moves an entry to another model (a changed ``models`` row, a
 changed ``model`` column) fails the check — and a request's (SHA-256, BLAKE2b-64) pair
@@ -9,9 +10,11 @@ keys and checks its entry.
 """
 import binascii
 import struct
+import sys
+from array import array
 from typing import Any, Dict, Optional, Tuple, Union
 
-from ..requests import Answer, Request
+from ..requests import LABELS, Answer, Request
 
 Digests = Tuple[bytes, bytes]
 
@@ -60,11 +63,13 @@ def _encode(request: Request, answer: Any, position: int) -> Tuple[Union[int, by
         raise TypeError(f"answers[{position}] must be an Answer, got {type(answer).__name__}")
     labels = len(request.label_space)
     prediction = answer.prediction
-    if isinstance(prediction, int) and not isinstance(prediction, bool):
+    if request.kind != LABELS:
+        value: Union[int, bytes] = _state_bytes(prediction, position)
+    elif isinstance(prediction, int) and not isinstance(prediction, bool):
         if not 0 <= prediction < labels:
             raise ValueError(f"answers[{position}] predicts label index {prediction}; "
                              f"the request has {labels} labels")
-        value: Union[int, bytes] = prediction
+        value = prediction
     elif isinstance(prediction, (list, tuple)):
         if len(prediction) != labels:
             raise ValueError(f"answers[{position}] has {len(prediction)} scores; the request has {labels} labels")
@@ -83,3 +88,25 @@ def _encode(request: Request, answer: Any, position: int) -> Tuple[Union[int, by
         raise TypeError(f"answers[{position}].parsed must be True or False, got {answer.parsed!r}")
     return value, text, int(answer.parsed)
 
+
+
+def _state_bytes(prediction: Any, position: int) -> bytes:
+    """A representation answer (``array('f')``, see :func:`StaICC.requests.state_vector`) as little-endian
+    float32 bytes: bit-exact, four bytes per value."""
+    if not isinstance(prediction, array) or prediction.typecode != "f" or not len(prediction):
+        raise TypeError(f"answers[{position}] asks for a representation: its prediction must be a non-empty "
+                        f"array('f') (StaICC.requests.state_vector), got {type(prediction).__name__}")
+    if sys.byteorder == "little":
+        return prediction.tobytes()
+    swapped = array("f", prediction)
+    swapped.byteswap()
+    return swapped.tobytes()
+
+
+def state_from_bytes(value: bytes) -> array:
+    """The ``array('f')`` stored by :func:`_state_bytes` (None-free; the caller checked the length)."""
+    vector = array("f")
+    vector.frombytes(value)
+    if sys.byteorder != "little":
+        vector.byteswap()
+    return vector

@@ -11,8 +11,8 @@ import sqlite3
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from ..requests import Answer, Request, label_answer
-from .codec import Digests, _crc_prefix, _doubles, _encode, _entry_crc, request_digests
+from ..requests import LABELS, Answer, Request, label_answer
+from .codec import Digests, _crc_prefix, _doubles, _encode, _entry_crc, request_digests, state_from_bytes
 from .schema import _COLLISION, DEFAULT_TIMEOUT, CacheError, _CacheFile
 
 #: the ``meta`` rows that keep the settings a model's answers were computed under: this prefix + fingerprint
@@ -107,7 +107,7 @@ class PredictionCache(_CacheFile):
                                  "edited or damaged); move the file away and rerun")
             if stored_check != check:
                 raise self._collision(key, position)
-            answers.append(self._decode(value, text, parsed, len(request.label_space), key))
+            answers.append(self._decode(value, text, parsed, len(request.label_space), key, request.kind))
         return answers
 
     def _select(self, connection: sqlite3.Connection, fingerprint: str,
@@ -130,7 +130,12 @@ class PredictionCache(_CacheFile):
             connection.execute("COMMIT")
         return rows
 
-    def _decode(self, value: Any, text: Optional[str], parsed: int, labels: int, key: bytes) -> Answer:
+    def _decode(self, value: Any, text: Optional[str], parsed: int, labels: int, key: bytes,
+                kind: str = LABELS) -> Answer:
+        if kind != LABELS:  # a representation: float32 values, any length
+            if not isinstance(value, bytes) or not value or len(value) % 4:
+                raise self._fail(f"is damaged: the entry with key {key.hex()} is not a vector of float32 values")
+            return Answer(state_from_bytes(value), text, bool(parsed))
         if isinstance(value, int):
             if text is None and parsed and 0 <= value < labels:
                 return label_answer(value)  # the plain label index: one shared Answer per label

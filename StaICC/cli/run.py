@@ -13,6 +13,15 @@ def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
                        description="Evaluate a model on StaICC sub-benchmarks.")
     add_selection_arguments(p)
+    p.add_argument("--methods", metavar="NAME|FILE[,...]",
+                   help="run every method and print methods x datasets tables tested against vanilla: vanilla, "
+                        "noisy_channel, contextual, domain, batch, knn, knn_centroid, hidden, or a method file "
+                        "(.py, see docs/methods.md); with --output-dir, each method's run is DIR/methods/NAME")
+    p.add_argument("--method-args", metavar="K=V,...",
+                   help="parameters of the built-in methods, each given to every method that takes it: "
+                        "calibration_number (default 128), sample_length (domain), batch_size (batch), knn_k (knn)")
+    p.add_argument("--resamples", type=int, metavar="N",
+                   help="bootstrap resamples of the methods table's tests against vanilla (default 1000)")
     p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the run already in --output-dir (its files are removed); without it such a "
@@ -80,6 +89,9 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
 
 
 def _run(config: Any) -> int:
+    if config.methods:
+        from .methods import run_methods_command
+        return run_methods_command(config)
     from ..backends.registry import planned_backend
     from ..subbenchmarks.suite import plan_suite, run_suite
     from .run_config import build_suite_of
@@ -180,6 +192,8 @@ def _config_text(config: Any, backend: Any, suite: Dict[str, Any]) -> str:
              "retriever": retriever.describe() if retriever is not None else None,
              "requests_per_call": config.requests_per_call or getattr(backend, "requests_per_call", None),
              "cache": config.cache, "output_dir": config.output_dir, "log_samples": config.log_samples}
+    if config.methods:
+        shown["methods"] = [method.describe() for method in config.methods]
     return "resolved configuration:\n" + json.dumps(shown, indent=1, default=str)
 
 

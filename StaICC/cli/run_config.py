@@ -42,6 +42,8 @@ class RunConfig:
     progress: Optional[bool] = None
     model_args_text: str = ""
     sharded: Optional[Mapping[str, Any]] = field(default=None, hash=False)  # the launcher's shards, for provenance
+    methods: Tuple[Any, ...] = ()  # --methods, resolved (vanilla first); empty: a plain run
+    resamples: Optional[int] = None  # the methods table's bootstrap resamples (None: the statistics' default)
 
     @property
     def quiet_departures(self) -> bool:
@@ -85,6 +87,7 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
         from .launchers import rank_model_arguments
         arguments = rank_model_arguments(settings["model"], arguments, launch)
     selection: Selection = Nothing() if _option(args, "dry_run") else shard or Everything()
+    methods = _methods(args, launch)
     return RunConfig(
         model=settings["model"], arguments=arguments, recorded_arguments=settings["recorded_arguments"],
         benchmarks=settings["benchmarks"], k=settings["k"], datasets=tuple(datasets) if datasets else None,
@@ -94,7 +97,41 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
         show_config=_option(args, "show_config", False), cache=_option(args, "cache"),
         output_dir=_option(args, "output_dir"), log_samples=_option(args, "log_samples"),
         requests_per_call=_option(args, "batch_size"), progress=_option(args, "progress"),
-        model_args_text=args.model_args, sharded=_option(args, "sharded"))
+        model_args_text=args.model_args, sharded=_option(args, "sharded"), methods=methods,
+        resamples=_option(args, "resamples"))
+
+
+def _methods(args: argparse.Namespace, launch: Any) -> Tuple[Any, ...]:
+    """``--methods``, each name or file resolved now (a method file is imported and hashed), with the options
+    a methods run cannot take refused in one line."""
+    text = _option(args, "methods")
+    if text is None:
+        for flag, name in (("--resamples", "resamples"), ("--method-args", "method_args")):
+            if _option(args, name) is not None:
+                raise ArgumentError(f"{flag} sets the methods of a --methods run; it needs --methods")
+        return ()
+    if args.noisy_channel:
+        raise ArgumentError("--noisy-channel with --methods: the noisy channel is a method of its own; list "
+                            "noisy_channel among the methods instead")
+    for flag, given in (("--dry-run", _option(args, "dry_run")), ("--shard", _option(args, "shard")),
+                        ("--launcher", _option(args, "launcher") or launch is not None and launch.sharded)):
+        if given:
+            raise ArgumentError(f"{flag} with --methods: a methods run is one process (the cache resumes it); "
+                                f"leave {flag} out")
+    if _option(args, "resamples") is not None and args.resamples < 1:
+        raise ArgumentError(f"--resamples must be a positive integer, got {args.resamples}")
+    entries = [entry.strip() for entry in text.split(",") if entry.strip()]
+    if not entries:
+        raise ArgumentError("--methods needs at least one method, e.g. vanilla,contextual")
+    from ..backends.registry import parse_model_args
+    from ..methods.files import resolve_methods
+    from .common import number_or_text
+    if _option(args, "output_dir"):
+        from .methods import check_methods_output
+        as_argument_error(check_methods_output, args.output_dir, bool(_option(args, "overwrite")))
+    parameters = {key: number_or_text(value) for key, value in
+                  as_argument_error(parse_model_args, _option(args, "method_args") or "").items()}
+    return tuple(as_argument_error(resolve_methods, entries, parameters))
 
 
 def _settings(args: argparse.Namespace) -> Dict[str, Any]:
@@ -112,8 +149,9 @@ def _settings(args: argparse.Namespace) -> Dict[str, Any]:
                              args.model, arguments)
 
 
-def build_suite_of(config: RunConfig) -> Dict[str, Any]:
-    """The sub-benchmarks of ``config``, each built once with everything it needs."""
+def build_suite_of(config: RunConfig, noisy_channel: Optional[bool] = None) -> Dict[str, Any]:
+    """The sub-benchmarks of ``config``, each built once with everything it needs (``noisy_channel``: in that
+    prompt mode whatever ``--noisy-channel`` says: the noisy_channel method's)."""
     from ..subbenchmarks.suite import build_suite
     # beside the standard's likelihood and ECE: the same on the model's own distribution (non-standard columns)
     options: Dict[str, Any] = {"test_items": config.test_items, "own_distribution": True}
@@ -124,4 +162,5 @@ def build_suite_of(config: RunConfig) -> Dict[str, Any]:
         from ..tasks.runs import task_options
         options["retrievers"], per_benchmark = task_options(config.tasks)
     return build_suite(config.benchmarks, list(config.datasets) if config.datasets else None, config.k,
-                       noisy_channel=config.noisy_channel, per_benchmark=per_benchmark, **options)
+                       noisy_channel=config.noisy_channel if noisy_channel is None else noisy_channel,
+                       per_benchmark=per_benchmark, **options)

@@ -5,7 +5,7 @@ reads of them, so that a type checker (and a reader) knows.  :class:`~StaICC.bac
 and :class:`~StaICC.cache.PredictionCache` satisfy them; so does a backend that is built
 only when it must answer (:class:`~StaICC.backends.lazy.LazyBackend`).
 """
-from typing import Any, Dict, List, Optional, Protocol, Sequence
+from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from ..requests import Answer, Request
 
@@ -17,6 +17,7 @@ class ScoringBackend(Protocol):
     requests_per_call: int
     shares_prefixes: bool
     needs_segments: bool
+    request_kinds: Tuple[str, ...]
 
     def score(self, requests: Sequence[Request]) -> List[Answer]: ...
 

@@ -21,14 +21,15 @@ On any error (the model's, a bad answer, Ctrl-C) the exception carries
 included) and ``completed_outcomes`` (the outcomes of the works finished before it).
 
 A work need not be a sub-benchmark's: anything shaped like :class:`~StaICC.engine.plan.Work`
-runs here, with the same cache and dedup.  A method that needs requests of its own (the
-content-free prompts of contextual calibration, scores of the calibration set for batch
-or kNN calibration) plugs in as such a work: a :class:`~StaICC.engine.plan.RunPlan` over
-its queries, a :class:`~StaICC.prompt.source.PromptSource` whose ``pseudo_queries`` yields
-their input texts (or whose triplet's test part holds them), and a procedure and metrics
-that summarise them, or ``policy=STORE_ONLY`` and read the answers back from the cache.
-A new kind of answer (hidden states) is a backend's business: the runner hands requests
-through unchanged and only validates what comes back.
+runs here, with the same cache and dedup: a ``dataset``, a ``part``, a ``plan`` that slices
+its requests into passes (``passes``, ``pass_slice``, ``pass_description``, ``total``),
+``requests(rendered, segments=, only=)`` and, when its answers are not a sub-benchmark's, a
+``summarize(requests, answers)`` of its own.  A method is such a work
+(:class:`StaICC.methods.works.MethodWork`): its calibration prompts and the sub-benchmark's
+prompts (asking the label scores again, which the dedup answers from the plain run's, or a
+representation of the prompt, ``Request.kind``) in one list; its ``summarize`` fits the
+method and applies it before the metrics.  What a request asks is the backend's business
+(``Backend.request_kinds``); ``score_requests`` refuses a kind the backend does not answer.
 """
 import sys
 from dataclasses import dataclass, field
@@ -204,7 +205,7 @@ def _ask_and_summarize(works: List[Work], requests: List[List[Request]], answers
         if not run.summarizing:
             return []
         for w, work in enumerate(works):
-            outcomes.append(summarize(work, requests[w], answers[w], run.rules[id(work)]))  # type: ignore[arg-type]
+            outcomes.append(summarized(work, requests[w], answers[w], run.rules[id(work)]))  # type: ignore[arg-type]
     except BaseException as exc:
         if run.summarizing:
             exc.completed_outcomes = outcomes + _finished(works, requests, answers, len(outcomes), run)  # type: ignore[attr-defined]
@@ -244,10 +245,18 @@ def _finished(works: List[Work], requests: List[List[Request]], answers: List[Li
         if any(a is None for a in answers[w]):
             break
         try:
-            finished.append(summarize(works[w], requests[w], answers[w], run.rules[id(works[w])]))  # type: ignore[arg-type]
+            finished.append(summarized(works[w], requests[w], answers[w], run.rules[id(works[w])]))  # type: ignore[arg-type]
         except Exception:
             break
     return finished
+
+
+def summarized(work: Any, requests: Sequence[Request], answers: Sequence[Answer], rule: Any) -> Outcome:
+    """A work's outcome: :func:`~StaICC.engine.outcome.summarize`, unless the work summarises its answers itself
+    (a method's work: it fits the method on its calibration answers and applies it before the metrics).
+    ``rule``: how the rows meet the exact-sum rule (:func:`~StaICC.engine.outcome.row_rule`)."""
+    own = getattr(work, "summarize", None)
+    return own(requests, answers, rule) if own is not None else summarize(work, requests, answers, rule)
 
 
 def _deliver(answers: List[List[Optional[Answer]]], targets: Sequence[List[Target]], got: Sequence[Answer]) -> None:

@@ -7,8 +7,10 @@ dataset and the query index.  Int predictions become one-hot rows as wide as the
 label space (the original used max(prediction) + 1 and crashed).
 """
 import math
+import sys
 import time
 from itertools import repeat
+from operator import attrgetter
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from ..backends.base import Backend, BatchShapeError, FunctionBackend
@@ -16,7 +18,7 @@ from ..errors import InferenceError, where
 from ..metrics import PredictionRows
 from .progress import progress_bar
 from .protocols import AnswerCache, ScoringBackend
-from ..requests import Answer, Request, label_answer
+from ..requests import KIND_NAMES, LABELS, Answer, Request, label_answer, state_vector
 from ..validation import is_int, is_real
 
 Prediction = Union[int, List[float]]
@@ -134,6 +136,7 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     accumulates ``asked`` (requests sent to the model) and ``cached`` (answers from the cache).
     ``requests_per_call`` overrides the backend's own ``requests_per_call`` for this call.
     """
+    check_kinds(backend, requests)
     answers: List[Optional[Answer]] = [None] * len(requests)
     fingerprint = backend.fingerprint() if cache is not None else ""
     if cache is not None and requests:
@@ -163,6 +166,19 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     _note_numerics(cache, fingerprint, backend, requests_per_call, counts["asked"])
     _copy_duplicates(answers, duplicates)
     return answers  # type: ignore[return-value]
+
+
+def check_kinds(backend: ScoringBackend, requests: Sequence[Request]) -> None:
+    """Refuse, before anything is asked, requests of a kind the backend does not answer (a function or an HTTP
+    server gives label scores only; a prompt's full-vocabulary logits and hidden states come from ``hf``)."""
+    kinds = set(map(attrgetter("kind"), requests))
+    if kinds <= {LABELS}:
+        return
+    missing = sorted(kinds - set(getattr(backend, "request_kinds", (LABELS,))))
+    if missing:
+        first = next(r for r in requests if r.kind in missing)
+        raise ValueError(f"the {backend.name} backend cannot answer {' or '.join(KIND_NAMES.get(k, repr(k)) for k in missing)}"
+                         f"{where(first.dataset)}: it gives label scores only; use the hf backend")
 
 
 def call_size(backend: ScoringBackend, requests_per_call: Optional[int] = None) -> int:
@@ -326,10 +342,35 @@ def _validated(answer: Answer, request: Request) -> Answer:
     if not isinstance(answer, Answer):
         raise TypeError(f"a backend must answer with StaICC.requests.Answer values, got {type(answer).__name__}"
                         f"{where(request.dataset, request.query_index)}")
+    if request.kind != LABELS:
+        vector = check_state(answer.prediction, request)
+        return answer if vector is answer.prediction else Answer(vector, answer.text, answer.parsed, answer.thinking)
     prediction = check_output(answer.prediction, len(request.label_space), request.dataset, request.query_index)
     if prediction is answer.prediction:
         return answer
     return Answer(prediction, answer.text, answer.parsed, answer.thinking)
+
+
+def check_state(output: Any, request: Request) -> Any:
+    """A representation answer (full-vocabulary logits, hidden state), validated: a non-empty vector of finite
+    numbers, as :func:`~StaICC.requests.state_vector` keeps it."""
+    at = where(request.dataset, request.query_index)
+    what = KIND_NAMES.get(request.kind, request.kind)
+    if isinstance(output, (str, bytes, bool, int, float)) or not hasattr(output, "__len__"):
+        raise TypeError(f"the backend answered {type(output).__name__} for {what}{at}; expected a vector of numbers")
+    try:
+        vector = state_vector(output)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise TypeError(f"the backend answered a {type(output).__name__} that is not a vector of numbers for "
+                        f"{what}{at}: {exc}") from None
+    if not len(vector):
+        raise ValueError(f"the backend answered an empty vector for {what}{at}")
+    numpy = sys.modules.get("numpy")  # loaded wherever a model computed the vector: checks it in C
+    finite = bool(numpy.isfinite(numpy.frombuffer(vector, numpy.float32)).all()) if numpy is not None \
+        else all(map(math.isfinite, vector))
+    if not finite:
+        raise ValueError(f"the backend answered {what} with a non-finite value{at}")
+    return vector
 
 
 def _copy_duplicates(answers: List[Optional[Answer]], duplicates: Dict[int, int]) -> None:

@@ -10,10 +10,10 @@ Prompts are direct (``x label x label ... query label-prefix``) or noisy channel
 prompt per candidate label, label before input).  Strings are assembled from a list
 of pieces and joined once.
 """
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from itertools import repeat
 from operator import itemgetter
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import warn
 from ..rng import StableRandom
@@ -317,6 +317,22 @@ class CompiledTemplate:
         head, end = "".join(parts), "".join(tail)
         return [_cut(head + lp + word + la + end, template.cut_by_length) for word in template.label_space]
 
+    def write_from_datalines(self, demos_lines: Sequence[DemoLine], query_line: Sequence[str]) -> Prompt:
+        """The prompt for explicit (inputs, label text) demonstrations and query inputs, without label noise.
+
+        Label texts are those of the dataset; each is written as the template's word at its
+        position in the dataset's label space (how calibrations write their training prompts).
+        """
+        space, words = self.space, self.template.label_space
+        lines = []
+        for number, (inputs, label) in enumerate(demos_lines):
+            try:
+                lines.append((inputs, words[space.index(label)]))
+            except ValueError:
+                raise ValueError(f"demonstration {number} has label {label!r}, which is not in the label space "
+                                 f"{space} of dataset {self.triplet.name!r}") from None
+        return self.render(lines, query_line)
+
     def write(self, demos_indexes: Sequence[int], query: Union[int, Sequence[str]],
               noise_stream: Optional[StableRandom] = None) -> Prompt:
         """One prompt; ``query`` is a test index or the query's input texts (a pseudo query)."""
@@ -332,6 +348,14 @@ def write_prompt(template: Template, triplet, demos_indexes: Sequence[int], quer
     :meth:`CompiledTemplate.lines`), so writing from a fresh stream is reproducible.
     """
     return CompiledTemplate(template, triplet).write(demos_indexes, query, noise_stream)
+
+
+def dataline_writer(template: Template, triplet, cut_by_length: int = 0) -> Callable[..., Prompt]:
+    """``write(demos_lines, query_line)``: :meth:`CompiledTemplate.write_from_datalines` of ``template`` on
+    ``triplet`` with ``cut_by_length`` (the writer's ``write_prompt_from_dataline`` cuts nothing by default)."""
+    if cut_by_length != template.cut_by_length:
+        template = replace(template, cut_by_length=check_int(cut_by_length, "cut_by_length"))
+    return CompiledTemplate(template, triplet).write_from_datalines
 
 
 def iter_prompts(template: Template, triplet, plan: Iterable[Tuple[Sequence[int], Union[int, Sequence[str]]]],

@@ -15,7 +15,7 @@ from ..rng import fresh_stream
 from ..standard import NOISY_CHANNEL_LABEL_AFFIX, NOISY_CHANNEL_LAST_INPUT_AFFIX
 from ..validation import check_int, is_int
 from .source import applied_template, checked_label_space, with_label_wrong_rate
-from .template import CompiledTemplate, DemoLine, Prompt, Template, WriterState
+from .template import CompiledTemplate, DemoLine, Prompt, Template, WriterState, dataline_writer
 
 
 def _check_str(value, message: str) -> str:
@@ -251,17 +251,8 @@ class prompt_writter:
         """
         compiled = self.compiled()
         if cut_by_length != compiled.template.cut_by_length:
-            template = replace(compiled.template, cut_by_length=check_int(cut_by_length, "cut_by_length"))
-            compiled = CompiledTemplate(template, self.triplet_dataset)
-        space, words = compiled.space, compiled.template.label_space
-        lines = []
-        for number, (inputs, label) in enumerate(demos_lines):
-            try:
-                lines.append((inputs, words[space.index(label)]))
-            except ValueError:
-                raise ValueError(f"demonstration {number} has label {label!r}, which is not in the label space "
-                                 f"{space} of dataset {self.triplet_dataset.name!r}") from None
-        return compiled.render(lines, query_line)
+            return dataline_writer(compiled.template, self.triplet_dataset, cut_by_length)(demos_lines, query_line)
+        return compiled.write_from_datalines(demos_lines, query_line)
 
     def write_prompts(self, queries: Sequence[Tuple[Sequence[int], int]], pieces: dict,
                       segments: Optional[list] = None) -> List[Prompt]:

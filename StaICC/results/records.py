@@ -48,6 +48,11 @@ class PlanRecords(RecordSequence):
     def __len__(self) -> int:
         return len(self._answers)
 
+    @property
+    def dataset(self) -> str:
+        """The dataset every record here is of."""
+        return self._work.plan.dataset
+
     def raw(self) -> List[Any]:
         """The validated predictions in call order (ints or score vectors)."""
         return [a.prediction for a in self._answers]

@@ -175,21 +175,29 @@ def _toml_module(version: Tuple[int, ...] = tuple(sys.version_info)) -> Any:
     return require("tomli", "reading a TOML task file on Python < 3.11")
 
 
-def _python_asset(path: str) -> tuple:
-    """Import the asset from its path (the user's code) and read ``config()`` and its hooks."""
+def import_python_file(path: str, prefix: str, fail: Callable[[str], Exception]) -> Any:
+    """Import the user's Python file at ``path`` as a module named ``<prefix>_<stem>_<path hash>``; a file that
+    cannot be imported, or whose code raises, is ``fail(message)`` (one line).  Task assets and method files
+    are read this way."""
     stem = "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
-    name = f"staicc_task_{stem}_{hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:8]}"
+    name = f"{prefix}_{stem}_{hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:8]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise TaskError("cannot import this file as a Python module", path=path)
+        raise fail("cannot import this file as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # as an import would: code that looks its module up (dataclasses) finds it
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # the user's code: any error it raises is reported, one line
         del sys.modules[name]
-        raise TaskError(f"importing the asset raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-                        path=path) from None
+        raise fail(f"importing the file raised {type(exc).__name__}: "
+                   f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+    return module
+
+
+def _python_asset(path: str) -> tuple:
+    """Import the asset from its path (the user's code) and read ``config()`` and its hooks."""
+    module = import_python_file(path, "staicc_task", lambda message: TaskError(message, path=path))
     if "prompt" in vars(module):
         raise TaskError("StaICC writes every prompt from the template keys, so that the diagnoses can vary "
                         "them; replace prompt() by config()'s template table", path=path, key="prompt")
