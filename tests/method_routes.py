@@ -63,7 +63,10 @@ def hand_wired(benchmark: str = "Normal"):
         out[name] = {}
         for i, dataset in enumerate(DATASETS):
             experimentor = bench[i]
+            # the scorer's rows are a model's floating-point probabilities: said so, they meet the exact-sum rule
+            # as the hf backend's do (the softmax branch always), whatever their last bits
             result, _, outputs = experimentor.auto_run(forward_inference=_inference(name, experimentor, score),
-                                                       batched_inference=True, return_outputs=True)
+                                                       batched_inference=True, return_outputs=True,
+                                                       prediction_kind="probabilities")
             out[name][dataset] = (result, outputs["prob."])
     return out
