@@ -50,7 +50,7 @@ class Harness:
     out: str
     total_s: float
     started: float = field(default_factory=time.perf_counter)  # perf_counter at the run's start
-    inject: frozenset = frozenset()  # stage names that raise at their start (to test the guard)
+    inject: set = field(default_factory=set)  # stage or step names that raise once (to test the guards)
     grace_s: float = 3.0
     record: Dict[str, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -89,6 +89,12 @@ class Harness:
         thread.start()
         return thread
 
+    def maybe_fail(self, name: str) -> None:
+        """Raise once for a stage or step named in ``inject`` (``--inject-failure``): the guards' test."""
+        if name in self.inject:
+            self.inject.discard(name)
+            raise RuntimeError(f"failure injected into {name!r} (--inject-failure)")
+
     # ------------------------------------------------------------ the stages
     def run_stage(self, stage: Stage) -> Dict[str, Any]:
         """Run one stage under the guard; its entry (status ok / error / skipped) is recorded and written."""
@@ -104,8 +110,7 @@ class Harness:
         begin = time.perf_counter()
         until = begin + min(stage.budget_s, left)
         try:
-            if stage.name in self.inject:
-                raise RuntimeError(f"failure injected into stage {stage.name!r} (--inject-failure)")
+            self.maybe_fail(stage.name)
             entry.update(status="ok", result=stage.run(until))
         except StageSkipped as reason:
             entry.update(status="skipped", reason=str(reason))

@@ -226,22 +226,15 @@ def stage_suite(ctx: Context, until: float) -> Dict[str, Any]:
     ctx.synchronize()
     notes.append(f"warm-up (one row per prompt, {len(first)} prompts): {time.perf_counter() - began:.1f} s")
     rows_until = min(until, time.perf_counter() + cfg.sub_budgets["rows"])
-    add_measure(ctx, measure(ctx.torch, rows, "rows", f"{cfg.rows_fraction:.0%} seeded sample",
-                             ctx.selection(ctx.sample(cfg.rows_fraction)), ctx.ids, rows_until, cfg.prior_rate))
-    warmup = ctx.facts["tree_warmup"] = tree_warmup(
-        ctx, rows, min(until, time.perf_counter() + cfg.sub_budgets["tree-warmup"]), until - cfg.sub_budgets["rows"])
-    if ctx.tree_scorer is not None:
-        tree = measure(ctx.torch, ctx.tree_scorer, "tree", f"whole suite ({ctx.tree_variant})", ctx.selection(),
-                       ctx.ids, until - cfg.sub_budgets["prefix-reserve"], _rate(ctx, "rows"))
-        tree.scope += "" if tree.groups_done == tree.groups else f", stopped after {tree.groups_done} of {tree.groups} datasets"
-        add_measure(ctx, tree)
-        notes.append(f"dynamo after the tree run: {_dynamo_stats()}")
-    else:
-        notes.append("tree packing did not run: every attention variant failed (see the warm-up table)")
-    add_measure(ctx, measure(ctx.torch, ctx.scorer("prefix"), "prefix", f"{cfg.prefix_fraction:.0%} seeded sample",
-                             ctx.selection(ctx.sample(cfg.prefix_fraction)), ctx.ids, until, _rate(ctx, "rows")))
-    rewarm = tree_rewarm(ctx, until)
-    notes += [rewarm] if rewarm else []
+    _guarded(notes, "rows", lambda: ctx.harness.maybe_fail("rows") or add_measure(ctx, measure(
+        ctx.torch, rows, "rows", f"{cfg.rows_fraction:.0%} seeded sample", ctx.selection(ctx.sample(cfg.rows_fraction)),
+        ctx.ids, rows_until, cfg.prior_rate)))
+    warmup = ctx.facts["tree_warmup"] = _empty_warmup_table()
+    _guarded(notes, "tree", lambda: run_tree(ctx, rows, until, warmup, notes))
+    _guarded(notes, "prefix", lambda: ctx.harness.maybe_fail("prefix") or add_measure(ctx, measure(
+        ctx.torch, ctx.scorer("prefix"), "prefix", f"{cfg.prefix_fraction:.0%} seeded sample",
+        ctx.selection(ctx.sample(cfg.prefix_fraction)), ctx.ids, until, _rate(ctx, "rows"))))
+    _guarded(notes, "tree warm-up again", lambda: notes.extend(filter(None, [tree_rewarm(ctx, until)])))
     ctx.best = min(ctx.suite_seconds, key=ctx.suite_seconds.get) if ctx.suite_seconds else None
     notes += bound_notes(ctx) + [f"fastest packing on the suite: {ctx.best} "
                                  f"({ctx.suite_seconds.get(ctx.best, float('nan')):.1f} s)"]
@@ -249,6 +242,46 @@ def stage_suite(ctx: Context, until: float) -> Dict[str, Any]:
             "measures": {name: m.public() for name, m in ctx.measures.items()},
             "tables": [{"columns": SUITE_COLUMNS, "rows": [suite_row(ctx, m) for m in ctx.measures.values()]},
                        warmup]}
+
+
+def _guarded(notes: List[str], what: str, step: Callable[[], Any]) -> None:
+    """Run one step of a stage; its exception becomes a note (and a traceback in the log), the next step runs."""
+    try:
+        step()
+    except Exception as error:
+        import traceback
+        print(f"[suite] {what} FAILED:\n{traceback.format_exc()}", flush=True)
+        notes.append(f"{what} FAILED: {type(error).__name__}: {str(error)[:500]}")
+
+
+def run_tree(ctx: Context, rows: Any, until: float, table: Dict[str, Any], notes: List[str]) -> None:
+    """Warm the tree variants up, run the chosen one on the whole suite; a variant that breaks in the run is
+    recorded and the next variant is warmed up and run in the time left."""
+    cfg, tried = ctx.config, set()
+    while True:
+        tree_warmup(ctx, rows, min(until, time.perf_counter() + cfg.sub_budgets["tree-warmup"]),
+                    until - cfg.sub_budgets["rows"], table, tried)
+        if ctx.tree_scorer is None:
+            notes.append("tree packing did not run on the suite: no attention variant was left that ran and agreed "
+                         "with rows in the time (see the warm-up table)")
+            return
+        try:
+            ctx.harness.maybe_fail("tree-run")
+            tree = measure(ctx.torch, ctx.tree_scorer, "tree", f"whole suite ({ctx.tree_variant})", ctx.selection(),
+                           ctx.ids, until - cfg.sub_budgets["prefix-reserve"], _rate(ctx, "rows"))
+        except Exception as error:
+            import traceback
+            print(f"[suite] tree ({ctx.tree_variant}) failed on the suite:\n{traceback.format_exc()}", flush=True)
+            table["rows"].append([ctx.tree_variant, "failed in the suite run", "", "", "", "",
+                                  f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''}"])
+            tried.add(ctx.tree_variant)
+            ctx.tree_scorer = ctx.tree_variant = None
+            continue
+        if tree.groups_done < tree.groups:
+            tree.scope += f", stopped after {tree.groups_done} of {tree.groups} datasets"
+        add_measure(ctx, tree)
+        notes.append(f"dynamo after the tree run: {_dynamo_stats()}")
+        return
 
 
 def add_measure(ctx: Context, m: Measure, stage: str = "suite") -> None:
@@ -333,16 +366,22 @@ def tree_rewarm(ctx: Context, until: float) -> Optional[str]:
             f"on this machine): {seconds:.1f} s, against {ctx.facts.get('tree_warmup_s', float('nan')):.1f} s cold")
 
 
-def tree_warmup(ctx: Context, rows: Any, until: float, stage_until: float) -> Dict[str, Any]:
-    """Try the tree variants on a few datasets' first prompts (compiles included) until one runs and agrees.
+def _empty_warmup_table() -> Dict[str, Any]:
+    return {"columns": ["tree variant", "status", "warm-up s", "prompts", "argmax % vs rows", "max |dp| vs rows",
+                        "note"], "rows": []}
+
+
+def tree_warmup(ctx: Context, rows: Any, until: float, stage_until: float, table: Dict[str, Any],
+                tried: set) -> Dict[str, Any]:
+    """Try the tree variants not in ``tried`` on a few datasets' first prompts (compiles included) until one runs
+    and agrees with rows; each try is a row of ``table``, each variant tried is added to ``tried``.
 
     The FlexAttention variants must start before ``until`` (the warm-up budget); the dense mask, which
-    compiles nothing, before ``stage_until`` less a minute for the run itself."""
+    compiles nothing, before ``stage_until`` (the stage's deadline less the time the run needs)."""
     chosen = warmup_prompts(ctx)
     reference = [score_ids(rows, [ctx.ids[i] for i in part], group.labels) for part, group in zip(chosen, ctx.groups)]
-    table = {"columns": ["tree variant", "status", "warm-up s", "prompts", "argmax % vs rows", "max |dp| vs rows",
-                         "note"], "rows": []}
-    for variant in _variants(ctx):
+    for variant in [v for v in _variants(ctx) if v not in tried]:
+        tried.add(variant)
         needs = 5.0 if variant == "dense" else ctx.config.sub_budgets["tree-warmup-variant"]  # dense compiles nothing
         if time.perf_counter() + needs > (stage_until if variant == "dense" else until):
             table["rows"].append([variant, "skipped", "", "", "", "", "no time left in the warm-up budget"])

@@ -109,7 +109,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--device", default=None, help="override the device (default: cuda; cpu with --smoke)")
     parser.add_argument("--deadline", type=float, default=None,
                         help="seconds from the run's start (STAICC_GPU_T0, else now) by which it ends")
-    parser.add_argument("--inject-failure", default="", help="comma-separated stage names that raise at their start")
+    parser.add_argument("--inject-failure", default="",
+                        help="comma-separated stage names (or the suite's steps rows, tree-run, prefix) that raise once")
     parser.add_argument("--only", default="", help="comma-separated stage names to run (device and setup always run)")
     parser.add_argument("--tree-attention", default=None, choices=["auto", "flex", "dense"],
                         help="tree packing's attention variants to try (auto: flex then fallbacks on CUDA, "
@@ -151,7 +152,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     config = config_of(args)
     harness = Harness(args.out, config.total_s, started=started_at(),
-                      inject=frozenset(n.strip() for n in args.inject_failure.split(",") if n.strip()))
+                      inject={n.strip() for n in args.inject_failure.split(",") if n.strip()})
     harness.record.update(title=f"StaICC scoring engine on one GPU{' (SMOKE RUN, CPU)' if args.smoke else ''}",
                           mode="smoke" if args.smoke else "device", commit=git_commit(),
                           date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),

@@ -66,7 +66,7 @@ def test_a_stage_gets_the_smaller_of_its_budget_and_the_time_left_and_is_skipped
 
 
 def test_an_injected_failure_fails_only_its_stage(tmp_path):
-    harness = Harness(str(tmp_path), total_s=60, inject=frozenset({"b"}))
+    harness = Harness(str(tmp_path), total_s=60, inject={"b"})
     for name in "abc":
         harness.run_stage(Stage(name, name, lambda _until: {"notes": ["ran"]}, budget_s=5, needs_s=0))
     record, _ = read(str(tmp_path))
