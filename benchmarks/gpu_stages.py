@@ -437,14 +437,43 @@ def stage_agreement(ctx: Context, until: float) -> Dict[str, Any]:
         if not common:
             continue
         agree, diff = kernel_table.agreement([m.probs[i] for i in common], [reference_measure.probs[i] for i in common])
-        rows.append([name, against, len(common), f"{agree:.2f}", f"{diff:.2e}"])
-        summary[f"{name} vs {against}"] = {"prompts": len(common), "argmax_percent": agree, "max_abs_dp": diff}
+        margins = _margins(m, reference_measure, common)
+        rows.append([name, against, len(common), f"{agree:.2f}", f"{diff:.2e}", margins["widest_flipped_gap"],
+                     margins["agree_gap_0.01"], margins["agree_gap_0.05"]])
+        summary[f"{name} vs {against}"] = {"prompts": len(common), "argmax_percent": agree, "max_abs_dp": diff,
+                                           **margins}
     ctx.facts["agreement"] = summary
     notes = [f"float32 reference: one row per prompt, {fp32.prompts} prompts in {fp32.seconds:.1f} s "
              f"(TF32 matmul {'on' if ctx.cuda and torch.backends.cuda.matmul.allow_tf32 else 'off'}); the target is "
              f">= 99 % argmax agreement"]
     return {"notes": notes, "agreement": summary,
-            "tables": [{"columns": ["packing", "against", "prompts", "argmax agreement %", "max |dp|"], "rows": rows}]}
+            "tables": [{"columns": ["packing", "against", "prompts", "argmax agreement %", "max |dp|",
+                                    "widest reference top-2 gap among flips", "agreement % where gap >= 0.01",
+                                    "agreement % where gap >= 0.05"], "rows": rows}]}
+
+
+def _margins(m: Any, reference: Any, common: List[int]) -> Dict[str, Any]:
+    """Where the argmax flips: the reference's gap between its two largest probabilities at each flipped
+    prompt (a flip at a near-tie is rounding, not a wrong computation), and the agreement on prompts whose
+    reference gap is at least 0.01 and 0.05."""
+    def gap(row: List[float]) -> float:
+        top = sorted(row, reverse=True)
+        return top[0] - top[1] if len(top) > 1 else 1.0
+    flipped, kept = [], {0.01: [0, 0], 0.05: [0, 0]}
+    for i in common:
+        a, b = m.probs[i], reference.probs[i]
+        same = max(range(len(a)), key=a.__getitem__) == max(range(len(b)), key=b.__getitem__)
+        g = gap(b)
+        if not same:
+            flipped.append(g)
+        for threshold, counts in kept.items():
+            if g >= threshold:
+                counts[0] += same
+                counts[1] += 1
+    out: Dict[str, Any] = {"flips": len(flipped), "widest_flipped_gap": f"{max(flipped):.4f}" if flipped else "-"}
+    for threshold, (same, total) in kept.items():
+        out[f"agree_gap_{threshold}"] = f"{100 * same / total:.2f} of {total}" if total else "-"
+    return out
 
 
 def summarize(ctx: Context) -> None:
