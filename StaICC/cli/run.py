@@ -13,6 +13,8 @@ def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
                        description="Evaluate a model on StaICC sub-benchmarks.")
     add_selection_arguments(p)
+    from .lite import add_lite_arguments
+    add_lite_arguments(p)
     p.add_argument("--methods", metavar="NAME|FILE[,...]",
                    help="run every method and print methods x datasets tables tested against vanilla: vanilla, "
                         "noisy_channel, contextual, domain, batch, knn, knn_centroid, hidden, or a method file "
@@ -121,7 +123,11 @@ def _run(config: Any) -> int:
     if isinstance(config.selection, Shard):
         from .scaleout import print_shard
         return print_shard(result.metadata, config.cache)
-    return _finish(config, backend, planned, result, started, started_at)
+    lite = None
+    if config.test_items is not None and config.test_items.lite_sample is not None:
+        from .lite import lite_run_section
+        lite = lite_run_section(config, backend, suite, planned, result)[1]
+    return _finish(config, backend, planned, result, started, started_at, lite)
 
 
 def _now() -> Tuple[str, float]:
@@ -138,8 +144,9 @@ def _run_failed(config: Any, exc: BaseException) -> int:
     return 1
 
 
-def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, started: str, started_at: float) -> int:
-    """Provenance, the tables and the run directory of a summarised run."""
+def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, started: str, started_at: float,
+            lite: Optional[Dict[str, Any]] = None) -> int:
+    """Provenance, the tables and the run directory of a summarised run (``lite``: a lite run's estimates)."""
     from ..results.provenance import collect
     provenance = collect(backend, config.recorded_arguments, started, time.perf_counter() - started_at)
     provenance["suite"] = result.metadata
@@ -152,7 +159,9 @@ def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, sta
     if config.tasks:
         from ..tasks.runs import provenance as task_provenance
         provenance["tasks"] = task_provenance(config.tasks)
-    _print_tables(result, config)
+    if lite is not None:
+        provenance["lite"] = lite
+    _print_tables(result, config, lite)
     if config.output_dir:
         from ..results.rundir import write_run_dir
         try:
@@ -186,9 +195,11 @@ def _config_text(config: Any, backend: Any, suite: Dict[str, Any]) -> str:
         benchmarks[name] = {part_name: part.dataset_names() for part_name, part in parts.items()}
     retriever = config.retriever
     limit = config.test_items.first_count if config.test_items is not None else None
+    lite = config.test_items.lite_sample if config.test_items is not None else None
     shown = {"backend": config.model, "model_args": redact({k: str(v) for k, v in config.arguments.items()}),
              "identity": redact(backend.identity()), "benchmarks": benchmarks, "k": config.k,
              "noisy_channel": config.noisy_channel, "limit": limit,
+             "lite": lite.description if lite is not None else None,
              "retriever": retriever.describe() if retriever is not None else None,
              "requests_per_call": config.requests_per_call or getattr(backend, "requests_per_call", None),
              "cache": config.cache, "output_dir": config.output_dir, "log_samples": config.log_samples}
@@ -226,11 +237,18 @@ def _open_cache(path: Optional[str]):
     return open_cache(path)
 
 
-def _print_tables(result: Any, config: Any) -> None:
+def _print_tables(result: Any, config: Any, lite: Optional[Dict[str, Any]] = None) -> None:
     from ..report import format_table
     from ..report.notices import notices
     metadatas = []
     model = config.model + (f" ({one_line(config.model_args_text)})" if config.model_args_text else "")
+    if lite is not None:
+        from .lite import counts_line, print_lite_tables
+        print_lite_tables(result, lite, config, model)
+        meta = result.metadata
+        print(f"{counts_line(lite)}; {meta['asked']} asked, {meta['from_cache']} from the cache, "
+              f"{meta['seconds']:.2f} s")
+        return
     from ..subbenchmarks.spec import parts_of
     for name, bench_result in result.items():
         pairs = parts_of(name)
