@@ -130,7 +130,8 @@ def test_the_printed_and_recorded_estimates_are_lite_estimates_of_the_recorded_r
     assert "not estimable at this share: entropy (every row)" in out
     assert "not estimated: own_likelihood_nonstandard, own_ece_nonstandard" in out
     # the subset's own numbers are kept, marked non-standard with the departure named
-    metadata = json.load(open(os.path.join(lite_dirs["lexical"], "results.json")))["benchmarks"]["Normal"]["metadata"]
+    with open(os.path.join(lite_dirs["lexical"], "results.json"), encoding="utf-8") as fh:
+        metadata = json.load(fh)["benchmarks"]["Normal"]["metadata"]
     assert metadata["standard"] is False
     assert set(metadata["non_standard_settings"]["TREC"]) == {"lite run: 12.5 % of the test items"}
 
