@@ -92,3 +92,15 @@ def print_lite_tables(result: Any, section: Dict[str, Any], config: Any, model: 
     for table in lite_tables(section, parts, f"{model}, k={config.k}"):
         print(render_text(table))
         print()
+
+
+def dry_run_line(config: Any, backend: Any, metadata: Dict[str, Any]) -> str:
+    """A lite dry run's prompts against the full run's (counted by a second dry run, no prompt written)."""
+    from dataclasses import replace
+
+    from ..stats.lite_run import full_run_counts
+    from .run_config import build_suite_of
+    full = full_run_counts(backend, build_suite_of(replace(config, test_items=None)))
+    section = {"prompts": {"prompts": metadata["prompts"], "distinct": metadata["distinct_prompts"]},
+               "full_run": full}
+    return f"{counts_line(section)} ({config.test_items.lite_sample.description})"

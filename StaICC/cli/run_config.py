@@ -44,6 +44,7 @@ class RunConfig:
     sharded: Optional[Mapping[str, Any]] = field(default=None, hash=False)  # the launcher's shards, for provenance
     methods: Tuple[Any, ...] = ()  # --methods, resolved (vanilla first); empty: a plain run
     resamples: Optional[int] = None  # the methods table's bootstrap resamples (None: the statistics' default)
+    cost: Any = None  # a dry run's cost estimate options (cli.cost.CostOptions); None: tokens only where counted
 
     @property
     def quiet_departures(self) -> bool:
@@ -87,6 +88,9 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
         from .launchers import rank_model_arguments
         arguments = rank_model_arguments(settings["model"], arguments, launch)
     selection: Selection = Nothing() if _option(args, "dry_run") else shard or Everything()
+    from .cost import check_cost_backend, cost_options
+    cost = cost_options(args)
+    check_cost_backend(settings["model"], cost)
     from .lite import lite_sample
     lite = lite_sample(args)
     methods = _methods(args, launch)
@@ -105,7 +109,7 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
         output_dir=_option(args, "output_dir"), log_samples=_option(args, "log_samples"),
         requests_per_call=_option(args, "batch_size"), progress=_option(args, "progress"),
         model_args_text=args.model_args, sharded=_option(args, "sharded"), methods=methods,
-        resamples=_option(args, "resamples"))
+        resamples=_option(args, "resamples"), cost=cost)
 
 
 def _methods(args: argparse.Namespace, launch: Any) -> Tuple[Any, ...]:

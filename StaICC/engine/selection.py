@@ -34,7 +34,7 @@ What to do with the answers (the runner's ``policy``): :class:`AnswerPolicy` —
 and ``write_out`` (print the first N prompts of each sub-benchmark and dataset as the
 runner writes them).
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from ..validation import check_int
@@ -84,9 +84,14 @@ class Nothing:
     """A dry run: plan, write and count through the runner's own dedup; ask nothing.
 
     ``shard``: count only that shard's part (its plan, and so its digest, as the shard makes it).
+    ``measure(backend, requests)``: called with each batch of requests the run would ask the
+    backend (distinct, not in the cache, in the order the run asks them): what a cost estimate
+    counts (:mod:`StaICC.backends.token_counts`).  Without it, and without a cache, no prompt
+    is written.
     """
 
     shard: Optional[Shard] = None
+    measure: Optional[Callable[[Any, Sequence[Any]], None]] = field(default=None, compare=False)
 
 
 Selection = Union[Everything, Shard, Nothing]
