@@ -126,7 +126,7 @@ def cost_lines(count: Any, shape: Any, options: Optional[CostOptions]) -> List[s
     if options is not None and options.peak is not None and shape is not None:
         tokens = (count.shared if count.shared is not None else count.tokens) + count.output_tokens
         seconds = shape.flops(tokens, count.reads) / options.peak
-        lines.append(f"FLOP bound on {options.peak_name}: {seconds:,.1f} s (2 x {shape.nonembedding:,} non-embedding "
+        lines.append(f"FLOP bound on {options.peak_name}: {duration(seconds)} (2 x {shape.nonembedding:,} non-embedding "
                      f"parameters x {tokens:,} tokens + 2 x {shape.hidden} x {shape.vocab:,} vocabulary x "
                      f"{count.reads:,} read positions; a run takes longer)")
     if options is not None and options.price_input is not None:
@@ -137,3 +137,13 @@ def cost_lines(count: Any, shape: Any, options: Optional[CostOptions]) -> List[s
                      f"at ${options.price_input:g}/M, ${money_out:,.2f} for{bound} {count.output_tokens:,} output "
                      f"tokens at ${options.price_output:g}/M{'' if count.exact else '; tokens approximated'})")
     return lines
+
+
+def duration(seconds: float) -> str:
+    """Seconds as people read them: 2 significant digits below a second, minutes and hours beside long ones."""
+    if seconds < 1:
+        return f"{seconds:.2g} s"
+    text = f"{seconds:,.0f} s" if seconds >= 100 else f"{seconds:.1f} s"
+    if seconds >= 3600:
+        return f"{text} ({seconds / 3600:.1f} h)"
+    return f"{text} ({seconds / 60:.1f} min)" if seconds >= 120 else text
