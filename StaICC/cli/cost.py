@@ -147,3 +147,13 @@ def duration(seconds: float) -> str:
     if seconds >= 3600:
         return f"{text} ({seconds / 3600:.1f} h)"
     return f"{text} ({seconds / 60:.1f} min)" if seconds >= 120 else text
+
+
+def usage_line(usage: Dict[str, Any]) -> str:
+    """What a run's model computed, in the dry run's words, so that the two can be set side by side."""
+    line = f"tokens computed: {usage['tokens']:,} given, {usage['tokens_after_sharing']:,} after prefix sharing"
+    if "reads" in usage:
+        line += f"; {usage['reads']:,} read positions"
+    if "forward_calls" in usage:
+        line += f"; {usage['forward_calls']:,} forward passes"
+    return line + " (staicc run --dry-run estimates these before a run)"

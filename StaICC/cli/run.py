@@ -176,6 +176,9 @@ def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, sta
     if lite is not None:
         provenance["lite"] = lite
     _print_tables(result, config, lite)
+    if provenance.get("usage", {}).get("tokens"):
+        from .cost import usage_line
+        print(usage_line(provenance["usage"]))
     if config.output_dir:
         from ..results.rundir import write_run_dir
         try:
