@@ -71,13 +71,17 @@ class ModelShape:
         return forward_flops(self.nonembedding, self.hidden, self.vocab, tokens, reads)
 
 
+def _say_nothing(_message: str) -> None:
+    """The counter's status line when nobody is shown one."""
+
+
 class _Counter:
     """A dry run's ``measure``: each batch cut into the backend calls the run would make, each call counted."""
 
     def __init__(self, count: TokenCount, call_size: int) -> None:
         self.count, self.call_size = count, max(1, call_size)
         #: told what is being counted (a status line: tokenizing a suite takes a while)
-        self.say: Callable[[str], None] = lambda message: None
+        self.say: Callable[[str], None] = _say_nothing
 
     def __call__(self, backend: Any, requests: Sequence[Request]) -> None:  # noqa: ARG002 (the runner's hook)
         if requests:
@@ -153,12 +157,12 @@ class HFTokenCounter(_Counter):
             from .tree_pack import plan_packs
             return sum(len(pack.tokens) for pack in plan_packs(feeds, reads, **self.pack_settings))
         if self.packing == "rows":
-            settings = dict(overhead_tokens=0, min_saved_fraction=0.0, max_depth=0)
+            settings = {"overhead_tokens": 0, "min_saved_fraction": 0.0, "max_depth": 0}
         else:
-            settings = dict(overhead_tokens=prefix_tree.DEFAULT_OVERHEAD_TOKENS_GPU if self.on_gpu
-                            else prefix_tree.DEFAULT_OVERHEAD_TOKENS_CPU,
-                            min_saved_fraction=prefix_tree.DEFAULT_MIN_SAVED_FRACTION,
-                            max_depth=prefix_tree.DEFAULT_MAX_DEPTH)
+            settings = {"overhead_tokens": prefix_tree.DEFAULT_OVERHEAD_TOKENS_GPU if self.on_gpu
+                        else prefix_tree.DEFAULT_OVERHEAD_TOKENS_CPU,
+                        "min_saved_fraction": prefix_tree.DEFAULT_MIN_SAVED_FRACTION,
+                        "max_depth": prefix_tree.DEFAULT_MAX_DEPTH}
         return prefix_tree.count_tokens(prefix_tree.plan(prefix_tree.build(feeds, reads), **settings))
 
     def _generated(self, requests: Sequence[Request]) -> None:
