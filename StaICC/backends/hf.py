@@ -388,9 +388,20 @@ class HFBackend(ScoringModes, Backend):
                 "rows_per_forward": scorer.rows_per_forward, "token_budget": scorer.token_budget,
                 "attention": getattr(config, "_attn_implementation", None), "switched_off": list(scorer.switched_off)}
 
+    def usage(self) -> Dict[str, Any]:
+        """What the scoring engine computed so far: the tokens of the sequences it was given, the tokens it ran
+        after prefix sharing, the read positions and the forward calls (a dry run's token count estimates the
+        same, :mod:`StaICC.backends.token_counts`); generation is not counted.  Kept after :meth:`close`."""
+        if self.scorer is None:
+            return dict(getattr(self, "_closed_usage", {}))
+        stats = self.scorer.stats
+        return {"tokens": stats.tokens_requested, "tokens_after_sharing": stats.tokens_computed, "reads": stats.reads,
+                "forward_calls": stats.forward_calls}
+
     def close(self) -> None:
         if self.scorer is not None:
             self._closed_numerics = self.numerics()
+            self._closed_usage = self.usage()
         self.model = self.scorer = None  # type: ignore[assignment]
 
 

@@ -81,6 +81,11 @@ class LazyBackend(Backend):
         own = getattr(self._backend, "numerics", None)
         return dict(own()) if callable(own) else {}
 
+    def usage(self) -> Dict[str, Any]:
+        """What the loaded model computed (tokens ...); empty when no model was loaded."""
+        own = getattr(self._backend, "usage", None)
+        return dict(own()) if callable(own) else {}
+
     @property
     def runtime(self) -> Optional[Dict[str, Any]]:
         """How the model ran here (threads ...), once built; None when no model was loaded (nothing ran here)."""

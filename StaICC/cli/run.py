@@ -13,6 +13,9 @@ def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
                        description="Evaluate a model on StaICC sub-benchmarks.")
     add_selection_arguments(p)
+    from .cost import add_cost_arguments
+    from .lite import add_lite_arguments
+    add_lite_arguments(p)
     p.add_argument("--methods", metavar="NAME|FILE[,...]",
                    help="run every method and print methods x datasets tables tested against vanilla: vanilla, "
                         "noisy_channel, contextual, domain, batch, knn, knn_centroid, hidden, or a method file "
@@ -40,7 +43,9 @@ def add_run_parser(sub: Any) -> None:
                    help="progress bars on stderr even when it is not a terminal (default: only on a terminal)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars on stderr")
     p.add_argument("--dry-run", action="store_true",
-                   help="check everything and count the prompts to ask (distinct, already cached); no inference")
+                   help="check everything and count the prompts to ask (distinct, already cached) and, for the hf "
+                        "backend, their tokens with the model's tokenizer (the weights are not loaded); no inference")
+    add_cost_arguments(p)
     p.add_argument("--shard", metavar="I/N", help="ask only shard I of N of the distinct prompts and store the "
                    "answers in --cache; merge the shard caches with `staicc cache merge` (see docs/scaling.md)")
     p.add_argument("--shard-unit", choices=("query", "call"), default="query",
@@ -105,10 +110,18 @@ def _run(config: Any) -> int:
     cache = as_argument_error(_open_cache, config.cache)
     if config.show_config:
         print(_config_text(config, backend, suite))
+    selection, counter, shape = config.selection, None, None
+    if isinstance(selection, Nothing):  # a dry run: what the run would cost, counted as it is planned
+        from .cost import make_counter
+        counter, shape = make_counter(config, backend)
+        if counter is not None:
+            from ..report.progress import StatusLine
+            counter.say = StatusLine("staicc run --dry-run", config.progress)
+        selection = Nothing(selection.shard, measure=counter)
     started, started_at = _now()
     try:
         result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=config.progress,
-                           requests_per_call=config.requests_per_call, selection=config.selection,
+                           requests_per_call=config.requests_per_call, selection=selection,
                            policy=AnswerPolicy(write_out=config.write_out))
     except (ValueError, TypeError, RuntimeError, OSError) as exc:
         return _run_failed(config, exc)
@@ -117,11 +130,15 @@ def _run(config: Any) -> int:
         if cache is not None:
             cache.close()
     if isinstance(config.selection, Nothing):
-        return _print_dry_run(result.metadata)
+        return _print_dry_run(result.metadata, config, backend, counter, shape)
     if isinstance(config.selection, Shard):
         from .scaleout import print_shard
         return print_shard(result.metadata, config.cache)
-    return _finish(config, backend, planned, result, started, started_at)
+    lite = None
+    if config.test_items is not None and config.test_items.lite_sample is not None:
+        from .lite import lite_run_section
+        lite = lite_run_section(config, backend, suite, planned, result)[1]
+    return _finish(config, backend, planned, result, started, started_at, lite)
 
 
 def _now() -> Tuple[str, float]:
@@ -138,8 +155,9 @@ def _run_failed(config: Any, exc: BaseException) -> int:
     return 1
 
 
-def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, started: str, started_at: float) -> int:
-    """Provenance, the tables and the run directory of a summarised run."""
+def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, started: str, started_at: float,
+            lite: Optional[Dict[str, Any]] = None) -> int:
+    """Provenance, the tables and the run directory of a summarised run (``lite``: a lite run's estimates)."""
     from ..results.provenance import collect
     provenance = collect(backend, config.recorded_arguments, started, time.perf_counter() - started_at)
     provenance["suite"] = result.metadata
@@ -152,7 +170,15 @@ def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, sta
     if config.tasks:
         from ..tasks.runs import provenance as task_provenance
         provenance["tasks"] = task_provenance(config.tasks)
-    _print_tables(result, config)
+    usage = getattr(backend, "usage", None)
+    if callable(usage) and usage():  # what the model computed: a dry run's token count estimates it
+        provenance["usage"] = usage()
+    if lite is not None:
+        provenance["lite"] = lite
+    _print_tables(result, config, lite)
+    if provenance.get("usage", {}).get("tokens"):
+        from .cost import usage_line
+        print(usage_line(provenance["usage"]))
     if config.output_dir:
         from ..results.rundir import write_run_dir
         try:
@@ -186,9 +212,11 @@ def _config_text(config: Any, backend: Any, suite: Dict[str, Any]) -> str:
         benchmarks[name] = {part_name: part.dataset_names() for part_name, part in parts.items()}
     retriever = config.retriever
     limit = config.test_items.first_count if config.test_items is not None else None
+    lite = config.test_items.lite_sample if config.test_items is not None else None
     shown = {"backend": config.model, "model_args": redact({k: str(v) for k, v in config.arguments.items()}),
              "identity": redact(backend.identity()), "benchmarks": benchmarks, "k": config.k,
              "noisy_channel": config.noisy_channel, "limit": limit,
+             "lite": lite.description if lite is not None else None,
              "retriever": retriever.describe() if retriever is not None else None,
              "requests_per_call": config.requests_per_call or getattr(backend, "requests_per_call", None),
              "cache": config.cache, "output_dir": config.output_dir, "log_samples": config.log_samples}
@@ -210,11 +238,23 @@ def _write_failed(config: Any, exc: OSError) -> int:
     return 1
 
 
-def _print_dry_run(metadata: Dict[str, Any]) -> int:
-    """What a run would send: prompts, distinct prompts, and how many the cache already answers."""
+def _print_dry_run(metadata: Dict[str, Any], config: Any, backend: Any, counter: Any, shape: Any) -> int:
+    """What a run would send: prompts, distinct prompts, how many the cache already answers, what a lite run
+    saves, and what the rest costs (tokens, the FLOP bound's time, money) where it was counted."""
     distinct, cached = metadata["distinct_prompts"], metadata["from_cache"]
     print(f"{metadata['prompts']} prompts, {distinct} distinct, {cached} already in the cache, "
           f"{distinct - cached} to ask (model {metadata['fingerprint'][:12]})")
+    if config.test_items is not None and config.test_items.lite_sample is not None:
+        from .lite import dry_run_line
+        print(dry_run_line(config, backend, metadata))
+    if counter is not None:
+        counter.say.done()
+        from .cost import cost_lines
+        for line in cost_lines(counter.count, shape, config.cost):
+            print(line)
+    elif hasattr(backend, "generation_limit"):  # a model whose tokens cost: say how to count them
+        print("tokens: not counted (no tokenizer for this backend here); --price-per-mtok P counts them as "
+              "characters / 4 and gives the money")
     return 0
 
 
@@ -226,11 +266,18 @@ def _open_cache(path: Optional[str]):
     return open_cache(path)
 
 
-def _print_tables(result: Any, config: Any) -> None:
+def _print_tables(result: Any, config: Any, lite: Optional[Dict[str, Any]] = None) -> None:
     from ..report import format_table
     from ..report.notices import notices
     metadatas = []
     model = config.model + (f" ({one_line(config.model_args_text)})" if config.model_args_text else "")
+    if lite is not None:
+        from .lite import counts_line, print_lite_tables
+        print_lite_tables(result, lite, config, model)
+        meta = result.metadata
+        print(f"{counts_line(lite)}; {meta['asked']} asked, {meta['from_cache']} from the cache, "
+              f"{meta['seconds']:.2f} s")
+        return
     from ..subbenchmarks.spec import parts_of
     for name, bench_result in result.items():
         pairs = parts_of(name)

@@ -44,6 +44,7 @@ class RunConfig:
     sharded: Optional[Mapping[str, Any]] = field(default=None, hash=False)  # the launcher's shards, for provenance
     methods: Tuple[Any, ...] = ()  # --methods, resolved (vanilla first); empty: a plain run
     resamples: Optional[int] = None  # the methods table's bootstrap resamples (None: the statistics' default)
+    cost: Any = None  # a dry run's cost estimate options (cli.cost.CostOptions); None: tokens only where counted
 
     @property
     def quiet_departures(self) -> bool:
@@ -87,18 +88,28 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
         from .launchers import rank_model_arguments
         arguments = rank_model_arguments(settings["model"], arguments, launch)
     selection: Selection = Nothing() if _option(args, "dry_run") else shard or Everything()
+    from .cost import check_cost_backend, cost_options
+    cost = cost_options(args)
+    check_cost_backend(settings["model"], cost)
+    from .lite import lite_sample
+    lite = lite_sample(args)
     methods = _methods(args, launch)
+    if lite is not None and methods:
+        raise ArgumentError("--lite with --methods: the methods table tests each method against vanilla on the "
+                            "full test set; run the methods without --lite, or a lite run without --methods")
+    test_items = QuerySubset.first(args.limit) if args.limit else \
+        QuerySubset.lite(lite.fraction, items=lite.items) if lite is not None else None
     return RunConfig(
         model=settings["model"], arguments=arguments, recorded_arguments=settings["recorded_arguments"],
         benchmarks=settings["benchmarks"], k=settings["k"], datasets=tuple(datasets) if datasets else None,
         tasks=tuple(settings["tasks"]), noisy_channel=args.noisy_channel, retriever=retriever,
-        test_items=QuerySubset.first(args.limit) if args.limit else None, selection=selection,
+        test_items=test_items, selection=selection,
         shard_unit=_option(args, "shard_unit", "query"), write_out=_option(args, "write_out", 0),
         show_config=_option(args, "show_config", False), cache=_option(args, "cache"),
         output_dir=_option(args, "output_dir"), log_samples=_option(args, "log_samples"),
         requests_per_call=_option(args, "batch_size"), progress=_option(args, "progress"),
         model_args_text=args.model_args, sharded=_option(args, "sharded"), methods=methods,
-        resamples=_option(args, "resamples"))
+        resamples=_option(args, "resamples"), cost=cost)
 
 
 def _methods(args: argparse.Namespace, launch: Any) -> Tuple[Any, ...]:

@@ -21,7 +21,13 @@ from .procedures import PassSpec
 
 @dataclass(frozen=True)
 class RunPlan:
-    """``test_items``: the test indexes evaluated, in order (None: the first ``test_count``)."""
+    """``test_items``: the test indexes evaluated, in order (None: the first ``test_count``).
+
+    ``full_run``: for a plan of a subset of the test items, (the full run's test count, every
+    query's rows in the full run): the subset's prompts are then written over the full run's
+    label-noise and pseudo-query streams, so that each is its twin in the full run (and a full
+    run after a lite run asks only the rest).  No part of equality.
+    """
 
     benchmark: str
     dataset: str
@@ -29,6 +35,7 @@ class RunPlan:
     demonstrations: Tuple[Tuple[int, ...], ...]  # one row per query of a pass
     passes: Tuple[PassSpec, ...]
     test_items: Optional[Tuple[int, ...]] = None
+    full_run: Optional[Tuple[int, Tuple[Tuple[int, ...], ...]]] = field(default=None, repr=False, compare=False)
 
     @property
     def queries_per_pass(self) -> int:
@@ -93,6 +100,8 @@ def plan_requests(plan: RunPlan, source: PromptSource, rendered: Optional[Dict[A
     ``only[n]``: write only these query positions of pass ``n`` (ascending; a shard's share);
     the streams still advance over every query, so each request equals its twin in the full list.
     """
+    if plan.full_run is not None and _streamed(source):
+        return _subset_requests(plan, source, rendered, segments, only)
     noise, pseudo = fresh_stream(), source.fresh_queries()
     rendered = rendered if rendered is not None else {}
     queries = list(zip(plan.demonstrations, plan.tests()))
@@ -110,6 +119,40 @@ def plan_requests(plan: RunPlan, source: PromptSource, rendered: Optional[Dict[A
     finally:
         if pseudo is not None and hasattr(pseudo, "restart"):
             pseudo.restart()  # also frees the domain generator's word cache
+    return requests
+
+
+def _streamed(source: PromptSource) -> bool:
+    """Whether a query's prompt depends on the queries before it (label noise, pseudo queries drawn in turn)."""
+    return source.pseudo_queries is not None or any(t.label_wrong_rate for t in source.templates)
+
+
+def _subset_requests(plan: RunPlan, source: PromptSource, rendered: Optional[Dict[Any, Any]], segments: bool,
+                     only: Optional[Sequence[Sequence[int]]]) -> List[Request]:
+    """A subset's requests written as the full run writes them (its streams advance over every query of the
+    full run), renumbered as the subset's queries; ``only``: the subset's positions, as for any plan."""
+    count, rows = plan.full_run  # type: ignore[misc]
+    full = replace(plan, test_count=count, demonstrations=rows, test_items=None, full_run=None)
+    items = plan.test_items if plan.test_items is not None else range(plan.test_count)
+    # query q of a subset's pass asks item items[q % n] in repeat q // n: the full run's query repeat·T + item
+    n = plan.test_count
+    twins = [(q // n) * count + items[q % n] for q in range(plan.queries_per_pass)]
+    wanted = [range(plan.queries_per_pass) if only is None else only[p] for p in range(len(plan.passes))]
+    written = plan_requests(full, source, rendered, segments=segments,
+                            only=[sorted(twins[q] for q in positions) for positions in wanted])
+    requests: List[Request] = []
+    start = 0
+    for number, positions in enumerate(wanted):
+        chunk = written[start:start + len(positions)]
+        start += len(positions)
+        if not chunk:
+            continue
+        first = number * full.queries_per_pass
+        by_twin = {r.query_index - first: r for r in chunk}
+        mine = [by_twin[twins[q]] for q in positions]
+        requests += requests_of([r.prompt for r in mine], chunk[0].label_space, plan.benchmark, plan.dataset,
+                                number * plan.queries_per_pass, number,
+                                [r.segments for r in mine] if segments else None, list(positions))
     return requests
 
 

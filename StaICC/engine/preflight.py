@@ -27,8 +27,9 @@ def check_experimentor(experimentor) -> None:
         raise ValueError(f"the test set is empty{where(name)}; nothing to evaluate")
     if expected_calibration_error_1 in experimentor.metrics.values() and queries < ECE_BINS:
         limited = experimentor.test_count() < len(triplet.test)
-        fix = (f"evaluate at least {-(-ECE_BINS // experimentor.repeat_times)} test items (--limit)" if limited
-               else "give the split a larger test part")
+        least = -(-ECE_BINS // experimentor.repeat_times)
+        fix = (f"evaluate at least {least} test items (--limit {least}, --lite-items {least} or a larger --lite)"
+               if limited else "give the split a larger test part")
         raise ValueError(f"{experimentor.test_count()} test rows x {experimentor.repeat_times} repeats = {queries} "
                          f"queries{where(name)}, but the expected calibration error needs at least {ECE_BINS} (one "
                          f"per confidence bin); {fix}")

@@ -150,11 +150,14 @@ def _count_plan(works: List[Work], backends: List[Any], chosen: List[Any], run: 
     """A dry run of a query plan: the distinct requests are the plan's; only those are written, and only
     when a cache must be asked which of them it answers."""
     run.counts["prompts"] += sum(w.plan.total for w, b in zip(works, backends) if b is not None)
-    if run.cache is None:
+    measuring = getattr(run.selection, "measure", None) is not None
+    if run.cache is None and not measuring:
         run.counts["distinct"] += sum(len(q) for passes in chosen if passes is not None for q in passes)
         return []
     requests = _written(works, backends, chosen, run)
-    batches = distinct_requests(works, requests, backends, distinct=True, in_text_order=False)
+    # measured: batched as the run would send them (one per dataset in text order to a backend sharing prefixes)
+    in_text_order = measuring and run.distinct and any(getattr(b, "shares_prefixes", False) for b in backends)
+    batches = distinct_requests(works, requests, backends, distinct=True, in_text_order=in_text_order)
     run.counts["distinct"] += sum(len(b.requests) for b in batches)
     _count_cached(batches, run)
     return []
@@ -216,12 +219,16 @@ def _ask_and_summarize(works: List[Work], requests: List[List[Request]], answers
 
 
 def _count_cached(batches: List[Batch], run: _Run) -> None:
-    """A dry run: how many of the distinct requests the cache already answers (the model is not built)."""
-    if run.cache is None:
-        return
+    """A dry run: how many of the distinct requests the cache already answers (the model is not built), and
+    the rest handed to the selection's ``measure``."""
+    measure = getattr(run.selection, "measure", None)
     for batch in batches:
-        found = run.cache.lookup(batch.backend.fingerprint(), batch.requests)
-        run.counts["cached"] += sum(answer is not None for answer in found)
+        found: Sequence[Any] = [None] * len(batch.requests)
+        if run.cache is not None:
+            found = run.cache.lookup(batch.backend.fingerprint(), batch.requests)
+            run.counts["cached"] += sum(answer is not None for answer in found)
+        if measure is not None:
+            measure(batch.backend, [r for r, answer in zip(batch.requests, found) if answer is None])
 
 
 def _write_out(works: List[Work], backends: List[Any], requests: List[List[Request]], policy: AnswerPolicy) -> None:

@@ -24,15 +24,18 @@ full run, and the metrics are computed on the subset.  Three ways to make one:
   dataset not named keeps all its items;
 - ``QuerySubset.picked(pick, description)``: ``pick(benchmark, dataset, labels)`` returns
   the test indexes to evaluate (``labels``: the label index of each test item, so a seeded,
-  label-stratified sample can be drawn; return None to keep every item).
+  label-stratified sample can be drawn; return None to keep every item);
+- ``QuerySubset.lite(fraction)`` / ``QuerySubset.lite(items=n)``: a lite run's seeded,
+  label-stratified subset (:class:`~StaICC.sampling.lite.LiteSample`), the same for every
+  model and run.
 
 What to do with the answers (the runner's ``policy``): :class:`AnswerPolicy` —
 ``summarize`` (the results; ``False``: the answers only go to the cache, as a shard's do)
 and ``write_out`` (print the first N prompts of each sub-benchmark and dataset as the
 runner writes them).
 """
-from dataclasses import dataclass
-from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from ..validation import check_int
 
@@ -81,9 +84,14 @@ class Nothing:
     """A dry run: plan, write and count through the runner's own dedup; ask nothing.
 
     ``shard``: count only that shard's part (its plan, and so its digest, as the shard makes it).
+    ``measure(backend, requests)``: called with each batch of requests the run would ask the
+    backend (distinct, not in the cache, in the order the run asks them): what a cost estimate
+    counts (:mod:`StaICC.backends.token_counts`).  Without it, and without a cache, no prompt
+    is written.
     """
 
     shard: Optional[Shard] = None
+    measure: Optional[Callable[[Any, Sequence[Any]], None]] = field(default=None, compare=False)
 
 
 Selection = Union[Everything, Shard, Nothing]
@@ -115,6 +123,19 @@ class QuerySubset:
                             f"{type(pick).__name__}")
         return cls(pick=pick, description=description)
 
+    @classmethod
+    def lite(cls, fraction: Optional[float] = None, *, items: Optional[int] = None) -> "QuerySubset":
+        """A lite run's items: ``fraction`` of each (sub-benchmark, dataset)'s test items, or ``items`` of them."""
+        from ..sampling.lite import LiteSample
+        sample = LiteSample(fraction, items)
+        return cls.picked(sample, sample.description)
+
+    @property
+    def lite_sample(self) -> Any:
+        """The :class:`~StaICC.sampling.lite.LiteSample` of a lite run's subset (None for any other subset)."""
+        from ..sampling.lite import LiteSample
+        return self.pick if isinstance(self.pick, LiteSample) else None
+
     def items_for(self, benchmark: str, dataset: str, labels: Sequence[int]) -> Optional[Tuple[int, ...]]:
         """The test indexes ``benchmark`` evaluates on ``dataset`` (None: every item); ``labels``: one per test item."""
         if self.first_count is not None:
@@ -130,6 +151,8 @@ class QuerySubset:
         """What the results' departures from the standard say about this subset."""
         if self.first_count is not None:
             return f"limited to the first {self.first_count} test items"
+        if self.lite_sample is not None:  # the same words on every dataset: one notice line for the run
+            return self.description
         return f"evaluated {evaluated} of {available} test items ({self.description})"
 
 

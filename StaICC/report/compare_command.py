@@ -87,6 +87,14 @@ def compare_command(args) -> int:
 def _compare(args, status) -> int:
     from ..backends.numerics import comparison_notes
     runs = _load(args, status)
+    from ..stats.lite_run import lite_pairing
+    for run in runs[1:]:  # a lite run pairs with a lite run on the same items only
+        refusal, note = lite_pairing(runs[0], run)
+        if refusal is not None:
+            raise CommandError(refusal)
+        if note is not None:
+            status.done()
+            sys.stderr.write(f"{PROG} compare: note: {note}\n")
     for run in runs[1:]:  # what the runs' arithmetic makes of their differences, before any number
         for line in comparison_notes(runs[0].provenance, run.provenance, f"{runs[0].label} vs {run.label}"):
             status.done()

@@ -59,7 +59,12 @@ def format_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
 # tables of runs and comparisons (rendered by .render, .latex and .html)
 # ----------------------------------------------------------------------------
 def run_tables(run, estimates=None) -> List[Table]:
-    """One table per sub-benchmark of a run: datasets x metrics, with intervals when estimated."""
+    """One table per sub-benchmark of a run: datasets x metrics, with intervals when estimated (a lite run:
+    the estimates of the full run it recorded, :mod:`.lite_tables`)."""
+    lite = run.provenance.get("lite") if isinstance(run.provenance, dict) else None
+    if isinstance(lite, dict):
+        from .lite_tables import lite_tables
+        return lite_tables(lite, [(name, name, part.results) for name, part in run.parts.items()], run.model_name())
     tables = []
     for name, part in run.parts.items():
         est = estimates.parts.get(name) if estimates is not None else None

@@ -97,6 +97,15 @@ class Demonstrations:
         """The test indexes a run evaluates, in order."""
         return range(len(self.triplet.test)) if self.test_items is None else self.test_items
 
+    def full_run(self) -> Optional[Tuple[int, Tuple[Tuple[int, ...], ...]]]:
+        """When a subset of the test items is evaluated: (the full run's test count, every query's rows in the full
+        run), so that the subset's prompts can be written over the full run's label-noise and pseudo-query
+        streams; None otherwise."""
+        if self.test_items is None:
+            return None
+        sampler = self.current_sampler()
+        return len(self.triplet.test), tuple(tuple(sampler[q]) for q in range(self.query_count()))
+
     def plan_rows(self) -> Tuple[Tuple[int, ...], ...]:
         """The rows a run reads, repeat-major over the evaluated test items (each item's rows of a full run)."""
         sampler = self.current_sampler()

@@ -146,7 +146,7 @@ class single_experimentor(OriginalAccessors):
         """The frozen description of what a run sends now."""
         rows = self.demonstrations.plan_rows()
         return RunPlan(self.benchmark, self.dataset_name, self.test_count(), rows, tuple(self.procedure.passes()),
-                       self.demonstrations.test_items)
+                       self.demonstrations.test_items, self.demonstrations.full_run())
 
     def requests(self):
         plan = self.plan()

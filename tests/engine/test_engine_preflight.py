@@ -59,7 +59,7 @@ def test_a_limit_below_the_calibration_error_minimum_says_how_many_items():
         warnings.simplefilter("ignore", TamperingWarning)
         bench = Normal(datasets=[tiny((5, 10, 20))], k=2)
         bench.limit_test_items(3)
-    refused(bench, r"3 test rows x 2 repeats = 6 queries .*evaluate at least 5 test items \(--limit\)")
+    refused(bench, r"3 test rows x 2 repeats = 6 queries .*evaluate at least 5 test items \(--limit 5, --lite-items 5 or a larger --lite\)")
 
 
 def test_the_bias_diagnoses_without_the_calibration_error_accept_few_queries():

@@ -1,0 +1,106 @@
+"""``staicc run --lite FRACTION`` / ``--lite-items N``: a lite run's arguments, estimates and tables.
+
+The arguments are checked with the others, before any model loads: a share outside
+(0, 1], a lite run with ``--limit`` or ``--methods``, or a machine without NumPy (which the
+estimates need) is a one-line argument error.  After the run, the estimates of the full
+run's numbers (:mod:`StaICC.stats.lite_run`) are printed instead of the subset's own
+numbers, and recorded in ``results.json`` under ``provenance.lite``.
+"""
+import argparse
+from typing import Any, Dict, List, Optional, Tuple
+
+from .common import ArgumentError, as_argument_error, one_line
+
+
+def add_lite_arguments(p: Any) -> None:
+    p.add_argument("--lite", metavar="FRACTION",
+                   help="lite run: ask a seeded, label-stratified FRACTION of every sub-benchmark's test items (the "
+                        "same items for every model and run, e.g. 0.125) and print each standard metric as an "
+                        "estimate of the full run's value with its interval (needs NumPy; non-standard)")
+    p.add_argument("--lite-items", type=int, metavar="N",
+                   help="lite run on N test items of each sub-benchmark and dataset, drawn as --lite draws them: a "
+                        "stratified smoke run whose numbers are estimates of the full run")
+
+
+def lite_sample(args: argparse.Namespace) -> Optional[Any]:
+    """The run's :class:`~StaICC.sampling.lite.LiteSample` (None: not a lite run), every conflict refused."""
+    text, items = getattr(args, "lite", None), getattr(args, "lite_items", None)
+    if text is None and items is None:
+        return None
+    if text is not None and items is not None:
+        raise ArgumentError("--lite and --lite-items both choose a lite run's items; give one")
+    if args.limit is not None:
+        flag = "--lite" if text is not None else "--lite-items"
+        raise ArgumentError(f"{flag} with --limit: both choose the test items; a lite run's items are already a "
+                            "stratified sample (leave --limit out)")
+    from ..sampling.lite import LiteSample
+    if text is not None:
+        try:
+            fraction = float(text)
+        except ValueError:
+            raise ArgumentError(f"--lite must be a fraction of the test items in (0, 1], e.g. 0.125; got "
+                                f"{one_line(text)!r}") from None
+        if not 0 < fraction <= 1:
+            hint = f" (for {text} items of each dataset use --lite-items {text})" if fraction > 1 and \
+                fraction.is_integer() else ""
+            raise ArgumentError(f"--lite must be a fraction of the test items in (0, 1], e.g. 0.125; got "
+                                f"{one_line(text)}{hint}")
+        sample = LiteSample(fraction=fraction)
+    else:
+        if items < 1:
+            raise ArgumentError(f"--lite-items must be a positive integer, got {items}")
+        sample = LiteSample(items=items)
+    from ..stats.lite_run import require_numpy
+    as_argument_error(require_numpy)
+    return sample
+
+
+def lite_run_section(config: Any, backend: Any, suite: Dict[str, Any], planned: Dict[str, Any],
+                     result: Any) -> Tuple[Any, Dict[str, Any]]:
+    """(the estimates, the ``provenance.lite`` section) of a finished lite run, with the full run's counts."""
+    from dataclasses import replace
+
+    from ..stats.lite_run import full_run_counts, lite_section
+    from .run_config import build_suite_of
+    full = full_run_counts(backend, build_suite_of(replace(config, test_items=None)))
+    return lite_section(result, config.test_items.lite_sample, suite, planned, full_counts=full)
+
+
+def counts_line(section: Dict[str, Any]) -> str:
+    """The lite run's prompts against the full run's: what the lite run saved."""
+    mine, full = section["prompts"], section.get("full_run")
+    line = f"lite run: {mine['prompts']} prompts, {mine['distinct']} distinct"
+    if full:
+        ratio = full["distinct"] / mine["distinct"] if mine["distinct"] else float("inf")
+        line += (f"; the full run: {full['prompts']} prompts, {full['distinct']} distinct: {ratio:.1f}x fewer "
+                 "prompts to ask")
+    return line
+
+
+def print_lite_tables(result: Any, section: Dict[str, Any], config: Any, model: str) -> None:
+    """Each sub-benchmark's estimates (the subset's own numbers are only in results.json)."""
+    from ..report.lite_tables import lite_tables
+    from ..report.render import render_text
+    from ..subbenchmarks.spec import parts_of
+    parts: List[Tuple[str, str, Any]] = []
+    for name, bench_result in result.items():
+        pairs = parts_of(name)
+        compound = not (len(pairs) == 1 and pairs[0][1] == name)
+        for key, part_name in pairs:
+            part = bench_result[key] if compound else bench_result
+            parts.append((part_name, f"{name}/{key}" if compound else name, part))
+    for table in lite_tables(section, parts, f"{model}, k={config.k}"):
+        print(render_text(table))
+        print()
+
+
+def dry_run_line(config: Any, backend: Any, metadata: Dict[str, Any]) -> str:
+    """A lite dry run's prompts against the full run's (counted by a second dry run, no prompt written)."""
+    from dataclasses import replace
+
+    from ..stats.lite_run import full_run_counts
+    from .run_config import build_suite_of
+    full = full_run_counts(backend, build_suite_of(replace(config, test_items=None)))
+    section = {"prompts": {"prompts": metadata["prompts"], "distinct": metadata["distinct_prompts"]},
+               "full_run": full}
+    return f"{counts_line(section)} ({config.test_items.lite_sample.description})"

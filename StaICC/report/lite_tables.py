@@ -1,0 +1,109 @@
+"""A lite run's tables: every standard number as an estimate of the full run's, with its interval.
+
+A lite run's own results are those of a subset of the test items; what a reader wants is
+the full run's value.  These tables show only the estimates (:mod:`StaICC.stats.lite`):
+``estimate [low, high]`` per dataset and averaged, "not estimable" where the coverage study
+does not vouch for an interval at the run's share of the items, and a title, a banner and
+notes that say so, so that no one takes them for a full run's numbers.  Used by
+``staicc run --lite`` and, for a run whose ``results.json`` records a lite section, by
+``staicc report`` in every format (one table per sub-benchmark, as :func:`~.tables.run_tables`).
+"""
+from typing import Any, Dict, List, Sequence, Tuple
+
+from ..results import flatten
+from .cells import Cell, Table, format_number
+from .names import metric_label
+
+NOT_ESTIMABLE = "not estimable"
+#: where the coverage study that decides what is estimable is written
+COVERAGE_STUDY = "benchmarks/results/lite_coverage.txt"
+
+
+def share_text(section: Dict[str, Any]) -> str:
+    """How much of the test items a lite run asked: "12.5 % of the test items" or "64 test items each"."""
+    from ..sampling.lite import percent
+    if section.get("fraction") is not None:
+        return f"{percent(section['fraction'])} of the test items"
+    return f"{section.get('items')} test items of each sub-benchmark and dataset"
+
+
+def lite_banner(section: Dict[str, Any]) -> str:
+    estimates = section.get("estimates", {})
+    return (f"LITE RUN ({share_text(section)}): every number is an estimate of the FULL run's value with its "
+            f"{estimates.get('level', 0.95):.0%} interval, not a full run's number")
+
+
+def lite_tables(section: Dict[str, Any], parts: Sequence[Tuple[str, str, Dict[str, Any]]], model: str) -> List[Table]:
+    """One table per part: ``parts`` holds (part name, table label, the part's own result dict)."""
+    estimates = section.get("estimates", {})
+    by_part = estimates.get("benchmarks", {})
+    return [_part_table(section, name, label, result, by_part.get(name, {}), model) for name, label, result in parts]
+
+
+def _part_table(section: Dict[str, Any], name: str, label: str, result: Dict[str, Any],
+                found: Dict[str, Dict[str, Any]], model: str) -> Table:
+    divided = result.get("Divided results", {}) if isinstance(result, dict) else {}
+    columns: List[str] = []
+    for row in list(found.values()):
+        columns.extend(m for m in row if m not in columns)
+    unstudied = [m for value in list(divided.values()) + [result.get("Averaged results", {})]
+                 for m in flatten(value) if m not in columns]
+    unstudied = list(dict.fromkeys(unstudied))
+    rows: List[List[Any]] = []
+    missing: Dict[str, List[str]] = {}
+    for dataset in list(divided) + ["Averaged"]:
+        row_estimates = found.get(dataset, {})
+        row: List[Any] = [dataset]
+        for metric in columns:
+            entry = row_estimates.get(metric)
+            row.append(_cell(entry))
+            if entry is not None and not entry.get("estimable", True):
+                missing.setdefault(metric, []).append(dataset)
+        rows.append(row)
+    title = f"{label}: lite run ({share_text(section)}): estimates of the full run (model {model})"
+    return Table(title, ["dataset"] + [metric_label(name, c) for c in columns], rows,
+                 _notes(section, name, columns, missing, unstudied, len(divided)), banner=[lite_banner(section)])
+
+
+def _cell(entry: Any) -> Any:
+    """An estimate with its interval; a vector's elements each with theirs; "not estimable"; "" when absent."""
+    if entry is None:
+        return ""
+    if not entry.get("estimable", True):
+        return NOT_ESTIMABLE
+    value, low, high = entry.get("value"), entry.get("low"), entry.get("high")
+    if isinstance(value, list):
+        return ", ".join(f"{format_number(v)} [{format_number(a)}, {format_number(b)}]"
+                         for v, a, b in zip(value, low or [], high or []))
+    return Cell(value, low, high)
+
+
+def _notes(section: Dict[str, Any], name: str, columns: List[str], missing: Dict[str, List[str]],
+           unstudied: List[str], datasets: int) -> List[str]:
+    from ..stats.lite import REQUIRED_COVERAGE
+    estimates = section.get("estimates", {})
+    notes = [f"Estimates of the full run: each metric on the stratified subset, items weighted by their label's "
+             f"share of the full test set; {estimates.get('level', 0.95):.0%} intervals from a stratified bootstrap "
+             f"with the finite-population correction ({estimates.get('resamples')} resamples, seed "
+             f"{estimates.get('seed')})."]
+    if missing:
+        said = []
+        for metric in columns:
+            rows = missing.get(metric)
+            if rows:
+                said.append(f"{metric_label(name, metric)} ({_rows_text(rows, datasets)})")
+        notes.append(f"not estimable at this share: {'; '.join(said)}: the coverage study ({COVERAGE_STUDY}) found "
+                     f"less than {REQUIRED_COVERAGE:.0%} coverage of the full run's value there; run these in full.")
+    if unstudied:
+        notes.append(f"not estimated: {', '.join(metric_label(name, m) for m in unstudied)} (outside the coverage "
+                     "study); the subset's own values are in results.json.")
+    return notes
+
+
+def _rows_text(rows: List[str], datasets: int) -> str:
+    """Where a metric is not estimable, in words: every row, every dataset, the averaged row, or the datasets."""
+    named = [r for r in rows if r != "Averaged"]
+    if len(named) == datasets and datasets > 1:
+        return "every row" if "Averaged" in rows else "every dataset"
+    words = named + (["the averaged row"] if "Averaged" in rows else [])
+    return ", ".join(words)

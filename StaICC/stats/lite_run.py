@@ -1,0 +1,168 @@
+"""Lite runs end to end: a stratified share of the test items asked, every standard number estimated.
+
+``run_lite(f, 0.125)`` (``staicc run --lite 0.125``) asks the seeded, label-stratified 12.5 %
+of every sub-benchmark's test items (:class:`~StaICC.sampling.lite.LiteSample`; the same items
+for every model and run), through the one runner, and estimates each standard metric of the
+*full* run from them with its interval (:func:`~StaICC.stats.lite.lite_estimates`; a metric
+the coverage study does not vouch for at that share is "not estimable", with the reason).
+
+The estimates need each (sub-benchmark, dataset)'s full test labels (their shares weight
+the subset's items), which the built sub-benchmarks hold: :func:`populations`.  What a lite
+run records beside its results (:func:`lite_section`, ``provenance["lite"]`` of
+``results.json``): the sample, the departure from the standard, the items' SHA-256 (two lite
+runs with the same digest evaluated the same items) and the estimates.  The estimates need
+NumPy; :func:`require_numpy` says so before anything is asked.
+"""
+import hashlib
+import json
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from .bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+
+#: the extra that installs what the estimates need
+LITE_EXTRA = "stats"
+
+
+def require_numpy() -> None:
+    """Refuse a lite run, before anything is asked, where NumPy (which the estimates need) is missing."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError as error:
+        from ..extras import install_hint
+        raise ImportError(f"a lite run's estimates need the optional dependency 'numpy', which is not installed "
+                          f"({error}). Install it with: {install_hint(LITE_EXTRA)}") from None
+
+
+def sample_of(lite: Any) -> Any:
+    """A :class:`~StaICC.sampling.lite.LiteSample` from a fraction (a float), or a sample itself."""
+    from ..sampling.lite import LiteSample
+    if isinstance(lite, LiteSample):
+        return lite
+    return LiteSample(fraction=lite)
+
+
+def populations(suite: Dict[str, Any]) -> Dict[Tuple[str, str], List[int]]:
+    """(part name, dataset) -> the full test labels of every part of a built suite (what the estimates weight by)."""
+    from ..subbenchmarks.suite import suite_parts
+    found: Dict[Tuple[str, str], List[int]] = {}
+    for name, bench in suite.items():
+        for _key, part_name, part in suite_parts(name, bench):
+            for experimentor in part.get_experimentors():
+                found[(part_name, experimentor.dataset_name)] = experimentor.triplet_dataset.test.label_indexes()
+    return found
+
+
+def items_sha256(planned: Dict[str, Sequence[Any]]) -> str:
+    """SHA-256 of the test items each (part, dataset) evaluates: equal digests, the same items."""
+    items = sorted([work.part, work.dataset, list(work.plan.test_items or ())]
+                   for works in planned.values() for work in works)
+    return hashlib.sha256(json.dumps(items, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def estimate(records: Any, sample: Any, full: Dict[Tuple[str, str], List[int]], *,
+             resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL) -> Any:
+    """The :class:`~StaICC.stats.lite.LiteResult` of a lite run's records.
+
+    A fraction is the share of every part's items; with a number of items, each part is
+    estimated at its smallest share over its datasets (a metric reported at a share is
+    reported at every larger one), and the result's ``fraction`` is the smallest of all.
+    """
+    from .lite import LiteResult, lite_estimates
+    if sample.fraction is not None:
+        return lite_estimates(records, sample.fraction, full, resamples=resamples, seed=seed, level=level)
+    by_part: Dict[str, List[Any]] = {}
+    for record in records:
+        by_part.setdefault(record["benchmark"], []).append(record)
+    estimates: Dict[str, Any] = {}
+    shares = []
+    for part, part_records in by_part.items():
+        share = min(sample.share_of(len(labels)) for (name, _), labels in full.items() if name == part)
+        shares.append(share)
+        found = lite_estimates(part_records, share, full, resamples=resamples, seed=seed, level=level)
+        estimates.update(found.estimates)
+    return LiteResult(min(shares) if shares else 1.0, resamples, seed, level, estimates)
+
+
+def lite_section(result: Any, sample: Any, suite: Dict[str, Any], planned: Dict[str, Sequence[Any]], *,
+                 resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL,
+                 full_counts: Optional[Dict[str, int]] = None) -> Tuple[Any, Dict[str, Any]]:
+    """(the estimates, what a lite run records beside its results: the sample, the departure, the items'
+    digest, the counts against the full run's when known, and the estimates as a dict)."""
+    found = estimate(result.records, sample, populations(suite), resamples=resamples, seed=seed, level=level)
+    section: Dict[str, Any] = {
+        "standard": False, "departure": sample.description, "fraction": sample.fraction, "items": sample.items,
+        "items_sha256": items_sha256(planned),
+        "prompts": {"prompts": result.metadata["prompts"], "distinct": result.metadata["distinct_prompts"]},
+        "estimates": found.to_dict()}
+    if full_counts:
+        section["full_run"] = dict(full_counts)
+    return found, section
+
+
+def full_run_counts(model: Any, suite: Dict[str, Any]) -> Dict[str, int]:
+    """Prompts and distinct prompts of the full run of ``suite`` (built without a subset), counted by a dry run."""
+    from ..engine.selection import Nothing
+    from ..subbenchmarks.suite import run_suite
+    counted = run_suite(model, suite=suite, selection=Nothing()).metadata
+    return {"prompts": counted["prompts"], "distinct": counted["distinct_prompts"]}
+
+
+def run_lite(model: Any, lite: Union[float, Any] = 0.125, benchmarks: Union[str, Sequence[str]] = "all",
+             datasets: Optional[Sequence[Any]] = None, k: Optional[int] = None, cache: Any = None, *,
+             resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL,
+             **options: Any) -> Any:
+    """A lite run: ``run_suite`` on the lite items, with every standard number estimated for the full run.
+
+    ``lite``: the fraction of each sub-benchmark's test items (0.125: 12.5 %), or a
+    :class:`~StaICC.sampling.lite.LiteSample` (``LiteSample(items=64)``: 64 items each).
+    ``benchmarks``, ``datasets``, ``k``, ``cache`` and ``options`` are :func:`run_suite`'s;
+    ``resamples``, ``seed`` and ``level`` the intervals'.  Returns run_suite's result (the
+    subset's own numbers, marked non-standard) with ``result.lite`` (the
+    :class:`~StaICC.stats.lite.LiteResult`) and ``result.metadata["lite"]`` (what
+    ``results.json`` records); NumPy is needed, and checked before anything is asked.
+    """
+    from ..engine.selection import QuerySubset
+    from ..standard import DEFAULT_K
+    from ..subbenchmarks.suite import build_suite, plan_suite, run_suite
+    from ..backends.base import as_backend
+    from .bootstrap import _check_options
+    sample = sample_of(lite)
+    require_numpy()
+    _check_options(resamples, level, seed)
+    if "test_items" in options:
+        raise ValueError("run_lite chooses the test items itself; leave test_items out")
+    run_options = {key: options.pop(key) for key in ("progress", "requests_per_call", "prediction_kind")
+                   if key in options}
+    backend = as_backend(model, batched=options.pop("batched", False), model_id=options.pop("model_id", None),
+                         prediction_kind=run_options.pop("prediction_kind", None))
+    suite = build_suite(benchmarks, datasets, DEFAULT_K if k is None else k,
+                        test_items=QuerySubset.lite(sample.fraction, items=sample.items), **options)
+    planned = plan_suite(backend, suite)
+    result = run_suite(backend, suite=suite, planned=planned, cache=cache, **run_options)
+    result.lite, result.metadata["lite"] = lite_section(result, sample, suite, planned, resamples=resamples,
+                                                        seed=seed, level=level)
+    return result
+
+
+def _share(section: Dict[str, Any]) -> str:
+    from ..sampling.lite import percent
+    return f"{percent(section['fraction'])} of the test items" if section.get("fraction") is not None else \
+        f"{section.get('items')} test items each"
+
+
+def lite_pairing(a: Any, b: Any) -> Tuple[Optional[str], Optional[str]]:
+    """(why two loaded runs cannot be compared, a note on how they are): a lite run compares paired with a
+    lite run on the same items only; a full run is not its pair (their items differ)."""
+    la, lb = (run.provenance.get("lite") if isinstance(run.provenance, dict) else None for run in (a, b))
+    if not la and not lb:
+        return None, None
+    if la and lb:
+        if la.get("items_sha256") == lb.get("items_sha256"):
+            return None, (f"{a.label} and {b.label} are lite runs on the same test items ({_share(la)}): compared "
+                          "paired over those items; the values are the subset's own, not estimates of the full run")
+        return (f"{a.label} ({_share(la)}) and {b.label} ({_share(lb)}) are lite runs on different test items, so "
+                "they are not paired; compare lite runs made with the same --lite (or --lite-items) and datasets"), \
+            None
+    lite, full = (a, b) if la else (b, a)
+    return (f"{lite.label} is a lite run ({_share(lite.provenance['lite'])}) and {full.label} a full run: their "
+            "test items differ, so they are not paired; compare two lite runs at the same share, or two full runs"), None
