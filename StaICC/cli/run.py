@@ -41,8 +41,9 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars on stderr")
     p.add_argument("--dry-run", action="store_true",
                    help="check everything and count the prompts to ask (distinct, already cached); no inference")
-    p.add_argument("--shard", metavar="I/N", help="ask only shard I of N of the distinct prompts and store the "
-                   "answers in --cache; merge the shard caches with `staicc cache merge` (see docs/scaling.md)")
+    p.add_argument("--shard", metavar="I/N", help="ask only shard I of N of the distinct prompts (I counts from 0: "
+                   "--shard 0/2 and --shard 1/2 are the two halves) and store the answers in --cache; merge the "
+                   "shard caches with `staicc cache merge` (see docs/scaling.md)")
     p.add_argument("--shard-unit", choices=("query", "call"), default="query",
                    help="what a shard takes whole: a query with all its passes (default; shares prefixes) or a "
                         "backend call of the one-process run (numbers identical to it at any --batch-size)")
