@@ -6,8 +6,8 @@
 Every command, its synopsis and each option with its help text come from ``StaICC.cli.full_parser()``
 (and ``StaICC.cli.main_job.build_parser()`` for ``staicc`` alone), so the reference says what
 ``--help`` says. ``tests/tools/test_cli_reference.py`` regenerates the text and compares it with the
-committed file: after changing a parser, run the first command above. The README's table of commands
-is :func:`commands_table`; the same test checks it.
+committed file: after changing a parser, run the first command above. The same test checks that the
+README names every command.
 """
 import argparse
 import os
@@ -38,7 +38,7 @@ Exit statuses: 0 done; 1 an error while working (a run directory that cannot be 
 failed shard), with one line saying what and where; 2 an argument error, before any work; 3 `staicc compare
 --fail-if` found a condition that holds; 130 interrupted (Ctrl-C), with the answers given so far in the
 cache if one was used. What each command writes and prints is described in the guides linked from
-[README.md](../README.md#documentation).
+[README.md](../README.md#where-next).
 
 This file is generated from the argument parsers by `python tools/cli_reference.py`; a test regenerates it
 and fails when it differs, so do not edit it by hand.
