@@ -57,7 +57,7 @@ DEFAULT_TOKEN_BUDGET_CPU = 4096
 DEFAULT_TOKEN_BUDGET_GPU = 65536
 #: packing="auto" (see the class docstring); a mode is the default only where it was measured faster
 DEFAULT_PACKING_CPU = "prefix"
-DEFAULT_PACKING_GPU = "prefix"
+DEFAULT_PACKING_GPU = "tree"
 #: bytes of float32 logits that one batch may materialise (the kept positions × vocabulary)
 DEFAULT_LOGITS_BUDGET_BYTES = 1 << 30
 

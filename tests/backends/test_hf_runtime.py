@@ -1,6 +1,7 @@
 """The hf backend on this machine: folders that are not models (one line each), the CPU thread rule and its
 record in provenance, and transformers' loading bar under --progress / --no-progress."""
 import fcntl
+import importlib.metadata
 import json
 import os
 import pty
@@ -131,11 +132,15 @@ def stderr_on_a_terminal(arguments):
     return seen
 
 
+TRANSFORMERS_DRAWS_A_LOADING_BAR = int(importlib.metadata.version("transformers").split(".")[0]) >= 5
+
+
 def test_transformers_loading_bar_follows_the_progress_flags(model_dir):
     arguments = RUN + ["--model-args", f"pretrained={model_dir}"]
     logged = run_staicc(arguments)  # stderr is a file: no bar, as for StaICC's own
     assert logged.returncode == 0 and b"Loading weights" not in logged.stderr
-    assert b"Loading weights" in stderr_on_a_terminal(arguments)
+    if TRANSFORMERS_DRAWS_A_LOADING_BAR:  # transformers 4.x draws one only for sharded checkpoints
+        assert b"Loading weights" in stderr_on_a_terminal(arguments)
     quiet = stderr_on_a_terminal(arguments + ["--no-progress"])
     assert b"Loading weights" not in quiet and b"Normal TREC" not in quiet
 
