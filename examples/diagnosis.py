@@ -1,7 +1,7 @@
 """Diagnose an inference function: bias, label-noise, template and demonstration sensitivity.
 
 Runs every StaICC-Diag sub-benchmark on two datasets with the built-in lexical model
-and prints one table per diagnosis.  Each one is described in the README.
+and prints one table per diagnosis.  Each one is described in docs/standard.md.
 """
 import time
 

@@ -1,4 +1,4 @@
-"""Command line: ``staicc run|compare|report|tasks`` and, with no command, the built-in main job.
+"""Command line: ``staicc run|compare|report|tasks|batch|cache|export`` and, with no command, the built-in main job.
 
 ``python -m StaICC`` (no arguments) prints the Normal table of the built-in lexical model,
 as it always did; the original flags (``--benchmark``, ``--k``, ``--json`` ...) still work.
@@ -7,7 +7,7 @@ sub-benchmarks and writes a run directory.  Every argument is checked before any
 inference: a bad one prints one line and exits with status 2.
 """
 import sys
-from typing import List, Optional
+from typing import Any, List, Optional, Tuple
 
 from .common import ArgumentError, OneLineParser, one_line  # noqa: F401  (the CLI's error type, importable here)
 
@@ -34,12 +34,29 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 def _command(argv: List[str]) -> int:
     """Parse and run one command; only that command's modules are imported (``staicc run`` reads no statistics)."""
-    parser = OneLineParser(prog="staicc", description="The StaICC benchmark: run models, compare runs, report.")
-    sub = parser.add_subparsers(dest="command", parser_class=OneLineParser)
+    parser, sub = _top_parser()
     _add_parser(argv[0], sub)
     args = parser.parse_args(argv)
     args.argv = argv  # a launcher runs the same command once per shard
     return args.func(args)
+
+
+def full_parser() -> OneLineParser:
+    """``staicc`` with the parser of every command, for the generated reference (``tools/cli_reference.py``).
+
+    ``main`` builds only the parser of the command it runs, so that a command imports only its own
+    modules; this builds them all, so it imports every command's modules.
+    """
+    parser, sub = _top_parser()
+    for command in COMMANDS:
+        _add_parser(command, sub)
+    return parser
+
+
+def _top_parser() -> Tuple[OneLineParser, Any]:
+    """The ``staicc COMMAND`` parser and its sub-command action, without any command yet."""
+    parser = OneLineParser(prog="staicc", description="The StaICC benchmark: run models, compare runs, report.")
+    return parser, parser.add_subparsers(dest="command", parser_class=OneLineParser)
 
 
 def _add_parser(command: str, sub) -> None:

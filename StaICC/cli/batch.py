@@ -1,4 +1,4 @@
-"""``staicc batch export|import``: a run's distinct prompts through the OpenAI Batch API (or ``vllm run-batch``).
+"""``staicc batch export|import``: a run's distinct prompts through the OpenAI Batch API.
 
 ``export`` plans the run exactly as ``staicc run`` would (same arguments) and writes the
 requests not yet in ``--cache`` as Batch-API JSONL; ``import`` plans the same run again,

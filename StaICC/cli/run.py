@@ -46,8 +46,9 @@ def add_run_parser(sub: Any) -> None:
                    help="check everything and count the prompts to ask (distinct, already cached) and, for the hf "
                         "backend, their tokens with the model's tokenizer (the weights are not loaded); no inference")
     add_cost_arguments(p)
-    p.add_argument("--shard", metavar="I/N", help="ask only shard I of N of the distinct prompts and store the "
-                   "answers in --cache; merge the shard caches with `staicc cache merge` (see docs/scaling.md)")
+    p.add_argument("--shard", metavar="I/N", help="ask only shard I of N of the distinct prompts (I counts from 0: "
+                   "--shard 0/2 and --shard 1/2 are the two halves) and store the answers in --cache; merge the "
+                   "shard caches with `staicc cache merge` (see docs/scaling.md)")
     p.add_argument("--shard-unit", choices=("query", "call"), default="query",
                    help="what a shard takes whole: a query with all its passes (default; shares prefixes) or a "
                         "backend call of the one-process run (numbers identical to it at any --batch-size)")

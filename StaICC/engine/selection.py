@@ -70,6 +70,9 @@ class Shard:
         index, sep, count = str(text).partition("/")
         if not sep or not index.strip().isdigit() or not count.strip().isdigit():
             raise ValueError(f"--shard must be I/N with integers 0 <= I < N (for example 0/4), got {text!r}")
+        if int(count) >= 1 and int(index) >= int(count):
+            raise ValueError(f"--shard {text.strip()}: shards count from 0, so I runs from 0 to {int(count) - 1} "
+                             f"(--shard 0/{int(count)} ... {int(count) - 1}/{int(count)})")
         return cls(int(index), int(count), unit)
 
     def check_units(self, units: int, what: str) -> None:

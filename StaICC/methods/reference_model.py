@@ -6,7 +6,7 @@ and scores every label by how much the query's words overlap with the texts of t
 demonstrations carrying that label (cosine of word sets, template words removed), plus a
 bonus when the label word itself appears in the query.  Noisy-channel prompt lists are
 parsed the same way.  It is a baseline for the pipeline, not a language model: numbers
-near chance on hard datasets are expected (README lists them).
+near chance on hard datasets are expected (docs/standard.md lists them).
 """
 import math
 import os

@@ -155,6 +155,7 @@ def _emit(text: str, output: Optional[str]) -> None:
         from ..results.safe_files import write_text
         os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
         write_text(output, text if text.endswith("\n") else text + "\n")
+        print(f"wrote {output}")  # as `staicc run` and `report --html` say what they wrote
     else:
         print(text)
 

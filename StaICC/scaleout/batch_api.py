@@ -1,7 +1,8 @@
 """The OpenAI Batch API: a run's distinct requests as JSONL, and the Batch results read back into a cache.
 
 Export writes one line per HTTP request the ``openai`` backend would send, with the body it
-would send (``vllm run-batch`` reads the same format)::
+would send (``vllm run-batch`` reads the format but serves only the chat route, so only a chat
+generate-mode export goes through it; the log-probability modes' ``/v1/completions`` lines do not)::
 
     {"custom_id": TAG:KEY, "method": "POST", "url": "/v1/chat/completions", "body": {...}}
 

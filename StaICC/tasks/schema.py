@@ -91,7 +91,8 @@ class RunSpec:
     benchmarks: Optional[Tuple[str, ...]] = _doc("benchmarks", "'all' or sub-benchmark names (default: the "
                                                                "command's --benchmarks)")
     k: Optional[int] = _doc("count", "demonstrations per query (default: the command's --k)")
-    retriever: Optional[str] = _doc("name", "zero, fixk, random, bm25, topk, mmr or embedding (non-standard)")
+    retriever: Optional[str] = _doc("name", "zero, fixk, random, bm25, topk, mmr, embedding, votek or dpp "
+                                            "(non-standard)")
     retriever_args: Dict[str, Any] = _doc("table", "the retriever's arguments", None)
     metrics: Tuple[str, ...] = _doc("texts", "extra metrics for Normal, by registry name", ())
 

@@ -133,7 +133,7 @@ def test_more_shards_than_units_are_refused_before_anything_is_allocated(tmp_pat
 
 def test_parse_shard():
     assert Shard.parse("2/4") == Shard(2, 4) and Shard.parse("0/3", "call").unit == "call"
-    for bad, message in (("4/4", "must be <= 3"), ("1", "I/N"), ("a/2", "I/N"), ("0/0", "must be >= 1"),
+    for bad, message in (("4/4", "shards count from 0, so I runs from 0 to 3"), ("1", "I/N"), ("a/2", "I/N"), ("0/0", "must be >= 1"),
                          ("-1/2", "I/N")):
         with pytest.raises(ValueError, match=message):
             Shard.parse(bad)

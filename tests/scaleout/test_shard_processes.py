@@ -168,7 +168,7 @@ def test_ray_local_cluster(model_dir, one_process, tmp_path, capsys):
 
 def test_sharded_arguments_are_checked_before_inference(model_dir, capsys):
     for extra, message in ((["--shard", "0/2"], "--shard needs --cache"),
-                           (["--shard", "2/2", "--cache", "c"], "shard index must be <= 1"),
+                           (["--shard", "2/2", "--cache", "c"], "shards count from 0, so I runs from 0 to 1"),
                            (["--shard", "0/2", "--cache", "c", "--output-dir", "o"], "writes answers to --cache only"),
                            (["--launcher", "ray:shards=x", "--cache", "c"], "shards must be an integer")):
         assert main(run_args(model_dir, *extra)) == 2
