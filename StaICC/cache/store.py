@@ -4,6 +4,7 @@ Opening and verifying the file is inherited from :class:`~StaICC.cache.schema._C
 the encoding of values and the digests come from :mod:`StaICC.cache.codec`.  This module
 holds what a run does with an open cache.
 """
+import contextlib
 import datetime
 import json
 import os
@@ -11,8 +12,8 @@ import sqlite3
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from ..requests import Answer, Request, label_answer
-from .codec import Digests, _crc_prefix, _doubles, _encode, _entry_crc, request_digests
+from ..requests import Answer, Request
+from .codec import Digests, _crc_prefix, _encode, _entry_crc, _stored_answer
 from .schema import _COLLISION, DEFAULT_TIMEOUT, CacheError, _CacheFile
 
 _CHUNK = 500  # keys per ``IN (...)`` query: far below SQLite's variable limit, large enough to amortise
@@ -27,9 +28,10 @@ def _check_fingerprint(fingerprint: Any) -> str:
 def _check_requests(requests: Any) -> Sequence[Request]:
     if isinstance(requests, (str, bytes)) or not isinstance(requests, Sequence):
         raise TypeError(f"requests must be a sequence of Request, got {type(requests).__name__}")
-    for i, request in enumerate(requests):
-        if not isinstance(request, Request):
-            raise TypeError(f"requests[{i}] must be a Request, got {type(request).__name__}")
+    if not {Request}.issuperset(map(type, requests)):  # one pass in C when every item is a Request
+        for i, request in enumerate(requests):
+            if not isinstance(request, Request):
+                raise TypeError(f"requests[{i}] must be a Request, got {type(request).__name__}")
     return requests
 
 
@@ -77,12 +79,16 @@ class PredictionCache(_CacheFile):
         return model
 
     def lookup(self, fingerprint: str, requests: Sequence[Request]) -> List[Optional[Answer]]:
-        """The stored answer of each request for this model, or None where there is none."""
+        """The stored answer of each request for this model, or None where there is none.
+
+        One read transaction and one ``IN (...)`` query per 500 distinct keys; every entry
+        found is checked (its CRC, its BLAKE2b against the request's) before it is answered.
+        """
         fingerprint = _check_fingerprint(fingerprint)
         requests = _check_requests(requests)
         if not requests:
             return []
-        digests = [request_digests(r) for r in requests]
+        digests = [request.digests for request in requests]  # request_digests, without a call per request
         with self._lock:
             connection = self._db()
             try:
@@ -91,22 +97,7 @@ class PredictionCache(_CacheFile):
                 raise self._database_error(exc, "looking answers up") from None
         if not rows:
             return [None] * len(requests)
-        prefix = _crc_prefix(fingerprint)
-        answers: List[Optional[Answer]] = []
-        for position, (request, (key, check)) in enumerate(zip(requests, digests)):
-            row = rows.get(key)
-            if row is None:
-                answers.append(None)
-                continue
-            _key, stored_check, value, text, parsed, crc = row
-            if _entry_crc(prefix, key, stored_check, value, text, parsed) != crc:
-                raise self._fail(f"is damaged: the entry of requests[{position}] (key {key.hex()}) fails its "
-                                 "CRC check (which covers the model, the request and the answer: the file was "
-                                 "edited or damaged); move the file away and rerun")
-            if stored_check != check:
-                raise self._collision(key, position)
-            answers.append(self._decode(value, text, parsed, len(request.label_space), key))
-        return answers
+        return self._answers(fingerprint, requests, digests, rows)
 
     def _select(self, connection: sqlite3.Connection, fingerprint: str,
                 digests: List[Digests]) -> Dict[bytes, tuple]:
@@ -128,16 +119,30 @@ class PredictionCache(_CacheFile):
             connection.execute("COMMIT")
         return rows
 
-    def _decode(self, value: Any, text: Optional[str], parsed: int, labels: int, key: bytes) -> Answer:
-        if isinstance(value, int):
-            if text is None and parsed and 0 <= value < labels:
-                return label_answer(value)  # the plain label index: one shared Answer per label
-            prediction: Any = value
-        elif isinstance(value, bytes) and len(value) == 8 * labels:
-            prediction = list(_doubles(labels).unpack(value))
-        else:
-            raise self._fail(f"is damaged: the entry with key {key.hex()} does not fit its label space of {labels}")
-        return Answer(prediction, text, bool(parsed))
+    def _answers(self, fingerprint: str, requests: Sequence[Request], digests: List[Digests],
+                 rows: Dict[bytes, tuple]) -> List[Optional[Answer]]:
+        """Each request's answer from the rows found, every entry's CRC and BLAKE2b checked."""
+        prefix = _crc_prefix(fingerprint)
+        answers: List[Optional[Answer]] = []
+        append, found = answers.append, rows.get
+        for position, (request, (key, check)) in enumerate(zip(requests, digests)):
+            row = found(key)
+            if row is None:
+                append(None)
+                continue
+            _key, stored_check, value, text, parsed, crc = row
+            if _entry_crc(prefix, key, stored_check, value, text, parsed) != crc:
+                raise self._fail(f"is damaged: the entry of requests[{position}] (key {key.hex()}) fails its "
+                                 "CRC check (which covers the model, the request and the answer: the file was "
+                                 "edited or damaged); move the file away and rerun")
+            if stored_check != check:
+                raise self._collision(key, position)
+            answer = _stored_answer(value, text, parsed, len(request.label_space))
+            if answer is None:
+                raise self._fail(f"is damaged: the entry with key {key.hex()} does not fit its label space of "
+                                 f"{len(request.label_space)}")
+            append(answer)
+        return answers
 
     def _collision(self, key: bytes, position: Optional[int] = None) -> CacheError:
         where = f"requests[{position}] " if position is not None else ""
@@ -160,11 +165,11 @@ class PredictionCache(_CacheFile):
         if not requests:
             return
         rows = []
-        prefix = _crc_prefix(fingerprint)
+        append, prefix = rows.append, _crc_prefix(fingerprint)
         for position, (request, answer) in enumerate(zip(requests, answers)):
             value, text, parsed = _encode(request, answer, position)
-            key, check = request_digests(request)
-            rows.append((key, check, value, text, parsed, _entry_crc(prefix, key, check, value, text, parsed)))
+            key, check = request.digests
+            append((key, check, value, text, parsed, _entry_crc(prefix, key, check, value, text, parsed)))
         with self._lock:
             connection = self._db()
             try:
@@ -280,10 +285,8 @@ class PredictionCache(_CacheFile):
         self.close()
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
     def __repr__(self) -> str:
         state = "closed" if self._connection is None else "open"
