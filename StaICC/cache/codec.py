@@ -9,7 +9,7 @@ keys and checks its entry.
 """
 import binascii
 import struct
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..requests import Answer, Request, label_answer
 
@@ -60,29 +60,65 @@ def _entry_crc(prefix: int, key: bytes, check: bytes, value: Union[int, bytes], 
 _new = object.__new__
 
 
-def _new_answer(prediction: Any, text: Optional[str], parsed: bool) -> Answer:
-    """``Answer(prediction, text, parsed)`` without the frozen dataclass's per-field ``__init__``.
+class EntryProblem(Exception):
+    """A stored entry that cannot be answered: ``kind`` 'crc', 'collision' or 'shape' (the cache names the file)."""
 
-    A lookup builds one answer per stored vector (10^5 in a suite); the fields are written
-    into the instance's dictionary in field order, as ``__init__`` would leave them.
+    def __init__(self, kind: str, position: int, key: bytes) -> None:
+        super().__init__(kind)
+        self.kind, self.position, self.key = kind, position, key
+
+
+#: the CRC-32 tail of an entry without text: the NUL text marker, then the parsed flag
+_TAILS = (b"\x00\x00", b"\x00\x01")
+
+
+def _stored_answers(prefix: int, requests: Sequence[Request], digests: Sequence[Digests],
+                    rows: Dict[bytes, tuple]) -> List[Optional[Answer]]:
+    """Each request's stored answer (None where ``rows`` has no entry for its key), every entry checked.
+
+    ``rows``: content key -> (content_key, check_key, value, text, parsed, crc) of one model, whose
+    CRC :func:`_crc_prefix` is ``prefix``.  An entry whose CRC fails, whose BLAKE2b differs from the
+    request's, or whose value does not fit the request's label space raises :class:`EntryProblem`.
+    This loop runs once per entry a run reads (10^5 in a suite), so :func:`_entry_crc`'s rule is
+    written out here for an entry without text, and an answer is built without the frozen
+    dataclass's per-field ``__init__``: its fields are written into the instance's dictionary in
+    field order, as ``__init__`` leaves them.
     """
-    answer = _new(Answer)
-    fields = answer.__dict__
-    fields["prediction"] = prediction
-    fields["text"] = text
-    fields["parsed"] = parsed
-    return answer
-
-
-def _stored_answer(value: Union[int, bytes], text: Optional[str], parsed: int, labels: int) -> Optional[Answer]:
-    """The answer a stored entry holds, or None when its value does not fit a label space of ``labels``."""
-    if type(value) is int:
-        if text is None and parsed and 0 <= value < labels:
-            return label_answer(value)  # the plain label index: one shared Answer per label
-        return _new_answer(value, text, bool(parsed))
-    if type(value) is bytes and len(value) == 8 * labels:
-        return _new_answer(list(_doubles(labels).unpack(value)), text, bool(parsed))
-    return None
+    answers: List[Optional[Answer]] = []
+    append, found, crc32, tails, new = answers.append, rows.get, binascii.crc32, _TAILS, _new
+    for position, (request, (key, check)) in enumerate(zip(requests, digests)):
+        row = found(key)
+        if row is None:
+            append(None)
+            continue
+        _key, stored_check, value, text, parsed, crc = row
+        kind = type(value)
+        if text is None and (kind is bytes or kind is int):
+            body = value if kind is bytes else str(value).encode("ascii")
+            holds = crc32(b"".join((key, stored_check, body, tails[1 if parsed else 0])), prefix) == crc
+        else:
+            holds = _entry_crc(prefix, key, stored_check, value, text, parsed) == crc
+        if not holds:
+            raise EntryProblem("crc", position, key)
+        if stored_check != check:
+            raise EntryProblem("collision", position, key)
+        labels = len(request.label_space)
+        if kind is int and text is None and parsed and 0 <= value < labels:
+            append(label_answer(value))  # the plain label index: one shared Answer per label
+            continue
+        if kind is bytes and len(value) == 8 * labels:
+            prediction: Any = list(_doubles(labels).unpack(value))
+        elif kind is int:
+            prediction = value
+        else:
+            raise EntryProblem("shape", position, key)
+        answer = new(Answer)
+        fields = answer.__dict__
+        fields["prediction"] = prediction
+        fields["text"] = text
+        fields["parsed"] = bool(parsed)
+        append(answer)
+    return answers
 
 
 def _encode(request: Request, answer: Any, position: int) -> Tuple[Union[int, bytes], Optional[str], int]:

@@ -10,10 +10,10 @@ import json
 import os
 import sqlite3
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..requests import Answer, Request
-from .codec import Digests, _crc_prefix, _encode, _entry_crc, _stored_answer
+from .codec import Digests, EntryProblem, _crc_prefix, _encode, _entry_crc, _stored_answers
 from .schema import _COLLISION, DEFAULT_TIMEOUT, CacheError, _CacheFile
 
 _CHUNK = 500  # keys per ``IN (...)`` query: far below SQLite's variable limit, large enough to amortise
@@ -33,6 +33,31 @@ def _check_requests(requests: Any) -> Sequence[Request]:
             if not isinstance(request, Request):
                 raise TypeError(f"requests[{i}] must be a Request, got {type(request).__name__}")
     return requests
+
+
+def _bound(model: int, rows: List[tuple]) -> List[Tuple[str, List[tuple]]]:
+    """The INSERTs of ``rows`` (key, check, value, text, parsed, crc) under ``model``, with their parameters.
+
+    sqlite3 looks for an adapter (three failed attribute lookups, a formatted error each) for
+    every parameter that is not an exact int, float, str or bytearray: for ``bytes`` and for
+    None, which made it a third of a store's cost.  Rows hold their bytes as bytearrays
+    (stored as the same BLOBs: see :meth:`PredictionCache.store`), and entries without
+    generated text (every scoring backend's) are written by a statement that holds their
+    NULL.  A batch that repeats a key keeps its order (the first of a key is the one kept).
+    """
+    plain = [(model, key, check, value, parsed, crc) for key, check, value, text, parsed, crc in rows if text is None]
+    if len(plain) == len(rows):
+        return [(_INSERT_NO_TEXT, plain)]
+    if plain and len({bytes(row[0]) for row in rows}) < len(rows):
+        return [(_INSERT, [(model, *row) for row in rows])]
+    texts = [(model, *row) for row in rows if row[3] is not None]
+    return [(statement, chosen) for statement, chosen in ((_INSERT_NO_TEXT, plain), (_INSERT, texts)) if chosen]
+
+
+_INSERT = ("INSERT OR IGNORE INTO predictions (model, content_key, check_key, value, text, parsed, crc) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?)")
+_INSERT_NO_TEXT = ("INSERT OR IGNORE INTO predictions (model, content_key, check_key, value, text, parsed, crc) "
+                   "VALUES (?, ?, ?, ?, NULL, ?, ?)")
 
 
 class PredictionCache(_CacheFile):
@@ -113,7 +138,7 @@ class PredictionCache(_CacheFile):
                 chunk = keys[start:start + _CHUNK]
                 query = ("SELECT content_key, check_key, value, text, parsed, crc FROM predictions "
                          f"WHERE model = ? AND content_key IN ({','.join('?' * len(chunk))})")
-                for row in connection.execute(query, [model, *chunk]):
+                for row in connection.execute(query, [model, *map(bytearray, chunk)]):  # bytearrays: see _bound
                     rows[row[0]] = row
         finally:
             connection.execute("COMMIT")
@@ -122,27 +147,18 @@ class PredictionCache(_CacheFile):
     def _answers(self, fingerprint: str, requests: Sequence[Request], digests: List[Digests],
                  rows: Dict[bytes, tuple]) -> List[Optional[Answer]]:
         """Each request's answer from the rows found, every entry's CRC and BLAKE2b checked."""
-        prefix = _crc_prefix(fingerprint)
-        answers: List[Optional[Answer]] = []
-        append, found = answers.append, rows.get
-        for position, (request, (key, check)) in enumerate(zip(requests, digests)):
-            row = found(key)
-            if row is None:
-                append(None)
-                continue
-            _key, stored_check, value, text, parsed, crc = row
-            if _entry_crc(prefix, key, stored_check, value, text, parsed) != crc:
+        try:
+            return _stored_answers(_crc_prefix(fingerprint), requests, digests, rows)
+        except EntryProblem as problem:
+            key, position = problem.key, problem.position
+            if problem.kind == "collision":
+                raise self._collision(key, position) from None
+            if problem.kind == "crc":
                 raise self._fail(f"is damaged: the entry of requests[{position}] (key {key.hex()}) fails its "
                                  "CRC check (which covers the model, the request and the answer: the file was "
-                                 "edited or damaged); move the file away and rerun")
-            if stored_check != check:
-                raise self._collision(key, position)
-            answer = _stored_answer(value, text, parsed, len(request.label_space))
-            if answer is None:
-                raise self._fail(f"is damaged: the entry with key {key.hex()} does not fit its label space of "
-                                 f"{len(request.label_space)}")
-            append(answer)
-        return answers
+                                 "edited or damaged); move the file away and rerun") from None
+            raise self._fail(f"is damaged: the entry with key {key.hex()} does not fit its label space of "
+                             f"{len(requests[position].label_space)}") from None
 
     def _collision(self, key: bytes, position: Optional[int] = None) -> CacheError:
         where = f"requests[{position}] " if position is not None else ""
@@ -169,7 +185,9 @@ class PredictionCache(_CacheFile):
         for position, (request, answer) in enumerate(zip(requests, answers)):
             value, text, parsed = _encode(request, answer, position)
             key, check = request.digests
-            append((key, check, value, text, parsed, _entry_crc(prefix, key, check, value, text, parsed)))
+            crc = _entry_crc(prefix, key, check, value, text, parsed)
+            append((bytearray(key), bytearray(check), bytearray(value) if type(value) is bytes else value, text,
+                    parsed, crc))  # bytearrays: see _bound
         with self._lock:
             connection = self._db()
             try:
@@ -185,9 +203,8 @@ class PredictionCache(_CacheFile):
         connection.execute("BEGIN IMMEDIATE")
         try:
             model = self._ensure_model(connection, fingerprint)
-            connection.executemany(
-                "INSERT OR IGNORE INTO predictions (model, content_key, check_key, value, text, parsed, crc) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", [(model, *row) for row in rows])
+            for statement, parameters in _bound(model, rows):
+                connection.executemany(statement, parameters)
             connection.execute("COMMIT")
         except BaseException:
             if connection.in_transaction:
