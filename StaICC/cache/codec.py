@@ -143,8 +143,15 @@ def _encode(request: Request, answer: Any, position: int) -> Tuple[Union[int, by
         raise TypeError(f"answers[{position}].prediction must be an int label index or a list of floats, "
                         f"got {type(prediction).__name__}; store validated predictions")
     text = answer.text
-    if text is not None and type(text) is not str and not isinstance(text, str):
-        raise TypeError(f"answers[{position}].text must be a string or None, got {type(text).__name__}")
+    if text is not None:
+        if type(text) is not str and not isinstance(text, str):
+            raise TypeError(f"answers[{position}].text must be a string or None, got {type(text).__name__}")
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:  # SQLite stores text as UTF-8, which has no lone surrogates
+                raise ValueError(f"answers[{position}].text holds a lone surrogate ({exc.object[exc.start]!r} at "
+                                 f"character {exc.start}); the cache stores generated text as UTF-8") from None
     if type(answer.parsed) is not bool:
         raise TypeError(f"answers[{position}].parsed must be True or False, got {answer.parsed!r}")
     return value, text, int(answer.parsed)

@@ -10,7 +10,7 @@ import json
 import os
 import sqlite3
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from ..requests import Answer, Request
 from .codec import Digests, EntryProblem, _crc_prefix, _encode, _entry_crc, _stored_answers
@@ -82,6 +82,7 @@ class PredictionCache(_CacheFile):
         self._lock = threading.RLock()
         self._pid = os.getpid()
         self._model_ids: Dict[str, int] = {}
+        self._registered: Set[str] = set()  # fingerprints whose identity this object has committed
         self._connection: Optional[sqlite3.Connection] = None
         self._connection = self._open()
         self._file_id = self._current_file_id()
@@ -133,7 +134,7 @@ class PredictionCache(_CacheFile):
             model = self._model_id(connection, fingerprint)
             if model is None:
                 return rows
-            keys = list(dict.fromkeys([key for key, _check in digests]))
+            keys = sorted({key for key, _check in digests})
             for start in range(0, len(keys), _CHUNK):
                 chunk = keys[start:start + _CHUNK]
                 query = ("SELECT content_key, check_key, value, text, parsed, crc FROM predictions "
@@ -234,10 +235,18 @@ class PredictionCache(_CacheFile):
 
     # ------------------------------------------------------------------ inspection
     def register_model(self, fingerprint: str, identity: Dict[str, Any]) -> None:
-        """Record the identity a fingerprint stands for (provenance; the first identity stays)."""
+        """Record the identity a fingerprint stands for (provenance; the first identity stays).
+
+        A run registers its model before every call that asks something; once this cache has
+        recorded a fingerprint's identity, registering it again writes nothing.
+        """
         fingerprint = _check_fingerprint(fingerprint)
         if not isinstance(identity, dict):
             raise TypeError(f"identity must be a dict (Backend.identity()), got {type(identity).__name__}")
+        if fingerprint in self._registered:
+            with self._lock:
+                self._db()  # a closed, moved or deleted file still fails here
+            return
         body = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
         def register(connection: sqlite3.Connection) -> None:
@@ -258,6 +267,7 @@ class PredictionCache(_CacheFile):
                 self._retry(lambda: register(connection))
             except sqlite3.DatabaseError as exc:
                 raise self._database_error(exc, "registering a model") from None
+            self._registered.add(fingerprint)
 
     def models(self) -> List[Dict[str, Any]]:
         """Every model with entries or a registration: fingerprint, identity (or None), entries, created."""

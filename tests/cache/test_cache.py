@@ -286,13 +286,13 @@ def test_corrupt_database_is_refused_with_the_file_name(tmp_path):
     with open(path, "r+b") as handle:  # garbage over a page in the middle of the file
         handle.seek((pages // 2) * 4096)
         handle.write(random.Random(2).randbytes(4096))
-    with pytest.raises(CacheError, match=r"prediction cache .*c\.sqlite.*damaged") as error:
-        with PredictionCache(path) as cache:
-            cache.lookup("m", requests_for(3000))
+    with pytest.raises(CacheError, match=r"prediction cache .*c\.sqlite.*damaged") as error, \
+            PredictionCache(path) as cache:
+        cache.lookup("m", requests_for(3000))
     assert not isinstance(error.value, sqlite3.Error)
-    with PredictionCache(path) as cache:  # the header and schema pages are intact: it opens
-        with pytest.raises(CacheError, match="damaged .*while checking integrity"):
-            cache.check()
+    # the header and schema pages are intact: it opens
+    with PredictionCache(path) as cache, pytest.raises(CacheError, match="damaged .*while checking integrity"):
+        cache.check()
 
 
 def test_zero_byte_file_becomes_a_cache(tmp_path):
@@ -367,7 +367,7 @@ def _open_as_unprivileged(path):
     return _in_forked_child(as_nobody)
 
 
-def test_read_only_directory_and_file_fail_at_open(tmp_path):
+def test_read_only_directory_and_file_fail_at_open():
     import tempfile
     directory = tempfile.mkdtemp(prefix="staicc-ro-")  # outside tmp_path: its parents may be private
     try:
@@ -380,10 +380,12 @@ def test_read_only_directory_and_file_fail_at_open(tmp_path):
             cache.store("m", requests_for(1), [Answer(0)])
         os.chmod(path, 0o444)
         os.chmod(directory, 0o555)
-        before = open(path, "rb").read()
+        with open(path, "rb") as handle:
+            before = handle.read()
         message = _open_as_unprivileged(path)
         assert "existing.sqlite" in message and "not writable" in message
-        assert open(path, "rb").read() == before
+        with open(path, "rb") as handle:
+            assert handle.read() == before
     finally:
         os.chmod(directory, 0o755)
         for name in os.listdir(directory):
