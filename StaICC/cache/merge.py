@@ -147,6 +147,10 @@ def _copy(out: PredictionCache, paths: List[str], everyone: List[str]) -> Tuple[
         except sqlite3.DatabaseError as exc:
             if interrupted:
                 raise interrupted[0] from None
+            if _is_damage(exc):
+                damaged_path = _damaged_file(connection, list(zip(names, paths)), out.path)
+                raise CacheError(f"prediction cache {damaged_path!r}: is damaged ({exc}) while merging caches; nothing "
+                                 "was merged: move the damaged file away (a shard's cache: run the shard again)") from None
             raise out._database_error(exc, "merging caches") from None
         finally:
             for name in attached:
@@ -206,6 +210,22 @@ def _copy_attached(out: PredictionCache, connection: sqlite3.Connection, sources
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
+
+
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    return not isinstance(exc, sqlite3.IntegrityError) and any(
+        word in str(exc) for word in ("malformed", "not a database", "corrupt"))
+
+
+def _damaged_file(connection: sqlite3.Connection, attached: List[Tuple[str, str]], output: str) -> str:
+    """Which file SQLite's "malformed" came from: the first whose ``quick_check`` fails (the output last)."""
+    for name, path in [*attached, ("main", output)]:
+        try:
+            if connection.execute(f"PRAGMA {name}.quick_check").fetchall() != [("ok",)]:
+                return path
+        except sqlite3.DatabaseError:
+            return path
+    return output
 
 
 def _register_models(out: PredictionCache, connection: sqlite3.Connection, source: str) -> None:

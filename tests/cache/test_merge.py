@@ -101,6 +101,31 @@ def test_a_damaged_entry_is_refused_naming_its_file_and_nothing_is_written(tmp_p
     assert state(tmp_path / "out") == before
 
 
+def damage_a_middle_page(path):
+    with PredictionCache(path) as cache:
+        cache.close()  # the WAL folded into the file
+    pages = os.path.getsize(path) // 4096
+    with open(path, "r+b") as handle:  # garbage over a page in the middle
+        handle.seek((pages // 2) * 4096)
+        handle.write(bytes(range(256)) * 16)
+
+
+def test_a_file_damaged_deep_inside_is_named_and_nothing_is_written(tmp_path):
+    fill(tmp_path / "out", {"w": 0})
+    before = state(tmp_path / "out")
+    fill(tmp_path / "good", {"x": 1})
+    fill(tmp_path / "bad", {f"prompt {i} " + "x" * 300: [0.5, 0.5] for i in range(3000)})
+    damage_a_middle_page(tmp_path / "bad")
+    with pytest.raises(CacheError, match=f"prediction cache '{tmp_path / 'bad'}': is damaged .* nothing was merged"):
+        merge_caches(tmp_path / "out", [tmp_path / "good", tmp_path / "bad"])
+    assert state(tmp_path / "out") == before
+    fill(tmp_path / "big", {f"prompt {i} " + "x" * 300: [0.5, 0.5] for i in range(3000)})
+    damage_a_middle_page(tmp_path / "big")  # now the output is damaged, its inputs sound
+    fill(tmp_path / "more", {f"prompt {i} " + "x" * 300: [0.5, 0.5] for i in range(3000)})
+    with pytest.raises(CacheError, match=f"prediction cache '{tmp_path / 'big'}': is damaged"):
+        merge_caches(tmp_path / "big", [tmp_path / "good", tmp_path / "more"])
+
+
 def test_ctrl_c_during_the_copy_is_a_keyboard_interrupt_and_writes_nothing(tmp_path, monkeypatch):
     fill(tmp_path / "out", {"w": 0})
     before = state(tmp_path / "out")
