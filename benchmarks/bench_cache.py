@@ -20,7 +20,8 @@ Three parts, each printed as figures and ratios:
 
 ``--compare REV`` measures REV as well (checked out in a temporary git worktree and measured by this
 same script), in turns with the working tree round by round, so before and after come from one run.
-Each figure is the least of ``--rounds`` rounds.  Never imported by the package.
+Each figure is the least of ``--rounds`` rounds (and, for the per-prompt and merge parts, of
+``--repeats`` measurements in each round).  Never imported by the package.
 
     python benchmarks/bench_cache.py [--rounds 3] [--prompts 20000] [--batch-sizes 64 1024]
                                      [--shards 4] [--merge-prompts 40000] [--compare REV]
@@ -48,6 +49,7 @@ LABEL_SPACES = [("negative", "positive"), ("negative", "neutral", "positive"),
                 ("abbreviation", "entity", "description", "human", "location", "number")]
 FINGERPRINT = "f" * 64
 PARTS = ("suite", "prompt", "merge")
+READS = 5  # a read-only phase (lookups that find everything, bare SELECTs) is timed this often in a row
 
 SUITE_CHILD = r"""
 import json, os, sys, tempfile, time, warnings
@@ -128,28 +130,45 @@ def stored_value(answer):
 
 
 # ---------------------------------------------------------------------------- per prompt
-def per_prompt(directory: str, count: int, batch: int) -> dict:
-    """CPU µs per prompt of the cache's lookups and stores and of a bare table, at one batch size."""
-    from StaICC.cache import PredictionCache
+def per_prompt(directory: str, count: int, batch: int, repeats: int) -> dict:
+    """CPU µs per prompt of the cache's lookups and stores and of a bare table, at one batch size.
+
+    Each figure is the least of ``repeats`` measurements (a store into a new file each time; the
+    reads of each file the least of READS).
+    """
     requests, answers = workload(count)
     spans = [(s, min(s + batch, count)) for s in range(0, count, batch)]
-    seconds = {"digests": cpu_of(lambda: copies(requests, True)) - cpu_of(lambda: copies(requests, False)),
-               "sha256 of the prompt": cpu_of(lambda: [hashlib.sha256(r.prompt.encode("utf-8")).digest()
-                                                       for r in requests]),
-               "miss": 0.0, "store": 0.0}
-    with PredictionCache(os.path.join(directory, f"cache-{batch}.sqlite")) as cache:
+    keys, values = [r.digests[0] for r in copies(requests, True)], [stored_value(a) for a in answers]
+    runs = []
+    for number in range(repeats):
+        figures = {"digests": cpu_of(lambda: copies(requests, True)) - cpu_of(lambda: copies(requests, False)),
+                   "sha256 of the prompt": cpu_of(lambda: [hashlib.sha256(r.prompt.encode("utf-8")).digest()
+                                                           for r in requests])}
+        figures.update(cache_phases(os.path.join(directory, f"cache-{batch}-{number}.sqlite"), requests, answers,
+                                    spans))
+        figures.update(bare_table(os.path.join(directory, f"bare-{batch}-{number}.sqlite"), keys, values, spans))
+        runs.append(figures)
+    return {f"per prompt, batch {batch}: {name} (µs)": min(r[name] for r in runs) / count * 1e6 for name in runs[0]}
+
+
+def cache_phases(path: str, requests, answers, spans) -> dict:
+    """CPU seconds of a new cache: each batch looked up (nothing found) then stored, as a run does; then read back."""
+    from StaICC.cache import PredictionCache
+    seconds = {"miss": 0.0, "store": 0.0}
+    with PredictionCache(path) as cache:
         asked = copies(requests, True)
-        for s, e in spans:  # as a run does: look the batch up (nothing found), then store its answers
+        for s, e in spans:
             batch_requests, batch_answers = asked[s:e], answers[s:e]
             seconds["miss"] += cpu_of(lambda r=batch_requests: cache.lookup(FINGERPRINT, r))
             seconds["store"] += cpu_of(lambda r=batch_requests, a=batch_answers: cache.store(FINGERPRINT, r, a))
         for name, digested in (("hit", True), ("hit + digests", False)):
-            again = copies(requests, digested)
-            seconds[name] = cpu_of(lambda r=again: [cache.lookup(FINGERPRINT, r[s:e]) for s, e in spans])
+            times = []
+            for _ in range(READS):
+                again = copies(requests, digested)
+                times.append(cpu_of(lambda r=again: [cache.lookup(FINGERPRINT, r[s:e]) for s, e in spans]))
+            seconds[name] = min(times)
             assert cache.lookup(FINGERPRINT, again[-1:]) == answers[-1:]
-    seconds.update(bare_table(os.path.join(directory, f"bare-{batch}.sqlite"), [r.digests[0] for r in asked],
-                              [stored_value(a) for a in answers], spans))
-    return {f"per prompt, batch {batch}: {name} (µs)": value / count * 1e6 for name, value in seconds.items()}
+    return seconds
 
 
 def bare_table(path: str, keys, values, spans) -> dict:
@@ -171,7 +190,7 @@ def bare_table(path: str, keys, values, spans) -> dict:
                 chunk = keys[c:min(c + 500, e)]
                 connection.execute(f"SELECT k, v FROM t WHERE k IN ({','.join('?' * len(chunk))})", chunk).fetchall()
     try:
-        return {"bare insert": cpu_of(insert), "bare select": cpu_of(select)}
+        return {"bare insert": cpu_of(insert), "bare select": min(cpu_of(select) for _ in range(READS))}
     finally:
         connection.close()
 
@@ -212,21 +231,24 @@ def bare_merge(output: str, inputs) -> None:
     connection.close()
 
 
-def merge_figures(directory: str, count: int, shards: int) -> dict:
+def merge_figures(directory: str, count: int, shards: int, repeats: int) -> dict:
+    """Seconds of merge_caches and of a bare copy, each the least of ``repeats`` (into a new file each time)."""
     from StaICC.cache.merge import merge_caches
     inputs = shard_caches(directory, count, shards)
-    merged, bare = os.path.join(directory, "merged.sqlite"), os.path.join(directory, "bare.sqlite")
-    figures = {}
-    for name, function in (("merge_caches into a new file", lambda: merge_caches(merged, inputs)),
-                           ("merge_caches again (every answer there)", lambda: merge_caches(merged, inputs)),
-                           ("ATTACH + INSERT OR IGNORE into a new file", lambda: bare_merge(bare, inputs))):
-        cpu, wall = timed(function)
-        figures[f"merge, {shards} x {count // shards}: {name} (s)"] = cpu
-        figures[f"merge, {shards} x {count // shards}: {name}, wall (s)"] = wall
-    with sqlite3.connect(merged) as a, sqlite3.connect(bare) as b:
-        query = "SELECT content_key, check_key, value, text, parsed, crc FROM predictions ORDER BY content_key"
-        assert a.execute(query).fetchall() == b.execute(query).fetchall(), "the merge differs from the bare copy"
-    return figures
+    label = f"merge, {shards} x {count // shards}"
+    runs = []
+    for number in range(repeats):
+        merged, bare = (os.path.join(directory, f"{name}-{number}.sqlite") for name in ("merged", "bare"))
+        figures = {}
+        for name, function in (("merge_caches into a new file", lambda m=merged: merge_caches(m, inputs)),
+                               ("merge_caches again (every answer there)", lambda m=merged: merge_caches(m, inputs)),
+                               ("ATTACH + INSERT OR IGNORE into a new file", lambda b=bare: bare_merge(b, inputs))):
+            figures[f"{label}: {name} (s)"], figures[f"{label}: {name}, wall (s)"] = timed(function)
+        with sqlite3.connect(merged) as a, sqlite3.connect(bare) as b:
+            query = "SELECT content_key, check_key, value, text, parsed, crc FROM predictions ORDER BY content_key"
+            assert a.execute(query).fetchall() == b.execute(query).fetchall(), "the merge differs from the bare copy"
+        runs.append(figures)
+    return {name: min(r[name] for r in runs) for name in runs[0]}
 
 
 # ---------------------------------------------------------------------------- one round, one tree
@@ -241,9 +263,9 @@ def measure(args: argparse.Namespace) -> dict:
     try:
         if "prompt" in args.parts:
             for batch in args.batch_sizes:
-                figures.update(per_prompt(directory, args.prompts, batch))
+                figures.update(per_prompt(directory, args.prompts, batch, args.repeats))
         if "merge" in args.parts:
-            figures.update(merge_figures(directory, args.merge_prompts, args.shards))
+            figures.update(merge_figures(directory, args.merge_prompts, args.shards, args.repeats))
     finally:
         shutil.rmtree(directory)
     return figures
@@ -283,7 +305,7 @@ def worktree_of(revision: str, directory: str) -> str:
 def measured_in(root: str, args: argparse.Namespace) -> dict:
     """One round of this script with the StaICC at ``root``, in its own process."""
     command = [sys.executable, os.path.abspath(__file__), "--json", "--root", root, "--prompts", str(args.prompts),
-               "--shards", str(args.shards), "--merge-prompts", str(args.merge_prompts),
+               "--shards", str(args.shards), "--merge-prompts", str(args.merge_prompts), "--repeats", str(args.repeats),
                "--batch-sizes", *map(str, args.batch_sizes), "--parts", *args.parts]
     out = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -313,7 +335,8 @@ def print_table(trees: dict, batch_sizes) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="processes per tree, in turns with the other tree")
+    parser.add_argument("--repeats", type=int, default=3, help="per-prompt and merge measurements in each round")
     parser.add_argument("--prompts", type=int, default=20_000, help="prompts of the per-prompt part")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 1024])
     parser.add_argument("--shards", type=int, default=4)
