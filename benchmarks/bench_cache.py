@@ -5,7 +5,8 @@ Three parts, each printed as figures and ratios:
 
 * **suite**: the standard suite with a trivial function (so the figures are the framework's own cost),
   in a fresh process after a warm-up suite: without a cache, with a new cache (a cold cache: every
-  answer stored) and again over that file (a warm cache: every answer found).  CPU seconds.
+  answer stored) and again over that file (a warm cache: every answer found), in turns ``--repeats``
+  times.  CPU seconds.
 * **per prompt**: ~1 KB prompts (label spaces of 2 to 6 words; nine answers in ten a float vector, one
   an int label with generated text), per batch size (prompts per lookup/store call).  A lookup (all
   hits) and a store against a bare sqlite3 table (``k BLOB PRIMARY KEY, v``, WAL, the same keys and
@@ -20,8 +21,8 @@ Three parts, each printed as figures and ratios:
 
 ``--compare REV`` measures REV as well (checked out in a temporary git worktree and measured by this
 same script), in turns with the working tree round by round, so before and after come from one run.
-Each figure is the least of ``--rounds`` rounds (and, for the per-prompt and merge parts, of
-``--repeats`` measurements in each round).  Never imported by the package.
+Each figure is the least of ``--rounds`` rounds and of ``--repeats`` measurements in each round.
+Never imported by the package.
 
     python benchmarks/bench_cache.py [--rounds 3] [--prompts 20000] [--batch-sizes 64 1024]
                                      [--shards 4] [--merge-prompts 40000] [--compare REV]
@@ -63,11 +64,12 @@ def cpu(cache):
     run_suite(trivial, "all", progress=False, cache=cache, model_id="bench" if cache else None)
     return time.process_time() - start
 run_suite(trivial, "all", progress=False)  # data decoded, default rows and pseudo-queries drawn
-path = os.path.join(tempfile.mkdtemp(), "suite.sqlite")
-figures = {{"suite: no cache (s)": cpu(None)}}
-figures["suite: cold cache (s)"] = cpu(path)
-figures["suite: warm cache (s)"] = cpu(path)
-figures["suite: no cache (s)"] = min(figures["suite: no cache (s)"], cpu(None))
+runs = []
+for repeat in range({repeats}):  # in turns, so that a busy moment of the machine falls on all three alike
+    path = os.path.join(tempfile.mkdtemp(), "suite.sqlite")
+    runs.append({{"suite: no cache (s)": cpu(None), "suite: cold cache (s)": cpu(path),
+                 "suite: warm cache (s)": cpu(path)}})
+figures = {{name: min(run[name] for run in runs) for name in runs[0]}}
 try:  # the digests of the suite's distinct prompts, which any run with this cache format computes
     import dataclasses
     from StaICC.backends import FunctionBackend
@@ -256,8 +258,8 @@ def measure(args: argparse.Namespace) -> dict:
     """Every figure of the parts asked for, measured with the StaICC of this process's path."""
     figures = {}
     if "suite" in args.parts:
-        out = subprocess.run([sys.executable, "-c", SUITE_CHILD.format(root=args.root)], capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run([sys.executable, "-c", SUITE_CHILD.format(root=args.root, repeats=args.repeats)],
+                             capture_output=True, text=True, check=True)
         figures.update(json.loads(out.stdout.strip().splitlines()[-1]))
     directory = tempfile.mkdtemp(prefix="staicc-bench-cache-")
     try:
@@ -336,7 +338,7 @@ def print_table(trees: dict, batch_sizes) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="processes per tree, in turns with the other tree")
-    parser.add_argument("--repeats", type=int, default=3, help="per-prompt and merge measurements in each round")
+    parser.add_argument("--repeats", type=int, default=3, help="measurements of each figure in each round")
     parser.add_argument("--prompts", type=int, default=20_000, help="prompts of the per-prompt part")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 1024])
     parser.add_argument("--shards", type=int, default=4)

@@ -76,6 +76,7 @@ def check_mergeable(target: CacheFacts, source: CacheFacts) -> None:
 
 
 def facts_of(cache: PredictionCache) -> CacheFacts:
+    """The facts :func:`check_mergeable` compares, read from an open cache."""
     meta = dict(cache._read("SELECT name, value FROM meta", "reading the format marker"))
     models = dict(cache._read("SELECT fingerprint, identity FROM models ORDER BY id", "reading the models"))
     return CacheFacts(cache.path, meta, models)
