@@ -143,7 +143,8 @@ def per_prompt(directory: str, count: int, batch: int, repeats: int) -> dict:
     keys, values = [r.digests[0] for r in copies(requests, True)], [stored_value(a) for a in answers]
     runs = []
     for number in range(repeats):
-        figures = {"digests": cpu_of(lambda: copies(requests, True)) - cpu_of(lambda: copies(requests, False)),
+        fresh = copies(requests, False)
+        figures = {"digests": cpu_of(lambda r=fresh: [request.digests for request in r]),
                    "sha256 of the prompt": cpu_of(lambda: [hashlib.sha256(r.prompt.encode("utf-8")).digest()
                                                            for r in requests])}
         figures.update(cache_phases(os.path.join(directory, f"cache-{batch}-{number}.sqlite"), requests, answers,
