@@ -9,6 +9,8 @@ from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).parent
 VERSION = re.search(r'^__version__ = "([^"]+)"', (HERE / "StaICC" / "version.py").read_text(), re.M).group(1)
+#: the transformers releases the [hf] extra allows: from the oldest CI tests to below the first it has not tested
+TRANSFORMERS_OLDEST, TRANSFORMERS_NEWEST, TRANSFORMERS_BEYOND = "4.57.6", "5.24.0", "5.25"
 
 
 
@@ -44,7 +46,9 @@ setup(
     python_requires=">=3.9",
     install_requires=[],
     extras_require={
-        "hf": ["torch>=2.1", "transformers>=4.43", "numpy"],
+        # transformers: the range CI tests at both ends (.ci/run: the newest with the whole suite, the oldest
+        # with the hf tests); a release outside it is refused rather than trusted
+        "hf": ["torch>=2.1", f"transformers>={TRANSFORMERS_OLDEST},<{TRANSFORMERS_BEYOND}", "numpy"],
         "vllm": ["vllm"],
         "ray": ["ray"],
         "plot": ["matplotlib"],
@@ -54,7 +58,7 @@ setup(
         "source": ["datasets"],
         "tasks": ["tomli>=1.1; python_version < '3.11'", "pyyaml"],
         "test": ["pytest", "hypothesis", "numpy", "scipy", "scikit-learn", "matplotlib",
-                 "tomli>=1.1; python_version < '3.11'", "pyyaml", "nbclient", "nbformat", "ipykernel"],
+                 "tomli>=1.1; python_version < '3.11'", "pyyaml", "nbclient", "nbformat", "ipykernel", "jsonschema"],
     },
     entry_points={"console_scripts": ["staicc=StaICC.cli:main"]},
     classifiers=[

@@ -17,7 +17,7 @@ _EXPORTS = {
     "triplet_dataset": "datasets.split",
     "Dataset": "datasets", "basic_datasets_loader": "datasets",
     "InferenceError": "errors", "StaICCError": "errors", "StaICCWarning": "errors", "TamperingWarning": "errors",
-    "run_suite": "subbenchmarks.suite", "build_suite": "subbenchmarks.suite",
+    "run_suite": "subbenchmarks.suite", "build_suite": "subbenchmarks.suite", "run_methods": "methods.run",
     "Backend": "backends", "FunctionBackend": "backends", "make_backend": "backends",
     "PredictionCache": "cache", "__version__": "version",
 }
@@ -28,7 +28,7 @@ _SUBMODULES = ("util", "normal", "diagnosis")
 __all__ = ["Normal", "Triplet_bias", "Contextual_bias", "Domain_bias", "Post_bias", "GLER", "GLER_corrected",
            "Template_sens", "Demo_sens", "SubBenchmark", "single_experimentor", "prompt_writter",
            "demonstration_sampler", "triplet_dataset", "Dataset", "basic_datasets_loader", "InferenceError", "StaICCError",
-           "StaICCWarning", "TamperingWarning", "run_suite", "build_suite", "Backend", "FunctionBackend",
+           "StaICCWarning", "TamperingWarning", "run_suite", "build_suite", "run_methods", "Backend", "FunctionBackend",
            "make_backend", "PredictionCache", "__version__"]
 
 

@@ -9,16 +9,31 @@ from types import ModuleType
 
 #: package -> the extra of setup.py that installs it
 EXTRA_OF = {
-    "torch": "hf", "transformers": "hf", "numpy": "hf", "vllm": "vllm", "matplotlib": "plot",
+    "torch": "hf", "transformers": "hf", "tokenizers": "hf", "numpy": "hf", "vllm": "vllm", "matplotlib": "plot",
     "rich": "rich", "tabulate": "rich", "tqdm": "progress", "sentence_transformers": "embeddings",
     "datasets": "source", "tomli": "tasks", "yaml": "tasks", "ray": "ray",
 }
 
 
+#: the extras whose packages include torch: ``pip install`` of them on a machine without a GPU would pull
+#: PyTorch's CUDA wheels (gigabytes) unless the CPU build is installed first
+TORCH_EXTRAS = ("hf", "embeddings")
+#: installs PyTorch's CPU build, which pip then keeps when it installs an extra that needs torch
+CPU_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs ``extra``; for an extra that needs torch, the CPU route too."""
+    hint = f"pip install \"StaICC[{extra}]\""
+    if extra in TORCH_EXTRAS:
+        hint += f" (on a machine without an NVIDIA GPU, first: {CPU_TORCH}; otherwise pip pulls CUDA builds)"
+    return hint
+
+
 def missing_extra_error(package: str, feature: str, error: Exception) -> ImportError:
     extra = EXTRA_OF.get(package.split(".")[0], package)
     return ImportError(f"{feature} needs the optional dependency '{package}', which is not installed "
-                       f"({error}). Install it with: pip install \"StaICC[{extra}]\"")
+                       f"({error}). Install it with: {install_hint(extra)}")
 
 
 def require(package: str, feature: str) -> ModuleType:

@@ -6,10 +6,39 @@ with its label space and where it comes from.  Backends answer requests with
 a request travels from the prompt writer to the backend and the cache unchanged.
 """
 import hashlib
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 Prompt = Union[str, Tuple[str, ...]]
+
+#: what a request asks of the model: the label scores of the inference contract (every run's
+#: requests), or the prompt's last-position full-vocabulary logits or last hidden state (the
+#: representations some calibrations read; only a backend that lists the kind in its
+#: ``request_kinds`` answers them)
+LABELS, FULL_VOCAB, HIDDEN = "labels", "full_vocab", "hidden"
+REQUEST_KINDS = (LABELS, FULL_VOCAB, HIDDEN)
+#: each kind as a message names what it asks
+KIND_NAMES = {LABELS: "label scores", FULL_VOCAB: "full-vocabulary logits", HIDDEN: "hidden states"}
+
+
+def state_vector(values: Any) -> "array":
+    """A representation answer as it travels and is stored: ``array('f')``, the model's float32 values.
+
+    Four bytes per value whatever the vocabulary (a Python list of floats takes 32), read
+    without copying by NumPy (``numpy.frombuffer(vector, numpy.float32)``).  ``values``: an
+    ``array('f')`` (kept), a float NumPy array or tensor row, or a sequence of numbers
+    (rounded to float32, as the standard's kernel casts them).
+    """
+    if isinstance(values, array) and values.typecode == "f":
+        return values
+    if hasattr(values, "detach") and hasattr(values, "cpu"):  # a torch tensor
+        values = values.detach().float().cpu().numpy()
+    if hasattr(values, "astype") and hasattr(values, "tobytes"):  # a NumPy array: its bytes, as float32
+        vector = array("f")
+        vector.frombytes(values.astype("=f4", copy=False).reshape(-1).tobytes())
+        return vector
+    return array("f", values)
 
 
 class _kept:
@@ -37,7 +66,13 @@ class Request:
     ``query_index`` is the prompt's position in its experimentor's ``prompt_set()``
     (passes after the first continue the numbering); ``pass_index`` numbers GLER's noise
     passes and Template_sens's templates.  Only ``prompt`` and ``label_space`` reach the
-    model and the cache key; the rest says where the prompt comes from.
+    model and the cache key (with ``kind``, when it is not the default); the rest says where
+    the prompt comes from.
+
+    ``kind`` (one of :data:`REQUEST_KINDS`) says what is asked: the label scores
+    (``"labels"``, every run's requests), or a representation of the prompt
+    (``"full_vocab"``: its last-position logits over the whole vocabulary; ``"hidden"``: its
+    last-position last-layer hidden state), answered as a float32 vector.
 
     ``segments`` (only written for a backend whose ``needs_segments`` is true) is a direct
     prompt cut at its demonstration boundaries: (instruction, then per demonstration its
@@ -52,6 +87,7 @@ class Request:
     query_index: int = 0
     pass_index: int = 0
     segments: Optional[Tuple[str, ...]] = field(default=None, compare=False, repr=False)
+    kind: str = LABELS
 
     @property
     def noisy_channel(self) -> bool:
@@ -64,19 +100,22 @@ class Request:
         The SHA-256 is the key; the independent BLAKE2b digest lets the cache tell a hash
         collision from a hit.
         """
-        body = canonical_content(self.prompt, self.label_space)
+        body = canonical_content(self.prompt, self.label_space, self.kind)
         return hashlib.sha256(body).digest(), hashlib.blake2b(body, digest_size=8).digest()
 
     def key(self) -> str:
-        """SHA-256 (hex) of the prompt(s) and the label space: equal for equal model inputs."""
+        """SHA-256 (hex) of the prompt(s), the label space and the kind: equal for equal model inputs."""
         return self.digests[0].hex()
+
 
 
 def requests_of(prompts: Sequence[Prompt], label_space: Tuple[str, ...], benchmark: str, dataset: str,
                 first_index: int, pass_index: int,
-                segments: Optional[Sequence[Optional[Tuple[str, ...]]]] = None) -> List[Request]:
-    """``Request(prompt, label_space, benchmark, dataset, first_index + q, pass_index, segments[q])``
-    for each prompt ``q`` of one pass, equal to those calls field for field.
+                segments: Optional[Sequence[Optional[Tuple[str, ...]]]] = None,
+                positions: Optional[Sequence[int]] = None, kind: str = LABELS) -> List[Request]:
+    """``Request(prompt, label_space, benchmark, dataset, first_index + q, pass_index, segments[q], kind)``
+    for each prompt ``q`` of one pass, equal to those calls field for field (``positions``:
+    prompt ``q`` is query ``positions[q]`` of the pass, for a pass written in part).
 
     A run builds one request per prompt (10^5 in a suite); the dataclass ``__init__`` of a
     frozen class sets each field through ``object.__setattr__``, so this writes the fields
@@ -92,24 +131,48 @@ def requests_of(prompts: Sequence[Prompt], label_space: Tuple[str, ...], benchma
         fields["label_space"] = label_space
         fields["benchmark"] = benchmark
         fields["dataset"] = dataset
-        fields["query_index"] = first_index + q
+        fields["query_index"] = first_index + (q if positions is None else positions[q])
         fields["pass_index"] = pass_index
         fields["segments"] = None if segments is None else segments[q]
+        fields["kind"] = kind
         out.append(request)
     return out
 
 
-def canonical_content(prompt: Prompt, label_space: Tuple[str, ...]) -> bytes:
+def requests_asking(requests: Sequence[Request], kind: str) -> List[Request]:
+    """Each request asking for ``kind`` instead: the same prompt, label space and origin (as :func:`requests_of`
+    builds them, field by field)."""
+    if kind == LABELS and all(r.kind == LABELS for r in requests):
+        return list(requests)
+    new = object.__new__
+    out = []
+    for request in requests:
+        copy = new(Request)
+        fields = copy.__dict__
+        for name in _FIELDS:
+            fields[name] = request.__dict__[name]
+        fields["kind"] = kind
+        out.append(copy)
+    return out
+
+
+_FIELDS = ("prompt", "label_space", "benchmark", "dataset", "query_index", "pass_index", "segments")
+
+
+def canonical_content(prompt: Prompt, label_space: Tuple[str, ...], kind: str = LABELS) -> bytes:
     """Compact JSON of ``[prompt or list of prompts, list of labels]``, UTF-8: the bytes keys hash.
 
     The same bytes as ``json.dumps([prompt, list(label_space)], ensure_ascii=False,
     separators=(",", ":")).encode("utf-8", "surrogatepass")`` (a tuple prompt as a list),
-    built from bytes: see :func:`_json_string`.
+    built from bytes: see :func:`_json_string`.  A request of another kind than the label
+    scores has the kind as a third element (``[prompt, labels, "hidden"]``), so its key never
+    equals a label request's, and every label request keeps the key it always had.
     """
+    tail = b"]" if kind == LABELS else b',"' + _json_string(kind) + b'"]'
     if isinstance(prompt, str):
-        return b"".join((b'["', _json_string(prompt), b'",', _labels_json(label_space), b"]"))
+        return b"".join((b'["', _json_string(prompt), b'",', _labels_json(label_space), tail))
     quoted = b",".join([b'"' + _json_string(part) + b'"' for part in prompt])
-    return b"".join((b"[[", quoted, b"],", _labels_json(label_space), b"]"))
+    return b"".join((b"[[", quoted, b"],", _labels_json(label_space), tail))
 
 
 #: the bytes JSON leaves as they are inside a string: all but the C0 controls, '"' and '\\'
@@ -158,8 +221,8 @@ def _labels_json(label_space: Tuple[str, ...]) -> bytes:
     return found
 
 
-def content_key(prompt: Prompt, label_space: Tuple[str, ...]) -> str:
-    return hashlib.sha256(canonical_content(prompt, label_space)).hexdigest()
+def content_key(prompt: Prompt, label_space: Tuple[str, ...], kind: str = LABELS) -> str:
+    return hashlib.sha256(canonical_content(prompt, label_space, kind)).hexdigest()
 
 
 def prompt_sha256(prompt: Prompt) -> str:
@@ -169,18 +232,37 @@ def prompt_sha256(prompt: Prompt) -> str:
 
 
 @dataclass(frozen=True)
+class Thinking:
+    """The thinking section of a generated answer (``<think>...</think>``), measured.
+
+    ``chars``: its characters, markers excluded; ``tokens``: the generated tokens up to and
+    including its end marker (all of them when it never ended), None where the backend
+    cannot count them; ``finished``: whether the end marker was generated; ``over_budget``:
+    it ended after more tokens than the backend's ``thinking_budget``.
+    """
+
+    chars: int
+    tokens: Optional[int]
+    finished: bool
+    over_budget: bool = False
+
+
+@dataclass(frozen=True)
 class Answer:
     """A model's answer to one request.
 
     ``prediction`` follows the inference contract (a vector aligned with the label space
     or an int label index) and is validated where the model is called.  Generative
     backends also give the generated ``text``; ``parsed`` is False when that text named no
-    label and the backend's documented policy chose the prediction.
+    label and the backend's documented policy chose the prediction.  ``thinking``
+    measures the text's thinking section, when it has one (see
+    :mod:`StaICC.backends.generative`); the cache does not keep it.
     """
 
     prediction: Any
     text: Optional[str] = None
     parsed: bool = True
+    thinking: Optional[Thinking] = None
 
 
 _LABEL_ANSWERS: dict = {}  # label index -> its shared Answer, for the indexes label spaces have reached

@@ -105,3 +105,47 @@ def check_str_list(value: Any, name: str, *, at: str = "") -> List[str]:
         if not isinstance(item, str):
             raise TypeError(f"{name} must hold strings{at}, got {type(item).__name__} {item!r}")
     return list(value)
+
+
+def closest_name(word: Any, names: Sequence[str], cutoff: float = 0.75) -> Optional[str]:
+    """The name ``word`` most likely meant, for a "did you mean" hint; None when nothing is close.
+
+    First the same letters and digits in another case or spelling (``normal`` -> ``Normal``,
+    ``ag_news`` -> ``AGNews``), then the one name that ends or starts with them (``sst2`` ->
+    ``GLUE-SST2``, as lm-evaluation-harness names it), then a close spelling (``cutoff``: difflib's
+    similarity ratio, 0.75 by default; a short word such as a command needs a lower one).
+    """
+    import difflib
+    if not isinstance(word, str) or not word.strip():
+        return None
+
+    def letters(text: str) -> str:
+        return "".join(c for c in text.lower() if c.isalnum())
+    wanted, by_letters = letters(word), {letters(name): name for name in names}
+    if wanted in by_letters:
+        return by_letters[wanted]
+    around = [name for key, name in by_letters.items() if len(wanted) >= 3 and (key.endswith(wanted)
+                                                                               or key.startswith(wanted))]
+    if len(around) == 1:
+        return around[0]
+    close = difflib.get_close_matches(wanted, list(by_letters), n=1, cutoff=cutoff)
+    return by_letters[close[0]] if close else None
+
+
+def did_you_mean(word: Any, names: Sequence[str]) -> str:
+    """``"; did you mean 'X'?"`` for :func:`closest_name`, or an empty string."""
+    name = closest_name(word, names)
+    return f"; did you mean {name!r}?" if name is not None and name != word else ""
+
+
+#: what a function's or preentered vectors may be declared to be (None: the standard's exact-sum rule decides);
+#: see :mod:`StaICC.metrics.exact_sum`
+PREDICTION_KINDS = ("probabilities", "loglikelihoods", "logits")
+
+
+def check_prediction_kind(kind: Any, name: str = "prediction_kind") -> Optional[str]:
+    """``kind`` when it is None or one of :data:`PREDICTION_KINDS`, else a ValueError saying the choices."""
+    if kind is None or (isinstance(kind, str) and kind in PREDICTION_KINDS):
+        return kind
+    raise ValueError(f"{name} must be None (the standard's rule) or one of {', '.join(map(repr, PREDICTION_KINDS))}, "
+                     f"got {kind!r}")

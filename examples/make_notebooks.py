@@ -34,21 +34,23 @@ NOTEBOOKS = {
     ],
     "compare_and_report.ipynb": [
         ("markdown", "# Compare two runs and report\n\nTwo runs on the same prompts (the built-in model and "
-                     "chance), compared paired with bootstrap intervals over test items, and an HTML report."),
+                     "chance), compared paired with bootstrap intervals over test items, and the HTML report, shown "
+                     "here and saved as a file."),
         ("code", "import subprocess, sys, tempfile, os\nroot = tempfile.mkdtemp()\n"
                  "for name, model in ((\"lexical\", \"reference\"), (\"chance\", \"uniform\")):\n"
                  "    subprocess.run([sys.executable, \"-m\", \"StaICC\", \"run\", \"--model\", model, \"--datasets\", "
                  "\"TREC\", \"rotten_tomatoes\",\n"
                  "                    \"--log-samples\", \"--no-progress\", \"--output-dir\", os.path.join(root, name)],\n"
                  "                   check=True, stdout=subprocess.DEVNULL)"),
-        ("code", "from StaICC.report.runs import load_run\nfrom StaICC.stats import compare_runs\n"
+        ("code", "from StaICC.report import load_run\nfrom StaICC.stats import compare_runs\n"
                  "a, b = load_run(os.path.join(root, \"lexical\")), load_run(os.path.join(root, \"chance\"))\n"
                  "comparison = compare_runs(a, b, resamples=200)\ncomparison"),
-        ("code", "from StaICC.report.html import build_report\n"
-                 "page, figures = build_report([a, b], [comparison.estimates_a, comparison.estimates_b], "
-                 "[comparison])\n"
-                 "path = os.path.join(root, \"report.html\")\nopen(path, \"w\", encoding=\"utf-8\").write(page)\n"
-                 "print(\"wrote\", path, len(page) // 1024, \"KB\")"),
+        ("markdown", "The whole report in one line: `html_report` takes run directories (or loaded runs), computes "
+                     "the intervals and differences as `staicc report --html` does, and shows the page here. Click a "
+                     "section's title to open it."),
+        ("code", "from StaICC.report import html_report\nreport = html_report(a, b, resamples=200)\nreport"),
+        ("code", "written = report.save(os.path.join(root, \"report.html\"))  # the page and its figures (PNG, SVG)\n"
+                 "print(\"wrote\", written[0], \"and\", len(written) - 1, \"figure files\")"),
     ],
 }
 
@@ -59,6 +61,8 @@ def main() -> None:
         notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         notebook.cells = [nbformat.v4.new_markdown_cell(text) if kind == "markdown" else nbformat.v4.new_code_cell(text)
                           for kind, text in cells]
+        for number, cell in enumerate(notebook.cells):  # fixed ids: writing the notebooks again changes nothing
+            cell.id = f"{os.path.splitext(name)[0].replace('_', '-')}-{number}"
         nbformat.write(notebook, os.path.join(HERE, name))
         print("wrote", name)
 

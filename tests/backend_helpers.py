@@ -59,12 +59,12 @@ def _permute(weights: Any, n_head: int) -> Any:
             .swapaxes(1, 2).reshape(weights.shape))
 
 
-def write_gguf(path: str, family: str = "llama", seed: int = 0) -> str:
-    """The tiny Llama and its tokenizer as a float32 GGUF file."""
+def write_gguf(path: str, family: str = "llama", seed: int = 0, pair: Optional[Tuple[Any, Any]] = None) -> str:
+    """The tiny Llama and its tokenizer (or ``pair``, another (model, tokenizer) of the same kind) as a float32 GGUF file."""
     import gguf
     import numpy as np
 
-    model, tokenizer = tiny_pair(family, seed)
+    model, tokenizer = pair if pair is not None else tiny_pair(family, seed)
     config = model.config
     heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
     head_dim = config.hidden_size // heads

@@ -4,7 +4,10 @@ It speaks the subset of the protocol that StaICC's ``openai`` backend uses, the 
 vLLM does: ``POST /v1/completions`` (``prompt``, ``max_tokens``, ``temperature`` 0,
 ``echo``, ``logprobs``: per-token ``tokens``/``token_logprobs``/``text_offset``, the first
 token's log-probability null) and ``POST /v1/chat/completions`` (messages joined as
-"role: content" lines, greedy answer), plus ``GET /v1/models``.
+"role: content" lines, greedy answer), plus ``GET /v1/models``.  With ``reasoning_parser``
+it answers chat requests as vLLM's ``--reasoning-parser`` does: the thinking section of the
+answer (``<think>...</think>``) apart in ``message.reasoning_content`` (``content`` null while
+the section is unfinished) and its tokens in ``usage.completion_tokens_details.reasoning_tokens``.
 
 Its log-probabilities come from one plain forward pass and ``log_softmax`` — code
 independent of ``CausalLMScorer`` — so comparing the two checks the backend's
@@ -38,9 +41,12 @@ class JSONHandler(http.server.BaseHTTPRequestHandler):
 class ReferenceServer(ThreadedServer):
     """Serves ``model``/``tokenizer`` on 127.0.0.1 (a free port) until ``close()``."""
 
-    def __init__(self, model: Any, tokenizer: Any, name: str = "tiny", port: int = 0) -> None:
+    def __init__(self, model: Any, tokenizer: Any, name: str = "tiny", port: int = 0,
+                 reasoning_parser: bool = False) -> None:
         import torch
         self.torch, self.model, self.tokenizer, self.name = torch, model.eval(), tokenizer, name
+        self.reasoning_parser = reasoning_parser
+        self.bodies: List[Dict[str, Any]] = []  # every request body, in order
         self.lock = threading.Lock()  # one forward at a time: torch on a shared CPU
         owner = self
 
@@ -58,6 +64,7 @@ class ReferenceServer(ThreadedServer):
                     body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 except ValueError:
                     return self._send(400, {"error": {"message": "body is not JSON"}})
+                owner.bodies.append(body)
                 if body.get("model") != owner.name:
                     return self._send(404, {"error": {"message": f"model {body.get('model')!r} not found"}})
                 try:
@@ -101,10 +108,35 @@ class ReferenceServer(ThreadedServer):
     def chat(self, body: Dict[str, Any]) -> Dict[str, Any]:
         lines = [f"{m['role']}: {m['content']}" for m in body["messages"]]
         ids = list(self.tokenizer("\n".join(lines) + "\nassistant:")["input_ids"])
-        generated = self._generate(ids, int(body.get("max_tokens", 16)))
-        message = {"role": "assistant", "content": self.tokenizer.decode(generated, skip_special_tokens=True)}
+        max_tokens = int(body.get("max_tokens", 16))
+        generated = self._generate(ids, max_tokens)
+        finish = "length" if len(generated) == max_tokens else "stop"
+        message: Dict[str, Any] = {"role": "assistant",
+                                   "content": self.tokenizer.decode(generated, skip_special_tokens=True)}
+        usage: Dict[str, Any] = {"prompt_tokens": len(ids), "completion_tokens": len(generated),
+                                 "total_tokens": len(ids) + len(generated)}
+        if self.reasoning_parser:
+            message, usage["completion_tokens_details"] = self._separate_reasoning(generated)
         return {"id": f"chat-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()),
-                "model": self.name, "choices": [{"index": 0, "message": message, "finish_reason": "length"}]}
+                "model": self.name, "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage}
+
+    def _separate_reasoning(self, generated: List[int]) -> Tuple[Dict[str, Any], Dict[str, int]]:
+        """The message with its thinking section apart, and the section's tokens (the first tokens whose
+        text holds the end marker; all of them while it is unfinished)."""
+        def text(ids: List[int]) -> str:
+            return self.tokenizer.decode(ids, skip_special_tokens=True)
+        whole = text(generated)
+        if "<think>" not in whole and "</think>" not in whole:
+            return {"role": "assistant", "content": whole}, {"reasoning_tokens": 0}
+        used = next((n for n in range(1, len(generated) + 1) if "</think>" in text(generated[:n])), None)
+        if used is None:
+            reasoning = whole.split("<think>", 1)[-1]
+            return {"role": "assistant", "content": None, "reasoning_content": reasoning}, \
+                {"reasoning_tokens": len(generated)}
+        head, content = whole.split("</think>", 1)
+        return {"role": "assistant", "content": content, "reasoning_content": head.split("<think>", 1)[-1]}, \
+            {"reasoning_tokens": used}
 
     # -------------------------------------------------------------- model
     def _token_logprobs(self, ids: List[int]) -> List[Any]:

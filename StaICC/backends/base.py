@@ -9,10 +9,10 @@ import abc
 import hashlib
 import inspect
 import json
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..requests import Answer, Request
-from ..validation import check_int
+from ..requests import LABELS, Answer, Request
+from ..validation import check_int, check_prediction_kind
 from ..errors import StaICCError
 
 
@@ -37,6 +37,19 @@ class Backend(abc.ABC):
     #: True for backends that read a prompt's demonstration boundaries (``Request.segments``,
     #: e.g. demonstrations as chat turns): the run then writes them; others never pay for them
     needs_segments: bool = False
+    #: what the answers' rows are, which decides the branch of the standard's exact-sum rule they
+    #: take (:mod:`StaICC.metrics.exact_sum`): None, the standard's check; "probabilities" (a model's
+    #: floating-point softmax: the softmax branch always, so no last bit can choose it), "loglikelihoods"
+    #: or "logits" (softmaxed once into the model's distribution first)
+    prediction_kind: Optional[str] = None
+    #: True when no route can move a last bit of the rows: pure-Python arithmetic (the built-in reference
+    #: models) or exact values (generated answers mapped to one-hot or uniform rows); the exact-sum
+    #: check is then never decided by rounding, and their numerics records never conflict
+    reproducible_rows: bool = False
+    #: what the backend answers (``Request.kind``): label scores only, unless it also gives a
+    #: prompt's full-vocabulary logits or hidden state (the ``hf`` backend); a run whose method
+    #: needs another kind is refused before any inference
+    request_kinds: Tuple[str, ...] = (LABELS,)
 
     @abc.abstractmethod
     def score(self, requests: Sequence[Request]) -> List[Answer]:
@@ -95,12 +108,16 @@ class FunctionBackend(Backend):
     a hash of its compiled code.  That hash changes when the code changes, but not when a
     closure's captured model or weights change: pass ``model_id`` whenever one function
     body serves several models.
+
+    ``prediction_kind`` says what the function's vectors are (see :attr:`Backend.prediction_kind`);
+    None keeps the standard's rule.  It changes how the rows are read, not the answers, so it
+    is no part of the identity (cached answers serve either reading).
     """
 
     name = "function"
 
     def __init__(self, function: Callable, *, batched: bool = False, model_id: Optional[str] = None,
-                 batch_size: Optional[int] = None) -> None:
+                 batch_size: Optional[int] = None, prediction_kind: Optional[str] = None) -> None:
         if not callable(function):
             raise TypeError(f"the model must be callable or a Backend, got {type(function).__name__}")
         if model_id is not None and not isinstance(model_id, str):
@@ -108,6 +125,7 @@ class FunctionBackend(Backend):
         self.function = function
         self.batched = bool(batched)
         self.model_id = model_id
+        self.prediction_kind = check_prediction_kind(prediction_kind)
         if batch_size is not None:
             self.requests_per_call = check_int(batch_size, "batch_size", minimum=1)
         elif self.batched:
@@ -205,10 +223,15 @@ def _hash_code(code: Any, digest: Any) -> None:
             digest.update(repr(const).encode())
 
 
-def as_backend(model: Any, *, batched: bool = False, model_id: Optional[str] = None) -> Backend:
-    """A backend as it is; a function wrapped (``batched`` and ``model_id`` apply to functions only)."""
+def as_backend(model: Any, *, batched: bool = False, model_id: Optional[str] = None,
+               prediction_kind: Optional[str] = None) -> Backend:
+    """A backend as it is; a function wrapped (``batched``, ``model_id`` and ``prediction_kind`` apply to
+    functions only: a backend says what its rows are itself)."""
     if isinstance(model, Backend):
         if model_id is not None:
             raise ValueError("model_id names a plain function; a backend carries its own identity")
+        if prediction_kind is not None and prediction_kind != model.prediction_kind:
+            raise ValueError(f"prediction_kind={prediction_kind!r} describes a plain function's rows; the {model.name} "
+                             f"backend says what its rows are itself ({model.prediction_kind!r})")
         return model
-    return FunctionBackend(model, batched=batched, model_id=model_id)
+    return FunctionBackend(model, batched=batched, model_id=model_id, prediction_kind=prediction_kind)

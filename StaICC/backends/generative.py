@@ -20,6 +20,10 @@ The parser's rule (:class:`LabelParser`):
 
 Predictions are one-hot float vectors (the label the text names gets 1.0), so that
 parsed and unparsed answers (a uniform vector) have one kind.
+
+Before any of this, a reasoning model's thinking section is cut off the text
+(:mod:`StaICC.backends.thinking`): the parser reads only the answer after it, and an
+answer whose thinking never ended (or overran its budget) is unparsed.
 """
 import json
 import unicodedata
@@ -27,6 +31,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..requests import Answer, Request
 from ..errors import StaICCError
+from .thinking import ThinkingRule, unparsed_reason
 
 #: post-processor hook: (text, label_space) -> label index, or None when the text names no label
 PostProcessor = Callable[[str, Sequence[str]], Optional[int]]
@@ -213,15 +218,20 @@ def answer_instruction(label_space: Sequence[str]) -> str:
 
 
 class AnswerMapper:
-    """Generated text -> :class:`Answer`: the parser (or a user post-processor), the unparsed policy, a hook.
+    """Generated text -> :class:`Answer`: the thinking rule, the parser (or a user post-processor), the
+    unparsed policy, a hook.
 
-    ``postprocess(text, label_space)`` replaces the parser when given; it returns a label
-    index or None.  ``answer_hook(request, text, answer)`` sees every answer last and may
-    replace it (an evaluator's own rule).
+    ``thinking`` cuts a reasoning model's thinking section off first
+    (:class:`~StaICC.backends.thinking.ThinkingRule`).  ``postprocess(text, label_space)``
+    replaces the parser when given (it reads the answer after the thinking section); it
+    returns a label index or None.  ``answer_hook(request, text, answer)`` sees every answer
+    last, with the whole text, and may replace it (an evaluator's own rule).
     """
 
     def __init__(self, unparsed: str = "uniform", aliases: Optional[Dict[str, Sequence[str]]] = None,
-                 postprocess: Optional[PostProcessor] = None, answer_hook: Optional[AnswerHook] = None) -> None:
+                 postprocess: Optional[PostProcessor] = None, answer_hook: Optional[AnswerHook] = None,
+                 thinking: Optional[ThinkingRule] = None) -> None:
+        self.thinking = thinking if thinking is not None else ThinkingRule()
         self.unparsed = check_unparsed_policy(unparsed)
         self.aliases = parse_aliases(aliases)
         for name, hook in (("postprocess", postprocess), ("answer_hook", answer_hook)):
@@ -233,7 +243,8 @@ class AnswerMapper:
 
     def identity(self) -> Dict[str, Any]:
         from .base import code_digest, function_name
-        out: Dict[str, Any] = {"unparsed": self.unparsed, "aliases": {k: list(v) for k, v in sorted(self.aliases.items())}}
+        out: Dict[str, Any] = {"unparsed": self.unparsed, "aliases": {k: list(v) for k, v in sorted(self.aliases.items())},
+                               "thinking": self.thinking.identity()}
         for name, hook in (("postprocess", self.postprocess), ("answer_hook", self.answer_hook)):
             if hook is not None:
                 out[name] = {"function": function_name(hook), "code_sha256": code_digest(hook)}
@@ -251,28 +262,39 @@ class AnswerMapper:
             self._parsers[label_space] = LabelParser(label_space, self.aliases)
         return self._parsers[label_space].parse(text)
 
-    def answer(self, request: Request, text: str) -> Answer:
+    def answer(self, request: Request, text: str, thinking_tokens: Optional[int] = None) -> Answer:
+        """The answer ``text`` gives; ``thinking_tokens``: the generated tokens of its thinking section,
+        where the backend counted them."""
         labels = request.label_space
-        index = self.index_of(text, labels)
+        split = self.thinking.split(text)
+        thinking = self.thinking.measure(split, thinking_tokens)
+        reason = unparsed_reason(thinking, self.thinking)
+        index = None if reason else self.index_of(split.answer, labels)
         if index is not None:
-            result = Answer(one_hot(index, len(labels)), text=text, parsed=True)
+            result = Answer(one_hot(index, len(labels)), text=text, parsed=True, thinking=thinking)
         elif self.unparsed == "error":
-            raise UnparsedAnswerError(f"the model's answer {text!r:.200} names none of the labels "
-                                      f"{list(labels)} (dataset {request.dataset!r}, query {request.query_index}); "
-                                      "use unparsed=uniform or unparsed=label:<i>, aliases, or a postprocess hook")
-        elif self.unparsed == "uniform":
-            result = Answer([1.0 / len(labels)] * len(labels), text=text, parsed=False)
+            problem = f"is unparsed: {reason}" if reason else f"names none of the labels {list(labels)}"
+            raise UnparsedAnswerError(f"the model's answer {text!r:.200} {problem} (dataset {request.dataset!r}, "
+                                      f"query {request.query_index}); use unparsed=uniform or unparsed=label:<i>, "
+                                      "aliases, or a postprocess hook")
         else:
-            fallback = int(self.unparsed[6:])
-            if fallback >= len(labels):
-                raise ValueError(f"unparsed={self.unparsed} but the label space of dataset {request.dataset!r} has "
-                                 f"{len(labels)} labels")
-            result = Answer(one_hot(fallback, len(labels)), text=text, parsed=False)
+            result = Answer(self._fallback(request), text=text, parsed=False, thinking=thinking)
         if self.answer_hook is not None:
             result = self.answer_hook(request, text, result)
             if not isinstance(result, Answer):
                 raise TypeError(f"the answer_hook returned {type(result).__name__}; expected an Answer")
         return result
+
+    def _fallback(self, request: Request) -> List[float]:
+        """The prediction the unparsed policy gives (uniform, or one label)."""
+        labels = request.label_space
+        if self.unparsed == "uniform":
+            return [1.0 / len(labels)] * len(labels)
+        fallback = int(self.unparsed[6:])
+        if fallback >= len(labels):
+            raise ValueError(f"unparsed={self.unparsed} but the label space of dataset {request.dataset!r} has "
+                             f"{len(labels)} labels")
+        return one_hot(fallback, len(labels))
 
 
 def generation_identity(mapper: AnswerMapper, message_builder: Optional[MessageBuilder],
@@ -302,8 +324,24 @@ class ScoringModes:
     STANDARD_SCORING: Optional[str] = "last_token"
 
     @property
+    def prediction_kind(self) -> Optional[str]:
+        """A log-probability mode's rows are a softmax computed in floating point ("probabilities": the
+        exact-sum rule's softmax branch always); generated answers are labels (the standard's rule)."""
+        return None if self.scoring == "generate" else "probabilities"  # type: ignore[attr-defined]
+
+    @property
+    def reproducible_rows(self) -> bool:
+        """Generated answers become exact rows (one-hot, or the unparsed policy's): no rounding decides their check."""
+        return self.scoring == "generate"  # type: ignore[attr-defined]
+
+    @property
     def non_standard(self) -> List[str]:
-        return scoring_departures(self.scoring, self.chat, standard=self.STANDARD_SCORING)  # type: ignore[attr-defined]
+        departures = scoring_departures(self.scoring, self.chat, standard=self.STANDARD_SCORING)  # type: ignore[attr-defined]
+        return departures + self.mapper.thinking.departures()  # type: ignore[attr-defined]
+
+    def generation_limit(self, answer_tokens: int) -> int:
+        """Tokens a generation may take: the answer's limit, plus the thinking budget when one is set."""
+        return answer_tokens + self.mapper.thinking.extra_tokens()  # type: ignore[attr-defined]
 
     def with_generation_identity(self, identity: Dict[str, Any], **limits: Any) -> Dict[str, Any]:
         """``identity`` plus, when the backend generates, what changes its generated answers."""

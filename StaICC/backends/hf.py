@@ -8,7 +8,8 @@
 * ``first_token`` / ``sequence``: the label's first token / all its tokens as a
   continuation of the prompt (joint tokenization);
 * ``generate``: greedy generation (through the chat template with ``chat=true``),
-  mapped to a label by :mod:`StaICC.backends.generative`.
+  mapped to a label by :mod:`StaICC.backends.generative`, a reasoning model's thinking
+  section cut off first and its generated tokens counted (:mod:`StaICC.backends.thinking`).
 
 ``chat=true`` (lm-eval's name: ``apply_chat_template``) wraps every prompt in the
 tokenizer's chat template, with ``system`` (``system_instruction``) as the system
@@ -26,12 +27,14 @@ import hashlib
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..requests import Answer, Request
+from ..requests import FULL_VOCAB, HIDDEN, LABELS, Answer, Request, state_vector
 from . import _args
 from .base import Backend
 from .hf_identity import in_memory_digest, tokenizer_digest, weights_digest  # noqa: F401  (re-exported)
+from .hf_runtime import check_model_folder, choose_threads, loading_error, runtime
 from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
                          multiturn_messages, parse_aliases)
+from .thinking import THINKING_ARGS, ThinkingRule
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
@@ -44,7 +47,7 @@ DEFAULT_REQUESTS_PER_CALL_GPU = 2048
 _HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_size", "revision",
             "trust_remote_code", "requests_per_call", "max_new_tokens", "chat", "system", "unparsed", "aliases",
             "postprocess", "answer_hook", "message_builder", "model_id", "weights_hash", "apply_chat_template",
-            "system_instruction", "fewshot_as_multiturn", "threads", "packing")
+            "system_instruction", "fewshot_as_multiturn", "threads", "packing") + THINKING_ARGS
 #: lm-evaluation-harness's names for two arguments
 _ALIASES = {"apply_chat_template": "chat", "system_instruction": "system"}
 #: how the weights of a model directory are hashed into the identity (see weights_digest)
@@ -55,6 +58,24 @@ PACKING = ("auto", "tree", "prefix", "rows")
 
 def hf_backend(**arguments: Any) -> "HFBackend":
     """The registry's ``hf`` factory: checks every argument, then loads the model."""
+    checked = checked_arguments(arguments)
+    if checked["threads"] is not None:
+        from ..extras import require
+        require("torch", "the hf backend").set_num_threads(checked["threads"])
+    model, tokenizer = load_pretrained(checked["pretrained"], revision=checked["revision"],
+                                       trust_remote_code=checked["trust_remote_code"], dtype=checked["dtype"],
+                                       device=checked["device"])
+    backend = HFBackend(model, tokenizer, pretrained=checked["pretrained"], revision=checked["revision"],
+                        dtype=checked["dtype"], **checked["options"])
+    backend.runtime = runtime(*choose_threads(model, checked["threads"]))
+    return backend
+
+
+def checked_arguments(arguments: Dict[str, Any]) -> Dict[str, Any]:
+    """Every argument of :func:`hf_backend` checked and converted, nothing loaded (a CUDA device is looked for):
+    ``pretrained`` (an absolute path for a local directory), ``revision``, ``trust_remote_code``, ``device``,
+    ``dtype``, ``threads`` and the scoring ``options``."""
+    arguments = dict(arguments)
     _args.no_unknown("hf", arguments, _HF_ARGS)
     pretrained = _args.as_str(arguments.pop("pretrained", None), "pretrained")
     options = _options(arguments)
@@ -69,14 +90,11 @@ def hf_backend(**arguments: Any) -> "HFBackend":
         if not os.path.isfile(os.path.join(pretrained, "config.json")):
             raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory (it has no "
                              "config.json; give the folder written by save_pretrained)")
+        check_model_folder(pretrained, trust)
         pretrained = os.path.abspath(pretrained)
     check_device(device)
-    if threads is not None:
-        from ..extras import require
-        require("torch", "the hf backend").set_num_threads(threads)
-    model, tokenizer = load_pretrained(pretrained, revision=revision, trust_remote_code=trust, dtype=dtype,
-                                       device=device)
-    return HFBackend(model, tokenizer, pretrained=pretrained, revision=revision, dtype=dtype, **options)
+    return {"pretrained": pretrained, "revision": revision, "trust_remote_code": trust, "device": device,
+            "dtype": dtype, "threads": threads, "options": options}
 
 
 def check_device(device: Optional[str]) -> None:
@@ -115,6 +133,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "model_id": _args.as_str(arguments.pop("model_id", None), "model_id", optional=True),
         "weights_hash": _args.as_choice(arguments.pop("weights_hash", "sampled"), "weights_hash", WEIGHTS_HASHES),
         "packing": _args.as_choice(arguments.pop("packing", "auto"), "packing", PACKING),
+        "thinking": ThinkingRule.from_arguments(arguments),
     }
     if out["fewshot_as_multiturn"] and not out["chat"]:
         raise ValueError("model argument fewshot_as_multiturn=true needs apply_chat_template=true (chat=true)")
@@ -132,9 +151,12 @@ def load_pretrained(pretrained: str, *, revision: Optional[str], trust_remote_co
     if dtype != "auto":
         major_minor = tuple(int(p) for p in transformers.__version__.split(".")[:2] if p.isdigit())
         kwargs["dtype" if major_minor >= (4, 56) else "torch_dtype"] = getattr(torch, dtype)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(pretrained, revision=revision,
-                                                           trust_remote_code=trust_remote_code)
-    model = transformers.AutoModelForCausalLM.from_pretrained(pretrained, **kwargs)
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(pretrained, revision=revision,
+                                                               trust_remote_code=trust_remote_code)
+        model = transformers.AutoModelForCausalLM.from_pretrained(pretrained, **kwargs)
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        raise loading_error(pretrained, exc) from None
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     return model.to(device), tokenizer
@@ -150,6 +172,8 @@ class HFBackend(ScoringModes, Backend):
     """
 
     name = "hf"
+    #: how it runs here, for provenance (:func:`~StaICC.backends.hf_runtime.runtime`; set by ``hf_backend``)
+    runtime: Optional[Dict[str, Any]] = None
 
     def __init__(self, model: Any, tokenizer: Any, *, pretrained: Optional[str] = None,
                  revision: Optional[str] = None, dtype: str = "auto", **options: Any) -> None:
@@ -157,19 +181,10 @@ class HFBackend(ScoringModes, Backend):
         _args.no_unknown("hf", options, _HF_ARGS)
         options = _options(options)
         from .causal_lm import CausalLMScorer
-        self.scoring = options["scoring"]
-        self.chat = options["chat"]
-        self.system = options["system"]
-        self.fewshot_as_multiturn = self.needs_segments = options["fewshot_as_multiturn"]
-        self.max_new_tokens = options["max_new_tokens"]
-        self.shares_prefixes = self.scoring != "generate"  # the scorer's prefix tree; generation runs row by row
-        self.model_id = options["model_id"]
-        self.weights_hash = options["weights_hash"]
-        self.message_builder = options["message_builder"]
-        if self.message_builder is not None and not callable(self.message_builder):
-            raise TypeError("model argument message_builder must be callable (request -> messages)")
-        self.mapper = AnswerMapper(options["unparsed"], options["aliases"], options["postprocess"],
-                                   options["answer_hook"])
+        self._describe(options, pretrained, revision, dtype)
+        if self.chat and getattr(tokenizer, "chat_template", None) is None:  # said before any prompt is scored
+            raise ValueError("model argument chat=true (apply_chat_template): the tokenizer has no chat template; "
+                             "use chat=false for a base model")
         torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
         self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
                                      rows_per_forward=options["batch_size"], token_budget=options["token_budget"],
@@ -177,16 +192,40 @@ class HFBackend(ScoringModes, Backend):
         self.model, self.tokenizer = self.scorer.model, tokenizer
         self.requests_per_call = options["requests_per_call"] or (
             DEFAULT_REQUESTS_PER_CALL_GPU if self.scorer.device.type == "cuda" else DEFAULT_REQUESTS_PER_CALL)
-        self.pretrained, self.revision, self.dtype = pretrained, revision, dtype
         self._identity = self._build_identity()
+
+    def _describe(self, options: Dict[str, Any], pretrained: Optional[str], revision: Optional[str],
+                  dtype: str) -> None:
+        """What the backend is from its converted options alone, no model: its scoring, chat and answer settings."""
+        self.scoring = options["scoring"]
+        self.chat = options["chat"]
+        self.system = options["system"]
+        self.fewshot_as_multiturn = self.needs_segments = options["fewshot_as_multiturn"]
+        self.max_new_tokens = options["max_new_tokens"]
+        self.shares_prefixes = self.scoring != "generate"  # the scorer's prefix tree; generation runs row by row
+        # a prompt's last-position logits and hidden state, read as the standard's kernel reads them
+        self.request_kinds = (LABELS,) if self.scoring == "generate" else (LABELS, FULL_VOCAB, HIDDEN)
+        self.model_id = options["model_id"]
+        self.weights_hash = options["weights_hash"]
+        self.message_builder = options["message_builder"]
+        if self.message_builder is not None and not callable(self.message_builder):
+            raise TypeError("model argument message_builder must be callable (request -> messages)")
+        self.mapper = AnswerMapper(options["unparsed"], options["aliases"], options["postprocess"],
+                                   options["answer_hook"], options["thinking"])
+        self.mapper.thinking.check_scoring(self.scoring)
+        self.pretrained, self.revision, self.dtype = pretrained, revision, dtype
 
     # ---------------------------------------------------------------- scoring
     def score(self, requests: Sequence[Request]) -> List[Answer]:
         if self.scoring == "generate":
-            texts = self.generate(requests)
-            return [self.mapper.answer(r, t) for r, t in zip(requests, texts)]
+            generated = self.generate_counted(requests)
+            return [self.mapper.answer(r, text, tokens) for r, (text, tokens) in zip(requests, generated)]
         answers: List[Optional[Answer]] = [None] * len(requests)
-        for (labels, noisy), positions in _groups(requests).items():
+        for (labels, noisy, kind), positions in _groups(requests).items():
+            if kind != LABELS:
+                for i, vector in zip(positions, self._states([requests[i] for i in positions], kind)):
+                    answers[i] = Answer(vector)
+                continue
             if noisy:
                 if self.fewshot_as_multiturn:
                     raise ValueError("fewshot_as_multiturn cannot split noisy-channel prompts (one prompt per "
@@ -201,6 +240,16 @@ class HFBackend(ScoringModes, Backend):
             for i, row in zip(positions, rows):
                 answers[i] = Answer(row)
         return answers  # type: ignore[return-value]
+
+    def _states(self, requests: Sequence[Request], kind: str) -> List[Any]:
+        """Each prompt's full-vocabulary logits or hidden state at its last position, float32 (the scorer's
+        ``with_states``, which the calibrations' feedforwards read too)."""
+        if any(r.noisy_channel for r in requests):
+            raise ValueError("noisy-channel prompts (one prompt per label) have no single hidden state or "
+                             "full-vocabulary logits; run the calibrations without --noisy-channel")
+        rows = self.scorer.with_states([self.scored_text(r) for r in requests], list(requests[0].label_space),
+                                       hidden_state=kind == HIDDEN, full_vocab=kind == FULL_VOCAB)
+        return [state_vector(hidden if kind == HIDDEN else full) for _probs, hidden, full in rows]
 
     def chat_text(self, request: Request) -> str:
         """The prompt as the model sees it in generate mode (chat template applied with ``chat``)."""
@@ -222,6 +271,10 @@ class HFBackend(ScoringModes, Backend):
         if not self.chat:
             return request.prompt  # type: ignore[return-value]
         text = self.chat_text(request)
+        if self.mapper.thinking.opens_in_prompt(text):
+            raise ValueError(f"the chat template opens a thinking section at the end of the prompt "
+                             f"({self.mapper.thinking.start!r}), so scoring={self.scoring} would score the labels "
+                             "inside the model's thinking; use scoring=generate, or a template that does not think")
         bos = getattr(self.tokenizer, "bos_token", None)
         if bos and text.startswith(bos) and self._adds_bos():
             text = text[len(bos):]
@@ -234,12 +287,16 @@ class HFBackend(ScoringModes, Backend):
         return self._bos_added
 
     def generate(self, requests: Sequence[Request]) -> List[str]:
-        """Greedy answers, ``max_new_tokens`` at most, one left-padded batch at a time."""
+        """Greedy answers, ``max_new_tokens`` at most (plus the thinking budget), one left-padded batch at a time."""
+        return [text for text, _ in self.generate_counted(requests)]
+
+    def generate_counted(self, requests: Sequence[Request]) -> List[Tuple[str, Optional[int]]]:
+        """Each greedy answer with the tokens of its thinking section (None: it has none)."""
         torch = self.scorer._torch
         texts = [self.chat_text(r) for r in requests]
         step = self.scorer.rows_per_forward or 16
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
-        out: List[str] = []
+        out: List[Tuple[str, Optional[int]]] = []
         add_special = not self.chat  # a chat template writes its own BOS
         with torch.inference_mode():
             for start in range(0, len(texts), step):
@@ -252,24 +309,45 @@ class HFBackend(ScoringModes, Backend):
                     mask[row, width - len(ids):] = 1
                 generated = self.model.generate(input_ids=input_ids.to(self.scorer.device),
                                                 attention_mask=mask.to(self.scorer.device), do_sample=False,
-                                                max_new_tokens=self.max_new_tokens, pad_token_id=pad)
-                for row in generated[:, width:].tolist():
-                    out.append(self.tokenizer.decode(row, skip_special_tokens=True))
+                                                max_new_tokens=self.generation_limit(self.max_new_tokens),
+                                                pad_token_id=pad)
+                out.extend(self._counted(row, pad) for row in generated[:, width:].tolist())
         return out
+
+    def _counted(self, row: List[int], pad: Optional[int]) -> Tuple[str, Optional[int]]:
+        """A generated row's text and thinking tokens; the row ends at its end-of-sequence token (its padding
+        after it is not generated text)."""
+        eos = self.tokenizer.eos_token_id
+        if eos in row:
+            row = row[:row.index(eos) + 1]
+        while row and pad is not None and row[-1] == pad and pad != eos:
+            row.pop()
+
+        def decode(ids: Sequence[int]) -> str:
+            return self.tokenizer.decode(list(ids), skip_special_tokens=True)
+        return decode(row), self.mapper.thinking.section_tokens(row, decode)
 
     # --------------------------------------------------------------- identity
     def identity(self) -> Dict[str, Any]:
         return dict(self._identity)
 
+    def _model_dtype(self) -> str:
+        return str(next(self.model.parameters()).dtype).replace("torch.", "")
+
+    def _tokenizer_sha256(self) -> str:
+        return tokenizer_digest(self.tokenizer, self.pretrained)
+
+    def _commit_hash(self) -> Optional[str]:
+        return getattr(self.model.config, "_commit_hash", None)
+
     def _build_identity(self) -> Dict[str, Any]:
-        model_dtype = next(self.model.parameters()).dtype
-        identity: Dict[str, Any] = {"backend": "hf", "scoring": self.scoring, "dtype": str(model_dtype).replace("torch.", ""),
-                                    "tokenizer_sha256": tokenizer_digest(self.tokenizer, self.pretrained)}
+        identity: Dict[str, Any] = {"backend": "hf", "scoring": self.scoring, "dtype": self._model_dtype(),
+                                    "tokenizer_sha256": self._tokenizer_sha256()}
         if self.model_id is not None:
             identity["model_id"] = self.model_id
         if self.pretrained is not None:
             identity["model"] = self.pretrained
-            identity["revision"] = self.revision or getattr(self.model.config, "_commit_hash", None)
+            identity["revision"] = self.revision or self._commit_hash()
             if os.path.isdir(self.pretrained):
                 full = self.weights_hash == "full"
                 identity["weights_sha256"] = weights_digest(self.pretrained, full=full)
@@ -298,15 +376,29 @@ class HFBackend(ScoringModes, Backend):
             departures.append("demonstrations as chat turns (fewshot_as_multiturn=true)")
         return departures
 
+    def numerics(self) -> Dict[str, Any]:
+        """What the answers' last bits depend on besides the identity: device, packing, budgets, attention,
+        threads and the optimisations the model could not take (kept after :meth:`close`)."""
+        if self.scorer is None:
+            return dict(getattr(self, "_closed_numerics", {}))
+        from .numerics import device_name
+        scorer = self.scorer
+        config = getattr(scorer.model, "config", None)
+        return {"device": device_name(scorer.device), "packing": scorer.packing,
+                "rows_per_forward": scorer.rows_per_forward, "token_budget": scorer.token_budget,
+                "attention": getattr(config, "_attn_implementation", None), "switched_off": list(scorer.switched_off)}
+
     def close(self) -> None:
+        if self.scorer is not None:
+            self._closed_numerics = self.numerics()
         self.model = self.scorer = None  # type: ignore[assignment]
 
 
-def _groups(requests: Sequence[Request]) -> Dict[Tuple[Tuple[str, ...], bool], List[int]]:
-    """Request positions grouped by label space and kind, in order: one scorer call per group."""
-    groups: Dict[Tuple[Tuple[str, ...], bool], List[int]] = {}
+def _groups(requests: Sequence[Request]) -> Dict[Tuple[Tuple[str, ...], bool, str], List[int]]:
+    """Request positions grouped by label space, prompt form and what is asked, in order: one scorer call per group."""
+    groups: Dict[Tuple[Tuple[str, ...], bool, str], List[int]] = {}
     for i, r in enumerate(requests):
-        groups.setdefault((tuple(r.label_space), r.noisy_channel), []).append(i)
+        groups.setdefault((tuple(r.label_space), r.noisy_channel, r.kind), []).append(i)
     return groups
 
 

@@ -22,6 +22,7 @@ body size into memory.  This client:
 Standard library only (``urllib`` keeps the environment's proxy settings).
 """
 import base64
+import contextlib
 import email.utils
 import http.client
 import json
@@ -35,7 +36,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from .secrets import is_secret_name, redact_text, redact_url, register_secret
+from .secrets import is_secret_name, redact_prefix, redact_text, redact_url, register_secret
 from ..errors import StaICCError
 
 #: HTTP statuses worth retrying: rate limiting and server-side failures
@@ -77,7 +78,7 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
     handler knows no 308, which would otherwise surface as a bare HTTP error.
     """
 
-    def _refuse(self, req: Any, fp: Any, code: int, msg: str, headers: Any) -> None:
+    def _refuse(self, req: Any, fp: Any, code: int, _msg: str, headers: Any) -> None:
         location = (headers.get("Location") or headers.get("URI") or "") if headers else ""
         fp.close()
         raise _Redirected(code, urllib.parse.urljoin(req.full_url, location))
@@ -114,10 +115,8 @@ class _Watchdog:
 
 
 def _shutdown(sock: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 def _watched(base: type, watchdog: _Watchdog) -> type:
@@ -160,13 +159,18 @@ def split_credentials(url: str) -> Tuple[str, Optional[str]]:
 
 
 def _url_secrets(url: str) -> List[str]:
-    """The password of the URL's user info and the values of its secret-named query parameters."""
+    """The password of the URL's user info and the values of its secret-named query and path parameters."""
     parts = urllib.parse.urlsplit(url)
     found = []
     if "@" in parts.netloc:
         info = parts.netloc.rpartition("@")[0]
         found.append(urllib.parse.unquote(info.partition(":")[2]))
     found += [value for name, value in urllib.parse.parse_qsl(parts.query) if is_secret_name(name)]
+    for segment in parts.path.split("/"):  # path parameters: /v1;access_token=X
+        for parameter in segment.split(";")[1:]:
+            name, _, value = parameter.partition("=")
+            if is_secret_name(name):
+                found.append(urllib.parse.unquote(value))
     return [value for value in found if value]
 
 
@@ -217,13 +221,17 @@ class JSONClient:
         self.secrets = [s for s in secrets if s] + _url_secrets(base_url) + ([basic.split(" ", 1)[1]] if basic else [])
         for secret in self.secrets:
             register_secret(secret)  # so that the command line's error printer redacts them too
-        self.hint = hint or (lambda status: "")
+        self.hint = hint or (lambda _status: "")
 
     def redact(self, text: str) -> str:
         return redact_text(text, self.secrets)
 
-    def post(self, path: str, body: Dict[str, Any]) -> Dict[str, Any]:
-        """POST ``body`` to ``base_url + path``; retries 429/5xx/timeouts within the deadline."""
+    def post(self, path: str, body: Dict[str, Any], read: Optional[Callable[[Dict[str, Any]], Any]] = None) -> Any:
+        """POST ``body`` to ``base_url + path``; retries 429/5xx/timeouts within the deadline.
+
+        ``read`` (the decoded answer -> what the caller keeps: a generated text, redacted) runs
+        inside the same deadline: a result that is ready only after it is an error, not an answer.
+        """
         url = join_url(self.base_url, path)
         shown = redact_url(url)
         data = json.dumps(body).encode("utf-8")
@@ -236,22 +244,28 @@ class JSONClient:
             if remaining <= 0:
                 raise self._over_deadline(shown, attempt)
             try:
-                raw = self._attempt(url, data, remaining)
-                return self._decoded(raw, shown)
+                value = self._decoded(self._attempt(url, data, remaining), shown)
+                kept = value if read is None else read(value)
+                if time.monotonic() > end:
+                    raise self._over_deadline(shown, attempt + 1, "; the answer was read after it")
+                return kept
             except _Redirected as redirect:
                 raise APIError(f"POST {shown} was redirected (HTTP {redirect.status}) to "
                                f"{self.redact(redact_url(redirect.location))}; StaICC does not follow redirects "
                                "(the credentials would go with them): set base_url to the final address") from None
-            except urllib.error.HTTPError as error:
-                message = self.redact(_error_body(error))
-                if error.code not in RETRY_STATUSES or attempt >= limits.retries:
-                    raise APIError(self._status_message(shown, error.code, message, attempt)) from None
-                wait = retry_after(error.headers.get("Retry-After") if error.headers else None)
+            except _Status as status:
+                if status.code not in RETRY_STATUSES or attempt >= limits.retries:
+                    raise APIError(self._status_message(shown, status.code, status.message, attempt)) from None
+                wait = retry_after(status.retry_after)
             except _DeadlinePassed:
                 raise self._over_deadline(shown, attempt + 1) from None
             except (socket.timeout, TimeoutError, urllib.error.URLError, http.client.HTTPException,
                     ConnectionError, OSError) as error:
                 reason = getattr(error, "reason", error)
+                if isinstance(reason, ConnectionRefusedError):  # nothing listens there: waiting will not help
+                    raise APIError(f"POST {shown}: connection refused (not retried): is the server running at "
+                                   f"{urllib.parse.urlsplit(url).netloc.rpartition('@')[2]}? Start it, or fix "
+                                   "base_url") from None
                 if attempt >= limits.retries:
                     raise APIError(f"POST {shown} failed after {attempt + 1} attempt(s): "
                                    f"{self.redact(str(reason)) or type(reason).__name__} "
@@ -263,20 +277,36 @@ class JSONClient:
             time.sleep(delay)
 
     def _attempt(self, url: str, data: bytes, seconds: float) -> bytes:
-        """One request under a watchdog of ``seconds``: the body, at most ``max_response_bytes``."""
+        """One request under a watchdog of ``seconds``: the body, at most ``max_response_bytes``.
+
+        An error status's body is read here too, under the same watchdog: a server that drips
+        it is cut off at the deadline like one that drips an answer.
+        """
         watchdog = _Watchdog(seconds)
         try:
             opener = urllib.request.build_opener(_NoRedirects(), _Handler(watchdog), _SecureHandler(watchdog))
             request = urllib.request.Request(url, data=data, headers=self.headers, method="POST")
             try:
-                with opener.open(request, timeout=min(self.limits.timeout, max(seconds, 0.001))) as response:
-                    return self._read(response, url, watchdog)
+                try:
+                    with opener.open(request, timeout=min(self.limits.timeout, max(seconds, 0.001))) as response:
+                        return self._read(response, url, watchdog)
+                except urllib.error.HTTPError as error:
+                    with contextlib.closing(error):
+                        body = _error_body(error)
+                    if watchdog.expired:
+                        raise _DeadlinePassed() from None
+                    retry = error.headers.get("Retry-After") if error.headers else None
+                    raise _Status(error.code, self.redact_shown(body, 300), retry) from None
             except (OSError, http.client.HTTPException):
                 if watchdog.expired:
                     raise _DeadlinePassed() from None
                 raise
         finally:
             watchdog.cancel()
+
+    def redact_shown(self, text: str, limit: int) -> str:
+        """The first ``limit`` characters of ``text``, redacted (the cost bounded by what is shown)."""
+        return redact_prefix(text, limit, self.secrets)
 
     def _read(self, response: Any, url: str, watchdog: _Watchdog) -> bytes:
         limit = self.limits.max_response_bytes
@@ -303,16 +333,16 @@ class JSONClient:
             value = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise APIError(f"POST {shown} returned malformed JSON: "
-                           f"{self.redact(raw[:200].decode('utf-8', 'replace'))!r}") from None
+                           f"{self.redact_shown(raw[:1024].decode('utf-8', 'replace'), 200)!r}") from None
         if not isinstance(value, dict):
             raise APIError(f"POST {shown} returned JSON {type(value).__name__}, expected an object")
         if "error" in value and "choices" not in value:
-            raise APIError(f"POST {shown} returned an error: {self.redact(json.dumps(value['error'])[:300])}")
+            raise APIError(f"POST {shown} returned an error: {self.redact_shown(_json_text(value['error']), 300)}")
         return value
 
     def _status_message(self, shown: str, status: int, message: str, attempt: int) -> str:
-        return (f"POST {shown} failed with HTTP {status} after {attempt + 1} attempt(s): {message[:300]}"
-                + self.hint(status))
+        return (f"POST {shown} failed with HTTP {status} after {attempt + 1} attempt(s): "
+                f"{' '.join(message.split())}" + self.hint(status))
 
     def _over_deadline(self, shown: str, attempts: int, detail: str = "") -> APIError:
         return APIError(f"POST {shown} got no complete answer within deadline={self.limits.deadline:g}s "
@@ -323,7 +353,23 @@ class _DeadlinePassed(Exception):
     """The watchdog shut the socket down."""
 
 
+class _Status(Exception):
+    """An HTTP error status, with its body's message (read under the deadline, redacted) and Retry-After."""
+
+    def __init__(self, code: int, message: str, retry_after: Optional[str]) -> None:
+        super().__init__(code)
+        self.code, self.message, self.retry_after = code, message, retry_after
+
+
+def _json_text(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return repr(type(value))
+
+
 def _error_body(error: urllib.error.HTTPError) -> str:
+    """The message of an error status's body: its first :data:`_ERROR_BODY_BYTES` bytes, read once."""
     try:
         raw = error.read(_ERROR_BODY_BYTES).decode("utf-8", "replace")
     except Exception:  # the body is a courtesy; the status is what matters
@@ -332,7 +378,7 @@ def _error_body(error: urllib.error.HTTPError) -> str:
         value = json.loads(raw)
         if isinstance(value, dict) and "error" in value:
             inner = value["error"]
-            return str(inner.get("message", json.dumps(inner))) if isinstance(inner, dict) else str(inner)
+            return str(inner.get("message", _json_text(inner))) if isinstance(inner, dict) else str(inner)
     except (ValueError, RecursionError):
         pass
     return raw.strip()

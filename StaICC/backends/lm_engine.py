@@ -19,10 +19,12 @@ in the tests.
 """
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
+from ..errors import StaICCWarning
 from ..extras import require
 from . import prefix_tree
+from .kv_cache import CACHE_ARGUMENTS, output_cache, selected_cache, why_no_prefix_sharing
 from .prefix_tree import Node
 from .tree_forward import TreeForward
 
@@ -108,13 +110,29 @@ class ForwardEngine(TreeForward):
         parameters = self._forward_parameters()
         self._takes_position_ids = "position_ids" in parameters
         self._keep_argument = next((name for name in ("logits_to_keep", "num_logits_to_keep") if name in parameters), None)
-        self._can_share = self._takes_position_ids and "past_key_values" in parameters and _full_attention(self.model)
+        self._cache_argument = next((name for name in CACHE_ARGUMENTS if name in parameters), None)
+        self.switched_off: List[str] = []  # optimisations this model cannot take, and why (provenance records them)
+        reason = why_no_prefix_sharing(self.model, self._takes_position_ids, self._cache_argument)
+        self._can_share = reason is None
+        if reason is not None and self.packing != "rows" and self.share_prefixes is not False:
+            self.switch_off(f"prefix sharing: {reason}")
         self.stats = EngineStats()
         self._init_tree()
 
     def _forward_parameters(self) -> Any:
         import inspect
         return inspect.signature(self.model.forward).parameters
+
+    def switch_off(self, what: str) -> None:
+        """Record an optimisation this model cannot take, and say so once: one warning line per reason.
+
+        The reasons land in ``switched_off`` (the ``hf`` backend's provenance records them): a
+        run that computed every prompt whole, or through the prefix engine instead of tree packs,
+        is never silently slower or differently rounded.
+        """
+        if what not in self.switched_off:
+            self.switched_off.append(what)
+            warnings.warn(f"CausalLMScorer: {what}", StaICCWarning, stacklevel=4)
 
     @property
     def largest_batch(self) -> int:
@@ -227,7 +245,7 @@ class ForwardEngine(TreeForward):
         if parent is not None:
             rows_of_parent = [row for _, row in batch]
             select = torch.tensor(rows_of_parent, device=self.device)
-            kwargs["past_key_values"] = _selected_cache(parent.cache, rows_of_parent, select)
+            kwargs[self._cache_argument] = selected_cache(parent.cache, rows_of_parent, select)
             mask = torch.cat([parent.mask.index_select(0, select), own], dim=1)
             base = parent.count.index_select(0, select)
         else:
@@ -253,7 +271,7 @@ class ForwardEngine(TreeForward):
             self._store_reads(output, slots, entries, kept, read_ids, out, log_softmax, want_hidden)
         if not need_cache:
             return None
-        return _Parent(output.past_key_values, mask, base + own.sum(dim=1))
+        return _Parent(output_cache(output), mask, base + own.sum(dim=1))
 
     def _store_reads(self, output: Any, slots: Dict[Tuple[int, int], int], entries: List[Tuple[int, int, int]],
                      kept: Any, read_ids: List[List[List[int]]], out: Reads, log_softmax: bool,
@@ -337,35 +355,6 @@ def _grown(stats: _Batch, node: Node) -> _Batch:
     first_read = min((local for local, _, _ in node.reads), default=length - 1)
     return _Batch(stats.rows + 1, max(stats.longest, length), max(stats.deepest, length - first_read),
                   stats.positions | {local for local, _, _ in node.reads})
-
-
-def _selected_cache(cache: Any, rows: Sequence[int], select: Any) -> Any:
-    """A new DynamicCache holding the given rows of a batch's cache (a view when all rows are one)."""
-    transformers = require("transformers", "CausalLMScorer prefix sharing")
-    layers = getattr(cache, "layers", None)
-    if layers is None or not all(hasattr(layer, "keys") and hasattr(layer, "values") for layer in layers):
-        raise RuntimeError(f"CausalLMScorer: cannot reuse this model's KV cache ({type(cache).__name__}) for "
-                           "shared prefixes; pass share_prefixes=False")
-    if len(set(rows)) == 1:
-        row, count = rows[0], len(rows)
-        data = [(layer.keys[row:row + 1].expand(count, -1, -1, -1), layer.values[row:row + 1].expand(count, -1, -1, -1))
-                for layer in layers]
-    else:
-        data = [(layer.keys.index_select(0, select), layer.values.index_select(0, select)) for layer in layers]
-    return transformers.DynamicCache(ddp_cache_data=data)
-
-
-def _full_attention(model: Any) -> bool:
-    """Whether every layer attends to all earlier positions (sliding windows would drop a cached prefix)."""
-    config = getattr(model, "config", None)
-    if config is None:
-        return False
-    if hasattr(config, "get_text_config"):
-        config = config.get_text_config()
-    layer_types = getattr(config, "layer_types", None)
-    if layer_types and any(kind != "full_attention" for kind in layer_types):
-        return False
-    return not (getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True))
 
 
 def _is_out_of_memory(torch: Any, error: Exception) -> bool:

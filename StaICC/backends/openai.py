@@ -13,7 +13,10 @@ Scoring modes (``scoring=``):
   softmax over the labels.
 * ``first_token``: the same request; only the first such token is read.
 * ``generate``: a short greedy answer (``/v1/chat/completions`` with ``chat=true``,
-  otherwise ``/v1/completions``) mapped to a label by :mod:`StaICC.backends.generative`.
+  otherwise ``/v1/completions``) mapped to a label by :mod:`StaICC.backends.generative`;
+  a reasoning model's thinking section is cut off first (:mod:`StaICC.backends.thinking`),
+  including one a server returns apart (``reasoning_content`` / ``reasoning``), whose
+  tokens are counted where the server reports ``usage.completion_tokens_details.reasoning_tokens``.
 
 The standard's ``last_token`` rule needs each label tokenized *alone*, which the API
 does not expose, so it is refused, unless the server offers ``/tokenize`` and
@@ -31,6 +34,7 @@ import json
 import math
 import os
 import threading
+import warnings
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -41,14 +45,15 @@ from .base import Backend
 from . import openai_labels
 from .generative import AnswerMapper, ScoringModes, answer_instruction, default_messages
 from .http import MAX_BACKOFF_SECONDS, RETRY_STATUSES, APIError, JSONClient, Limits  # noqa: F401  (re-exported)
-from .secrets import redact_text, redact_url, register_secret
+from .secrets import redact_prefix, redact_text, redact_url, register_secret
 from .scores import answers_from_scores
+from .thinking import THINKING_ARGS, ThinkingRule, with_reasoning
 
 SCORING = ("sequence", "first_token", "generate")
 _OPENAI_ARGS = ("base_url", "model", "api_key_env", "scoring", "concurrency", "retries", "timeout", "backoff",
                 "max_tokens", "chat", "system", "stop", "unparsed", "aliases", "postprocess", "answer_hook",
                 "message_builder", "model_id", "requests_per_call", "deadline", "max_response_bytes",
-                "label_logprobs")
+                "label_logprobs") + THINKING_ARGS
 
 
 class MissingLogprobsError(APIError):
@@ -95,7 +100,9 @@ class OpenAIBackend(ScoringModes, Backend):
         self.message_builder = get("message_builder")
         if self.message_builder is not None and not callable(self.message_builder):
             raise TypeError("model argument message_builder must be callable (request -> messages)")
-        self.mapper = AnswerMapper(get("unparsed", "uniform"), get("aliases"), get("postprocess"), get("answer_hook"))
+        self.mapper = AnswerMapper(get("unparsed", "uniform"), get("aliases"), get("postprocess"), get("answer_hook"),
+                                   ThinkingRule.from_arguments(arguments))
+        self.mapper.thinking.check_scoring(self.scoring)
         self.deadline = _args.as_float(get("deadline", 600.0), "deadline", minimum=0.001)
         self.max_response_bytes = _args.as_int(get("max_response_bytes", 64 << 20), "max_response_bytes", minimum=1)
         self._api_key = os.environ.get(self.api_key_env) or None
@@ -106,17 +113,18 @@ class OpenAIBackend(ScoringModes, Backend):
         secrets = [self._api_key] if self._api_key else []
         self.client = JSONClient(address, headers=headers, secrets=secrets, hint=self._hint, limits=limits)
         self.root_client = JSONClient(openai_labels.server_root(address), headers=headers, secrets=secrets,
-                                      hint=self._hint, limits=limits)
+                                      hint=self._root_hint, limits=limits)
         self._pool: Optional[ThreadPoolExecutor] = None
         self._lock = threading.Lock()
         self._offers_label_tokens: Optional[bool] = None
         self._token_ids: Dict[Tuple[str, bool], List[int]] = {}
 
     # ------------------------------------------------------------------ HTTP
-    def post(self, path: str, body: Dict[str, Any], *, root: bool = False) -> Dict[str, Any]:
+    def post(self, path: str, body: Dict[str, Any], *, root: bool = False, read: Any = None) -> Any:
         """POST JSON to ``base_url + path`` (the server root + path with ``root``, for ``/tokenize``)
-        through the limited client (:mod:`StaICC.backends.http`)."""
-        return (self.root_client if root else self.client).post(path, body)
+        through the limited client (:mod:`StaICC.backends.http`); ``read`` runs on the answer within
+        the request's deadline."""
+        return (self.root_client if root else self.client).post(path, body, read)
 
     def _hint(self, status: int) -> str:
         if status in (401, 403):
@@ -126,8 +134,20 @@ class OpenAIBackend(ScoringModes, Backend):
             return f" (check base_url={self.base_url!r}; it usually ends in /v1)"
         return ""
 
+    def _root_hint(self, status: int) -> str:
+        """Advice for the server-root endpoint (``/tokenize``): a 404 there says the server lacks it, not
+        that base_url is wrong."""
+        if status == 404:
+            root = redact_url(openai_labels.server_root(self.base_url))
+            return (f" (the server offers no /tokenize at {root}/tokenize, where vLLM serves it beside /v1; "
+                    "keep base_url as it is and use label_logprobs=off or auto, or a server that has it)")
+        return self._hint(status)
+
     def _redact(self, text: str) -> str:
         return redact_text(text, [self._api_key] if self._api_key else [])
+
+    def _redact_shown(self, text: str, limit: int) -> str:
+        return redact_prefix(text, limit, [self._api_key] if self._api_key else [])
 
     def _map(self, function: Any, items: List[Any]) -> List[Any]:
         """``function`` over ``items`` with at most ``concurrency`` requests in flight, in order."""
@@ -142,8 +162,8 @@ class OpenAIBackend(ScoringModes, Backend):
     # --------------------------------------------------------------- scoring
     def score(self, requests: Sequence[Request]) -> List[Answer]:
         if self.scoring == "generate":
-            texts = self._map(self.generate_one, list(requests))
-            return [self.mapper.answer(r, t) for r, t in zip(requests, texts)]
+            generated = self._map(self.generate_one, list(requests))
+            return [self.mapper.answer(r, text, tokens) for r, (text, tokens) in zip(requests, generated)]
         if self.uses_label_tokens():
             return openai_labels.score_label_tokens(self, requests)
         jobs = scoring_jobs(requests)
@@ -166,6 +186,8 @@ class OpenAIBackend(ScoringModes, Backend):
                     raise APIError(f"label_logprobs={self.label_logprobs}: the server does not offer label-token "
                                    f"scoring ({exc})") from None
                 self._offers_label_tokens = False
+                from ..errors import StaICCWarning
+                warnings.warn(f"openai backend: {self.switched_off()[0]}", StaICCWarning, stacklevel=3)
         return self._offers_label_tokens
 
     def tokenize(self, text: str, add_special_tokens: bool = True) -> List[int]:
@@ -226,56 +248,70 @@ class OpenAIBackend(ScoringModes, Backend):
         echoed_text = choices[0].get("text")
         if isinstance(echoed_text, str) and not echoed_text.startswith(text):
             raise MissingLogprobsError(f"{where} did not echo the prompt (echo=true ignored)." + hint)
-        keep = [k for k, offset in enumerate(offsets) if isinstance(offset, int) and offset < len(text)]
-        if len(keep) != len(offsets) and len(keep) < len(offsets) - 1:
-            raise MissingLogprobsError(f"{where} returned text offsets that do not fit the prompt." + hint)
-        if not keep:
-            raise MissingLogprobsError(f"{where} returned no log-probability for the prompt's tokens." + hint)
+        prompt_tokens = _check_coverage(where, tokens, offsets, text, hint)
+        keep = range(prompt_tokens)
         for k in keep:
             if values[k] is not None and (isinstance(values[k], bool) or not isinstance(values[k], (int, float))):
-                raise MissingLogprobsError(f"{where} returned a non-numeric log-probability {values[k]!r}.")
-            if values[k] is not None and not (math.isfinite(values[k]) and values[k] <= MAX_LOGPROB):
-                raise MissingLogprobsError(f"{where} returned the impossible log-probability {values[k]!r} for the "
+                raise MissingLogprobsError(f"{where} returned a non-numeric log-probability {repr(values[k])[:40]}.")
+            if values[k] is not None and not (_finite(values[k]) and values[k] <= MAX_LOGPROB):
+                raise MissingLogprobsError(f"{where} returned the impossible log-probability {repr(values[k])[:40]} for the "
                                            f"token at offset {offsets[k]} (a log-probability is finite and <= 0)")
-        _check_coverage(where, [tokens[k] for k in keep], [offsets[k] for k in keep], len(text),
-                        generated=len(keep) < len(offsets))
-        return [tokens[k] for k in keep], [values[k] for k in keep], [offsets[k] for k in keep]
+        return tokens[:prompt_tokens], values[:prompt_tokens], offsets[:prompt_tokens]
 
-    def generate_one(self, request: Request) -> str:
-        """One greedy answer: chat completions with ``chat``, else completions."""
+    def generate_one(self, request: Request) -> Tuple[str, Optional[int]]:
+        """One greedy answer (chat completions with ``chat``, else completions) and its thinking tokens."""
         path, body = self.generation_request(request)
-        return self.generated_text(self.post(path, body), path)
+        return self.post(path, body, read=lambda response: (self.generated_text(response, path),
+                                                            reasoning_tokens(response)))
 
     def generation_request(self, request: Request) -> Tuple[str, Dict[str, Any]]:
         """(path, body) of the greedy answer to ``request``: chat completions with ``chat``, else completions."""
         if self.chat:
             system = answer_instruction(request.label_space) if self.system == "labels" else self.system
             messages = (self.message_builder or (lambda r: default_messages(r, system)))(request)
-            body: Dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": self.max_tokens,
-                                    "temperature": 0}
+            body: Dict[str, Any] = {"model": self.model, "messages": messages,
+                                    "max_tokens": self.generation_limit(self.max_tokens), "temperature": 0}
             path = "/chat/completions"
         else:
             if request.noisy_channel:
                 raise ValueError("scoring=generate cannot answer noisy-channel prompts (one prompt per label)")
-            body = {"model": self.model, "prompt": request.prompt, "max_tokens": self.max_tokens, "temperature": 0}
+            body = {"model": self.model, "prompt": request.prompt, "max_tokens": self.generation_limit(self.max_tokens),
+                    "temperature": 0}
             path = "/completions"
         if self.stop is not None:
             body["stop"] = [self.stop]
         return path, body
 
     def generated_text(self, response: Dict[str, Any], path: str) -> str:
-        """The generated text of a response to :meth:`generation_request`'s body."""
+        """The generated text of a response to :meth:`generation_request`'s body; reasoning the server
+        returned apart is written back as a thinking section before it (unless ``thinking=off``)."""
         try:
             choice = response["choices"][0]
             text = choice["message"]["content"] if self.chat else choice["text"]
+            reasoning = _reasoning(choice["message"]) if self.chat else None
         except (KeyError, IndexError, TypeError):
             raise APIError(f"{self.base_url}{path} returned no generated text in choices[0]: "
-                           f"{self._redact(json.dumps(response)[:200])}") from None
+                           f"{self._redact_shown(json.dumps(response), 200)}") from None
+        # a reasoning parser leaves content null while the thinking section is unfinished
+        finished = text is not None or choice.get("finish_reason") != "length"
         if text is None:
             text = ""
         if not isinstance(text, str):
             raise APIError(f"{self.base_url}{path} returned {type(text).__name__} as generated text")
+        if reasoning is not None and self.mapper.thinking.mode != "off":
+            text = with_reasoning(text, reasoning, finished, self.mapper.thinking)
         return self._redact(text)  # a server echoing the key must not get it stored in samples or the cache
+
+    def switched_off(self) -> List[str]:
+        """The optimisation this server could not take (label-token log-probabilities), and why; [] otherwise."""
+        if self._offers_label_tokens is not False:
+            return []
+        return ["label-token log-probabilities (label_logprobs=auto): the server offers no /tokenize or "
+                "logprob_token_ids, so each label is scored by an echo request of its own"]
+
+    def numerics(self) -> Dict[str, Any]:
+        """What the answers' last bits depend on beyond the identity (the server's own kernels are not known here)."""
+        return {"switched_off": self.switched_off()}
 
     # -------------------------------------------------------------- identity
     def identity(self) -> Dict[str, Any]:
@@ -298,6 +334,26 @@ class OpenAIBackend(ScoringModes, Backend):
         return f"OpenAIBackend({self.identity()!r})"
 
 
+def _reasoning(message: Any) -> Optional[str]:
+    """The reasoning a server returned beside the answer (vLLM and SGLang: ``reasoning_content``;
+    newer vLLM: ``reasoning``), or None."""
+    if not isinstance(message, dict):
+        raise TypeError("message is not an object")
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def reasoning_tokens(response: Dict[str, Any]) -> Optional[int]:
+    """The thinking tokens a server reports (``usage.completion_tokens_details.reasoning_tokens``), or None."""
+    usage = response.get("usage") if isinstance(response, dict) else None
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    value = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return value if type(value) is int and value >= 0 else None
+
+
 def scoring_jobs(requests: Sequence[Request]) -> List[Tuple[int, str, Optional[str]]]:
     """(request number, context, continuation or None: the whole text) of every echo request to score."""
     jobs: List[Tuple[int, str, Optional[str]]] = []
@@ -313,20 +369,46 @@ def scoring_jobs(requests: Sequence[Request]) -> List[Tuple[int, str, Optional[s
 MAX_LOGPROB = 1e-6
 
 
-def _check_coverage(where: str, tokens: List[Any], offsets: List[int], length: int, generated: bool) -> None:
-    """The echoed tokens must cover the whole prompt, in order: a partial echo would score a label on
-    tokens that are not the label's (silently uniform or wrong probabilities)."""
+def _check_coverage(where: str, tokens: List[Any], offsets: List[Any], text: str, hint: str) -> int:
+    """How many echoed tokens are the prompt's, once they are shown to cover all of it, in order.
+
+    A partial echo would score a label on tokens that are not the label's (silently uniform or
+    wrong probabilities), so: offsets are integers in order, the prompt's tokens (offset before
+    the prompt's end) are strings that leave no uncovered character but whitespace between
+    them (some servers trim a token's leading space from its offset), the last of them reaches
+    the prompt's end, and at most one token (the one ``max_tokens=1`` generated) follows.
+    """
+    if not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets):
+        raise MissingLogprobsError(f"{where} returned text offsets that are not character positions." + hint)
     if any(b < a for a, b in zip(offsets, offsets[1:])):
         raise MissingLogprobsError(f"{where} returned text offsets out of order; the echoed tokens do not "
                                    "follow the prompt")
-    if offsets[0] > 0:
-        raise MissingLogprobsError(f"{where} returned log-probabilities starting at character {offsets[0]}, "
-                                   "not at the prompt's start")
-    last = tokens[-1]
-    reaches_end = generated or (isinstance(last, str) and offsets[-1] + len(last) >= length)
-    if not reaches_end:
-        raise MissingLogprobsError(f"{where} returned log-probabilities covering only the first {offsets[-1]} of "
-                                   f"the prompt's {length} characters; the label's tokens are missing")
+    count = sum(1 for offset in offsets if offset < len(text))
+    if not count:
+        raise MissingLogprobsError(f"{where} returned no log-probability for the prompt's tokens." + hint)
+    if len(offsets) - count > 1:
+        raise MissingLogprobsError(f"{where} returned {len(offsets) - count} tokens after the prompt's end; "
+                                   "max_tokens=1 generates one: the offsets do not fit the prompt." + hint)
+    if not all(isinstance(token, str) for token in tokens[:count]):
+        raise MissingLogprobsError(f"{where} returned echoed tokens that are not strings." + hint)
+    covered = 0
+    for token, offset in zip(tokens[:count], offsets[:count]):
+        if text[covered:offset].strip():
+            raise MissingLogprobsError(f"{where} returned log-probabilities that skip characters {covered}.."
+                                       f"{offset} of the prompt; the echoed tokens must cover all of it." + hint)
+        covered = max(covered, offset + len(token))
+    if text[covered:].strip():
+        raise MissingLogprobsError(f"{where} returned log-probabilities covering only the first {covered} of "
+                                   f"the prompt's {len(text)} characters; the label's tokens are missing")
+    return count
+
+
+def _finite(value: Any) -> bool:
+    """Whether a number is finite as a float (an integer of thousands of digits is not: it cannot be one)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _token_end(offsets: List[int], k: int, length: int) -> int:

@@ -62,7 +62,11 @@ def read_label_logprobs(response: Dict[str, Any], label_ids: Sequence[int], wher
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{where} returned no log-probability for the label token {token} "
                              "(does the server honour logprob_token_ids and return_tokens_as_token_ids?)")
-        values.append(float(value))
+        try:
+            values.append(float(value))
+        except OverflowError:
+            raise ValueError(f"{where} returned a log-probability of {len(str(value))} digits for the label token "
+                             f"{token}") from None
     return values
 
 

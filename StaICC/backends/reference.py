@@ -13,6 +13,7 @@ class ReferenceBackend(FunctionBackend):
     """A built-in model by name; its identity is its name and version, not its bytecode."""
 
     name = "reference"
+    reproducible_rows = True  # pure-Python arithmetic: the same bits on every route and machine
 
     def __init__(self, model: str = "lexical") -> None:
         from ..methods.reference_model import REFERENCE_MODELS

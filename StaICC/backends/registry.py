@@ -20,6 +20,9 @@ _REGISTRY: Dict[str, str] = {
 }
 
 
+_DEFAULT_ENTRIES = dict(_REGISTRY)
+
+
 def register_backend(name: str, factory: Any) -> None:
     """Add a backend: ``factory`` is a callable or a ``"module:attribute"`` string."""
     if not isinstance(name, str) or not name:
@@ -44,6 +47,23 @@ def backend_factory(name: str) -> Callable[..., Backend]:
 def make_backend(name: str, **arguments: Any) -> Backend:
     """The backend registered as ``name``, built from ``arguments``."""
     return backend_factory(name)(**arguments)
+
+
+#: backends that can say who they are before loading their model: the factory that describes them
+_PLANNED: Dict[str, str] = {"hf": "StaICC.backends.hf_planned:planned_hf_backend"}
+
+
+def planned_backend(name: str, **arguments: Any) -> Backend:
+    """:func:`make_backend`, but a model loaded only when a request must be asked, where the backend allows.
+
+    Every argument is checked now, as by :func:`make_backend`; a run whose answers are all in
+    its cache then never loads the model (see :class:`~StaICC.backends.lazy.LazyBackend`).
+    """
+    entry = _PLANNED.get(name) if _REGISTRY.get(name) == _DEFAULT_ENTRIES.get(name) else None
+    if entry is None:
+        return make_backend(name, **arguments)
+    module, _, attribute = entry.partition(":")
+    return getattr(importlib.import_module(module), attribute)(**arguments)
 
 
 def parse_model_args(text: str) -> Dict[str, str]:

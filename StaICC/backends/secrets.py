@@ -10,11 +10,19 @@ A key is redacted in any letter case: a server that echoes it upper-cased in an 
 body must not leak it either.  Keys are registered by the backend that reads them
 (:func:`register_secret`), so that the command line's error printer can redact them
 without knowing which backend ran.
+
+Every rule here runs in time linear in the text: a hostile server sends answers and
+error bodies of megabytes, and redaction runs on each of them.  The patterns can start
+only where a name, or a URL's ``://``, starts (a one-character look-behind), so a long
+run of letters is scanned once, not once per position; keys are found by a plain
+substring search in a lower-cased copy of the same length.  Where only the start of a
+text is shown (an error body), :func:`redact_prefix` redacts a bounded prefix.
 """
+import functools
 import re
 import threading
 import urllib.parse
-from typing import Any, Dict, Iterable, List, Set
+from typing import Any, Dict, Iterable, Iterator, List, Set, Tuple
 
 #: words that make an argument or query-parameter name secret (``api_key_env`` names a variable: kept)
 SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "authorization", "auth", "credential",
@@ -30,10 +38,19 @@ MIN_SECRET_LENGTH = 8
 
 _registered: Set[str] = set()
 _lock = threading.Lock()
-# scheme://userinfo@ inside any text; the user info ends at the last '@' before the host
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<info>[^/\s@?#'\"]+)@")
-# name=value pairs of a query string or of K=V model arguments inside any text
-_PAIR = re.compile(r"(?P<name>[A-Za-z0-9_.\-]+)=(?P<value>[^&\s,;'\"#]+)")
+# ://userinfo@ inside any text (whatever the scheme); the user info ends at the last '@' before the host
+_URL_USERINFO = re.compile(r"://(?P<info>[^/\s?#'\"]+)@")
+# name=value pairs of a query string, of URL path parameters or of K=V model arguments inside any text;
+# a name starts where no name character precedes it, so a failed match costs its run once
+_PAIR = re.compile(r"(?<![A-Za-z0-9_.\-])([A-Za-z0-9_.\-]+)=([^&\s,;'\"#]+)")
+_NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]+")
+_VALUE_RUN = re.compile(r"[^&\s,;'\"#]+")
+#: with fewer than one ``=`` per this many characters, pairs are found from the ``=`` signs
+_SPARSE_EQUALS = 64
+# the characters that re.IGNORECASE matches to an ASCII letter besides A-Z (K is the Kelvin sign)
+_FOLDS_TO_ASCII = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
+#: characters redacted beyond a shown prefix, so that a secret cut by the prefix's end is still found
+_PREFIX_MARGIN = 512
 
 
 def is_secret_name(name: str) -> bool:
@@ -43,6 +60,12 @@ def is_secret_name(name: str) -> bool:
         return False
     parts = re.split(r"[^a-z0-9]+", lowered)
     return any(part in SECRET_WORDS or part.endswith(_SECRET_ENDINGS) for part in parts)
+
+
+@functools.lru_cache(maxsize=4096)
+def _secret_name(name: str) -> bool:
+    """:func:`is_secret_name`, remembered: a text repeats the same few names."""
+    return is_secret_name(name)
 
 
 def register_secret(value: Any) -> None:
@@ -68,9 +91,11 @@ def redact_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = MASK + "@" + netloc.rpartition("@")[2]
-    query = _redact_pairs("?" + parts.query)[1:]  # every pair of a query string is a query pair
+    # every pair of a query string, a fragment or a path parameter (/v1;access_token=X) is a URL pair
+    path = _redact_pairs(parts.path, always=True)
+    query = _redact_pairs("?" + parts.query)[1:]
     fragment = _redact_pairs("?" + parts.fragment)[1:]
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+    return urllib.parse.urlunsplit((parts.scheme, netloc, path, query, fragment))
 
 
 def redact_text(text: Any, secrets: Iterable[str] = ()) -> Any:
@@ -79,9 +104,46 @@ def redact_text(text: Any, secrets: Iterable[str] = ()) -> Any:
         return text
     for secret in list(secrets) + registered_secrets():
         if isinstance(secret, str) and len(secret) >= MIN_SECRET_LENGTH:
-            text = re.sub(re.escape(secret), MASK, text, flags=re.IGNORECASE)
-    text = _URL_USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", text)
-    return _redact_pairs(text)
+            text = _mask_any_case(text, secret)
+    if "@" in text and "://" in text:  # substring tests (memchr speed) spare the patterns most texts
+        text = _URL_USERINFO.sub("://" + MASK + "@", text)
+    return _redact_pairs(text) if "=" in text else text
+
+
+def redact_prefix(text: Any, limit: int, secrets: Iterable[str] = ()) -> Any:
+    """The first ``limit`` characters of ``text``, redacted: the cost of a shown error body is bounded by
+    what is shown, and a secret that the cut would halve is redacted first (the prefix redacted is
+    longer than the longest secret)."""
+    if not isinstance(text, str):
+        return text
+    secrets = list(secrets)
+    margin = max([_PREFIX_MARGIN] + [len(s) for s in secrets + registered_secrets() if isinstance(s, str)])
+    return redact_text(text[:limit + margin], secrets)[:limit]
+
+
+def _mask_any_case(text: str, secret: str) -> str:
+    """``text`` with every occurrence of ``secret``, in any letter case, replaced by :data:`MASK`.
+
+    As ``re.sub(..., flags=re.IGNORECASE)`` would, but by substring search in a lower-cased
+    copy: linear, where the case-blind regex compares at every position.  A non-ASCII key
+    (or a text whose lower-casing changes its length) takes the regex.
+    """
+    probe = text
+    for special, ascii_letter in _FOLDS_TO_ASCII:
+        if special in probe:
+            probe = probe.replace(special, ascii_letter)
+    probe = probe.lower()
+    if not secret.isascii() or len(probe) != len(text):
+        return re.sub(re.escape(secret), MASK, text, flags=re.IGNORECASE)
+    needle = secret.lower()
+    pieces: List[str] = []
+    start = 0
+    found = probe.find(needle)
+    while found >= 0:
+        pieces += [text[start:found], MASK]
+        start = found + len(needle)
+        found = probe.find(needle, start)
+    return "".join(pieces) + text[start:] if pieces else text
 
 
 def redact_arguments(arguments: Dict[str, Any]) -> Dict[str, Any]:
@@ -102,13 +164,45 @@ def redact_command(argv: Iterable[Any]) -> List[Any]:
     return [redact_text(argument) for argument in argv]
 
 
-def _redact_pairs(text: str) -> str:
-    """Secret-named ``name=value`` pairs with the value masked: always in a query string (after
-    ``?``, ``&`` or ``;``), elsewhere only when the value is long enough to be a key (so that a
-    message such as "expected key=value" stays readable)."""
-    def mask(match: "re.Match[str]") -> str:
-        before = text[match.start() - 1] if match.start() else ""
-        secret = is_secret_name(match.group("name")) and \
-            (before in ("?", "&", ";") or len(match.group("value")) >= MIN_SECRET_LENGTH)
-        return match.group("name") + "=" + MASK if secret else match.group(0)
-    return _PAIR.sub(mask, text)
+def _redact_pairs(text: str, always: bool = False) -> str:
+    """Secret-named ``name=value`` pairs with the value masked: always in a query string, a fragment or a
+    path parameter (after ``?``, ``&``, ``#`` or ``;``, or anywhere with ``always``), elsewhere only when the
+    value is long enough to be a key (so that a message such as "expected key=value" stays readable).
+
+    Where ``=`` is rare (most texts), the pairs are found from each ``=`` (a name run read backwards
+    in the reversed text, a value run forwards), which skips the text between them at memchr speed;
+    where it is frequent, one :data:`_PAIR` pass costs less.  Both find the same pairs.
+    """
+    equals = text.count("=")
+    if not equals:
+        return text
+    pairs = _pairs_by_pattern(text) if equals * _SPARSE_EQUALS > len(text) else _pairs_from_equals(text)
+    pieces: List[str] = []
+    last = 0
+    for start, equal, end in pairs:
+        before = text[start - 1] if start else ""
+        if _secret_name(text[start:equal]) and \
+                (always or (before and before in "?&;#") or end - equal - 1 >= MIN_SECRET_LENGTH):
+            pieces += [text[last:equal + 1], MASK]
+            last = end
+    return "".join(pieces) + text[last:] if pieces else text
+
+
+def _pairs_by_pattern(text: str) -> Iterator[Tuple[int, int, int]]:
+    """(name start, ``=`` position, value end) of each pair, in order, by one pass of :data:`_PAIR`."""
+    for match in _PAIR.finditer(text):
+        yield match.start(), match.end(1), match.end()
+
+
+def _pairs_from_equals(text: str) -> Iterator[Tuple[int, int, int]]:
+    """(name start, ``=`` position, value end) of each pair, in order, found from the ``=`` signs."""
+    reverse, size, end = text[::-1], len(text), 0
+    equal = text.find("=")
+    while equal >= 0:
+        if equal >= end:
+            name = _NAME_RUN.match(reverse, size - equal)
+            value = _VALUE_RUN.match(text, equal + 1)
+            if name is not None and value is not None:
+                end = value.end()
+                yield size - name.end(), equal, end
+        equal = text.find("=", max(equal + 1, end))

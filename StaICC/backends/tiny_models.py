@@ -6,27 +6,32 @@ randomly initialised from a small config.  The predictions are meaningless;
 the shapes, tokenization quirks (BOS, merges at the prompt/label join) and
 code paths are those of real HuggingFace models.
 """
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 from ..extras import require
 
-__all__ = ["tiny_tokenizer", "tiny_causal_lm", "SPECIAL_TOKENS", "PAD_ID", "BOS_ID", "EOS_ID"]
+__all__ = ["tiny_tokenizer", "tiny_causal_lm", "SPECIAL_TOKENS", "PAD_ID", "BOS_ID", "EOS_ID", "TINY_CHAT_TEMPLATE"]
 
 SPECIAL_TOKENS = ["<pad>", "<s>", "</s>"]
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
+#: a chat template in the shape of instruction-tuned models' (a role marker, the content, an end of turn), so
+#: that ``chat=true``, ``system=...``, ``fewshot_as_multiturn=true`` and generate mode run on a tiny model
+TINY_CHAT_TEMPLATE = ("{{ bos_token }}{% for message in messages %}<|{{ message['role'] }}|>\n"
+                      "{{ message['content'] }}{{ eos_token }}\n{% endfor %}"
+                      "{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
 
 
-def tiny_tokenizer(texts: Iterable[str], bos: bool = True, vocab_size: int = 4096) -> Any:
+def tiny_tokenizer(texts: Iterable[str], bos: bool = True, vocab_size: int = 4096,
+                   chat_template: Optional[str] = None) -> Any:
     """A GPT-2 style byte-level BPE wrapped in ``PreTrainedTokenizerFast``.
 
     With ``bos`` every text starts with "<s>" (like Llama tokenizers); without,
-    nothing is added (like GPT-2).
+    nothing is added (like GPT-2).  ``chat_template`` (e.g. :data:`TINY_CHAT_TEMPLATE`)
+    is saved with the tokenizer, as an instruction-tuned model's is.
     """
     require("transformers", "tiny_tokenizer")
-    try:
-        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    except ImportError:  # pragma: no cover - tokenizers is a transformers dependency
-        raise ImportError("tiny_tokenizer needs 'tokenizers': pip install StaICC[hf]") from None
+    require("tokenizers", "tiny_tokenizer")
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
@@ -39,8 +44,11 @@ def tiny_tokenizer(texts: Iterable[str], bos: bool = True, vocab_size: int = 409
         tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", BOS_ID)])
     else:
         tok.post_processor = processors.ByteLevel(trim_offsets=False)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                                   model_input_names=["input_ids", "attention_mask"])  # no token_type_ids, like GPT-2/Llama
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+                                        model_input_names=["input_ids", "attention_mask"])  # no token_type_ids
+    if chat_template is not None:
+        tokenizer.chat_template = chat_template
+    return tokenizer
 
 
 def tiny_causal_lm(family: str = "llama", vocab_size: int = 4096, hidden_size: int = 64, layers: int = 2,

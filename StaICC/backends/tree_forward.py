@@ -20,10 +20,10 @@ and packs run as left-padded batches within the token budget, like rows.
 """
 import contextlib
 import dataclasses
-import warnings
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from . import tree_pack
+from .kv_cache import full_attention
 
 TREE_ATTENTION = ("auto", "flex", "dense")
 
@@ -45,14 +45,22 @@ class TreeForward:
         self._shape: Optional[Tuple[int, int, int]] = None  # for the cost model, read on first use
 
     def _tree_usable(self, asked: bool) -> bool:
-        """Whether this model takes tree packs; probed once (``asked``: warn when it does not)."""
+        """Whether this model takes tree packs; probed once.  When it does not, one line says why and
+        the prefix-tree engine runs instead (``asked`` is kept for callers; the line is always said)."""
         if self._tree_ok is None:
-            self._tree_ok = self._takes_position_ids and _full_attention_model(self.model) and self._probe()
-            if not self._tree_ok and asked:
-                warnings.warn(f"CausalLMScorer(packing='tree'): {type(self.model).__name__} does not take a tree "
-                              "attention mask with position ids here; its prompts run through the prefix-tree "
-                              "engine instead", stacklevel=4)
+            reason = self._why_no_tree()
+            self._tree_ok = reason is None
+            if reason is not None:
+                self.switch_off(f"tree packing: {reason}; its prompts run through the prefix-tree engine instead")
         return self._tree_ok
+
+    def _why_no_tree(self) -> Optional[str]:
+        name = type(self.model).__name__
+        if not self._takes_position_ids:
+            return f"{name}.forward takes no position_ids"
+        if not full_attention(self.model):
+            return f"{name} has sliding-window layers (a window counts flat positions, which a pack changes)"
+        return self._probe()
 
     # ------------------------------------------------------------ the run
     def _run_tree(self, sequences: List[List[int]], read_positions: List[List[int]], read_ids: List[List[List[int]]],
@@ -169,8 +177,11 @@ class TreeForward:
             self.model.set_attn_implementation(own)
 
     # ------------------------------------------------------------ the probe
-    def _probe(self) -> bool:
-        """Two sequences sharing five tokens, packed and unpacked: equal logits when the mask is honoured."""
+    def _probe(self) -> Optional[str]:
+        """Two sequences sharing five tokens, packed and unpacked: equal logits when the mask is honoured.
+
+        None when they agree, else why the model cannot take tree packs.
+        """
         torch, vocab = self._torch, self._vocab
         ids = [(3 + 13 * k) % vocab for k in range(9)]
         rows = [ids[:7], ids[:5] + ids[7:9]]
@@ -185,16 +196,18 @@ class TreeForward:
                 with self._attention_for_packs():
                     self._forward_packs([pack], read_ids, out, False, False)
         except Exception as error:  # a model that refuses a 4-D mask or position ids: not usable, say why
-            warnings.warn(f"CausalLMScorer: tree packing probe failed ({type(error).__name__}: {error})",
-                          stacklevel=5)
-            return False
+            return f"the packing probe failed ({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})"
         finally:
             self.stats = saved  # the probe is not part of the work
         expected = expected[..., :len(read_ids[0][0])].float().cpu().numpy()
         got = self._np.array(out.values)
         scale = 1.0 + float(abs(expected).max())
         tolerance = 1e-4 if self.model.dtype == torch.float32 else 5e-2
-        return bool(abs(got - expected).max() <= tolerance * scale)
+        difference = float(abs(got - expected).max())
+        if difference <= tolerance * scale:
+            return None
+        return (f"{type(self.model).__name__} does not honour a tree attention mask with position ids here "
+                f"(packed and unpacked logits differ by {difference:.3g} in the probe)")
 
 
 def model_shape(model: Any) -> Tuple[int, int, int]:
@@ -209,11 +222,6 @@ def model_shape(model: Any) -> Tuple[int, int, int]:
             total -= seen.pop(weight.data_ptr())
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     return total, int(config.hidden_size), int(config.num_hidden_layers)
-
-
-def _full_attention_model(model: Any) -> bool:
-    from .lm_engine import _full_attention
-    return _full_attention(model)
 
 
 def _has_flex(torch: Any) -> bool:

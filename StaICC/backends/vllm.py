@@ -15,7 +15,9 @@ pass through to ``vllm.LLM``.
   one context and are one token each, one request per prompt as above, otherwise prompt
   log-probabilities per label.
 * noisy channel: the mean prompt log-probability of each per-label prompt.
-* ``generate``: ``LLM.generate`` (``LLM.chat`` with ``chat=true``), greedy, parsed to a label.
+* ``generate``: ``LLM.generate`` (``LLM.chat`` with ``chat=true``), greedy, parsed to a label
+  after a reasoning model's thinking section, whose generated tokens are counted
+  (:mod:`StaICC.backends.thinking`).
 
 Engine requests are sent sorted by token ids, so that prompts sharing demonstrations are
 scheduled together and automatic prefix caching computes their common blocks once.  The
@@ -34,12 +36,13 @@ from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_u
 from .hf import tokenizer_digest, weights_digest
 from .joint_tokens import split_joint
 from .scores import answers_from_scores
+from .thinking import THINKING_ARGS, ThinkingRule
 from .vllm_inputs import (LABEL_LOGPROBS, EngineInput, read_value, resolve_label_logprobs, sampling_for_inputs,
                           text_order)
 
 SCORING = ("last_token", "first_token", "sequence", "generate")
 _OWN_ARGS = ("pretrained", "scoring", "max_new_tokens", "chat", "system", "unparsed", "aliases", "postprocess",
-             "answer_hook", "message_builder", "model_id", "requests_per_call", "revision", "label_logprobs")
+             "answer_hook", "message_builder", "model_id", "requests_per_call", "revision", "label_logprobs") + THINKING_ARGS
 #: engine arguments converted from CLI strings; any other engine argument passes through as given
 _ENGINE_INTS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "max_model_len", "seed", "max_num_seqs",
                 "max_num_batched_tokens", "swap_space")
@@ -91,6 +94,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "model_id": _args.as_str(arguments.get("model_id"), "model_id", optional=True),
         "requests_per_call": _args.as_int(arguments.get("requests_per_call", 1024), "requests_per_call", minimum=1),
         "label_logprobs": _args.as_choice(arguments.get("label_logprobs", "auto"), "label_logprobs", LABEL_LOGPROBS),
+        "thinking": ThinkingRule.from_arguments({k: v for k, v in arguments.items() if k in THINKING_ARGS}),
     }
 
 
@@ -123,14 +127,16 @@ class VLLMBackend(ScoringModes, Backend):
         self.model_id = options["model_id"]
         self.requests_per_call = options["requests_per_call"]
         self.mapper = AnswerMapper(options["unparsed"], options["aliases"], options["postprocess"],
-                                   options["answer_hook"])
+                                   options["answer_hook"], options["thinking"])
+        self.mapper.thinking.check_scoring(self.scoring)
         self.pretrained, self.revision, self.engine = pretrained, revision, dict(engine or {})
         self._special = set(getattr(self.tokenizer, "all_special_ids", []) or [])
 
     # --------------------------------------------------------------- scoring
     def score(self, requests: Sequence[Request]) -> List[Answer]:
         if self.scoring == "generate":
-            return [self.mapper.answer(r, t) for r, t in zip(requests, self.generate(requests))]
+            generated = self.generate_counted(requests)
+            return [self.mapper.answer(r, text, tokens) for r, (text, tokens) in zip(requests, generated)]
         inputs = [i for r in requests for i in self.engine_inputs(r)]
         order = text_order(inputs)
         sent = [inputs[i] for i in order]
@@ -183,7 +189,11 @@ class VLLMBackend(ScoringModes, Backend):
         return out
 
     def generate(self, requests: Sequence[Request]) -> List[str]:
-        params = self.sampling_params(max_tokens=self.max_new_tokens, temperature=0.0)
+        return [text for text, _ in self.generate_counted(requests)]
+
+    def generate_counted(self, requests: Sequence[Request]) -> List[Tuple[str, Optional[int]]]:
+        """Each greedy answer with the generated tokens of its thinking section (None: it has none)."""
+        params = self.sampling_params(max_tokens=self.generation_limit(self.max_new_tokens), temperature=0.0)
         if self.chat:
             builder = self.message_builder or (lambda r: default_messages(
                 r, answer_instruction(r.label_space) if self.system == "labels" else self.system))
@@ -193,7 +203,15 @@ class VLLMBackend(ScoringModes, Backend):
                 if r.noisy_channel:
                     raise ValueError("scoring=generate cannot answer noisy-channel prompts (one prompt per label)")
             outputs = self.llm.generate([r.prompt for r in requests], params, use_tqdm=False)
-        return [out.outputs[0].text for out in outputs]
+        return [self._counted(out.outputs[0]) for out in outputs]
+
+    def _counted(self, completion: Any) -> Tuple[str, Optional[int]]:
+        ids = list(getattr(completion, "token_ids", None) or ())
+        if not ids:
+            return completion.text, None
+        def decode(part: Sequence[int]) -> str:
+            return self.tokenizer.decode(list(part), skip_special_tokens=True)
+        return completion.text, self.mapper.thinking.section_tokens(ids, decode)
 
     # -------------------------------------------------------------- identity
     def identity(self) -> Dict[str, Any]:

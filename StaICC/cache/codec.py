@@ -1,17 +1,20 @@
 """How an answer is stored: value encoding, the CRC-32 of an entry, the request digests.
 
 Pure functions, no SQLite: a prediction becomes an int label index or little-endian
-IEEE-754 doubles (bit-exact, never pickled), every stored field is covered by a CRC-32
-that detects bytes changed on disk — the fingerprint of the model the entry belongs to
+IEEE-754 doubles (bit-exact, never pickled), a representation (a request of another kind
+than the label scores: full-vocabulary logits, a hidden state) little-endian float32;
+every stored field is covered by a CRC-32 that detects bytes changed on disk — the fingerprint of the model the entry belongs to
 included, so an edit that moves an entry to another model (a changed ``models`` row, a
 changed ``model`` column) fails the check — and a request's (SHA-256, BLAKE2b-64) pair
 keys and checks its entry.
 """
 import binascii
 import struct
+import sys
+from array import array
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from ..requests import Answer, Request, label_answer
+from ..requests import LABELS, Answer, Request, label_answer
 
 Digests = Tuple[bytes, bytes]
 
@@ -61,7 +64,8 @@ _new = object.__new__
 
 
 class EntryProblem(Exception):
-    """A stored entry that cannot be answered: ``kind`` 'crc', 'collision' or 'shape' (the cache names the file)."""
+    """A stored entry that cannot be answered: ``kind`` 'crc', 'collision', 'shape' or 'vector' (the cache names
+    the file)."""
 
     def __init__(self, kind: str, position: int, key: bytes) -> None:
         super().__init__(kind)
@@ -78,7 +82,8 @@ def _stored_answers(prefix: int, requests: Sequence[Request], digests: Sequence[
 
     ``rows``: content key -> (content_key, check_key, value, text, parsed, crc) of one model, whose
     CRC :func:`_crc_prefix` is ``prefix``.  An entry whose CRC fails, whose BLAKE2b differs from the
-    request's, or whose value does not fit the request's label space raises :class:`EntryProblem`.
+    request's, or whose value does not fit the request (its label space, or float32 values for a
+    representation) raises :class:`EntryProblem`.
     This loop runs once per entry a run reads (10^5 in a suite), so :func:`_entry_crc`'s rule is
     written out here for an entry without text, and an answer is built without the frozen
     dataclass's per-field ``__init__``: its fields are written into the instance's dictionary in
@@ -102,6 +107,11 @@ def _stored_answers(prefix: int, requests: Sequence[Request], digests: Sequence[
             raise EntryProblem("crc", position, key)
         if stored_check != check:
             raise EntryProblem("collision", position, key)
+        if request.kind != LABELS:  # a representation: float32 values, any length
+            if kind is not bytes or not value or len(value) % 4:
+                raise EntryProblem("vector", position, key)
+            append(Answer(state_from_bytes(value), text, bool(parsed)))
+            continue
         labels = len(request.label_space)
         if kind is int and text is None and parsed and 0 <= value < labels:
             append(label_answer(value))  # the plain label index: one shared Answer per label
@@ -128,11 +138,13 @@ def _encode(request: Request, answer: Any, position: int) -> Tuple[Union[int, by
     labels = len(request.label_space)
     prediction = answer.prediction
     kind = type(prediction)
-    if kind is int or (isinstance(prediction, int) and kind is not bool):
+    if request.kind != LABELS:
+        value: Union[int, bytes] = _state_bytes(prediction, position)
+    elif kind is int or (isinstance(prediction, int) and kind is not bool):
         if not 0 <= prediction < labels:
             raise ValueError(f"answers[{position}] predicts label index {prediction}; "
                              f"the request has {labels} labels")
-        value: Union[int, bytes] = int(prediction)
+        value = int(prediction)
     elif kind is list or kind is tuple or isinstance(prediction, (list, tuple)):
         if len(prediction) != labels:
             raise ValueError(f"answers[{position}] has {len(prediction)} scores; the request has {labels} labels")
@@ -167,3 +179,25 @@ def _check_scores(prediction: Sequence[Any], position: int) -> None:
         if isinstance(score, bool) or not isinstance(score, (int, float)):
             raise TypeError(f"answers[{position}] holds a non-numeric score {score!r}; "
                             "store validated predictions (floats)")
+
+
+def _state_bytes(prediction: Any, position: int) -> bytes:
+    """A representation answer (``array('f')``, see :func:`StaICC.requests.state_vector`) as little-endian
+    float32 bytes: bit-exact, four bytes per value."""
+    if not isinstance(prediction, array) or prediction.typecode != "f" or not len(prediction):
+        raise TypeError(f"answers[{position}] asks for a representation: its prediction must be a non-empty "
+                        f"array('f') (StaICC.requests.state_vector), got {type(prediction).__name__}")
+    if sys.byteorder == "little":
+        return prediction.tobytes()
+    swapped = array("f", prediction)
+    swapped.byteswap()
+    return swapped.tobytes()
+
+
+def state_from_bytes(value: bytes) -> array:
+    """The ``array('f')`` stored by :func:`_state_bytes` (None-free; the caller checked the length)."""
+    vector = array("f")
+    vector.frombytes(value)
+    if sys.byteorder != "little":
+        vector.byteswap()
+    return vector

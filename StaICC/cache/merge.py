@@ -17,18 +17,26 @@ a silent choice, because the results would then depend on the order of the input
 SQLite attaches at most 10 databases to a connection, the output included.  More than
 :data:`MAX_ATTACHED` inputs are merged in groups into temporary caches beside the output,
 which are then merged into it the same way, still in one transaction on the output.
+
+The settings each input's answers were computed under (its numerics notes) are compared before
+anything is written (:func:`StaICC.backends.numerics.merged_settings`): answers that can differ
+beyond their last bits (another device, dtype or library version) are not mixed unless
+``allow_mixed_numerics``; differences in the shape of the work only warn.  The merged notes are
+written in the copy's transaction.
 """
 import os
 import sqlite3
 import tempfile
-from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from ..backends.numerics import merged_settings
 from .codec import _crc_prefix, _entry_crc
 from .schema import _COLLISION, CacheError
-from .store import PredictionCache
+from .store import PredictionCache, numerics_row
 
 PathLike = Union[str, "os.PathLike[str]"]
+Notes = Dict[str, List[Dict[str, Any]]]  # model fingerprint -> the settings its answers were computed under
 
 #: inputs attached at once: SQLite's limit of 10 attached databases, less the output itself
 MAX_ATTACHED = 9
@@ -56,11 +64,13 @@ _ENTRY = ("SELECT p.check_key, p.value, p.text, p.parsed FROM predictions p JOIN
 
 @dataclass(frozen=True)
 class CacheFacts:
-    """What a cache file records about itself: its ``meta`` table and its models (fingerprint -> identity)."""
+    """What a cache file records about itself: its ``meta`` table, its models (fingerprint -> identity) and
+    the settings each model's answers were computed under (see :meth:`PredictionCache.numerics_notes`)."""
 
     path: str
     meta: Dict[str, str]
     models: Dict[str, Optional[str]]
+    numerics: Notes = field(default_factory=dict)
 
 
 def check_mergeable(target: CacheFacts, source: CacheFacts) -> None:
@@ -79,14 +89,16 @@ def facts_of(cache: PredictionCache) -> CacheFacts:
     """The facts :func:`check_mergeable` compares, read from an open cache."""
     meta = dict(cache._read("SELECT name, value FROM meta", "reading the format marker"))
     models = dict(cache._read("SELECT fingerprint, identity FROM models ORDER BY id", "reading the models"))
-    return CacheFacts(cache.path, meta, models)
+    return CacheFacts(cache.path, meta, models, cache.numerics_notes())
 
 
-def merge_caches(output: PathLike, inputs: Sequence[PathLike]) -> Dict[str, int]:
+def merge_caches(output: PathLike, inputs: Sequence[PathLike], *, allow_mixed_numerics: bool = False,
+                 warnings: Optional[List[str]] = None) -> Dict[str, int]:
     """Copy every entry of ``inputs`` into the cache ``output`` (created if missing).
 
     Returns counts: ``read`` (entries in the inputs), ``added`` (new in the output),
-    ``equal`` (already in the output with the same answer), ``models``.
+    ``equal`` (already in the output with the same answer), ``models``.  ``warnings`` (a list) receives
+    one line per difference in the inputs' settings that moves last bits only.
     """
     if not inputs:
         raise ValueError("cache merge needs at least one input cache")
@@ -100,22 +112,42 @@ def merge_caches(output: PathLike, inputs: Sequence[PathLike]) -> Dict[str, int]
     for path in inputs:
         with PredictionCache(path) as cache:  # refuses a foreign, newer or damaged file
             sources.append(facts_of(cache))
+    numerics = merged_settings([_output_notes(out_path), *(s.numerics for s in sources)],
+                               allow_mixed=allow_mixed_numerics)
+    if numerics["refused"]:
+        raise CacheError("cache merge: the inputs' answers were computed under settings that can make them differ "
+                         f"beyond the last bits ({'; '.join(numerics['refused'])}); nothing was merged: rerun the "
+                         "shards alike, or merge anyway with --allow-mixed-numerics (recorded in the merged cache)")
+    notes = [numerics_row(fingerprint, records) for fingerprint, records in numerics["settings"].items() if records]
     with PredictionCache(output) as out:
         target = facts_of(out)
         for source in sources:
             check_mergeable(target, source)
-        read, added, equal = _merge_into(out, [s.path for s in sources], [target.path, *(s.path for s in sources)])
+        read, added, equal = _merge_into(out, [s.path for s in sources], [target.path, *(s.path for s in sources)],
+                                         notes)
+    if warnings is not None:
+        warnings.extend(numerics["warnings"])
     models = {fingerprint for source in sources for fingerprint in source.models}
     return {"read": read, "added": added, "equal": equal, "models": len(models)}
 
 
-def _merge_into(out: PredictionCache, paths: List[str], everyone: List[str]) -> Tuple[int, int, int]:
+def _output_notes(path: str) -> Notes:
+    """The numerics notes an existing output cache already holds (its answers are merged with the inputs')."""
+    if not os.path.exists(path):
+        return {}
+    with PredictionCache(path) as cache:
+        return cache.numerics_notes()
+
+
+def _merge_into(out: PredictionCache, paths: List[str], everyone: List[str],
+                notes: Sequence[Tuple[str, str]] = ()) -> Tuple[int, int, int]:
     """(entries read, added, equal): ``paths`` copied into ``out`` in one transaction.
 
-    ``everyone`` (the output and the original inputs) is searched for the two files of a conflict.
+    ``everyone`` (the output and the original inputs) is searched for the two files of a conflict;
+    ``notes`` (``meta`` rows: the merged numerics notes) are written in the same transaction.
     """
     if len(paths) <= MAX_ATTACHED:
-        return _copy(out, paths, everyone)
+        return _copy(out, paths, everyone, notes)
     directory = os.path.dirname(os.path.abspath(out.path))
     with tempfile.TemporaryDirectory(prefix=".staicc-merge-", dir=directory) as scratch:
         parts, read = [], 0
@@ -123,11 +155,12 @@ def _merge_into(out: PredictionCache, paths: List[str], everyone: List[str]) -> 
             parts.append(os.path.join(scratch, f"part-{number}.sqlite"))
             with PredictionCache(parts[-1]) as part:
                 read += _copy(part, paths[start:start + MAX_ATTACHED], everyone)[0]
-        _read, added, equal = _merge_into(out, parts, everyone)
+        _read, added, equal = _merge_into(out, parts, everyone, notes)
     return read, added, equal
 
 
-def _copy(out: PredictionCache, paths: List[str], everyone: List[str]) -> Tuple[int, int, int]:
+def _copy(out: PredictionCache, paths: List[str], everyone: List[str],
+          notes: Sequence[Tuple[str, str]] = ()) -> Tuple[int, int, int]:
     """Attach ``paths`` (at most MAX_ATTACHED) to ``out``'s connection and copy them in one transaction."""
     names = [f"staicc_source_{number}" for number in range(len(paths))]
     damaged: List[bytes] = []
@@ -142,7 +175,7 @@ def _copy(out: PredictionCache, paths: List[str], everyone: List[str]) -> Tuple[
                 attached.append(name)
             connection.execute(_CONFLICT_TRIGGER)
             try:
-                return _copy_attached(out, connection, list(zip(names, paths)), damaged, everyone)
+                return _copy_attached(out, connection, list(zip(names, paths)), damaged, everyone, notes)
             finally:
                 connection.execute("DROP TRIGGER IF EXISTS temp.staicc_merge_conflict")
         except sqlite3.DatabaseError as exc:
@@ -152,6 +185,9 @@ def _copy(out: PredictionCache, paths: List[str], everyone: List[str]) -> Tuple[
                 damaged_path = _damaged_file(connection, list(zip(names, paths)), out.path)
                 raise CacheError(f"prediction cache {damaged_path!r}: is damaged ({exc}) while merging caches; nothing "
                                  "was merged: move the damaged file away (a shard's cache: run the shard again)") from None
+            if _is_full(exc):
+                raise CacheError(f"cannot write the merged cache {out.path}: {exc}; nothing was merged (the inputs "
+                                 "are unchanged): make room and run the same command again") from None
             raise out._database_error(exc, "merging caches") from None
         finally:
             for name in attached:
@@ -185,7 +221,7 @@ def _crc_check(damaged: List[bytes], interrupted: List[BaseException]) -> Callab
 
 
 def _copy_attached(out: PredictionCache, connection: sqlite3.Connection, sources: List[Tuple[str, str]],
-                   damaged: List[bytes], everyone: List[str]) -> Tuple[int, int, int]:
+                   damaged: List[bytes], everyone: List[str], notes: Sequence[Tuple[str, str]]) -> Tuple[int, int, int]:
     out._retry(lambda: connection.execute("BEGIN IMMEDIATE"))
     try:
         for name, _path in sources:
@@ -205,6 +241,7 @@ def _copy_attached(out: PredictionCache, connection: sqlite3.Connection, sources
             if damaged:
                 raise CacheError(f"prediction cache {path!r}: is damaged: the entry with key {damaged[0].hex()} "
                                  "fails its CRC check; it cannot be merged")
+        connection.executemany("INSERT OR REPLACE INTO main.meta (name, value) VALUES (?, ?)", notes)
         connection.execute("COMMIT")
         return read, added, equal
     except BaseException:
@@ -216,6 +253,11 @@ def _copy_attached(out: PredictionCache, connection: sqlite3.Connection, sources
 def _is_damage(exc: sqlite3.DatabaseError) -> bool:
     return not isinstance(exc, sqlite3.IntegrityError) and any(
         word in str(exc) for word in ("malformed", "not a database", "corrupt"))
+
+
+def _is_full(exc: sqlite3.DatabaseError) -> bool:
+    """A write the disk refused (full, or over a file-size limit: SQLite reports the latter as an I/O error)."""
+    return any(word in str(exc) for word in ("disk is full", "disk I/O error", "too big"))
 
 
 def _damaged_file(connection: sqlite3.Connection, attached: List[Tuple[str, str]], output: str) -> str:

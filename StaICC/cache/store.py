@@ -16,7 +16,14 @@ from ..requests import Answer, Request
 from .codec import Digests, EntryProblem, _crc_prefix, _encode, _entry_crc, _stored_answers
 from .schema import _COLLISION, DEFAULT_TIMEOUT, CacheError, _CacheFile
 
+#: the ``meta`` rows that keep the settings a model's answers were computed under: this prefix + fingerprint
+NUMERICS_PREFIX = "numerics "
 _CHUNK = 500  # keys per ``IN (...)`` query: far below SQLite's variable limit, large enough to amortise
+
+
+def numerics_row(fingerprint: str, records: List[Dict[str, Any]]) -> Tuple[str, str]:
+    """The ``meta`` row (name, JSON) that keeps every setting ``records`` a model's answers were computed under."""
+    return NUMERICS_PREFIX + fingerprint, json.dumps(records, sort_keys=True, default=str)
 
 
 def _check_fingerprint(fingerprint: Any) -> str:
@@ -158,6 +165,9 @@ class PredictionCache(_CacheFile):
                 raise self._fail(f"is damaged: the entry of requests[{position}] (key {key.hex()}) fails its "
                                  "CRC check (which covers the model, the request and the answer: the file was "
                                  "edited or damaged); move the file away and rerun") from None
+            if problem.kind == "vector":
+                raise self._fail(f"is damaged: the entry with key {key.hex()} is not a vector of float32 "
+                                 "values") from None
             raise self._fail(f"is damaged: the entry with key {key.hex()} does not fit its label space of "
                              f"{len(requests[position].label_space)}") from None
 
@@ -276,6 +286,46 @@ class PredictionCache(_CacheFile):
         rows = self._read(query, "listing models")
         return [{"fingerprint": f, "identity": json.loads(i) if i is not None else None, "entries": n,
                  "created": c} for f, i, c, n in rows]
+
+    def note_numerics(self, fingerprint: str, settings: Dict[str, Any]) -> None:
+        """Keep, beside a model's answers, the settings they were computed under (each distinct one once,
+        as JSON in the ``meta`` table): ``cache merge`` compares them (:mod:`StaICC.backends.numerics`)."""
+        fingerprint = _check_fingerprint(fingerprint)
+        name = NUMERICS_PREFIX + fingerprint
+
+        def note(connection: sqlite3.Connection) -> None:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                row = connection.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+                known = json.loads(row[0]) if row is not None else []
+                if settings not in known:
+                    known.append(settings)
+                    connection.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                                       numerics_row(fingerprint, known))
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+
+        with self._lock:
+            connection = self._db()
+            try:
+                self._retry(lambda: note(connection))
+            except sqlite3.DatabaseError as exc:
+                raise self._database_error(exc, "noting the numerics of answers") from None
+
+    def numerics_notes(self) -> Dict[str, List[Dict[str, Any]]]:
+        """Per model fingerprint, every setting its answers were computed under (see :meth:`note_numerics`)."""
+        rows = self._read(f"SELECT name, value FROM meta WHERE name LIKE '{NUMERICS_PREFIX}%'", "reading numerics notes")
+        notes = {}
+        for name, value in rows:
+            try:
+                found = json.loads(value)
+            except ValueError:
+                raise self._fail(f"is damaged: its numerics note {name!r} is not JSON") from None
+            notes[name[len(NUMERICS_PREFIX):]] = found if isinstance(found, list) else []
+        return notes
 
     def stats(self) -> Dict[str, Any]:
         """Entries, models and file size (bytes, WAL included)."""

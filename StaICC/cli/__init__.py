@@ -11,7 +11,7 @@ from typing import List, Optional
 
 from .common import ArgumentError, OneLineParser, one_line  # noqa: F401  (the CLI's error type, importable here)
 
-COMMANDS = ("run", "compare", "report", "tasks", "batch", "cache")
+COMMANDS = ("run", "compare", "report", "tasks", "batch", "cache", "export")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -33,20 +33,31 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _command(argv: List[str]) -> int:
+    """Parse and run one command; only that command's modules are imported (``staicc run`` reads no statistics)."""
     parser = OneLineParser(prog="staicc", description="The StaICC benchmark: run models, compare runs, report.")
     sub = parser.add_subparsers(dest="command", parser_class=OneLineParser)
-    from .run import add_run_parser
-    add_run_parser(sub)
-    from ..report.commands import add_compare_parser, add_report_parser
-    add_compare_parser(sub)
-    add_report_parser(sub)
-    from .tasks import add_tasks_parser
-    add_tasks_parser(sub, OneLineParser)
-    from .batch import add_batch_parser
-    from .cache import add_cache_parser
-    add_batch_parser(sub)
-    add_cache_parser(sub)
+    _add_parser(argv[0], sub)
     args = parser.parse_args(argv)
     args.argv = argv  # a launcher runs the same command once per shard
     return args.func(args)
 
+
+def _add_parser(command: str, sub) -> None:
+    if command == "run":
+        from .run import add_run_parser
+        add_run_parser(sub)
+    elif command in ("compare", "report"):
+        from ..report.commands import add_compare_parser, add_report_parser
+        (add_compare_parser if command == "compare" else add_report_parser)(sub)
+    elif command == "tasks":
+        from .tasks import add_tasks_parser
+        add_tasks_parser(sub, OneLineParser)
+    elif command == "batch":
+        from .batch import add_batch_parser
+        add_batch_parser(sub)
+    elif command == "export":
+        from .export import add_export_parser
+        add_export_parser(sub)
+    else:
+        from .cache import add_cache_parser
+        add_cache_parser(sub)

@@ -8,11 +8,11 @@ joins the result lines to its requests by ``custom_id`` and stores the answers i
 import argparse
 import sys
 import warnings
-from typing import Any, Dict, Tuple
+from typing import Any, Iterator, List, Tuple
 
 from ..errors import TamperingWarning
-from .common import ArgumentError, as_argument_error, dataset_specs, parse_retriever
-from .run import _build_suite, _open_cache, add_selection_arguments
+from .common import ArgumentError, as_argument_error
+from .run import _open_cache, add_selection_arguments
 
 
 def add_batch_parser(sub: Any) -> None:
@@ -30,72 +30,72 @@ def add_batch_parser(sub: Any) -> None:
     add_selection_arguments(imports)
     imports.add_argument("--cache", required=True, metavar="FILE", help="the cache that receives the answers")
     imports.set_defaults(func=import_command)
-    p.set_defaults(func=lambda args: (_ for _ in ()).throw(ArgumentError("batch needs a command: export or import")))
+    p.set_defaults(func=lambda _args: (_ for _ in ()).throw(ArgumentError("batch needs a command: export or import")))
 
 
-def _planned(args: argparse.Namespace) -> Tuple[Any, Dict[str, Any]]:
-    """(backend, every request of the run) exactly as ``staicc run`` plans them; argument errors before anything."""
-    from ..backends.registry import make_backend, parse_model_args
-    from ..scaleout.shards import planned_requests
-    from ..subbenchmarks.suite import build_suite, plan_suite
-    from ..tasks.runs import command_settings
-    if args.limit is not None and args.limit < 1:
-        raise ArgumentError(f"--limit must be a positive integer, got {args.limit}")
-    options: Dict[str, Any] = {}
-    if args.retriever:
-        options["retriever"] = as_argument_error(parse_retriever, args.retriever)
-    datasets = dataset_specs(args.datasets)
-    arguments = as_argument_error(parse_model_args, args.model_args)
-    settings = as_argument_error(command_settings, args.tasks, args.include_path, args.benchmarks, args.k,
-                                 args.model, arguments)
-    args.benchmarks, args.k, args.model, arguments = (settings[key] for key in ("benchmarks", "k", "model", "arguments"))
-    args.task_objects = settings["tasks"]
-    if settings["tasks"]:
-        datasets = (datasets or []) + [task.dataset for task in settings["tasks"]]
-    if args.model != "openai":
+def _planned(args: argparse.Namespace) -> Tuple[Any, List[Any]]:
+    """(backend, the run's works) exactly as ``staicc run`` plans them; argument errors before anything.
+
+    The works write their prompts when read, so a caller that streams them never holds a
+    whole suite's prompts at once.
+    """
+    from ..backends.registry import make_backend
+    from ..subbenchmarks.suite import plan_suite
+    from .run_config import build_suite_of, resolve_config
+    config = resolve_config(args)
+    if config.model != "openai":
         raise ArgumentError("staicc batch writes and reads OpenAI Batch-API requests: give --model openai")
     with warnings.catch_warnings():
-        if args.retriever or args.limit or settings["tasks"]:
+        if config.quiet_departures or config.tasks:
             warnings.simplefilter("ignore", TamperingWarning)
-        suite = as_argument_error(_build_suite, build_suite, args, datasets, options)
-        backend = as_argument_error(make_backend, args.model, **arguments)
+        suite = as_argument_error(build_suite_of, config)
+        backend = as_argument_error(make_backend, config.model, **config.arguments)
         if getattr(backend, "label_logprobs", "off") != "off":
             raise ArgumentError("staicc batch sends the echo requests of a direct run: leave label_logprobs off")
         planned = as_argument_error(plan_suite, backend, suite)
-    return backend, planned_requests(planned)
+    return backend, [work for works in planned.values() for work in works]
 
 
 def export_command(args: argparse.Namespace) -> int:
-    from ..scaleout.batch_api import export_batch, unanswered
-    backend, requests = _planned(args)
+    from ..scaleout.batch_api import distinct_requests, export_batch, unanswered
+    backend, works = _planned(args)
     cache = as_argument_error(_open_cache, args.cache)
+    counted = [0]
+
+    def todo() -> Iterator[Any]:  # the prompts to answer, streamed (and counted) as the files are written
+        for request in unanswered(backend, distinct_requests(works), cache):
+            counted[0] += 1
+            yield request
     try:
-        todo = unanswered(backend, requests, cache)
+        written = as_argument_error(export_batch, backend, todo(), args.output)
     finally:
         if cache is not None:
             cache.close()
-    if not todo:
+    if not written:
         print("every request of this run is already in the cache; nothing to export")
         return 0
-    written = as_argument_error(export_batch, backend, todo, args.output)
     for path, lines in written:
         print(f"wrote {path}: {lines} requests")
-    print(f"{len(todo)} prompts to answer (model {backend.fingerprint()[:12]}); after the batch: "
+    print(f"{counted[0]} prompts to answer (model {backend.fingerprint()[:12]}); after the batch: "
           f"staicc batch import RESULTS.jsonl --cache FILE with the same arguments")
     return 0
 
 
 def import_command(args: argparse.Namespace) -> int:
-    from ..scaleout.batch_api import import_batch
-    backend, requests = _planned(args)
+    from ..scaleout.batch_api import distinct_requests
+    from ..scaleout.batch_results import import_batch
+    backend, works = _planned(args)
     cache = as_argument_error(_open_cache, args.cache)
     try:
-        distinct = list({r.key(): r for r in requests}.values())
-        report = import_batch(backend, distinct, args.results, cache)
+        report = import_batch(backend, list(distinct_requests(works)), args.results, cache)
     finally:
         cache.close()
     for error in report.errors:
         print(f"staicc: error: {error}", file=sys.stderr)
+    if report.conflicts:
+        print(f"stored nothing in {args.cache}: {report.conflicts} custom_id(s) have two different answers; "
+              f"{len(report.errors)} bad line(s)")
+        return 1
     print(f"stored {report.stored} answers in {args.cache}; {report.missing} requests have no complete result "
           f"yet; {len(report.errors)} bad line(s)")
     return 1 if report.errors else 0

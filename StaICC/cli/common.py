@@ -1,6 +1,9 @@
-"""What every command shares: the one-line argument error and the checks that raise it."""
+"""What every command shares: the one-line argument error and the checks that raise it, and the loading bars."""
 import argparse
-from typing import Any, List, Optional
+import contextlib
+import os
+import sys
+from typing import Any, Iterator, List, Optional
 from ..errors import StaICCError
 
 
@@ -8,11 +11,91 @@ class ArgumentError(StaICCError):
     """A command-line argument is wrong: printed as one line, exit status 2."""
 
 
+#: other tools' spellings of StaICC's options (lm-evaluation-harness's above all) -> what to write instead
+OTHER_TOOLS_FLAGS = {
+    "--model_args": "--model-args", "--num_fewshot": "--k N (demonstrations per query; the standard's is 4)",
+    "--batch_size": "--batch-size N (requests per backend call)", "--max_batch_size": "--batch-size N",
+    "--output_path": "--output-dir DIR", "--log_samples": "--log-samples", "--include_path": "--include-path",
+    "--write_out": "--write-out N", "--show_config": "--show-config", "--use_cache": "--cache FILE",
+    "--cache_requests": "--cache FILE", "--apply_chat_template": "--model-args apply_chat_template=true",
+    "--system_instruction": "--model-args system_instruction=TEXT",
+    "--fewshot_as_multiturn": "--model-args apply_chat_template=true,fewshot_as_multiturn=true",
+    "--device": "--model-args device=cuda", "--gen_kwargs": "--model-args max_new_tokens=N",
+    "--task": "--tasks", "--dataset": "--datasets", "--num-fewshot": "--k N", "--shots": "--k N",
+    "--seed": "no seed option: the standard's generator is seeded with 42 for every split and draw",
+}
+#: values other tools accept where StaICC needs a number, and what to say
+NUMBER_HINTS = {"--batch-size": "--batch-size is how many requests one backend call gets (a number); the hf backend "
+                                "fits its forward passes to a token budget itself, so there is no 'auto'"}
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """argparse, but an argument error is one line on stderr and exit status 2."""
+    """argparse, but an argument error is one line on stderr and exit status 2, with a hint where the
+    mistake has a likely intent (another tool's spelling, ``_`` for ``-``, a misspelt command)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise ArgumentError(message)
+        raise ArgumentError(message + argument_hint(self, message))
+
+
+def argument_hint(parser: argparse.ArgumentParser, message: str) -> str:
+    """``"; did you mean ..."`` for an argparse error message, or an empty string."""
+    if message.startswith("argument ") and ": invalid int value" in message:
+        flag = message[len("argument "):].split(":")[0].split("/")[0]
+        return f" ({NUMBER_HINTS[flag]})" if flag in NUMBER_HINTS else ""
+    if ": invalid choice: " in message:
+        return _choice_hint(message)
+    if not message.startswith("unrecognized arguments: "):
+        return ""
+    options, commands = _known(parser)
+    legacy = not commands and parser.prog == "staicc"  # ``staicc`` without a command: the main job's flags
+    for word in message[len("unrecognized arguments: "):].split():
+        name = word.split("=")[0]
+        if not name.startswith("-"):  # a word: a misspelt command, where the bare ``staicc`` took it for one
+            from ..validation import closest_name
+            from . import COMMANDS
+            command = closest_name(name, COMMANDS, cutoff=0.6) if legacy else None
+            if command is not None:
+                return f"; did you mean 'staicc {command}'?"
+            continue
+        suggestion = OTHER_TOOLS_FLAGS.get(name)
+        if suggestion is None:
+            spelled = name.replace("_", "-")
+            suggestion = spelled if spelled in options or (legacy and spelled in _RUN_FLAGS) else None
+        if suggestion is not None:
+            where = "staicc run " if legacy and suggestion.startswith("--") and suggestion.split()[0] not in options \
+                else ""
+            return f"; did you mean {where}{suggestion}?" if suggestion.startswith("-") else f" ({suggestion})"
+    return ""
+
+
+def _choice_hint(message: str) -> str:
+    """argparse's ``invalid choice: 'x' (choose from 'a', 'b')`` -> ``"; did you mean 'a'?"``."""
+    import re
+    from ..validation import did_you_mean
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if found is None:
+        return ""
+    return did_you_mean(found.group(1), re.findall(r"'([^']*)'", found.group(2)))
+
+
+#: flags of ``staicc run`` that a hint for the bare ``staicc`` (the main job) may name
+_RUN_FLAGS = ("--model-args", "--batch-size", "--output-dir", "--log-samples", "--include-path", "--write-out",
+              "--show-config", "--cache", "--tasks", "--limit")
+
+
+def _known(parser: argparse.ArgumentParser):
+    """(every option string of the parser and its sub-commands, the sub-command names)."""
+    options, commands = set(), []
+    stack = [parser]
+    while stack:
+        current = stack.pop()
+        for action in current._actions:  # argparse keeps no public list of a parser's options
+            options.update(action.option_strings)
+            if isinstance(action, argparse._SubParsersAction):
+                if current is parser:
+                    commands.extend(action.choices)
+                stack.extend(action.choices.values())
+    return options, commands
 
 
 #: every character str.splitlines() breaks at, and every other control character a terminal acts on
@@ -72,3 +155,44 @@ def dataset_specs(names: Optional[List[str]]) -> Optional[List[Any]]:
     from ..datasets import resolve_dataset
     specs = [int(n) if n.isascii() and n.isdigit() else n for n in names]
     return [as_argument_error(resolve_dataset, spec) for spec in specs]
+
+
+def bars_wanted(enabled: Optional[bool]) -> bool:
+    """StaICC's rule for progress bars: as asked, else on a terminal or in a notebook."""
+    if enabled is not None:
+        return enabled
+    from ..engine.progress import in_notebook
+    return sys.stderr.isatty() or in_notebook()
+
+
+@contextlib.contextmanager
+def loading_bars(enabled: Optional[bool]) -> Iterator[None]:
+    """Within the block, transformers' and huggingface_hub's bars ("Loading weights") are drawn only when
+    StaICC's would be: with ``--progress``, or on a terminal or in a notebook; never with ``--no-progress``
+    nor into a log file.
+
+    transformers reads ``HF_HUB_DISABLE_PROGRESS_BARS`` when it is first imported (the hf backend
+    imports it in the block); when it is already imported its switch is turned off, and on again after.
+    """
+    if bars_wanted(enabled):
+        yield
+        return
+    logging = sys.modules.get("transformers.utils.logging")
+    if logging is not None:
+        was_enabled = logging.is_progress_bar_enabled()
+        logging.disable_progress_bar()
+        try:
+            yield
+        finally:
+            if was_enabled:
+                logging.enable_progress_bar()
+        return
+    previous = os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS")
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
+        else:
+            os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = previous

@@ -21,7 +21,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ..scaleout.shards import check_shard, parse_shard
+from ..engine.selection import Shard
+from ..errors import StaICCError
 
 LAUNCHERS = ("torchrun", "slurm", "ray")
 #: seconds the torchrun ranks wait at the barrier for the slowest shard
@@ -49,8 +50,8 @@ def resolve_launch(shard: Optional[str], launcher: Optional[str], environ: Mappi
     if shard is not None:
         if launcher is not None:
             raise ValueError("give either --shard I/N or --launcher, not both (a launcher chooses the shard)")
-        index, count = parse_shard(shard)
-        return Launch("shard", index, count)
+        parsed = Shard.parse(shard)
+        return Launch("shard", parsed.index, parsed.count)
     name, _, text = (launcher or "").partition(":")
     if launcher is None and _int_env(environ, "WORLD_SIZE", 1) > 1:
         name = "torchrun"
@@ -66,7 +67,7 @@ def resolve_launch(shard: Optional[str], launcher: Optional[str], environ: Mappi
         if count is None or index is None:
             raise ValueError("--launcher torchrun needs WORLD_SIZE and RANK in the environment: start the command "
                              "with torchrun --nproc_per_node N or accelerate launch")
-        index, count = check_shard(index, count)
+        Shard(index, count)  # checked: 0 <= RANK < WORLD_SIZE
         return Launch("torchrun", index, count, local_rank=_int_env(environ, "LOCAL_RANK", None))
     if name == "slurm":
         task = _int_env(environ, "SLURM_ARRAY_TASK_ID", None)
@@ -74,7 +75,8 @@ def resolve_launch(shard: Optional[str], launcher: Optional[str], environ: Mappi
         if task is None or count is None:
             raise ValueError("--launcher slurm needs SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT: submit the "
                              "command with sbatch --array=0-N")
-        index, count = check_shard(task - _int_env(environ, "SLURM_ARRAY_TASK_MIN", 0), count)
+        index = task - _int_env(environ, "SLURM_ARRAY_TASK_MIN", 0)
+        Shard(index, count)  # checked: 0 <= index < count
         return Launch("slurm", index, count)
     return Launch("ray", options=ray_options(text))
 
@@ -235,8 +237,11 @@ def run_ray_shards(argv: Sequence[str], cache: str, options: Mapping[str, str]) 
     address = options.get("address")
     started = not ray.is_initialized()
     if started:
-        ray.init(address=address, runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}}
-                 if address is None else None, log_to_driver=True)
+        try:
+            ray.init(address=address, runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}}
+                     if address is None else None, log_to_driver=True)
+        except Exception as exc:  # Ray's own error types; nothing has run yet
+            raise RayConnectionError(_connection_message(address, exc)) from None
     try:
         num_gpus = float(options.get("num_gpus", 0))
         count = int(options["shards"]) if "shards" in options else _default_shards(ray, num_gpus)
@@ -248,6 +253,20 @@ def run_ray_shards(argv: Sequence[str], cache: str, options: Mapping[str, str]) 
         if started:
             ray.shutdown()
     return shard_cache_paths(cache, count)
+
+
+class RayConnectionError(StaICCError, RuntimeError):
+    """Ray could not connect to its cluster (or start one): no shard ran."""
+
+
+def _connection_message(address: Optional[str], exc: BaseException) -> str:
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if address is None:
+        return f"--launcher ray: cannot start a local Ray cluster: {reason}; no shard ran"
+    return (f"--launcher ray: cannot connect to the Ray cluster at {address}: {reason}; no shard ran. A cluster "
+            "started with token authentication (RAY_AUTH_MODE=token) needs its token in this process's environment: "
+            "RAY_AUTH_MODE=token RAY_AUTH_TOKEN=<token> (or RAY_AUTH_TOKEN_PATH=<file>); check the address with "
+            f"ray status --address {address}")
 
 
 def _default_shards(ray: Any, num_gpus: float) -> int:

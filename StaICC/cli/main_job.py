@@ -12,8 +12,11 @@ from .common import ArgumentError, OneLineParser, as_argument_error, dataset_spe
 def build_parser() -> argparse.ArgumentParser:
     from ..subbenchmarks.builtin import SUB_BENCHMARKS
     from ..methods.reference_model import REFERENCE_MODELS
+    from . import COMMANDS
+    from ..retrieval import RETRIEVERS
     parser = OneLineParser(prog="staicc", description="Run a StaICC sub-benchmark with a built-in, dependency-free "
-                           "reference model and print the results. Commands: staicc run|compare|report --help.")
+                           "reference model and print the results. Commands (each with --help): "
+                           f"staicc {'|'.join(COMMANDS)}.")
     parser.add_argument("--benchmark", "-b", default="Normal", choices=sorted(SUB_BENCHMARKS),
                         help="sub-benchmark to run (default: Normal)")
     parser.add_argument("--k", type=int, default=4, help="demonstrations per query (default: 4, the standard)")
@@ -23,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="dataset names or indexes (default: the ten standard datasets)")
     parser.add_argument("--noisy-channel", action="store_true", help="noisy-channel prompts (Normal and the bias benchmarks)")
     parser.add_argument("--retriever", metavar="NAME[:K=V,...]", help="choose demonstrations with a retriever "
-                        "(zero, fixk, random, bm25, topk, mmr); non-standard")
+                        f"({', '.join(RETRIEVERS)}); non-standard")
     parser.add_argument("--json", metavar="PATH", help="also write results and metadata as JSON")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="progress bar on stderr (default: when a terminal)")

@@ -3,15 +3,25 @@ import argparse
 import sys
 import time
 import warnings
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
+from ..engine.selection import AnswerPolicy, Nothing, Shard
 from ..errors import TamperingWarning
-from .common import ArgumentError, as_argument_error, dataset_specs, one_line, parse_retriever
+from .common import as_argument_error, loading_bars, one_line
 
 def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
                        description="Evaluate a model on StaICC sub-benchmarks.")
     add_selection_arguments(p)
+    p.add_argument("--methods", metavar="NAME|FILE[,...]",
+                   help="run every method and print methods x datasets tables tested against vanilla: vanilla, "
+                        "noisy_channel, contextual, domain, batch, knn, knn_centroid, hidden, or a method file "
+                        "(.py, see docs/methods.md); with --output-dir, each method's run is DIR/methods/NAME")
+    p.add_argument("--method-args", metavar="K=V,...",
+                   help="parameters of the built-in methods, each given to every method that takes it: "
+                        "calibration_number (default 128), sample_length (domain), batch_size (batch), knn_k (knn)")
+    p.add_argument("--resamples", type=int, metavar="N",
+                   help="bootstrap resamples of the methods table's tests against vanilla (default 1000)")
     p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the run already in --output-dir (its files are removed); without it such a "
@@ -20,7 +30,8 @@ def add_run_parser(sub: Any) -> None:
                    help="write DIR/samples.jsonl (one record per query) and DIR/samples.columns.json; "
                         "--log-samples=full also stores each prompt's text")
     p.add_argument("--write-out", type=int, default=0, metavar="N",
-                   help="print the first N prompts of every sub-benchmark and dataset before running")
+                   help="print the first N prompts of every sub-benchmark and dataset as the run writes them, "
+                        "before it asks them")
     p.add_argument("--show-config", action="store_true",
                    help="print the resolved run (backend, sub-benchmarks, datasets, k, retriever, settings) first")
     p.add_argument("--cache", metavar="FILE", help="SQLite prediction cache: resume, share answers between runs")
@@ -67,93 +78,105 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def run_once(args: argparse.Namespace, launch: Any = None) -> int:
-    """Check everything, build the model and the sub-benchmarks, run (one shard with a sharded ``launch``), write, print."""
-    from ..backends.registry import make_backend, parse_model_args
-    from ..subbenchmarks.suite import build_suite, plan_suite, run_suite
-    if args.log_samples and not args.output_dir:
-        raise ArgumentError("--log-samples needs --output-dir")
-    if args.write_out < 0:
-        raise ArgumentError(f"--write-out must be >= 0, got {args.write_out}")
-    for flag, value in (("--limit", args.limit), ("--batch-size", args.batch_size)):
-        if value is not None and value < 1:
-            raise ArgumentError(f"{flag} must be a positive integer, got {value}")
-    if args.k is not None and args.k < 0:
-        raise ArgumentError(f"--k must be >= 0, got {args.k}")
-    if args.output_dir:
-        from ..results.rundir import check_output_dir
-        as_argument_error(check_output_dir, args.output_dir, overwrite=args.overwrite)
-    datasets = dataset_specs(args.datasets)
-    options: Dict[str, Any] = {}
-    if args.retriever:
-        options["retriever"] = as_argument_error(parse_retriever, args.retriever)
-    arguments = as_argument_error(parse_model_args, args.model_args)
-    from ..tasks.runs import command_settings
-    settings = as_argument_error(command_settings, args.tasks, args.include_path, args.benchmarks, args.k,
-                                 args.model, arguments)
-    args.benchmarks, args.k, args.model, arguments, recorded = (
-        settings[key] for key in ("benchmarks", "k", "model", "arguments", "recorded_arguments"))
-    args.task_objects = settings["tasks"]
-    if args.task_objects:
-        datasets = (datasets or []) + [task.dataset for task in args.task_objects]
-    shard = (launch.index, launch.count, args.shard_unit) if launch is not None and launch.sharded else None
-    if shard is not None:
-        from .launchers import rank_model_arguments
-        arguments = rank_model_arguments(args.model, arguments, launch)
+    """Resolve the run, build it once, run it (one shard with a sharded ``launch``), write and print."""
+    from .run_config import resolve_config
+    config = resolve_config(args, launch)
     with warnings.catch_warnings():
-        if args.retriever or args.limit or any(task.config.run.retriever for task in args.task_objects):
+        if config.quiet_departures:
             warnings.simplefilter("ignore", TamperingWarning)
-        suite = as_argument_error(_build_suite, build_suite, args, datasets, options)
-        backend = as_argument_error(make_backend, args.model, **arguments)
-        planned = as_argument_error(plan_suite, backend, suite)
-        cache = as_argument_error(_open_cache, args.cache)
-        if args.show_config:
-            print(_config_text(args, backend, suite, options, arguments))
-        if args.write_out:
-            print(_write_out(planned, args.write_out))
-        if args.dry_run:
-            return _dry_run(planned, backend, cache)
-        from ..results.provenance import collect, utc_now
-        started, started_at = utc_now(), time.perf_counter()
-        try:
-            result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=args.progress,
-                               requests_per_call=args.batch_size, shard=shard)
-        except (ValueError, TypeError, RuntimeError, OSError) as exc:
-            from ..cache import CacheError
-            print(f"staicc: error: {one_line((str(exc) or type(exc).__name__).splitlines()[0])}", file=sys.stderr)
-            if args.cache and not isinstance(exc, CacheError):
-                print(f"staicc: the answers given so far are in {one_line(args.cache)}; run the same command to "
-                      "resume", file=sys.stderr)
-            return 1
-        finally:
-            backend.close()
-            if cache is not None:
-                cache.close()
-    if shard is not None:
+        with loading_bars(config.progress):  # a model may load at the first request it must answer
+            return _run(config)
+
+
+def _run(config: Any) -> int:
+    if config.methods:
+        from .methods import run_methods_command
+        return run_methods_command(config)
+    from ..backends.registry import planned_backend
+    from ..subbenchmarks.suite import plan_suite, run_suite
+    from .run_config import build_suite_of
+    suite = as_argument_error(build_suite_of, config)
+    backend = as_argument_error(planned_backend, config.model, **config.arguments)
+    planned = as_argument_error(plan_suite, backend, suite)
+    if isinstance(config.selection, Shard):
+        from ..engine.sharding import check_shard
+        works = [work for part in planned.values() for work in part]
+        as_argument_error(check_shard, config.selection, works, [backend] * len(works))
+    cache = as_argument_error(_open_cache, config.cache)
+    if config.show_config:
+        print(_config_text(config, backend, suite))
+    started, started_at = _now()
+    try:
+        result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=config.progress,
+                           requests_per_call=config.requests_per_call, selection=config.selection,
+                           policy=AnswerPolicy(write_out=config.write_out))
+    except (ValueError, TypeError, RuntimeError, OSError) as exc:
+        return _run_failed(config, exc)
+    finally:
+        backend.close()
+        if cache is not None:
+            cache.close()
+    if isinstance(config.selection, Nothing):
+        return _print_dry_run(result.metadata)
+    if isinstance(config.selection, Shard):
         from .scaleout import print_shard
-        return print_shard(result.metadata, args.cache)
-    provenance = collect(backend, recorded, started, time.perf_counter() - started_at)
+        return print_shard(result.metadata, config.cache)
+    return _finish(config, backend, planned, result, started, started_at)
+
+
+def _now() -> Tuple[str, float]:
+    from ..results.provenance import utc_now
+    return utc_now(), time.perf_counter()
+
+
+def _run_failed(config: Any, exc: BaseException) -> int:
+    from ..cache import CacheError
+    print(f"staicc: error: {one_line((str(exc) or type(exc).__name__).splitlines()[0])}", file=sys.stderr)
+    if config.cache and not isinstance(exc, CacheError):
+        print(f"staicc: the answers given so far are in {one_line(config.cache)}; run the same command to "
+              "resume", file=sys.stderr)
+    return 1
+
+
+def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, started: str, started_at: float) -> int:
+    """Provenance, the tables and the run directory of a summarised run."""
+    from ..results.provenance import collect
+    provenance = collect(backend, config.recorded_arguments, started, time.perf_counter() - started_at)
     provenance["suite"] = result.metadata
-    if getattr(args, "sharded", None):  # the launcher's shards answered this run: record their plan
-        from ..scaleout.shards import one_process_calls, planned_requests, shard_plan
-        calls = one_process_calls(backend, planned, args.batch_size) if args.shard_unit == "call" else None
-        provenance["shards"] = dict(args.sharded, unit=args.shard_unit, plan_sha256=shard_plan(
-            planned_requests(planned), args.sharded["count"], calls).digest)
-    if args.task_objects:
+    if config.sharded:  # the launcher's shards answered this run: record their plan
+        provenance["shards"] = dict(config.sharded, unit=config.shard_unit,
+                                    plan_sha256=_plan_digest(config, backend, planned))
+    from ..results.provenance import run_numerics
+    provenance["numerics"] = run_numerics(backend, config.requests_per_call, result, shards=provenance.get("shards"),
+                                          cache=config.cache)
+    if config.tasks:
         from ..tasks.runs import provenance as task_provenance
-        provenance["tasks"] = task_provenance(args.task_objects)
-    _print_tables(result, args)
-    if args.output_dir:
+        provenance["tasks"] = task_provenance(config.tasks)
+    _print_tables(result, config)
+    if config.output_dir:
         from ..results.rundir import write_run_dir
         try:
-            write_run_dir(args.output_dir, dict(result), provenance, bool(args.log_samples),
-                          prompts=args.log_samples == "full")
+            write_run_dir(config.output_dir, dict(result), provenance, bool(config.log_samples),
+                          prompts=config.log_samples == "full")
         except OSError as exc:  # a full disk, a quota, a directory removed under the run
-            return _write_failed(args, exc)
-        print(f"wrote {one_line(args.output_dir)}/results.json" + (" and samples.jsonl" if args.log_samples else ""))
+            return _write_failed(config, exc)
+        print(f"wrote {one_line(config.output_dir)}/results.json"
+              + (" and samples.jsonl" if config.log_samples else ""))
     return 0
 
 
-def _config_text(args, backend, suite, options, arguments: Dict[str, Any]) -> str:
+def _plan_digest(config: Any, backend: Any, planned: Dict[str, Any]) -> str:
+    """The shard plan's SHA-256, as each shard printed it: shard 0's part planned again as a dry run."""
+    from ..engine.runner import run_works
+    works = [work for part in planned.values() for work in part]
+    counts: Dict[str, Any] = {}
+    shard = Shard(0, config.sharded["count"], config.shard_unit)
+    run_works(works, [backend] * len(works), distinct=True, counts=counts, selection=Nothing(shard),
+              requests_per_call=config.requests_per_call)
+    return counts["shard"]["plan_sha256"]
+
+
+def _config_text(config: Any, backend: Any, suite: Dict[str, Any]) -> str:
     """The resolved run as JSON: what lm-eval's --show_config prints, for this package's settings."""
     import json
     from ..results.provenance import redact
@@ -161,35 +184,25 @@ def _config_text(args, backend, suite, options, arguments: Dict[str, Any]) -> st
     for name, bench in suite.items():
         parts = bench.benchmarks() if hasattr(bench, "benchmarks") else {name: bench}
         benchmarks[name] = {part_name: part.dataset_names() for part_name, part in parts.items()}
-    retriever = options.get("retriever")
-    config = {"backend": args.model, "model_args": redact({k: str(v) for k, v in arguments.items()}),
-              "identity": redact(backend.identity()), "benchmarks": benchmarks, "k": args.k,
-              "noisy_channel": args.noisy_channel, "limit": args.limit,
-              "retriever": retriever.describe() if retriever is not None else None,
-              "requests_per_call": args.batch_size or getattr(backend, "requests_per_call", None), "cache": args.cache, "output_dir": args.output_dir,
-              "log_samples": args.log_samples}
-    return "resolved configuration:\n" + json.dumps(config, indent=1, default=str)
+    retriever = config.retriever
+    limit = config.test_items.first_count if config.test_items is not None else None
+    shown = {"backend": config.model, "model_args": redact({k: str(v) for k, v in config.arguments.items()}),
+             "identity": redact(backend.identity()), "benchmarks": benchmarks, "k": config.k,
+             "noisy_channel": config.noisy_channel, "limit": limit,
+             "retriever": retriever.describe() if retriever is not None else None,
+             "requests_per_call": config.requests_per_call or getattr(backend, "requests_per_call", None),
+             "cache": config.cache, "output_dir": config.output_dir, "log_samples": config.log_samples}
+    if config.methods:
+        shown["methods"] = [method.describe() for method in config.methods]
+    return "resolved configuration:\n" + json.dumps(shown, indent=1, default=str)
 
 
-def _write_out(planned, count: int) -> str:
-    """The first ``count`` prompts of every (sub-benchmark, dataset), as the model will receive them."""
-    lines = []
-    for name, runs in planned.items():
-        for plan, requests in runs:
-            for number, request in enumerate(requests[:count]):
-                prompt = request.prompt
-                text = "\n---\n".join(prompt) if isinstance(prompt, (list, tuple)) else prompt
-                lines.append(f"===== {name} / {plan.dataset}: prompt {number + 1} of {len(requests)} =====")
-                lines.append(text)
-    return "\n".join(lines)
-
-
-def _write_failed(args: argparse.Namespace, exc: OSError) -> int:
+def _write_failed(config: Any, exc: OSError) -> int:
     """One line saying what was not written and where the answers are (the run's files were left as they were)."""
-    print(f"staicc: error: cannot write the run directory {one_line(args.output_dir)}: "
+    print(f"staicc: error: cannot write the run directory {one_line(config.output_dir)}: "
           f"{one_line(exc.strerror or str(exc))}", file=sys.stderr)
-    if args.cache:
-        print(f"staicc: every answer is in the cache {one_line(args.cache)}: make room and run the same command "
+    if config.cache:
+        print(f"staicc: every answer is in the cache {one_line(config.cache)}: make room and run the same command "
               "again; it writes the results without asking the model again", file=sys.stderr)
     else:
         print("staicc: the answers were not kept; run with --cache FILE to keep them across such failures",
@@ -197,38 +210,11 @@ def _write_failed(args: argparse.Namespace, exc: OSError) -> int:
     return 1
 
 
-def _build_suite(build_suite, args, datasets, options):
-    from ..subbenchmarks.suite import suite_parts
-    from ..tasks.runs import apply_metrics, apply_retrievers
-    suite = build_suite(args.benchmarks, datasets, args.k, **options)
-    for name, bench in suite.items():
-        for _key, _part_name, part in suite_parts(name, bench):
-            if args.noisy_channel:
-                if not part.supports_noisy_channel:
-                    raise ValueError(f"{part.benchmark_name} does not support noisy-channel prompts")
-                part.re_initialize(args.k, True)
-            apply_retrievers(part, args.task_objects)  # a task's settings: after any rebuild, metrics after a limit
-            if args.limit:
-                part.limit_test_items(args.limit)
-            apply_metrics(part, args.task_objects)
-    return suite
-
-
-def _dry_run(planned, backend, cache) -> int:
-    """Print what a run would send: prompts, distinct prompts, and how many the cache already answers."""
-    requests = {}
-    total = 0
-    for runs in planned.values():
-        for _plan, run_requests in runs:
-            total += len(run_requests)
-            for request in run_requests:
-                requests.setdefault(request.key(), request)
-    cached = 0
-    if cache is not None:
-        cached = sum(answer is not None for answer in cache.lookup(backend.fingerprint(), list(requests.values())))
-        cache.close()
-    print(f"{total} prompts, {len(requests)} distinct, {cached} already in the cache, "
-          f"{len(requests) - cached} to ask (model {backend.fingerprint()[:12]})")
+def _print_dry_run(metadata: Dict[str, Any]) -> int:
+    """What a run would send: prompts, distinct prompts, and how many the cache already answers."""
+    distinct, cached = metadata["distinct_prompts"], metadata["from_cache"]
+    print(f"{metadata['prompts']} prompts, {distinct} distinct, {cached} already in the cache, "
+          f"{distinct - cached} to ask (model {metadata['fingerprint'][:12]})")
     return 0
 
 
@@ -240,11 +226,11 @@ def _open_cache(path: Optional[str]):
     return open_cache(path)
 
 
-def _print_tables(result, args) -> None:
+def _print_tables(result: Any, config: Any) -> None:
     from ..report import format_table
     from ..report.notices import notices
     metadatas = []
-    model = args.model + (f" ({one_line(args.model_args)})" if args.model_args else "")
+    model = config.model + (f" ({one_line(config.model_args_text)})" if config.model_args_text else "")
     from ..subbenchmarks.spec import parts_of
     for name, bench_result in result.items():
         pairs = parts_of(name)
@@ -252,7 +238,7 @@ def _print_tables(result, args) -> None:
         for key, _part_name in pairs:
             part = bench_result[key] if compound else bench_result
             label = f"{name}/{key}" if compound else name
-            print(format_table(part, f"{label} (k={args.k}, model={model})"))
+            print(format_table(part, f"{label} (k={config.k}, model={model})"))
             print()
             metadatas.append(part.metadata)
     meta = result.metadata

@@ -47,6 +47,9 @@ def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., i
             paths = launchers.run_ray_shards(args.argv, args.cache, launch.options)
         except ValueError as exc:
             raise ArgumentError(str(exc)) from None
+        except (launchers.RayConnectionError, ImportError) as exc:  # nothing ran: say so (and how to connect)
+            print(f"staicc: error: {one_line(str(exc))}", file=sys.stderr)
+            return 1
         except Exception as exc:  # a task that failed after its retries: Ray's own error types
             print(f"staicc: error: a Ray shard failed after its retries: {one_line(_ray_cause(exc))}; the answers "
                   f"given so far are in {one_line(args.cache)}.shard-*; run the same command to resume", file=sys.stderr)
@@ -77,12 +80,15 @@ def _merge_and_summarise(args: argparse.Namespace, paths: Any, run_once: Callabl
     from ..cache import CacheError
     from ..cache.merge import merge_caches
     try:
-        counts = merge_caches(args.cache, paths)
+        warnings: list = []
+        counts = merge_caches(args.cache, paths, warnings=warnings)
     except CacheError as exc:
         print(f"staicc: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 1
     print(f"merged {len(paths)} shard caches into {args.cache}: {counts['added']} new answers, "
           f"{counts['equal']} already there")
+    for line in warnings:
+        print(f"staicc: warning: the shards computed under different settings, {line}", file=sys.stderr)
     final = argparse.Namespace(**dict(vars(args), shard=None, launcher=None,
                                       sharded={"launcher": launcher, "count": len(paths)}))
     return run_once(final)

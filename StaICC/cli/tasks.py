@@ -86,7 +86,9 @@ def _validate(tasks: Any, args: argparse.Namespace) -> int:
     print("  labels: " + ", ".join(f"{w} ({counts[w]})" if counts else w for w in dataset["label_words"]))
     sizes = dataset["split_sizes"]
     if sizes:
-        print(f"  split: calibration {sizes[0]}, demonstration {sizes[1]}, test {sizes[2]}")
+        fixed = dataset.get("fixed_split")
+        print(f"  split: calibration {sizes[0]}, demonstration {sizes[1]}, test {sizes[2]}"
+              + (f" (fixed by {fixed['how']})" if fixed else " (drawn by the standard generator)"))
     print(f"  runs: {', '.join(names)} with k={k}")
     print("  standard: yes" if task.standard else "  standard: no (" + "; ".join(task.departures) + ")")
     return 0
@@ -112,17 +114,24 @@ def _new(tasks: Any, args: argparse.Namespace) -> int:
         return 0
     if os.path.exists(args.output):
         raise ValueError(f"--output {args.output!r} exists; choose another file")
-    with open(args.output, "x", encoding="utf-8") as handle:
-        handle.write(text)
+    from ..results.safe_files import write_text
+    write_text(args.output, text)
     print(f"wrote {args.output}; check it with: staicc tasks validate {args.output}")
     return 0
 
 
 def _move_data_path(mapping: dict, source_directory: str, output: Any) -> None:
-    """A relative ``data.path`` rewritten so that the copy still finds the data (relative to where it is written)."""
-    path = mapping.get("data", {}).get("path")
-    if path is None or os.path.isabs(path):
-        return
-    absolute = os.path.normpath(os.path.join(source_directory, path))
+    """Relative data files (``data.path``, ``split.files``) rewritten so that the copy still finds them
+    (relative to where it is written)."""
     target = os.path.dirname(os.path.abspath(output)) if output is not None else None
-    mapping["data"]["path"] = os.path.relpath(absolute, target) if target is not None else absolute
+
+    def moved(path: str) -> str:
+        if os.path.isabs(path):
+            return path
+        absolute = os.path.normpath(os.path.join(source_directory, path))
+        return os.path.relpath(absolute, target) if target is not None else absolute
+    if mapping.get("data", {}).get("path") is not None:
+        mapping["data"]["path"] = moved(mapping["data"]["path"])
+    files = mapping.get("split", {}).get("files")
+    if files:
+        mapping["split"]["files"] = {part: moved(path) for part, path in files.items()}

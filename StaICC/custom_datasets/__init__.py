@@ -18,10 +18,15 @@ dataset are marked non-standard (``result.metadata["standard"] is False``).
 Bad data is refused with :class:`CustomDatasetError` (a ``ValueError``) naming the
 file, the row (1-based line number in files, 0-based index for records and HuggingFace
 rows) and the column.  Only the standard library is used; ``datasets`` is imported
-only when :func:`from_hf` is given a dataset *name* to lo
+only when :func:`from_hf` is given a dataset *name* to load.
+
+The split is drawn by the standard's generator, or fixed by the data: a split column
+(``split_column=``), the ids of the test rows (``id_column=``, ``test_ids=``) or one file
+per part (:func:`from_files`); see :mod:`.split_parts`.
 
 The package is split by job: :mod:`.readers` (the four input forms), :mod:`.builder`
 (the checks and the builder they share, split sizes, template defaults),
+:mod:`.split_parts` and :mod:`.split_files` (fixed splits),
 :mod:`.labels` (raw label values to label words and ids) and :mod:`.errors`.  Every
 name stays importable from ``StaICC.custom_datasets``.
 """
@@ -33,6 +38,9 @@ from .errors import CustomDatasetError, _Locator  # noqa: F401
 from .labels import _INTEGER, LabelWords, _check_words, _raw_label, _resolve_labels  # noqa: F401
 from .readers import (_class_label_names, _csv_records, _jsonl_records, _read_text, from_csv, from_hf,  # noqa: F401
                       from_jsonl, from_records)
+from .split_files import from_files
+from .split_parts import DEFAULT_SPLIT_VALUES
 
-__all__ = ["CustomDatasetError", "from_records", "from_jsonl", "from_csv", "from_hf", "default_split_sizes",
+__all__ = ["CustomDatasetError", "from_records", "from_jsonl", "from_csv", "from_hf", "from_files",
+           "DEFAULT_SPLIT_VALUES", "default_split_sizes",
            "default_input_text_prefixes", "MIN_ROWS", "MIN_ECE_PREDICTIONS"]

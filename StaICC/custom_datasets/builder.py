@@ -12,6 +12,7 @@ from ..standard import CALIBRATION_SIZE, DEMONSTRATION_SIZE, ECE_BINS, TEMPLATE_
 from ..validation import check_int
 from .errors import _Locator
 from .labels import LabelWords, _raw_label, _resolve_labels
+from .split_parts import part_reader
 
 #: the fewest rows a custom dataset may have: one each for calibration, demonstration and test
 MIN_ROWS = 3
@@ -134,15 +135,61 @@ def _build(records: Iterable[Tuple[int, Any]], locator: _Locator, *, name: str, 
            input_text_prefixes: Optional[Sequence[str]] = None,
            input_text_affixes: Optional[Sequence[str]] = None, label_prefix: str = "Label: ",
            label_affix: str = "\n", query_prefix: str = "", alternate_template: Optional[Dict[str, list]] = None,
-           split_sizes: Optional[Sequence[int]] = None, source: Optional[str] = None) -> Dataset:
+           split_sizes: Optional[Sequence[int]] = None, source: Optional[str] = None,
+           split_column: Optional[str] = None, split_values: Optional[Mapping[str, str]] = None,
+           id_column: Optional[str] = None, test_ids: Optional[Sequence[Union[str, int]]] = None,
+           _split_how: Optional[str] = None) -> Dataset:
+    """The dataset of ``records`` ((row, dict) pairs); ``locator`` names the rows in errors.
+
+    ``split_column`` (with ``split_values``) or ``id_column`` with ``test_ids`` fix the split
+    (:mod:`.split_parts`); ``_split_how`` names a fixed split in words where the caller made
+    the split column itself (one file per part).
+    """
     name = _check_name(name)
     columns = _columns(input_columns)
     if not isinstance(label_column, str) or not label_column:
         raise TypeError(f"label_column must be a column name, got {label_column!r}")
     if label_column in columns:
         raise ValueError(f"label_column {label_column!r} is also an input column")
+    template = _template(columns, instruction, input_text_prefixes, input_text_affixes, label_prefix, label_affix,
+                         query_prefix)
+    alternate = _check_alternate_template(alternate_template, template, len(columns))
+    if source is not None:
+        _check_string(source, "source")
+    parts_of = part_reader(split_column, split_values, id_column, test_ids, columns + [label_column], _split_how)
+    if parts_of is not None and split_sizes is not None:
+        raise ValueError("split_sizes and a fixed split (split_column or test_ids) both set the split; give one")
+    inputs_per_row, raw_labels, parts = _read_rows(records, locator, columns, label_column, parts_of)
+    n_rows = len(inputs_per_row)
+    if n_rows == 0:
+        raise locator.error("no data rows")
+    if n_rows < MIN_ROWS:
+        raise locator.error(f"only {n_rows} data rows; a custom dataset needs at least {MIN_ROWS} "
+                            "(one each for calibration, demonstration and test)")
+    words, ids = _resolve_labels(raw_labels, label_words, label_column, locator)
+    names = [f"{locator.row_kind} {row}" for row, _ in raw_labels] if parts_of is not None else []
+    fixed = parts_of.fixed(parts, names, locator) if parts_of is not None else None
+    sizes = fixed.sizes if fixed is not None else _check_split_sizes(split_sizes, n_rows, locator)
+    rows = [(inputs, label) for inputs, label in zip(inputs_per_row, ids)]
+    dataset = Dataset(name, rows, words, instruction=template["instruction"],
+                      input_text_prefixes=template["input_text_prefixes"],
+                      input_text_affixes=template["input_text_affixes"], label_prefix=template["label_prefix"],
+                      label_affix=template["label_affix"], query_prefix=template["query_prefix"],
+                      alternate_template=alternate, split_sizes=sizes, standard=False)
+    if fixed is not None:
+        dataset.fixed_split = fixed
+        dataset.departures = ["custom dataset", fixed.describe()]
+    dataset.source = source if source is not None else locator.source
+    dataset.input_columns = list(columns)
+    dataset.label_column = label_column
+    return dataset
+
+
+def _template(columns: List[str], instruction: Any, input_text_prefixes: Any, input_text_affixes: Any,
+              label_prefix: Any, label_affix: Any, query_prefix: Any) -> Dict[str, Any]:
+    """The template options, checked, with the defaults of the columns filled in."""
     count = len(columns)
-    template = {
+    return {
         "instruction": _check_string(instruction, "instruction"),
         "input_text_prefixes": _check_string_list(default_input_text_prefixes(columns) if input_text_prefixes is None
                                                   else input_text_prefixes, count, "input_text_prefixes"),
@@ -152,12 +199,14 @@ def _build(records: Iterable[Tuple[int, Any]], locator: _Locator, *, name: str, 
         "label_affix": _check_string(label_affix, "label_affix"),
         "query_prefix": _check_string(query_prefix, "query_prefix"),
     }
-    alternate = _check_alternate_template(alternate_template, template, count)
-    if source is not None:
-        _check_string(source, "source")
 
+
+def _read_rows(records: Iterable[Tuple[Any, Any]], locator: _Locator, columns: List[str], label_column: str,
+               parts_of: Any) -> Tuple[List[List[str]], List[Tuple[Any, Union[int, str]]], List[str]]:
+    """Every row's input texts, raw label and (with a fixed split) part, each checked where it is read."""
     inputs_per_row: List[List[str]] = []
-    raw_labels: List[Tuple[int, Union[int, str]]] = []
+    raw_labels: List[Tuple[Any, Union[int, str]]] = []
+    parts: List[str] = []
     for row, record in records:
         if not isinstance(record, Mapping):
             raise locator.error(f"expected a mapping of column names to values, got {type(record).__name__}", row)
@@ -176,23 +225,6 @@ def _build(records: Iterable[Tuple[int, Any]], locator: _Locator, *, name: str, 
             inputs.append(text)
         inputs_per_row.append(inputs)
         raw_labels.append((row, _raw_label(record[label_column], row, label_column, locator)))
-
-    n_rows = len(inputs_per_row)
-    if n_rows == 0:
-        raise locator.error("no data rows")
-    if n_rows < MIN_ROWS:
-        raise locator.error(f"only {n_rows} data rows; a custom dataset needs at least {MIN_ROWS} "
-                            "(one each for calibration, demonstration and test)")
-    words, ids = _resolve_labels(raw_labels, label_words, label_column, locator)
-    sizes = _check_split_sizes(split_sizes, n_rows, locator)
-    rows = [(inputs, label) for inputs, label in zip(inputs_per_row, ids)]
-    dataset = Dataset(name, rows, words, instruction=template["instruction"],
-                      input_text_prefixes=template["input_text_prefixes"],
-                      input_text_affixes=template["input_text_affixes"], label_prefix=template["label_prefix"],
-                      label_affix=template["label_affix"], query_prefix=template["query_prefix"],
-                      alternate_template=alternate, split_sizes=sizes, standard=False)
-    dataset.source = source if source is not None else locator.source
-    dataset.input_columns = list(columns)
-    dataset.label_column = label_column
-    return dataset
-
+        if parts_of is not None:
+            parts.append(parts_of.part(record, row, locator))
+    return inputs_per_row, raw_labels, parts

@@ -22,8 +22,14 @@ def from_records(records: Iterable[Mapping[str, Any]], *, name: str, input_colum
                  input_text_affixes: Optional[Sequence[str]] = None, label_prefix: str = "Label: ",
                  label_affix: str = "\n", query_prefix: str = "",
                  alternate_template: Optional[Dict[str, list]] = None,
-                 split_sizes: Optional[Sequence[int]] = None, source: Optional[str] = None) -> Dataset:
+                 split_sizes: Optional[Sequence[int]] = None, source: Optional[str] = None,
+                 split_column: Optional[str] = None, split_values: Optional[Mapping[str, str]] = None,
+                 id_column: Optional[str] = None, test_ids: Optional[Sequence[Union[str, int]]] = None) -> Dataset:
     """A dataset from an iterable of dicts (errors name the 0-based record index).
+
+    ``split_column`` (values test, calibration, demonstration, train, unused; others mapped by
+    ``split_values``) or ``id_column`` with ``test_ids`` fix the split instead of drawing it
+    (docs/custom_datasets.md, "Fixed splits").
 
     The split sizes used are ``dataset.split_sizes`` (calibration, demonstration, test):
     ``split_sizes`` if given, else :func:`default_split_sizes`.  Minimum sizes:
@@ -43,7 +49,8 @@ def from_records(records: Iterable[Mapping[str, Any]], *, name: str, input_colum
                   label_column=label_column, label_words=label_words, instruction=instruction,
                   input_text_prefixes=input_text_prefixes, input_text_affixes=input_text_affixes,
                   label_prefix=label_prefix, label_affix=label_affix, query_prefix=query_prefix,
-                  alternate_template=alternate_template, split_sizes=split_sizes, source=source)
+                  alternate_template=alternate_template, split_sizes=split_sizes, source=source,
+                  split_column=split_column, split_values=split_values, id_column=id_column, test_ids=test_ids)
 
 
 def _read_text(path: Union[str, "os.PathLike[str]"]) -> Tuple[str, str]:
@@ -61,7 +68,7 @@ def _read_text(path: Union[str, "os.PathLike[str]"]) -> Tuple[str, str]:
     return path, text
 
 
-def _jsonl_records(path: str, text: str, locator: _Locator) -> Iterator[Tuple[int, Any]]:
+def _jsonl_records(_path: str, text: str, locator: _Locator) -> Iterator[Tuple[int, Any]]:
     for number, line in enumerate(text.split("\n"), start=1):  # not splitlines(): texts may hold U+2028
         if not line.strip():
             continue
@@ -154,21 +161,20 @@ def from_hf(hf_dataset: Any, *, split: Optional[str] = None, config: Optional[st
 
     Accepts a ``datasets.Dataset`` (anything iterable of dicts with ``column_names``), a
     ``DatasetDict`` with ``split=``, or a dataset name (then ``datasets`` is imported and
-    ``load_dataset(name, config, split=split)`` is called).  When ``label_words`` is not
+    ``load_dataset(name, config, split=split)`` is called), or the folder of a dataset
+    saved with ``save_to_disk`` (read with ``load_from_disk``: a ``DatasetDict`` folder
+    needs ``split=``, a single ``Dataset`` folder is that split).  The generic readers
+    (``"csv"``, ``"json"``, ``"parquet"`` ...) are refused: without ``data_files`` they read
+    every file of the current folder; use :func:`from_csv` / :func:`from_jsonl`, or load
+    the files yourself and pass the ``Dataset``.  When ``label_words`` is not
     given and the label column is a ``ClassLabel``, its ``names`` are the label words.
     Errors name the 0-based row index.
     """
     if isinstance(hf_dataset, str):
-        try:
-            import datasets as hf_datasets  # optional dependency, imported only here
-        except ImportError as exc:
-            raise ImportError("from_hf with a dataset name needs the HuggingFace `datasets` package: "
-                              "pip install datasets (or pass a list of dicts to from_records)") from exc
-        if split is None:
-            raise ValueError(f"from_hf({hf_dataset!r}): give split=, e.g. split='train'")
         name_loaded = hf_dataset
-        hf_dataset = hf_datasets.load_dataset(name_loaded, config, split=split)
-        options.setdefault("source", f"HuggingFace {name_loaded}" + (f"/{config}" if config else "") + f"[{split}]")
+        hf_dataset, split = _load_named(name_loaded, split, config)
+        options.setdefault("source", f"HuggingFace {name_loaded}" + (f"/{config}" if config else "")
+                           + (f"[{split}]" if split else ""))
     column_names = getattr(hf_dataset, "column_names", None)
     if isinstance(column_names, Mapping):  # a DatasetDict: one entry per split
         if split is None or split not in column_names:
@@ -198,3 +204,56 @@ def from_hf(hf_dataset: Any, *, split: Optional[str] = None, config: Optional[st
             if column not in column_names:
                 raise locator.error(f"missing column: the dataset has {list(column_names)}", column=column)
     return _build(enumerate(hf_dataset), locator, **options)
+
+
+#: the datasets package's generic readers: given as a name without data_files, they read the current folder
+_GENERIC_READERS = frozenset({"csv", "json", "jsonl", "parquet", "text", "arrow", "pandas", "sql", "xml", "hdf5",
+                              "webdataset", "generator", "cache", "imagefolder", "audiofolder", "videofolder",
+                              "pdffolder", "niftifolder"})
+
+
+def _load_named(name: str, split: Optional[str], config: Optional[str]) -> Tuple[Any, Optional[str]]:
+    """(the dataset ``name`` names, its split): a hub or script name, or a ``save_to_disk`` folder."""
+    if name.strip().lower() in _GENERIC_READERS and not os.path.exists(name):
+        own = {"csv": "from_csv(path) (a task file: data.path = 'file.csv')",
+               "json": "from_jsonl(path) (a task file: data.path = 'file.jsonl')"}
+        instead = own.get(name.strip().lower().replace("jsonl", "json"),
+                          f"datasets.load_dataset({name!r}, data_files=...) yourself, then from_hf(that dataset)")
+        raise ValueError(f"from_hf({name!r}): {name!r} is the datasets package's generic {name} reader, which needs "
+                         f"data_files (without them it reads every file of the current folder); use {instead}")
+    try:
+        import datasets as hf_datasets  # optional dependency, imported only here
+    except ImportError as exc:
+        raise ImportError("from_hf with a dataset name needs the HuggingFace `datasets` package: "
+                          "pip install datasets (or pass a list of dicts to from_records)") from exc
+    saved = _saved_kind(name)
+    if saved is None and split is None:
+        raise ValueError(f"from_hf({name!r}): give split=, e.g. split='train'")
+    try:
+        if saved is None:
+            return hf_datasets.load_dataset(name, config, split=split), split
+        loaded = hf_datasets.load_from_disk(name)
+    except Exception as exc:  # the datasets package's own errors (hub, network, files): said in one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise ValueError(f"from_hf({name!r}): the datasets package could not load it: "
+                         f"{type(exc).__name__}: {first[:300]}") from None
+    if saved == "splits":
+        if split is None or split not in loaded:
+            raise ValueError(f"from_hf({name!r}): this saved DatasetDict has the splits {list(loaded)}; choose one "
+                             f"with split= (got {split!r})")
+        return loaded[split], split
+    recorded = getattr(loaded, "split", None)
+    if split is not None and recorded is not None and str(recorded) != split:
+        raise ValueError(f"from_hf({name!r}): this saved Dataset is the {str(recorded)!r} split, not {split!r}")
+    return loaded, split or (str(recorded) if recorded is not None else None)
+
+
+def _saved_kind(path: str) -> Optional[str]:
+    """``"splits"`` for a ``DatasetDict.save_to_disk`` folder, ``"one"`` for a ``Dataset`` one, else None."""
+    if not os.path.isdir(path):
+        return None
+    if os.path.isfile(os.path.join(path, "dataset_dict.json")):
+        return "splits"
+    if os.path.isfile(os.path.join(path, "state.json")) and os.path.isfile(os.path.join(path, "dataset_info.json")):
+        return "one"
+    return None

@@ -26,8 +26,12 @@ class Dataset:
     """Rows plus label space and default template (the original's ``basic_datasets_loader``).
 
     ``split_sizes`` is the default (calibration, demonstration, test) split of the dataset,
-    or None when every split must give its sizes.
+    or None when every split must give its sizes.  ``fixed_split`` (a
+    :class:`~StaICC.datasets.split.FixedSplit`, or None) names each row's part for data
+    that comes with its own split; the triplet split then uses it instead of drawing.
     """
+
+    fixed_split: Any = None
 
     def __init__(self, name: str, rows, label_space: Sequence[str], *,
                  instruction: str = BASE_TEMPLATE["instruction"],

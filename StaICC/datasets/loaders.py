@@ -34,7 +34,10 @@ def dataset_constants(name: str) -> Dict[str, Any]:
         if entry["name"] == name or entry["loader"] == name:
             import copy
             return copy.deepcopy(entry)
-    raise ValueError(f"unknown dataset {name!r}; the standard datasets are {standard_dataset_names()}")
+    from ..validation import did_you_mean
+    names = standard_dataset_names()
+    raise ValueError(f"unknown dataset {name!r}; the standard datasets are {', '.join(names)}"
+                     f"{did_you_mean(name, names)}")
 
 
 def load_standard_dataset(name: str, from_cache: bool = True, long_text_classification: bool = False) -> Dataset:

@@ -5,9 +5,11 @@ The ``cache/`` package (and ``sqlite3`` with it) is imported only when a cache i
 import contextlib
 from typing import Any, Iterator, Optional
 
+from .protocols import AnswerCache
+
 
 @contextlib.contextmanager
-def opened_cache(cache: Any) -> Iterator[Optional[Any]]:
+def opened_cache(cache: Any) -> Iterator[Optional[AnswerCache]]:
     """Yield :func:`~StaICC.cache.open_cache`'s cache (or None); close it afterwards if it was opened here."""
     if cache is None:
         yield None

@@ -8,10 +8,13 @@ keep no prompt: they rebuild one on demand from the work.
 import hashlib
 from dataclasses import dataclass
 from operator import attrgetter, not_
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import where
 from .scoring import expand, predicted_labels
+from ..metrics.bias import bias_entropy
+from ..metrics.scores import averaged_truelabel_likelihood, expected_calibration_error_1
+from ..metrics.exact_sum import STANDARD_RULE, PassCensus, RowRule, census, rows_of_kind
 from ..metrics.numeric import all_read_rows_only, joined_rows
 from .plan import Work
 from ..requests import Answer, Request
@@ -27,6 +30,8 @@ class Outcome:
     unparsed: int
     prompt_set_sha256: str
     work: Work
+    exact_sum: Tuple[PassCensus, ...] = ()  # per pass: how its rows met the standard's exact-sum rule
+    rule: RowRule = STANDARD_RULE
 
     @property
     def outputs(self) -> Dict[str, list]:
@@ -36,26 +41,64 @@ class Outcome:
                 "prob.": list(self.records.rows())}
 
 
-def summarize(work: Work, requests: Sequence[Request], answers: Sequence[Answer]) -> Outcome:
-    """Metrics of every pass, the procedure's summary and the per-query records of one work."""
+def row_rule(backend: Any, preentered_kind: Optional[str] = None) -> RowRule:
+    """How a work's rows meet the exact-sum rule: what its backend declares they are (``prediction_kind``:
+    the package's model backends, a function given one), or ``preentered_kind`` for preentered predictions."""
+    if backend is None:
+        return RowRule(preentered_kind)
+    return RowRule(getattr(backend, "prediction_kind", None), bool(getattr(backend, "reproducible_rows", False)))
+
+
+def summarize(work: Work, requests: Sequence[Request], answers: Sequence[Answer],
+              rule: RowRule = STANDARD_RULE) -> Outcome:
+    """Metrics of every pass, the procedure's summary and the per-query records of one work.
+
+    ``rule`` (from the runner, :func:`row_rule`) says what the rows are and so which branch of
+    the exact-sum rule they take; each pass's census records it.
+    """
     plan, truth = work.plan, list(work.truth)
     base = list(work.previous) if work.previous is not None else []
     stored: List[list] = base
     prediction_of = attrgetter("prediction")
     share = all_read_rows_only(work.metrics.values())  # one row object per label; records copy them when read
-    results, rows_all = [], []
+    results, rows_all, censuses = [], [], []
+    chosen = list(work.metrics.values())
+    values = averaged_truelabel_likelihood in chosen or expected_calibration_error_1 in chosen
+    entropy = bias_entropy in chosen
     for number, spec in enumerate(plan.passes):
         where_ = plan.pass_slice(number)
         raw = list(map(prediction_of, answers[where_]))
         label_count = len(requests[where_.start].label_space) if requests else 0
-        rows = expand(raw, label_count, plan.dataset, share_rows=share)
+        rows = rows_of_kind(expand(raw, label_count, plan.dataset, share_rows=share), rule.kind, plan.dataset)
         stored = joined_rows(stored if spec.carry else base, rows)
         results.append(compute_metrics(work.metrics, truth, stored, plan.dataset))
+        censuses.append(census(stored, rule, values, entropy))
         rows_all.extend(rows)
     records = PlanRecords(work, answers, rows_all, copy_int_rows=share)
     unparsed = sum(map(not_, map(attrgetter("parsed"), answers)))
     return Outcome(work.procedure.summarize(results), records, unparsed,
-                   prompt_set_digest(requests), work)
+                   prompt_set_digest(requests), work, tuple(censuses), rule)
+
+
+def warn_exact_sum(outcomes: Sequence[Outcome]) -> None:
+    """One warning line for a run whose exact-sum branch rested on rounding or whose rows look like
+    log-likelihoods (:func:`StaICC.metrics.exact_sum.notice`); nothing otherwise."""
+    from ..errors import warn
+    from ..metrics.exact_sum import notice
+    line = notice((f"{o.work.part} {o.work.dataset}", o.exact_sum) for o in outcomes)
+    if line is not None:
+        warn(line, stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside this package: a warning names the user's line."""
+    import os
+    import sys
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level + 1
 
 
 def prompt_set_digest(requests: Sequence[Request]) -> str:

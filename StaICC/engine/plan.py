@@ -1,28 +1,34 @@
 """A run plan: everything one experimentor run sends to the model, as frozen values.
 
-:class:`RunPlan` holds the demonstration rows of every query, the passes and where the
-queries come from; :func:`plan_requests` turns it into the run's
+:class:`RunPlan` holds the demonstration rows of every query, the passes and which test
+items the queries ask; :func:`plan_requests` turns it and a frozen
+:class:`~StaICC.prompt.source.PromptSource` into the run's
 :class:`~StaICC.requests.Request` list with one loop, used both by ``prompt_set()`` and by
 the run itself.  :class:`Work` adds what turns the answers back into results (procedure,
-metrics, ground truth) and the writer state the prompts are written with, so that a run
-can write its prompts when it asks them and drop them afterwards.  Queries are
-repeat-major: query ``q`` is test item ``q % T`` in repeat ``q // T``.
+metrics, ground truth), so that a run can write its prompts when it asks them and drop
+them afterwards.  Queries are repeat-major: query ``q`` asks test item ``items[q % T]`` in
+repeat ``q // T``, where ``T`` is the number of test items evaluated.
 """
 from dataclasses import dataclass, field, replace
 from itertools import cycle, islice
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from .procedures import PassSpec
+from ..prompt.source import PromptSource
 from ..requests import Request, requests_of
+from ..rng import fresh_stream
+from .procedures import PassSpec
 
 
 @dataclass(frozen=True)
 class RunPlan:
+    """``test_items``: the test indexes evaluated, in order (None: the first ``test_count``)."""
+
     benchmark: str
     dataset: str
     test_count: int
     demonstrations: Tuple[Tuple[int, ...], ...]  # one row per query of a pass
     passes: Tuple[PassSpec, ...]
+    test_items: Optional[Tuple[int, ...]] = None
 
     @property
     def queries_per_pass(self) -> int:
@@ -46,8 +52,14 @@ class RunPlan:
         return text + (f" ({detail})" if detail else "")
 
     def tests(self) -> Iterator[int]:
-        """The test index of each query of one pass, in order: query q asks test item q % T."""
-        return islice(cycle(range(self.test_count)), len(self.demonstrations))
+        """The test index of each query of one pass, in order: query q asks test item items[q % T]."""
+        items = self.test_items if self.test_items is not None else range(self.test_count)
+        return islice(cycle(items), len(self.demonstrations))
+
+    def test_of(self, q: int) -> int:
+        """The test index query ``q`` of a pass asks."""
+        position = q % self.test_count
+        return self.test_items[position] if self.test_items is not None else position
 
     def queries(self) -> Iterator[Tuple[int, int, Tuple[int, ...]]]:
         """(test index, repeat, demonstration indexes) of each query of one pass, in order."""
@@ -56,9 +68,21 @@ class RunPlan:
             yield test, q // T, demos
 
 
-def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = None, *,
-                  segments: bool = False) -> List[Request]:
-    """The requests of every pass, in call order; the writer is left as it was found.
+def pass_sources(plan: RunPlan, writer: Any) -> PromptSource:
+    """The writer's state as the frozen source of ``plan``'s prompts: one template per pass.
+
+    Reads the writer's public state only (template, triplet, pseudo-query generator); a
+    pass the template refuses (a noise rate outside [0, 1], a bad template row) fails here,
+    when the run is planned.
+    """
+    triplet = writer.triplet_dataset
+    templates = tuple(spec.template_for(writer.template, triplet) for spec in plan.passes)
+    return PromptSource(triplet, templates, writer.pseudo_query_generater)
+
+
+def plan_requests(plan: RunPlan, source: PromptSource, rendered: Optional[Dict[Any, Any]] = None, *,
+                  segments: bool = False, only: Optional[Sequence[Sequence[int]]] = None) -> List[Request]:
+    """The requests of every pass, in call order, written from ``source``.
 
     Each call starts from fresh label-noise and pseudo-query streams, so equal plans give
     equal prompts however often they are asked.  ``rendered``: a dict the caller keeps
@@ -66,33 +90,46 @@ def plan_requests(plan: RunPlan, writer, rendered: Optional[Dict[Any, dict]] = N
     each demonstration's and test query's text is rendered once per template for all of them.
     ``segments``: also give each request its prompt's segments (for a backend that reads
     demonstration boundaries); the prompts, and so the cache keys, are the same either way.
+    ``only[n]``: write only these query positions of pass ``n`` (ascending; a shard's share);
+    the streams still advance over every query, so each request equals its twin in the full list.
     """
-    state = writer.snapshot()
-    writer.restart_streams()
-    requests: List[Request] = []
+    noise, pseudo = fresh_stream(), source.fresh_queries()
     rendered = rendered if rendered is not None else {}
     queries = list(zip(plan.demonstrations, plan.tests()))
+    requests: List[Request] = []
     try:
-        for number, spec in enumerate(plan.passes):
-            spec.configure(writer)
-            parts: Optional[list] = [] if segments else None
-            key, prompts = _equal_pass(plan, writer, rendered, parts)
-            if prompts is None:
-                prompts = writer.write_prompts(queries, _pieces(rendered, writer), parts)
-                if key is not None:
-                    rendered[key] = (plan.demonstrations, prompts, parts)
-            if writer.template.noisy_channel:  # one prompt per label: a tuple in the request
-                prompts = [tuple(prompt) for prompt in prompts]
-            # the template's own (long-lived) tuple: the pass's requests share one label space
-            requests += requests_of(prompts, tuple(writer.template.label_space), plan.benchmark, plan.dataset,
-                                    number * plan.queries_per_pass, number, parts)
+        for number in range(len(plan.passes)):
+            chosen = None if only is None else only[number]
+            if chosen is not None and not chosen:
+                source.flips(number, plan.demonstrations, noise)  # the stream still advances over the pass
+                if pseudo is not None:
+                    for _ in islice(pseudo, len(queries)):
+                        pass
+                continue
+            requests += _pass_requests(plan, source, number, queries, noise, pseudo, rendered, segments, chosen)
     finally:
-        writer.restore(state)
-        writer.restart_streams()  # also frees the domain generator's word cache
+        if pseudo is not None and hasattr(pseudo, "restart"):
+            pseudo.restart()  # also frees the domain generator's word cache
     return requests
 
 
-def _equal_pass(plan: RunPlan, writer, rendered: Dict[Any, Any],
+def _pass_requests(plan: RunPlan, source: PromptSource, number: int, queries: list, noise: Any, pseudo: Any,
+                   rendered: Dict[Any, Any], segments: bool, chosen: Optional[Sequence[int]]) -> List[Request]:
+    template = source.templates[number]
+    parts: Optional[list] = [] if segments else None
+    key, prompts = (None, None) if chosen is not None else _equal_pass(plan, source, number, rendered, parts)
+    if prompts is None:
+        prompts = source.write_pass(number, queries, noise, pseudo, _pieces(rendered, source, number), parts, chosen)
+        if key is not None:
+            rendered[key] = (plan.demonstrations, prompts, parts)
+    if template.noisy_channel:  # one prompt per label: a tuple in the request
+        prompts = [tuple(prompt) for prompt in prompts]
+    # the template's own (long-lived) tuple: the pass's requests share one label space
+    return requests_of(prompts, template.label_space, plan.benchmark, plan.dataset, number * plan.queries_per_pass,
+                       number, parts, chosen)
+
+
+def _equal_pass(plan: RunPlan, source: PromptSource, number: int, rendered: Dict[Any, Any],
                 segments: Optional[list]) -> Tuple[Optional[Tuple[Any, ...]], Optional[list]]:
     """(key, prompts): the prompts of a pass equal to this one written before over the same data, if any.
 
@@ -101,12 +138,12 @@ def _equal_pass(plan: RunPlan, writer, rendered: Dict[Any, Any],
     takes the earlier pass's prompts, the same string objects (and their segments); ``key``
     is where its own prompts are kept for the next one (None: prompts that depend on a stream).
     """
-    template = writer.template
-    if template.label_wrong_rate or writer.pseudo_query_generater is not None:
+    template = source.templates[number]
+    if template.label_wrong_rate or source.pseudo_queries is not None:
         return None, None
-    triplet = writer.triplet_dataset
+    triplet = source.triplet
     key = (template, "prompts", _rows_identity(triplet.demonstration.table), _rows_identity(triplet.test.table),
-           plan.test_count, segments is not None)
+           plan.test_count, plan.test_items, segments is not None)
     earlier = rendered.get(key)
     if earlier is None or earlier[0] != plan.demonstrations:
         return key, None
@@ -115,18 +152,18 @@ def _equal_pass(plan: RunPlan, writer, rendered: Dict[Any, Any],
     return key, earlier[1]
 
 
-def _pieces(rendered: Dict[Any, dict], writer) -> Dict[str, dict]:
-    """The writer's text pieces within ``rendered``: demonstration texts depend on the template (noise
-    rate aside) and the demonstration rows, query texts on the template and the test rows."""
-    triplet = writer.triplet_dataset
-    template = writer.template
+def _pieces(rendered: Dict[Any, Any], source: PromptSource, number: int) -> Dict[str, dict]:
+    """The text pieces of pass ``number`` within ``rendered``: demonstration texts depend on the template
+    (noise rate aside) and the demonstration rows, query texts on the template and the test rows."""
+    triplet = source.triplet
+    template = source.templates[number]
     template = replace(template, label_wrong_rate=0) if template.label_wrong_rate else template
     return {"demonstrations": rendered.setdefault((template, "demonstrations",
                                                    _rows_identity(triplet.demonstration.table)), {}),
             "queries": rendered.setdefault((template, "queries", _rows_identity(triplet.test.table)), {})}
 
 
-def _rows_identity(table) -> Tuple[Any, ...]:
+def _rows_identity(table: Any) -> Tuple[Any, ...]:
     """Equal for tables holding the same rows during a run: a slice of a bundled draw by draw and range."""
     source, start, stop = getattr(table, "table", None), getattr(table, "start", None), getattr(table, "stop", None)
     if source is not None and isinstance(start, int) and isinstance(stop, int):
@@ -134,30 +171,21 @@ def _rows_identity(table) -> Tuple[Any, ...]:
     return (id(table),)
 
 
-def check_passes(plan: RunPlan, writer) -> None:
-    """Configure the writer for every pass and put it back: a pass it refuses fails before any inference."""
-    state = writer.snapshot()
-    try:
-        for spec in plan.passes:
-            spec.configure(writer)
-    finally:
-        writer.restore(state)
-
-
 @dataclass(frozen=True, eq=False)
 class Work:
-    """One experimentor's share of a run: its plan, how its prompts are written, how answers become results.
+    """One experimentor's share of a run: its plan, what its prompts are written from, how answers become results.
 
-    ``departures`` lists the experimentor's, its prompt writer's and its dataset's
-    departures from the standard (the backend adds its own when the run summarises).
-    Iterating a work gives ``(plan, requests)``, as :func:`~StaICC.subbenchmarks.suite.plan_suite`'s
-    entries always did.
+    Every field is a value fixed when the work was planned: the prompts are written from
+    ``prompts`` (a frozen copy of the writer's state), so changing the experimentor or its
+    writer afterwards changes no planned work.  ``departures`` lists the experimentor's,
+    its prompt writer's and its dataset's departures from the standard (the backend adds
+    its own when the run summarises).  Iterating a work gives ``(plan, requests)``, as
+    :func:`~StaICC.subbenchmarks.suite.plan_suite`'s entries always did.
     """
 
     part: str
     plan: RunPlan
-    writer: Any = field(repr=False)
-    writer_state: Any = field(repr=False)
+    prompts: PromptSource = field(repr=False)
     procedure: Any
     metrics: Dict[str, Callable]
     truth: Tuple[int, ...]
@@ -168,19 +196,10 @@ class Work:
     def dataset(self) -> str:
         return self.plan.dataset
 
-    def requests(self, rendered: Optional[Dict[Any, dict]] = None, *, segments: bool = False) -> List[Request]:
-        """The requests of every pass, written now with the writer as it was when the work was planned.
-
-        ``rendered``: shared text pieces of the works of one dataset; ``segments``: give each
-        request its prompt's segments (both: see :func:`plan_requests`).
-        """
-        writer = self.writer
-        current = writer.snapshot()
-        writer.restore(self.writer_state)
-        try:
-            return plan_requests(self.plan, writer, rendered, segments=segments)
-        finally:
-            writer.restore(current)
+    def requests(self, rendered: Optional[Dict[Any, Any]] = None, *, segments: bool = False,
+                 only: Optional[Sequence[Sequence[int]]] = None) -> List[Request]:
+        """The requests of every pass, written now (``rendered``, ``segments``, ``only``: see :func:`plan_requests`)."""
+        return plan_requests(self.plan, self.prompts, rendered, segments=segments, only=only)
 
     def __iter__(self) -> Iterator[Any]:
         yield self.plan

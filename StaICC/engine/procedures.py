@@ -1,7 +1,7 @@
 """What one experimentor run does: its passes over the queries and how their metrics are summarised.
 
-A pass is a frozen :class:`PassSpec`: the writer's label-noise rate (GLER) or template
-(Template_sens) for that sweep, and whether the metrics see the predictions of the earlier
+A pass is a frozen :class:`PassSpec`: the label-noise rate (GLER) or template
+(Template_sens) of that sweep, which it turns into the sweep's frozen template, and whether the metrics see the predictions of the earlier
 passes too (Template_sens's consistency spans its nine templates).  Normal, the bias
 diagnoses, GLER, Template_sens and Demo_sens differ only in their procedure.
 """
@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..metrics import linear_regression
+from ..prompt.source import applied_template, with_label_wrong_rate
+from ..prompt.template import Template
 from ..standard import GLER_INTERPOLATIONS, ORTHOGONAL_TABLE, TEMPLATE_KEYS
 from ..validation import check_choice
 
@@ -17,19 +19,26 @@ TemplateItems = Tuple[Tuple[str, Any], ...]
 
 @dataclass(frozen=True)
 class PassSpec:
-    """One sweep over all queries; ``None`` fields leave the writer as it is."""
+    """One sweep over all queries; ``None`` fields leave the template as it is."""
 
     label_noise_rate: Optional[float] = None
     template: Optional[TemplateItems] = None
     template_row: Optional[int] = None
     carry: bool = False
 
-    def configure(self, writer) -> None:
-        """Set the writer up for this pass (the run restores it afterwards)."""
+    def template_for(self, base: Template, triplet: Any) -> Template:
+        """This pass's template, a new frozen value: ``base`` (the writer's) with what the pass names.
+
+        A template row replaces ``base`` by the dataset's standard template with that row's
+        fields; a label-noise rate is then set on it (a rate outside [0, 1] is refused here,
+        when the run is planned).
+        """
+        template = base
         if self.template is not None:
-            writer.apply_template({key: (list(v) if isinstance(v, tuple) else v) for key, v in self.template})
+            template = applied_template(triplet, dict(self.template))
         if self.label_noise_rate is not None:
-            writer._set_label_wrong_rate(self.label_noise_rate)
+            template = with_label_wrong_rate(template, self.label_noise_rate)
+        return template
 
     def describe(self) -> str:
         if self.label_noise_rate is not None:

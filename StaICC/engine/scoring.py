@@ -7,15 +7,18 @@ dataset and the query index.  Int predictions become one-hot rows as wide as the
 label space (the original used max(prediction) + 1 and crashed).
 """
 import math
+import sys
 import time
 from itertools import repeat
+from operator import attrgetter
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from ..backends.base import Backend, BatchShapeError, FunctionBackend
 from ..errors import InferenceError, where
 from ..metrics import PredictionRows
 from .progress import progress_bar
-from ..requests import Answer, Request, label_answer
+from .protocols import AnswerCache, ScoringBackend
+from ..requests import KIND_NAMES, LABELS, Answer, Request, label_answer, state_vector
 from ..validation import is_int, is_real
 
 Prediction = Union[int, List[float]]
@@ -67,11 +70,7 @@ def check_output(output: Any, label_count: int, dataset: Optional[str], query_in
         if not math.isfinite(value):
             raise ValueError(f"the inference returned a non-finite score {value}{at}; NaN and inf are not allowed")
         row.append(value)
-    if -label_count <= min(row) < 0 and max(row) <= 1 and abs(math.fsum(row) - 1) <= 1e-6:
-        # a row in [-n, 1] cannot overflow fsum; a more negative entry cannot sum to 1 with entries <= 1
-        raise ValueError(f"the inference returned {row}{at}: it sums to 1 like probabilities but has a "
-                         "negative entry; return probabilities in [0, 1] or unnormalised logits")
-    return row
+    return row  # a row with a negative entry is logits, even when it sums to 1, as in the original
 
 
 class _Where:
@@ -122,7 +121,7 @@ def predicted_labels(predictions: Sequence[Prediction]) -> List[int]:
     return [p if isinstance(p, int) else argmax(p) for p in predictions]
 
 
-def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Optional[Any] = None,
+def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Optional[AnswerCache] = None,
                    progress: Optional[bool] = None, description: str = "",
                    counts: Optional[Dict[str, int]] = None, requests_per_call: Optional[int] = None) -> List[Answer]:
     """Answers for ``requests``, validated: the one place where a model is called.
@@ -137,6 +136,7 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     accumulates ``asked`` (requests sent to the model) and ``cached`` (answers from the cache).
     ``requests_per_call`` overrides the backend's own ``requests_per_call`` for this call.
     """
+    check_kinds(backend, requests)
     answers: List[Optional[Answer]] = [None] * len(requests)
     fingerprint = backend.fingerprint() if cache is not None else ""
     if cache is not None and requests:
@@ -151,22 +151,50 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
         cache.register_model(fingerprint, backend.identity())  # so the file says which model each entry is for
     bar = progress_bar(len(todo), description, progress)
     commits = _Commits(cache, fingerprint, requests, answers)
-    size = max(1, int(requests_per_call or getattr(backend, "requests_per_call", 1) or 1))
     try:
-        if _one_at_a_time(backend, size):
-            _ask_each(backend, requests, todo, answers, bar, commits, counts)
-        else:
-            _ask_in_calls(backend, requests, todo, size, answers, bar, commits, counts)
+        if todo:  # nothing to ask: the backend is not touched (one built on demand stays unbuilt)
+            _ask(backend, requests, todo, call_size(backend, requests_per_call), answers, bar, commits, counts)
     except BaseException as exc:
         commits.flush()
+        _note_numerics(cache, fingerprint, backend, requests_per_call, counts["asked"])
         _copy_duplicates(answers, duplicates)
         exc.partial_predictions = leading_predictions(answers)  # type: ignore[attr-defined]
         raise
     finally:
         bar.close()
     commits.flush()
+    _note_numerics(cache, fingerprint, backend, requests_per_call, counts["asked"])
     _copy_duplicates(answers, duplicates)
     return answers  # type: ignore[return-value]
+
+
+def check_kinds(backend: ScoringBackend, requests: Sequence[Request]) -> None:
+    """Refuse, before anything is asked, requests of a kind the backend does not answer (a function or an HTTP
+    server gives label scores only; a prompt's full-vocabulary logits and hidden states come from ``hf``)."""
+    kinds = set(map(attrgetter("kind"), requests))
+    if kinds <= {LABELS}:
+        return
+    missing = sorted(kinds - set(getattr(backend, "request_kinds", (LABELS,))))
+    if missing:
+        first = next(r for r in requests if r.kind in missing)
+        raise ValueError(f"the {backend.name} backend cannot answer {' or '.join(KIND_NAMES.get(k, repr(k)) for k in missing)}"
+                         f"{where(first.dataset)}: it gives label scores only; use the hf backend")
+
+
+def call_size(backend: ScoringBackend, requests_per_call: Optional[int] = None) -> int:
+    """Requests per backend call: ``requests_per_call`` when given, else the backend's own (at least 1)."""
+    return max(1, int(requests_per_call or getattr(backend, "requests_per_call", 1) or 1))
+
+
+def _note_numerics(cache: Any, fingerprint: str, backend: Backend, requests_per_call: Optional[int],
+                   asked: int) -> None:
+    """Keep, beside the answers just stored, the settings they were computed under (``cache merge`` compares them).
+
+    Nothing asked, nothing noted: a backend built on demand stays unbuilt."""
+    note = getattr(cache, "note_numerics", None)
+    if note is not None and asked:
+        from ..backends.numerics import answer_numerics
+        note(fingerprint, answer_numerics(backend, call_size(backend, requests_per_call)))
 
 
 #: a one-at-a-time backend's answers are committed in groups: at most this many ...
@@ -204,7 +232,7 @@ class _Commits:
 
     __slots__ = ("cache", "fingerprint", "requests", "answers", "pending", "last")
 
-    def __init__(self, cache: Optional[Any], fingerprint: str, requests: Sequence[Request],
+    def __init__(self, cache: Optional[AnswerCache], fingerprint: str, requests: Sequence[Request],
                  answers: List[Optional[Answer]]) -> None:
         self.cache, self.fingerprint, self.requests, self.answers = cache, fingerprint, requests, answers
         self.pending: List[int] = []
@@ -224,6 +252,14 @@ class _Commits:
                              [self.answers[i] for i in self.pending])
             self.pending.clear()
         self.last = time.monotonic()
+
+
+def _ask(backend: Backend, requests: Sequence[Request], todo: List[int], size: int, answers: List[Optional[Answer]],
+         bar: Any, commits: "_Commits", counts: Dict[str, int]) -> None:
+    if _one_at_a_time(backend, size):
+        _ask_each(backend, requests, todo, answers, bar, commits, counts)  # type: ignore[arg-type]
+    else:
+        _ask_in_calls(backend, requests, todo, size, answers, bar, commits, counts)
 
 
 def _one_at_a_time(backend: Backend, size: int) -> bool:
@@ -306,10 +342,35 @@ def _validated(answer: Answer, request: Request) -> Answer:
     if not isinstance(answer, Answer):
         raise TypeError(f"a backend must answer with StaICC.requests.Answer values, got {type(answer).__name__}"
                         f"{where(request.dataset, request.query_index)}")
+    if request.kind != LABELS:
+        vector = check_state(answer.prediction, request)
+        return answer if vector is answer.prediction else Answer(vector, answer.text, answer.parsed, answer.thinking)
     prediction = check_output(answer.prediction, len(request.label_space), request.dataset, request.query_index)
     if prediction is answer.prediction:
         return answer
-    return Answer(prediction, answer.text, answer.parsed)
+    return Answer(prediction, answer.text, answer.parsed, answer.thinking)
+
+
+def check_state(output: Any, request: Request) -> Any:
+    """A representation answer (full-vocabulary logits, hidden state), validated: a non-empty vector of finite
+    numbers, as :func:`~StaICC.requests.state_vector` keeps it."""
+    at = where(request.dataset, request.query_index)
+    what = KIND_NAMES.get(request.kind, request.kind)
+    if isinstance(output, (str, bytes, bool, int, float)) or not hasattr(output, "__len__"):
+        raise TypeError(f"the backend answered {type(output).__name__} for {what}{at}; expected a vector of numbers")
+    try:
+        vector = state_vector(output)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise TypeError(f"the backend answered a {type(output).__name__} that is not a vector of numbers for "
+                        f"{what}{at}: {exc}") from None
+    if not len(vector):
+        raise ValueError(f"the backend answered an empty vector for {what}{at}")
+    numpy = sys.modules.get("numpy")  # loaded wherever a model computed the vector: checks it in C
+    finite = bool(numpy.isfinite(numpy.frombuffer(vector, numpy.float32)).all()) if numpy is not None \
+        else all(map(math.isfinite, vector))
+    if not finite:
+        raise ValueError(f"the backend answered {what} with a non-finite value{at}")
+    return vector
 
 
 def _copy_duplicates(answers: List[Optional[Answer]], duplicates: Dict[int, int]) -> None:

@@ -6,12 +6,46 @@ benchmark itself does not call them.  The original module also held the metrics,
 every public name of :mod:`StaICC.metrics` is importable from here too.
 """
 import math
-from typing import List, Sequence
+from typing import Any, List, Sequence
 
 from ..metrics import *  # noqa: F401,F403  (the original module held the metrics as well)
 from ..metrics.bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
-from ..metrics.numeric import (Matrix, Vector, argmax, column_means, is_probability_matrix, is_probability_vector,
+from ..metrics import numeric as _numeric
+from ..metrics.numeric import (Matrix, Vector, column_means, is_probability_matrix, is_probability_vector,
                                sequential_sum)
+
+#: an argument not given (None may be a value a caller passes on purpose)
+_UNSET = object()
+
+
+def _either(function: str, given: Any, original: Any, name: str, original_name: str) -> Any:
+    """The argument given under the new name or under the original's keyword name, not both."""
+    if given is _UNSET and original is _UNSET:
+        raise TypeError(f"{function}() missing its argument {name!r} (the original called it {original_name!r})")
+    if given is not _UNSET and original is not _UNSET:
+        raise TypeError(f"{function}() got both {name!r} and {original_name!r} (the original's name for it); give one")
+    return given if given is not _UNSET else original
+
+
+# the original's keyword names (argmax(x=...), exp_to_list(list=...)) are accepted beside the new ones
+def argmax(vector: Any = _UNSET, x: Any = _UNSET) -> int:
+    """The first index of the largest value (:func:`StaICC.metrics.numeric.argmax`)."""
+    return _numeric.argmax(_either("argmax", vector, x, "vector", "x"))
+
+
+def argmin(vector: Any = _UNSET, x: Any = _UNSET) -> int:
+    """The first index of the smallest value (:func:`StaICC.metrics.numeric.argmin`)."""
+    return _numeric.argmin(_either("argmin", vector, x, "vector", "x"))
+
+
+def softmax(vector: Any = _UNSET, x: Any = _UNSET) -> List[float]:
+    """:func:`StaICC.metrics.numeric.softmax`."""
+    return _numeric.softmax(_either("softmax", vector, x, "vector", "x"))
+
+
+def entropy(vector: Any = _UNSET, x: Any = _UNSET) -> float:
+    """:func:`StaICC.metrics.numeric.entropy`."""
+    return _numeric.entropy(_either("entropy", vector, x, "vector", "x"))
 
 
 def probability_vector_check(x: Vector) -> bool:
@@ -24,9 +58,9 @@ def probability_matrix_check(x: Matrix) -> bool:
     return is_probability_matrix(x)
 
 
-def exp_to_list(values: Vector) -> List[float]:
+def exp_to_list(values: Any = _UNSET, list: Any = _UNSET) -> List[float]:  # noqa: A002 - the original's name
     """[exp(v) for v in values]: no max subtraction, so exp of a value above ~709.78 overflows."""
-    return [math.exp(v) for v in values]
+    return [math.exp(v) for v in _either("exp_to_list", values, list, "values", "list")]
 
 
 def two_dimensional_list_mean(x: Matrix) -> List[float]:
@@ -73,8 +107,9 @@ def linspace(start: float, end: float, num: int) -> List[float]:
     return [start + (end - start) * i / (num - 1) for i in range(num)]
 
 
-def unique_check(values: Sequence) -> bool:
+def unique_check(values: Any = _UNSET, list: Any = _UNSET) -> bool:  # noqa: A002 - the original's name
     """True when no value occurs twice (values must be hashable)."""
+    values = _either("unique_check", values, list, "values", "list")
     return len(set(values)) == len(values)
 
 

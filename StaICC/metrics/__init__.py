@@ -14,6 +14,8 @@ The package is split by job; every name is importable from ``StaICC.metrics`` it
 - :mod:`.calibration_metrics`: calibration metrics outside the standard (Brier,
   equal-mass and classwise ECE, selective accuracy, ECE after Platt scaling);
 - :mod:`.bias`: the prior and posterior bias metrics;
+- :mod:`.exact_sum`: what a run's rows are (``prediction_kind``), the branch of the exact-sum
+  rule they take, and when that branch rests on rounding;
 - :mod:`.registry`: :class:`MetricInfo`, :data:`METRICS`, :func:`get_metric`, and the
   metric sets of the sub-benchmarks (:func:`normal_metrics`, ...).
 
@@ -26,12 +28,14 @@ from .numeric import (Matrix, PredictionRows, Vector, argmax, argmin, column_mea
                       is_probability_vector, linear_regression, sequential_sum, softmax, softmax_unless_probabilities)
 from .calibration_metrics import (brier_score, classwise_ece, coverage_accuracy_area, ece_equal_mass_1,
                                   ece_equal_mass_10, ece_platt, selective_accuracy)
-from .registry import (BENCHMARK_METRICS, CALIBRATION_METRICS, CONSISTENCY_LOOP_LENGTHS, METRICS, MetricInfo,
-                       bias_metrics,
-                       consistency_metrics, get_metric, higher_is_better, normal_metrics, post_bias_metrics)
+from .registry import (BENCHMARK_METRICS, CALIBRATION_METRICS, CONSISTENCY_LOOP_LENGTHS, METRICS,
+                       OWN_DISTRIBUTION_METRICS, MetricInfo, bias_metrics, consistency_metrics, get_metric,
+                       higher_is_better, normal_metrics, post_bias_metrics, with_own_distribution_metrics)
+from .exact_sum import PREDICTION_KINDS, RowRule, check_prediction_kind, own_distribution
 from .scores import (accuracy, accuracy_from_labels, averaged_truelabel_likelihood, consistency,
                      consistency_from_labels, ece_bin, ece_from_confidence, expected_calibration_error_1, macro_F1,
-                     macro_f1_from_labels, make_consistency, single_consistency)
+                     macro_f1_from_labels, make_consistency, own_ece_nonstandard, own_likelihood_nonstandard,
+                     single_consistency)
 
 __all__ = [
     # numeric
@@ -41,6 +45,9 @@ __all__ = [
     "accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1", "consistency",
     "accuracy_from_labels", "macro_f1_from_labels", "ece_bin", "ece_from_confidence", "consistency_from_labels",
     "make_consistency", "single_consistency",
+    # the model's own distribution (outside the standard) and what rows are
+    "own_likelihood_nonstandard", "own_ece_nonstandard", "own_distribution", "OWN_DISTRIBUTION_METRICS",
+    "with_own_distribution_metrics", "PREDICTION_KINDS", "RowRule", "check_prediction_kind",
     # calibration (outside the standard)
     "brier_score", "ece_equal_mass_1", "ece_equal_mass_10", "classwise_ece", "selective_accuracy",
     "coverage_accuracy_area", "ece_platt", "CALIBRATION_METRICS",

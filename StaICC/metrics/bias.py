@@ -12,19 +12,28 @@ runs unchanged, so its numbers stay bit-identical.
 import math
 from typing import List, Sequence
 
-from .numeric import Matrix, column_means, entropy, reads_rows_only, softmax
+from .numeric import SOFTMAX, Matrix, column_means, entropy, reads_rows_only, rule_of, softmax
 
 
 @reads_rows_only
 def bias_distribution(ground_truth: Sequence[int], prediction: Matrix) -> List[float]:
     """Mean of the raw rows (never softmaxed)."""
+    _check_rows("bias_distribution", prediction)
     return column_means(prediction)
 
 
 @reads_rows_only
 def bias_entropy(ground_truth: Sequence[int], prediction: Matrix) -> float:
-    """Entropy of the mean raw row; the mean is softmaxed first if it fails the exact check."""
-    return entropy(column_means(prediction))
+    """Entropy of the mean raw row; the mean is softmaxed first if it fails the exact check
+    (always, for rows that declare the softmax branch)."""
+    _check_rows("bias_entropy", prediction)
+    return entropy(column_means(prediction), softmax_always=rule_of(prediction) == SOFTMAX)
+
+
+def _check_rows(metric: str, prediction: Matrix) -> None:
+    """A bias metric averages the rows: with none there is no mean (an error here, not an IndexError inside)."""
+    if len(prediction) == 0:
+        raise ValueError(f"{metric} needs at least one prediction row, got none")
 
 
 def _label_frequencies(ground_truth: Sequence[int], width: int) -> List[float]:
@@ -51,6 +60,7 @@ def _post_bias_rows(prediction: Matrix) -> Matrix:
 @reads_rows_only
 def post_bias_distribution(ground_truth: Sequence[int], prediction: Matrix) -> List[float]:
     """Mean predicted distribution minus the ground-truth label frequencies."""
+    _check_rows("post_bias_distribution", prediction)
     rows = _post_bias_rows(prediction)
     means = column_means(rows)
     freqs = _label_frequencies(ground_truth, len(means))
@@ -78,6 +88,7 @@ def post_bias_dl_div(ground_truth: Sequence[int], prediction: Matrix) -> float:
     overflows are scores, not distributions: their softmax is compared instead, which
     keeps the result finite.
     """
+    _check_rows("post_bias_dl_div", prediction)
     rows = _post_bias_rows(prediction)
     means = column_means(rows)
     freqs = _label_frequencies(ground_truth, len(means))

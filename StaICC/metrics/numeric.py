@@ -10,7 +10,9 @@ produced with the plain left-to-right sum.
 
 The probability check uses exact float equality of the row sum, a quirk of the
 standard reproduced on purpose: rows that "should" be probabilities are often
-softmaxed a second time, and published numbers depend on it.
+softmaxed a second time, and published numbers depend on it.  Rows that declare the
+softmax branch (:data:`SOFTMAX`: a model's floating-point probabilities, see
+:mod:`.exact_sum`) take it without the check, so that a last bit cannot choose it.
 """
 import math
 import weakref
@@ -18,6 +20,11 @@ from typing import Callable, Iterable, List, Sequence, Tuple
 
 Vector = Sequence[float]
 Matrix = Sequence[Vector]
+
+#: the standard's exact-sum rule: the score metrics softmax every row unless every row passes the check
+CHECK = "check"
+#: the rule's softmax branch, always: every row softmaxed, and the bias entropy's mean too (see :mod:`.exact_sum`)
+SOFTMAX = "softmax"
 
 
 def sequential_sum(values) -> float:
@@ -124,23 +131,34 @@ class PredictionRows(list):
     labels, and the bias metrics read the same column means; computing them once per
     pass instead of once per metric is the only reason this class exists.
     ``normalized is self`` means every row passed the probability check; :meth:`passing`
-    makes such rows when that is known without checking.
+    makes such rows when that is known without checking.  ``rule`` is the exact-sum rule
+    the rows take (:data:`CHECK`, the standard's, unless they declare :data:`SOFTMAX`);
+    ``own`` caches the model's own distribution (:func:`~StaICC.metrics.exact_sum.own_distribution`);
+    ``exact`` marks one-hot rows of int answers, which no rounding can move.
     """
 
-    __slots__ = ("normalized", "labels", "means")
+    __slots__ = ("normalized", "labels", "means", "rule", "own", "exact")
 
-    def __init__(self, rows=()) -> None:
+    def __init__(self, rows=(), rule: str = CHECK) -> None:
         super().__init__(rows)
         self.normalized = None
         self.labels = None
         self.means = None
+        self.rule = rule
+        self.own = None
+        self.exact = False
 
     @classmethod
     def passing(cls, rows, labels: List[int]) -> "PredictionRows":
         """Rows known to pass the probability check, ``labels`` their argmax (one-hot rows of int answers)."""
         known = cls(rows)
-        known.normalized, known.labels = known, labels
+        known.normalized, known.labels, known.exact = known, labels, True
         return known
+
+
+def rule_of(matrix: Matrix) -> str:
+    """The exact-sum rule rows take: their declared one, else the standard's check (plain lists)."""
+    return getattr(matrix, "rule", CHECK)
 
 
 def joined_rows(first: Matrix, second: Matrix) -> PredictionRows:
@@ -149,12 +167,14 @@ def joined_rows(first: Matrix, second: Matrix) -> PredictionRows:
     When every row of both parts passes the probability check, so does every row of the
     whole, whose labels are the parts' labels one after the other.  Otherwise the whole
     is checked (and softmaxed) when first read, as the rule is stated for the matrix.
+    The whole takes ``second``'s rule: the run's rows, after rows carried from before.
     """
-    joined = PredictionRows(first)
+    joined = PredictionRows(first, rule_of(second))
     joined.extend(second)
-    if _all_pass(first) and _all_pass(second):
+    if joined.rule == CHECK and _all_pass(first) and _all_pass(second):
         joined.normalized = joined
         joined.labels = normalized_labels(first) + normalized_labels(second)
+        joined.exact = getattr(first, "exact", not first) and getattr(second, "exact", not second)
     return joined
 
 
@@ -164,11 +184,15 @@ def _all_pass(matrix: Matrix) -> bool:
 
 
 def softmax_unless_probabilities(matrix: Matrix) -> Matrix:
-    """The standard's rule for the score metrics: softmax every row unless all rows pass the check."""
+    """The standard's rule for the score metrics: softmax every row unless all rows pass the check.
+
+    Rows whose rule is :data:`SOFTMAX` are softmaxed without the check.
+    """
     cached = getattr(matrix, "normalized", None)
     if cached is not None:
         return cached
-    result = matrix if is_probability_matrix(matrix) else [softmax(row) for row in matrix]
+    keep = rule_of(matrix) == CHECK and is_probability_matrix(matrix)
+    result = matrix if keep else [softmax(row) for row in matrix]
     if isinstance(matrix, PredictionRows):
         matrix.normalized = result
     return result
@@ -229,13 +253,14 @@ def _scaled_column_mean(matrix: Matrix, column: int) -> float:
     return math.ldexp(total / count, shift)
 
 
-def entropy(vector: Vector) -> float:
+def entropy(vector: Vector, softmax_always: bool = False) -> float:
     """Entropy in nats, -(left-to-right sum of v*log v over the non-zero entries).
 
     A vector that fails the exact probability check is softmaxed first (the
-    standard's rule for the bias entropy, applied to the mean row).
+    standard's rule for the bias entropy, applied to the mean row); with
+    ``softmax_always`` it is softmaxed without the check (the :data:`SOFTMAX` branch).
     """
-    if not is_probability_vector(vector):
+    if softmax_always or not is_probability_vector(vector):
         vector = softmax(vector)
     return -sequential_sum(v * math.log(v) for v in vector if v != 0)
 
@@ -245,8 +270,12 @@ def linear_regression(x: Sequence[float], y: Sequence[float]) -> Tuple[float, fl
     if len(x) != len(y):
         raise ValueError(f"x and y should have the same length: {len(x)} and {len(y)}")
     n = len(x)
+    if n < 2:
+        raise ValueError(f"linear_regression needs at least 2 points, got {n}")
     sx, sy = sequential_sum(x), sequential_sum(y)
     sxx = sequential_sum(v * v for v in x)
     sxy = sequential_sum(a * b for a, b in zip(x, y))
+    if n * sxx - sx * sx == 0:
+        raise ValueError("linear_regression: every x is the same value, so the line has no slope")
     slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)
     return slope, (sy - slope * sx) / n

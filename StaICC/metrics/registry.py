@@ -14,7 +14,7 @@ from .calibration_metrics import (CALIBRATION_METRICS, brier_score, classwise_ec
                                   coverage_accuracy_area, ece_equal_mass_1, ece_equal_mass_10, ece_platt,
                                   selective_accuracy)
 from .scores import (accuracy, averaged_truelabel_likelihood, consistency, expected_calibration_error_1, macro_F1,
-                     make_consistency)
+                     make_consistency, own_ece_nonstandard, own_likelihood_nonstandard)
 
 
 def normal_metrics() -> Dict[str, Callable]:
@@ -32,6 +32,20 @@ def post_bias_metrics() -> Dict[str, Callable]:
 
 def consistency_metrics(loop_length: int = CONSISTENCY_LOOP_LENGTH) -> Dict[str, Callable]:
     return {"consistency": make_consistency(loop_length)}
+
+
+#: the standard metrics that read probabilities after its exact-sum rule, and their counterparts on the
+#: model's own distribution (softmaxed once), which ``staicc run`` reports beside them
+OWN_DISTRIBUTION_METRICS: Dict[str, str] = {"averaged_truelabel_likelihood": "own_likelihood_nonstandard",
+                                            "expected_calibration_error_1": "own_ece_nonstandard"}
+
+
+def with_own_distribution_metrics(metrics: Dict[str, Callable]) -> Dict[str, Callable]:
+    """``metrics`` plus the own-distribution counterpart of each standard likelihood or ECE it holds
+    (the standard's functions, under their result keys), each after the standard metrics."""
+    extra = {own: METRICS[own].function for name, own in OWN_DISTRIBUTION_METRICS.items()
+             if metrics.get(name) is METRICS[name].function}
+    return {**metrics, **extra}
 
 
 # ----------------------------------------------------------------------------
@@ -85,6 +99,12 @@ METRICS: Dict[str, MetricInfo] = {info.name: info for info in (
     MetricInfo("coverage_accuracy_area", coverage_accuracy_area, "probabilities", True, "Coverage-accuracy area",
                "coverage_accuracy_area"),
     MetricInfo("ece_platt", ece_platt, "probabilities", False, "ECE after Platt scaling", "ece_platt"),
+    # the standard's likelihood and ECE on the model's own distribution (softmaxed once), beside the standard's
+    MetricInfo("own_likelihood_nonstandard", own_likelihood_nonstandard, "probabilities", True,
+               "True-label likelihood, model's own distribution (non-standard)", "own_likelihood_nonstandard",
+               softmaxed=False),
+    MetricInfo("own_ece_nonstandard", own_ece_nonstandard, "probabilities", False,
+               "ECE (10 bins), model's own distribution (non-standard)", "own_ece_nonstandard", softmaxed=False),
 )}
 
 #: the metrics each sub-benchmark reports by default, by registry name, in result order (from the spec table)

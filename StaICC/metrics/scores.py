@@ -16,7 +16,8 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from ..errors import warn, warn_tampering
 from ..standard import CONSISTENCY_LOOP_LENGTH, ECE_BINS, STRICT_MODE, STRICT_SETTING_WARNING
-from .numeric import Matrix, normalized_labels, reads_rows_only, sequential_sum, softmax_unless_probabilities
+from .exact_sum import own_distribution
+from .numeric import Matrix, argmax, normalized_labels, reads_rows_only, sequential_sum, softmax_unless_probabilities
 
 
 def _check_lengths(ground_truth: Sequence[int], prediction: Matrix) -> None:
@@ -75,6 +76,33 @@ def consistency(ground_truth: Sequence[int], prediction: Matrix,
         raise ValueError("The length of prediction should be the multiple of loop_length: "
                          f"{len(prediction)} predictions, loop_length {loop_length}")
     return consistency_from_labels(normalized_labels(prediction), loop_length)
+
+
+# ----------------------------------------------------------------------------
+# likelihood and ECE on the model's own distribution (outside the standard)
+#
+# The standard's likelihood and ECE read the rows after its exact-sum rule, which for a
+# model's probabilities means softmaxed twice.  These read the model's own distribution
+# (normalised or softmaxed once, :func:`~StaICC.metrics.exact_sum.own_distribution`),
+# so they mean the same whatever the rows were handed over as; their names say they are
+# not the standard's.
+# ----------------------------------------------------------------------------
+@reads_rows_only
+def own_likelihood_nonstandard(ground_truth: Sequence[int], prediction: Matrix) -> float:
+    """Mean true-label probability of the model's own distribution (non-standard)."""
+    _check_lengths(ground_truth, prediction)
+    rows = own_distribution(prediction)
+    return sequential_sum(map(getitem, rows, ground_truth)) / len(rows)
+
+
+@reads_rows_only
+def own_ece_nonstandard(ground_truth: Sequence[int], prediction: Matrix) -> float:
+    """ECE (10 equal-width bins, as the standard's) of the model's own distribution (non-standard)."""
+    _check_lengths(ground_truth, prediction)
+    _check_bins_fit(ECE_BINS, len(ground_truth))
+    rows = own_distribution(prediction)
+    correct = list(map(eq, map(argmax, rows), ground_truth))
+    return ece_from_confidence(list(map(max, rows)), correct, ECE_BINS)
 
 
 # ----------------------------------------------------------------------------

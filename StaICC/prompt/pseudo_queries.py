@@ -9,7 +9,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from ..rng import fresh_stream
 from ..validation import is_int
-from .word_draws import WordTable, draw_queries, queries_per_block
+from .word_draws import WordTable, draw_queries, queries_per_block, query_at
 
 
 class empty_query_generator:
@@ -30,6 +30,10 @@ class empty_query_generator:
 
     def restart(self) -> None:
         """Nothing to restart: the generator has no state."""
+
+    def fresh(self) -> "empty_query_generator":
+        """A generator at its first query: this one (it has no state)."""
+        return self
 
 
 class _Drawn:
@@ -76,6 +80,20 @@ class domain_query_generator:
 
     def __iter__(self) -> Iterator[List[str]]:
         return self
+
+    def fresh(self) -> "domain_query_generator":
+        """A new generator over the same texts, at the first query: a run reads it, this one stays where it is."""
+        return domain_query_generator(self.dataset, self.length)
+
+    def query(self, index: int) -> Tuple[str, ...]:
+        """Query ``index`` of a fresh stream, drawn alone (the queries before it are not drawn)."""
+        rows = self.dataset.table
+        drawn = self._drawn(rows)
+        if index < len(drawn.queries):
+            return drawn.queries[index]
+        if drawn.table is None:
+            drawn.table = WordTable([[row[0][e] for row in rows] for e in range(len(rows[0][0]))])
+        return query_at(drawn.table, self.length, drawn.states[0], index)
 
     def restart(self) -> None:
         """Start again from the first query of a fresh stream; drop the split texts (the queries stay)."""

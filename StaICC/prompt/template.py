@@ -10,10 +10,10 @@ Prompts are direct (``x label x label ... query label-prefix``) or noisy channel
 prompt per candidate label, label before input).  Strings are assembled from a list
 of pieces and joined once.
 """
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from itertools import repeat
 from operator import itemgetter
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import warn
 from ..rng import StableRandom
@@ -128,7 +128,7 @@ class CompiledTemplate:
         demo = triplet.demonstration
         space, mapping = demo.label_space, demo.label_mapping
         words = template.label_space
-        if len(words) != len(space):
+        if len(words) < len(space):  # words beyond the labels are distractors no item has (as in the original)
             raise ValueError(f"the template has {len(words)} label words, the dataset {triplet.name!r} has "
                              f"{len(space)} labels: give one word per label")
         self.template, self.triplet, self.demonstration = template, triplet, demo
@@ -166,13 +166,15 @@ class CompiledTemplate:
         return self.corrupted_each((demos_indexes,), noise_stream, stacklevel=6)[0]
 
     def corrupted_each(self, demos_lists: Sequence[Sequence[int]], noise_stream: Optional[StableRandom],
-                       stacklevel: int = 5) -> List[Sequence[int]]:
-        """:meth:`corrupted` of each list in order, the stream drawn on from one list to the next."""
+                       stacklevel: int = 5, warn_uneven: bool = True) -> List[Sequence[int]]:
+        """:meth:`corrupted` of each list in order, the stream drawn on from one list to the next.
+
+        ``warn_uneven=False``: no warning (the flips are computed, no prompt is written)."""
         rate = self.template.label_wrong_rate
         sizes = list(map(len, demos_lists))
         wrong_of = {size: int(size * rate) for size in set(sizes)}  # W per list length
         counts = list(map(wrong_of.__getitem__, sizes))
-        uneven = {size for size, wrong in wrong_of.items() if wrong and wrong / size != rate}
+        uneven = {size for size, wrong in wrong_of.items() if wrong and wrong / size != rate} if warn_uneven else ()
         for size in sizes if uneven else ():
             if size in uneven:  # one warning per prompt, as each prompt is written
                 warn(WRONG_LABEL_COUNT_WARNING, stacklevel=stacklevel)
@@ -193,7 +195,8 @@ class CompiledTemplate:
 
     def write_many(self, queries: Iterable[Tuple[Sequence[int], Union[int, Sequence[str]]]],
                    noise_stream: Optional[StableRandom], pieces: dict,
-                   segments: Optional[List[Optional[Segments]]] = None) -> List[Prompt]:
+                   segments: Optional[List[Optional[Segments]]] = None,
+                   only: Optional[Sequence[int]] = None) -> List[Prompt]:
         """:meth:`write` for each (demonstration indexes, query) in order, reusing rendered text from ``pieces``.
 
         ``pieces`` keeps, under ``"demonstrations"``, each demonstration's text (with its
@@ -205,10 +208,16 @@ class CompiledTemplate:
 
         ``segments``: a list that receives, per prompt, its :data:`Segments` (None for a
         noisy-channel prompt); only a backend that reads demonstration boundaries asks.
+        ``only``: the positions in ``queries`` to write, ascending (the noise stream still
+        advances over every query, so each written prompt equals its prompt in the full list).
         """
         template = self.template
+        queries = queries if isinstance(queries, list) else list(queries)
         if template.noisy_channel:
-            prompts = [self.write(demos, query, noise_stream) for demos, query in queries]
+            chosen = set(range(len(queries)) if only is None else only)
+            prompts = [self.write(demos, query, noise_stream) if i in chosen else self.corrupted(demos, noise_stream)
+                       for i, (demos, query) in enumerate(queries)]
+            prompts = [p for i, p in enumerate(prompts) if i in chosen] if only is not None else prompts
             if segments is not None:
                 segments.extend([None] * len(prompts))
             return prompts
@@ -219,9 +228,11 @@ class CompiledTemplate:
         asked = table(pieces.setdefault("queries", {}), None, lambda: QueryTexts(self))
         pseudo = query_writer(self)
         instruction, cut = template.instruction, template.cut_by_length
-        queries = queries if isinstance(queries, list) else list(queries)
         flips = self.corrupted_each(list(map(itemgetter(0), queries)), noise_stream) \
             if template.label_wrong_rate > 0 else repeat((), len(queries))
+        if only is not None:
+            flips = list(flips)
+            queries, flips = [queries[i] for i in only], [flips[i] for i in only]
         # bound look-ups: a subscript on a dict subclass dispatches through __getitem__ by name, a bound one does not
         labelled, mislabelled, test_text = right.__getitem__, wrong.__getitem__, asked.__getitem__
         prompts: List[Prompt] = []
@@ -306,6 +317,22 @@ class CompiledTemplate:
         head, end = "".join(parts), "".join(tail)
         return [_cut(head + lp + word + la + end, template.cut_by_length) for word in template.label_space]
 
+    def write_from_datalines(self, demos_lines: Sequence[DemoLine], query_line: Sequence[str]) -> Prompt:
+        """The prompt for explicit (inputs, label text) demonstrations and query inputs, without label noise.
+
+        Label texts are those of the dataset; each is written as the template's word at its
+        position in the dataset's label space (how calibrations write their training prompts).
+        """
+        space, words = self.space, self.template.label_space
+        lines = []
+        for number, (inputs, label) in enumerate(demos_lines):
+            try:
+                lines.append((inputs, words[space.index(label)]))
+            except ValueError:
+                raise ValueError(f"demonstration {number} has label {label!r}, which is not in the label space "
+                                 f"{space} of dataset {self.triplet.name!r}") from None
+        return self.render(lines, query_line)
+
     def write(self, demos_indexes: Sequence[int], query: Union[int, Sequence[str]],
               noise_stream: Optional[StableRandom] = None) -> Prompt:
         """One prompt; ``query`` is a test index or the query's input texts (a pseudo query)."""
@@ -321,6 +348,14 @@ def write_prompt(template: Template, triplet, demos_indexes: Sequence[int], quer
     :meth:`CompiledTemplate.lines`), so writing from a fresh stream is reproducible.
     """
     return CompiledTemplate(template, triplet).write(demos_indexes, query, noise_stream)
+
+
+def dataline_writer(template: Template, triplet, cut_by_length: int = 0) -> Callable[..., Prompt]:
+    """``write(demos_lines, query_line)``: :meth:`CompiledTemplate.write_from_datalines` of ``template`` on
+    ``triplet`` with ``cut_by_length`` (the writer's ``write_prompt_from_dataline`` cuts nothing by default)."""
+    if cut_by_length != template.cut_by_length:
+        template = replace(template, cut_by_length=check_int(cut_by_length, "cut_by_length"))
+    return CompiledTemplate(template, triplet).write_from_datalines
 
 
 def iter_prompts(template: Template, triplet, plan: Iterable[Tuple[Sequence[int], Union[int, Sequence[str]]]],

@@ -85,6 +85,13 @@ def draw_queries(table: WordTable, length: int, state: int, count: int) -> Tuple
     return queries, states
 
 
+def query_at(table: WordTable, length: int, state: int, index: int) -> Query:
+    """Query ``index`` (0-based) of the stream that starts after ``state``, drawn alone: the stream is jumped
+    over the queries before it (two LCG steps a word), so no earlier query is drawn."""
+    a, b = _affine_power(2 * table.elements * length * index)
+    return draw_queries(table, length, (a * state + b) & _MASK32, 1)[0][0]
+
+
 def _word_positions(table: WordTable, length: int, state: int, first: int, n: int) -> array:
     """Where in ``table.flat`` the n words after ``state`` lie; the first is word ``first`` of a run of whole queries."""
     lanes = _lanes(n)

@@ -13,8 +13,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from ..errors import warn_tampering
 from ..rng import fresh_stream
 from ..standard import NOISY_CHANNEL_LABEL_AFFIX, NOISY_CHANNEL_LAST_INPUT_AFFIX
-from ..validation import check_int, check_label_space, check_real, is_int
-from .template import _KEY_ALIASES, _TEMPLATE_FIELDS, CompiledTemplate, DemoLine, Prompt, Template, WriterState
+from ..validation import check_int, is_int
+from .source import applied_template, checked_label_space, with_label_wrong_rate
+from .template import CompiledTemplate, DemoLine, Prompt, Template, WriterState, dataline_writer
 
 
 def _check_str(value, message: str) -> str:
@@ -142,15 +143,8 @@ class prompt_writter:
         warn_tampering("label space changed")
         space = _check_str_list(new_label_space, "Label space should be a list.",
                                 "Label space should be a list of strings.")
-        self._set("label space changed", label_space=self._checked_label_space(space))
+        self._set("label space changed", label_space=checked_label_space(self.triplet_dataset, space))
 
-    def _checked_label_space(self, space: Sequence[str]) -> Tuple[str, ...]:
-        """One distinct word per label of the dataset: a repeated word makes predictions ambiguous."""
-        name = self.triplet_dataset.name
-        expected = len(self.triplet_dataset.demonstration.label_space)
-        if len(space) != expected:
-            raise ValueError(f"the label space needs {expected} words (one per label of {name!r}), got {len(space)}")
-        return tuple(check_label_space(space, at=f" (dataset {name!r})"))
 
     def set_label_wrong_rate(self, rate: float) -> None:
         warn_tampering(f"label wrong rate set to {rate!r}")
@@ -161,11 +155,7 @@ class prompt_writter:
 
     def _set_label_wrong_rate(self, rate: float) -> None:
         """Set the rate without recording a departure (GLER's passes are part of the standard)."""
-        try:
-            check_real(rate, "the label wrong rate", minimum=0, maximum=1)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"The label wrong rate should be in [0, 1]: {exc}") from None
-        self._set(None, label_wrong_rate=rate)
+        self.template = with_label_wrong_rate(self.template, rate)
 
     def use_noisy_channel(self, new_label_affix: str = NOISY_CHANNEL_LABEL_AFFIX,
                           new_last_input_affix: str = NOISY_CHANNEL_LAST_INPUT_AFFIX) -> None:
@@ -239,16 +229,9 @@ class prompt_writter:
 
         Keys are :class:`Template` field names (or ``use_noisy_channel``); lists become tuples.
         """
+        applied = applied_template(self.triplet_dataset, template)
         self.reset()
-        changes = {}
-        for key, value in template.items():
-            name = _KEY_ALIASES.get(key, key)
-            if name not in _TEMPLATE_FIELDS:
-                raise KeyError(f"unknown template key {key!r}; expected one of {sorted(_TEMPLATE_FIELDS)}")
-            changes[name] = tuple(value) if isinstance(value, list) else value
-        if "label_space" in changes:
-            changes["label_space"] = self._checked_label_space(changes["label_space"])
-        self._set(None, **changes)
+        self.template = applied
 
     # -- writing ----------------------------------------------------------------
     def compiled(self) -> CompiledTemplate:
@@ -268,17 +251,8 @@ class prompt_writter:
         """
         compiled = self.compiled()
         if cut_by_length != compiled.template.cut_by_length:
-            template = replace(compiled.template, cut_by_length=check_int(cut_by_length, "cut_by_length"))
-            compiled = CompiledTemplate(template, self.triplet_dataset)
-        space, words = compiled.space, compiled.template.label_space
-        lines = []
-        for number, (inputs, label) in enumerate(demos_lines):
-            try:
-                lines.append((inputs, words[space.index(label)]))
-            except ValueError:
-                raise ValueError(f"demonstration {number} has label {label!r}, which is not in the label space "
-                                 f"{space} of dataset {self.triplet_dataset.name!r}") from None
-        return compiled.render(lines, query_line)
+            return dataline_writer(compiled.template, self.triplet_dataset, cut_by_length)(demos_lines, query_line)
+        return compiled.write_from_datalines(demos_lines, query_line)
 
     def write_prompts(self, queries: Sequence[Tuple[Sequence[int], int]], pieces: dict,
                       segments: Optional[list] = None) -> List[Prompt]:

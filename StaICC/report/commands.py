@@ -75,6 +75,11 @@ def _add_statistics_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agreement", action="store_true",
                         help="also estimate and compare Cohen's and Fleiss' kappa across the templates of "
                              "Template_sens and the demonstration sets of Demo_sens")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--progress", dest="progress", action="store_true", default=None,
+                       help="say each step (reading a run, each sub-benchmark's statistics, each figure) on stderr "
+                            "even when it is not a terminal (default: only on a terminal)")
+    shown.add_argument("--no-progress", dest="progress", action="store_false", help="say nothing while working")
 
 
 def _extra_metrics(args) -> tuple:
@@ -84,21 +89,9 @@ def _extra_metrics(args) -> tuple:
 
 
 def add_compare_parser(subparsers) -> argparse.ArgumentParser:
-    """``staicc compare RUN_A RUN_B [RUN_C ...]``: differences against RUN_A with CIs and p-values."""
-    parser = subparsers.add_parser(
-        "compare", help="compare runs: differences, confidence intervals, significance tests",
-        description="Compare runs (run directories or results.json files) with the first one: per dataset and "
-                    "averaged, each metric of each run, the difference with its bootstrap confidence interval over "
-                    "test items, and p-values (McNemar's exact test for accuracy, paired bootstrap otherwise), "
-                    "Holm-corrected across datasets.")
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories or results.json files; the first "
-                                                               "is the baseline")
-    parser.add_argument("--format", default="table", choices=["table", "md", "latex", "csv", "json"],
-                        help="output format (default: table)")
-    parser.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
-    _add_statistics_options(parser)
-    parser.set_defaults(func=compare_command)
-    return _one_line_errors(parser)
+    """``staicc compare`` (defined in :mod:`.compare_command`)."""
+    from .compare_command import add_compare_parser as add
+    return add(subparsers)
 
 
 def add_report_parser(subparsers) -> argparse.ArgumentParser:
@@ -127,82 +120,69 @@ def _check_paths(args) -> None:
     for path in args.runs:
         if not os.path.exists(path):
             raise CommandError(f"no run directory or results file at {path!r}")
-        if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "results.json")):
+        if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "results.json")) and not _exported(path):
             raise CommandError(f"{path!r} has no results.json (give a directory written by `staicc run "
-                               "--output-dir`, or a results.json file)")
+                               "--output-dir`, a results.json file, or a `staicc export --format eee` folder)")
+    from ..results.safe_files import check_directory
     for name in ("output", "html"):
         target = getattr(args, name, None)
         if target:
-            parent = os.path.dirname(os.path.abspath(target))
-            if not os.path.isdir(parent):
-                raise CommandError(f"cannot write {target!r}: directory {parent!r} does not exist")
+            if os.path.isdir(target):
+                raise CommandError(f"cannot write {target!r}: it is a directory; give a file name")
+            try:  # a missing folder is created when the file is written, as `staicc run` creates --output-dir
+                check_directory(os.path.dirname(os.path.abspath(target)))
+            except OSError as exc:
+                raise CommandError(f"cannot write {target!r}: {exc.strerror or exc}") from None
 
 
-def _load(args, records: bool = True) -> List[Any]:
-    from .runs import load_run
-    labels = _labels(args.runs)
-    return [load_run(path, label, records=records) for path, label in zip(args.runs, labels)]
+def _exported(path: str) -> bool:
+    from ..results.eee_import import find_export
+    return find_export(path) is not None
 
 
-def _labels(paths: List[str]) -> List[str]:
-    """Short distinct run names: the directory names, made unique with their position when needed."""
-    names = []
-    for path in paths:
-        path = os.path.abspath(path)
-        if os.path.basename(path) == "results.json":
-            path = os.path.dirname(path)
-        names.append(os.path.basename(path.rstrip(os.sep)) or path)
-    if len(set(names)) < len(names):
-        names = [f"{n} ({i + 1})" for i, n in enumerate(names)]
-    return names
+def _load(args, status, records: bool = True) -> List[Any]:
+    from .runs import load_run, run_labels
+    labels = run_labels(args.runs)
+    loaded = []
+    for number, (path, label) in enumerate(zip(args.runs, labels), start=1):
+        status(f"reading run {number} of {len(labels)}: {label}")
+        loaded.append(load_run(path, label, records=records))
+    return loaded
 
 
 def _emit(text: str, output: Optional[str]) -> None:
     if output:
         from ..results.safe_files import write_text
+        os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
         write_text(output, text if text.endswith("\n") else text + "\n")
     else:
         print(text)
 
 
-def _comparisons(runs, args) -> List[Any]:
-    from ..stats import compare_runs
-    return [compare_runs(runs[0], other, paired=not args.unpaired, resamples=args.resamples, seed=args.seed,
-                         progress=_progress(),
-                         level=args.level, alpha=args.alpha, extra_metrics=_extra_metrics(args))
-            for other in runs[1:]]
+def _statistics_options(args, status) -> dict:
+    """The statistics' options from the arguments; progress lines say which run and sub-benchmark is resampled."""
+    return {"paired": not args.unpaired, "resamples": args.resamples, "seed": args.seed, "level": args.level,
+            "alpha": args.alpha, "extra_metrics": _extra_metrics(args),
+            "progress": status}
 
 
-
-def _progress():
-    """A line per sub-benchmark on stderr while the statistics run, when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        return None
-
-    def say(message: str) -> None:
-        sys.stderr.write(f"\r\033[Kstatistics: {message}")
-        sys.stderr.flush()
-    return say
-
-
-def _progress_done() -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
+def _comparisons(runs, args, status) -> List[Any]:
+    from .page import comparisons_with_first
+    return comparisons_with_first(runs, **_statistics_options(args, status))
 
 
 def _run(body, args) -> int:
-    try:
-        return _run_checked(body, args)
-    finally:
-        _progress_done()
+    from .progress import StatusLine
+    prog = f"{PROG} {args.command}" if getattr(args, "command", None) else PROG
+    with StatusLine(prog, getattr(args, "progress", None)) as status:
+        return _run_checked(body, args, status)
 
 
-def _run_checked(body, args) -> int:
+def _run_checked(body, args, status) -> int:
     prog = f"{PROG} {args.command}" if getattr(args, "command", None) else PROG
     try:
         _check_paths(args)
-        return body(args)
+        return body(args, status)
     except CommandError as exc:
         sys.stderr.write(f"{prog}: error: {exc}\n")
         return 2
@@ -227,23 +207,9 @@ def one_line(value: Any) -> str:
 
 
 def compare_command(args) -> int:
-    """Print (or write) the comparison of ``args.runs`` with the first run."""
-    if len(args.runs) < 2:
-        sys.stderr.write(f"{PROG} compare: error: compare needs at least two runs, got {len(args.runs)}\n")
-        return 2
-    return _run(_compare, args)
-
-
-def _compare(args) -> int:
-    from .tables import comparison_tables, render
-    runs = _load(args)
-    comparisons = _comparisons(runs, args)
-    if args.format == "json":
-        text = _strict_json({"comparisons": [c.to_dict() for c in comparisons]})
-    else:
-        text = render(comparison_tables(runs, comparisons), args.format)
-    _emit(text, args.output)
-    return 0
+    """``staicc compare`` (defined in :mod:`.compare_command`)."""
+    from .compare_command import compare_command as command
+    return command(args)
 
 
 def _strict_json(document: dict) -> str:
@@ -265,32 +231,24 @@ def report_command(args) -> int:
     return _run(_report, args)
 
 
-def _report(args) -> int:
-    from ..stats import bootstrap_run
+def _report(args, status) -> int:
+    from .page import report_statistics
     from .tables import comparison_tables, render, run_tables
     if args.html:
         from .plots import pyplot
         pyplot()  # names the extra to install before any work
-    runs = _load(args)
-    comparisons = _comparisons(runs, args) if len(runs) > 1 else []
-    estimates: List[Any] = [None] * len(runs)
-    if comparisons and not args.unpaired:  # paired resamples are each run's own: reuse them
-        estimates = [comparisons[0].estimates_a] + [c.estimates_b for c in comparisons]
-    for i, run in enumerate(runs):
-        with_records = [name for name, part in run.parts.items() if part.records]
-        if with_records and (estimates[i] is None or set(estimates[i].parts) != set(with_records)):
-            estimates[i] = bootstrap_run(run, resamples=args.resamples, seed=args.seed, level=args.level,
-                                         progress=_progress(), extra_metrics=_extra_metrics(args))
+    runs = _load(args, status)
+    estimates, comparisons = report_statistics(runs, **_statistics_options(args, status))
     if args.html:
         from .html import build_report
-        figures_dir = args.figures_dir or os.path.splitext(args.html)[0] + "_figures"
-        from ..results.safe_files import staged_directory, write_text
-        with staged_directory(figures_dir) as staging:  # a killed report never mixes old and new figures
-            page, written = build_report(runs, estimates, comparisons, figures_dir=staging)
-        written = [os.path.join(figures_dir, os.path.relpath(path, staging)) for path in written]
-        write_text(args.html, page)
-        print(f"wrote {args.html} and {len(written)} figure files in {figures_dir}")
+        report = build_report(runs, estimates, comparisons, progress=status)
+        status(f"writing {args.html}")
+        written = report.save(args.html, args.figures_dir)
+        status.done()
+        print(f"wrote {args.html} and {len(written) - 1} figure files in "
+              f"{args.figures_dir or os.path.splitext(args.html)[0] + '_figures'}")
         return 0
+    status.done()
     if args.format == "json":
         text = _strict_json({"runs": [e.to_dict() for e in estimates if e is not None],
                              "comparisons": [c.to_dict() for c in comparisons]})

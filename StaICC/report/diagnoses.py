@@ -81,28 +81,31 @@ def agreement_table(run, data: Optional[Dict[str, Any]] = None) -> Optional[Tabl
     return Table(f"Per-factor agreement (kappa): {run.label}", columns, rows, notes)
 
 
-def draw_agreement(data: Dict[str, Dict[str, Dict[str, float]]], title: str = ""):
-    from .plots import pyplot
-    plt = pyplot()
-    factors = list(data)
+def draw_agreement(series: List[Tuple[str, Dict[str, Dict[str, Dict[str, float]]]]]):
+    """One panel per factor: Fleiss' kappa of each dataset's predictions, one bar per run.
+
+    ``series``: (run label, :func:`agreement_data`)."""
+    from .plots import panels, legend_above, run_colour, run_handles, short
+    factors = [name for name, _ in FACTORS if any(name in data for _, data in series)]
     datasets: List[str] = []
-    for name in factors:
-        datasets.extend(d for d in data[name] if d not in datasets)
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.3 * len(datasets) + 2), 3.4))
-    width = 0.8 / max(len(factors), 1)
-    colours = ("#4C72B0", "#55A868", "#C44E52")
-    for f, name in enumerate(factors):
-        xs = [d + f * width - 0.4 + width / 2 for d in range(len(datasets))]
-        ys = [data[name].get(dataset, {}).get("fleiss", float("nan")) for dataset in datasets]
-        ax.bar(xs, ys, width=width, label=name, color=colours[f % 3], edgecolor="black", linewidth=0.3)
-    ax.set_xticks(list(range(len(datasets))))
-    ax.set_xticklabels(datasets, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("Fleiss' κ of predicted labels")
-    ax.axhline(0, color="black", linewidth=0.5)
-    ax.set_ylim(min(0.0, ax.get_ylim()[0]), 1.05)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
+    for _, data in series:
+        for name in factors:
+            datasets.extend(d for d in data.get(name, {}) if d not in datasets)
+    fig, axes = panels(len(factors), len(factors), 3.4)
+    width = 0.8 / max(len(series), 1)
+    for number, (ax, name) in enumerate(zip(axes, factors)):
+        for index, (_, data) in enumerate(series):
+            xs = [d + index * width - 0.4 + width / 2 for d in range(len(datasets))]
+            ys = [data.get(name, {}).get(dataset, {}).get("fleiss", float("nan")) for dataset in datasets]
+            ax.bar(xs, ys, width=width, color=run_colour(index), edgecolor="black", linewidth=0.3)
+        ax.set_xticks(list(range(len(datasets))))
+        ax.set_xticklabels([short(d, 16) for d in datasets], rotation=35, ha="right")
+        ax.axhline(0, color="black", linewidth=0.5)
+        ax.set_ylim(min(0.0, ax.get_ylim()[0]), 1.05)
+        ax.set_title(f"{name}: across {dict(FACTORS)[name]}")
+        if number == 0:
+            ax.set_ylabel("Fleiss' κ of predicted labels")
+    legend_above(fig, run_handles([label for label, _ in series], "bar"), [label for label, _ in series])
     return fig
 
 
@@ -128,10 +131,10 @@ def draw_blocks(data: Dict[str, Dict[str, Any]], what: str, title: str = ""):
     With bootstrap intervals (Format_spread) the interval of the lowest and of the
     highest accuracy are drawn as error bars on the range's ends.
     """
-    from .plots import pyplot
+    from .plots import FIGURE_WIDTH, MIN_FONT_PT, pyplot, short
     plt = pyplot()
     datasets = [d for d in data if data[d]["accuracy"]]
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(datasets) + 2) + (2.5 if what == "format" else 0), 3.6))
+    fig, ax = plt.subplots(figsize=(FIGURE_WIDTH, 4.0))
     for x, dataset in enumerate(datasets):
         d = data[dataset]
         ys = d["accuracy"]
@@ -151,16 +154,16 @@ def draw_blocks(data: Dict[str, Dict[str, Any]], what: str, title: str = ""):
         label = f"spread {high - low:.3f}"
         if d.get("fleiss") is not None:
             label += f"\nκ {d['fleiss']:.2f}"
-        ax.annotate(label, (x, high), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
+        ax.annotate(label, (x, high), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=MIN_FONT_PT)
     ax.set_xticks(list(range(len(datasets))))
-    ax.set_xticklabels(datasets, rotation=30, ha="right", fontsize=8)
+    ax.set_xticklabels([short(d, 22) for d in datasets], rotation=30, ha="right")
     ax.set_ylabel(f"accuracy per {what}")
     ax.set_xlim(-0.6, len(datasets) - 0.4)
     top = ax.get_ylim()[1]
     ax.set_ylim(ax.get_ylim()[0], top + 0.1 * (top - ax.get_ylim()[0]) + 0.02)
     if what == "format" and datasets:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title(title, fontsize=10)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.set_title(short(title, 60))
     fig.tight_layout()
     return fig
 
@@ -198,20 +201,29 @@ def calibration_table(run, part_name: str, data: Dict[str, Dict[str, Any]]) -> T
     return Table(f"{part_name}: calibration beyond the standard's ECE: {run.label}", columns, rows, notes)
 
 
-def draw_coverage(data: Dict[str, Dict[str, Any]], title: str = ""):
-    from .plots import pyplot
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5.0, 3.6))
-    for dataset, d in data.items():
-        ax.plot(d["coverage"], d["accuracy"], linewidth=1.2,
-                label=f"{dataset} (area {d['metrics']['coverage_accuracy_area']:.3f})")
-    ax.set_xlabel("coverage (share of most confident predictions kept)")
-    ax.set_ylabel("accuracy on the kept predictions")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=7, loc="lower left")
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
+def draw_coverage(series: List[Tuple[str, Dict[str, Dict[str, Any]]]]):
+    """Per dataset, one line per run: accuracy on the most confident share of predictions kept (selective
+    prediction); the area under each line in the panel's title.  ``series``: (run label, :func:`calibration_data`)."""
+    from .plots import datasets_of, legend_above, panels, run_colour, run_handles, short, values_line
+    datasets = datasets_of(series)
+    fig, axes = panels(len(datasets), 5, 2.75)
+    for number, (ax, dataset) in enumerate(zip(axes, datasets)):
+        areas = []
+        for index, (_, data) in enumerate(series):
+            d = data.get(dataset)
+            if d is None:
+                areas.append("n/a")
+                continue
+            ax.plot(d["coverage"], d["accuracy"], linewidth=1.3, color=run_colour(index))
+            areas.append(f"{d['metrics']['coverage_accuracy_area']:.3f}")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"{short(dataset, 22)}\n{values_line('area', areas)}", fontsize=9)
+        if number % 5 == 0:
+            ax.set_ylabel("accuracy of those kept")
+        if number >= len(datasets) - 5:
+            ax.set_xlabel("share kept (most confident)")
+    legend_above(fig, run_handles([label for label, _ in series]), [label for label, _ in series])
     return fig
 
 
@@ -229,29 +241,3 @@ def diagnosis_tables(run) -> List[Table]:
         if part is not None and part.records:
             tables.append(calibration_table(run, name, calibration_data(part)))
     return tables
-
-
-def diagnosis_figures(run, figures, prefix: str) -> List[Tuple[str, str]]:
-    """(section title, HTML) of the diagnoses' figures; ``figures`` embeds a figure (see :mod:`.html`)."""
-    sections = []
-    data = agreement_data(run)
-    if data:
-        sections.append(("Per-factor agreement: Fleiss' κ of the predictions across templates, demonstration "
-                         "sets and demonstration orders",
-                         figures.embed(draw_agreement(data, run.label), f"{prefix}agreement", "per-factor kappa")))
-    for name, what, heading in (("Order_sens", "order", "Order_sens: accuracy of each demonstration order"),
-                                ("Format_spread", "format", "Format_spread: accuracy of each prompt format "
-                                                            "(bars: 95% bootstrap intervals of min and max)")):
-        part = run.parts.get(name)
-        if part is not None:
-            blocks = blocks_data(part, "per_order" if name == "Order_sens" else "per_format")
-            if any(d["accuracy"] for d in blocks.values()):
-                sections.append((heading, figures.embed(draw_blocks(blocks, what, run.label),
-                                                        f"{prefix}{name.lower()}", heading)))
-    for name in SCORE_PARTS:
-        part = run.parts.get(name)
-        if part is not None and part.records:
-            sections.append((f"{name}: accuracy against coverage (selective prediction)",
-                             figures.embed(draw_coverage(calibration_data(part), run.label),
-                                           f"{prefix}{name.lower()}_coverage", "coverage-accuracy curves")))
-    return sections

@@ -8,7 +8,10 @@ from typing import Any
 
 
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                   # the few non-ASCII signs the tables print themselves
+                   "†": r"$\dagger$", "±": r"$\pm$", "κ": r"$\kappa$", "↑": r"$\uparrow$", "↓": r"$\downarrow$",
+                   "−": r"$-$", "×": r"$\times$"}
 
 
 def latex_escape(text: str) -> str:

@@ -10,6 +10,7 @@ A generated answer that names no label is scored by the backend's ``unparsed`` p
 the model.  Past :data:`UNPARSED_LIMIT` of the answers the numbers are declared not
 meaningful.
 """
+import math
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 #: share of unparsed generated answers past which a run's numbers are declared not meaningful
@@ -88,3 +89,42 @@ def model_label(provenance: Dict[str, Any], fallback: str) -> str:
             if isinstance(value, str) and value:
                 return f"{backend}: {value}" if backend and backend != value else value
     return str(backend) if backend else fallback
+
+
+#: why a metric can be infinite, by registry name: said under every table that shows it infinite
+INFINITE_BECAUSE = {
+    "post_bias_dl_div": "the KL divergence of the mean prediction from the test items' label frequencies is "
+                        "infinite when the model gives probability to a label that no test item has (a --limit "
+                        "smoke run can leave a label out)",
+}
+
+
+def infinity_notes(benchmark: str, rows: Iterable[Tuple[str, Dict[str, Any]]]) -> List[str]:
+    """A line per metric shown as inf in ``rows`` ((dataset, {metric: value})): where, and why when known."""
+    found: Dict[str, List[str]] = {}
+    for dataset, values in rows:
+        for metric, value in values.items():
+            if isinstance(value, float) and math.isinf(value):
+                found.setdefault(metric, []).append(dataset)
+    lines = []
+    for metric, datasets in found.items():
+        where = ", ".join(d for d in datasets if d != "Averaged")
+        if "Averaged" in datasets:
+            where = f"{where}, and so the average" if where else "the average"
+        info = _registry_entry(benchmark, metric)
+        shown = f"{info.display_name} ({metric})" if info is not None and info.display_name != metric else metric
+        line = f"inf: {shown} is infinite for {where}"
+        because = INFINITE_BECAUSE.get(info.name) if info is not None else None
+        lines.append(f"{line}: {because}." if because else f"{line}.")
+    return lines
+
+
+def _registry_entry(benchmark: str, metric: str) -> Any:
+    """The metric registry's entry of a result key (None when it has none)."""
+    from ..metrics.registry import get_metric
+    for scope in (benchmark or None, None):
+        try:
+            return get_metric(metric, scope)
+        except (KeyError, ValueError):
+            continue
+    return None

@@ -1,341 +1,276 @@
-"""The report's figures: plot DATA as pure functions (tested), drawing with matplotlib (the ``plot`` extra).
+"""The report's figures, drawn with matplotlib (the ``plot`` extra) from the numbers of :mod:`.plot_data`.
 
-Every ``*_data`` function returns plain numbers (bins, curves, grids) computed from a
-loaded run with the package's own rules; the ``draw_*`` functions only turn those
-numbers into a matplotlib figure (Agg backend, no display, no network).
+Every figure is drawn at the width the page shows it, :data:`FIGURE_WIDTH` inches at
+:data:`DPI` (1280 px: the page's column at a 1400 px window), so it is never scaled down, and
+no text in it is under :data:`MIN_FONT_PT` (8 pt: 11 px).  A figure holds every run: one
+colour per run (:data:`RUN_COLOURS`, the same in every figure), named in a legend above
+the panels, never on the data; where runs cannot share a panel (the bias bars), each run
+gets a full-width figure of its own.
 """
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
-from ..metrics import column_means
-from ..standard import ECE_BINS
-from ..metrics.numeric import sequential_sum
+from .names import metric_display_name
+from .plot_data import (bias_data, demo_consistency_data, difference_data, gler_data, label_names,  # noqa: F401
+                        reliability_data, template_grid_data)
 
-
-# ----------------------------------------------------------------------------
-# data
-# ----------------------------------------------------------------------------
-def _table(part, dataset):
-    from ..stats import ItemTable
-    if dataset not in part.records:
-        raise ValueError(f"{part.name} / {dataset}: no per-query records (samples.jsonl) to plot")
-    return ItemTable(part.name, dataset, part.records[dataset])
-
-
-def reliability_data(part, dataset: str) -> Dict[str, Any]:
-    """Reliability diagram of one dataset with the standard's ECE bins [j/10, (j+1)/10).
-
-    Rows are normalized as the metric normalizes them (softmax unless every row passes
-    the exact probability check); a confidence of exactly 1.0 is in no bin, as in the
-    metric, and is counted in ``outside``.  ``ece`` is the metric's value from these bins.
-    """
-    table = _table(part, dataset)
-    bounds = [j / ECE_BINS for j in range(ECE_BINS + 1)]
-    counts, hits, sums = [0] * ECE_BINS, [0] * ECE_BINS, [0] * ECE_BINS
-    outside = 0
-    total = 0
-    for rep in table.summaries[0]:
-        for i, (predicted, confidence, _true_probability, j) in enumerate(rep):
-            total += 1
-            if j < 0:
-                outside += 1
-                continue
-            counts[j] += 1
-            hits[j] += predicted == table.labels[i]
-            sums[j] += confidence
-    accuracy = [hits[j] / counts[j] if counts[j] else None for j in range(ECE_BINS)]
-    confidence = [sums[j] / counts[j] if counts[j] else None for j in range(ECE_BINS)]
-    ece = 0
-    for j in range(ECE_BINS):
-        if counts[j]:
-            ece += (counts[j] / total) * abs(accuracy[j] - confidence[j])
-    return {"dataset": dataset, "bounds": bounds, "counts": counts, "accuracy": accuracy, "confidence": confidence,
-            "outside": outside, "total": total, "ece": ece}
+#: figure width (inches) and resolution: 1280 px, shown unscaled on the page
+FIGURE_WIDTH, DPI = 12.8, 100
+#: the smallest text any figure holds (pt); 8 pt at 100 dpi is 11 px on the page
+MIN_FONT_PT = 8
+#: one colour per run, in run order (the first run is the baseline of every comparison)
+RUN_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C", "#CCB974", "#64B5CD")
+#: one colour per dataset where a panel holds several datasets (GLER)
+DATASET_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                   "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173")
+#: Series = (run label, its data)
+Series = List[Tuple[str, Any]]
 
 
-def gler_data(part, dataset: str) -> Dict[str, Any]:
-    """Each metric against the label-noise rate, with the standard's regression (slope, intercept).
-
-    The points are the recorded per-pass results; the regression is on the standard's
-    abscissae (``x``), which are not the noise rates; both are returned.
-    """
-    from ..engine.procedures import LabelNoiseProcedure
-    result = part.divided[dataset]
-    passes = sorted((k for k in result if k.isdigit()), key=int)
-    procedure = part.metadata.get("procedure") or {}
-    from ..subbenchmarks.spec import SPECS
-    spec = SPECS.get(part.name)
-    abscissae = procedure.get("abscissae") or (spec.abscissae if spec is not None else None) or "standard"
-    noise = LabelNoiseProcedure(len(passes), abscissae)
-    curves = {}
-    for metric, (slope, intercept) in result["sensitivity"].items():
-        curves[metric] = {"y": [result[p][metric] for p in passes], "slope": slope, "intercept": intercept}
-    return {"dataset": dataset, "rates": noise.rates(), "x": noise.x_values(), "metrics": curves}
-
-
-def _majority(labels: Sequence[int]) -> int:
-    """The most frequent label; ties go to the label seen first."""
-    counts: Dict[int, int] = {}
-    for label in labels:
-        counts[label] = counts.get(label, 0) + 1
-    best = labels[0]
-    for label in counts:
-        if counts[label] > counts[best]:
-            best = label
-    return best
-
-
-def template_grid_data(part) -> Dict[str, Any]:
-    """Template_sens: dataset x template accuracy, and agreement with the item's majority over templates."""
-    datasets, accuracy, agreement, consistency = [], [], [], []
-    for dataset in part.datasets():
-        table = _table(part, dataset)
-        T = len(table)
-        predicted = [[table.summaries[p][0][i][0] for i in range(T)] for p in range(table.passes)]
-        majority = [_majority([predicted[p][i] for p in range(table.passes)]) for i in range(T)]
-        datasets.append(dataset)
-        accuracy.append([sum(1 for i in range(T) if predicted[p][i] == table.labels[i]) / T
-                         for p in range(table.passes)])
-        agreement.append([sum(1 for i in range(T) if predicted[p][i] == majority[i]) / T
-                          for p in range(table.passes)])
-        consistency.append(sequential_sum(agreement[-1]) / table.passes)
-    return {"datasets": datasets, "templates": list(range(len(accuracy[0]) if accuracy else 0)),
-            "accuracy": accuracy, "agreement": agreement, "consistency": consistency}
-
-
-def demo_consistency_data(part) -> Dict[str, Any]:
-    """Demo_sens: per test item, the majority share of its R predictions; their histogram per dataset."""
-    out: Dict[str, Any] = {}
-    for dataset in part.datasets():
-        table = _table(part, dataset)
-        R = table.repeats
-        shares = []
-        for i in range(len(table)):
-            labels = [table.summaries[0][r][i][0] for r in range(R)]
-            shares.append(max(labels.count(v) for v in set(labels)) / R)
-        levels = [c / R for c in range(1, R + 1)]
-        out[dataset] = {"per_item": shares, "levels": levels,
-                        "histogram": [sum(1 for s in shares if s == level) for level in levels],
-                        "mean": sequential_sum(shares) / len(shares)}
-    return out
-
-
-def label_names(dataset: str, width: int) -> List[str]:
-    """The standard dataset's label words, or label0..n for other data."""
-    try:
-        from ..datasets import dataset_constants
-        names = list(dataset_constants(dataset)["label_space"])
-        if len(names) == width:
-            return names
-    except (KeyError, ValueError, ImportError, TypeError):
-        pass
-    return [f"label{i}" for i in range(width)]
-
-
-def bias_data(run) -> Dict[str, Any]:
-    """Per dataset: the true label frequencies and the mean predicted distribution of each bias diagnosis.
-
-    The mean of raw rows (as the bias metrics take it); the frequencies are those of the
-    test items' labels in the records.
-    """
-    out: Dict[str, Any] = {}
-    for name in ("Contextual_bias", "Domain_bias", "Post_bias", "Normal"):
-        part = run.parts.get(name)
-        if part is None or not part.records or (name == "Normal" and out):
-            continue  # Normal's rows are Post_bias's rows: shown only when no bias diagnosis ran
-        for dataset in part.datasets():
-            records = [r for r in part.records.get(dataset, []) if r["pass"] == 0]
-            if not records:
-                continue
-            width = len(records[0]["prediction"])
-            entry = out.setdefault(dataset, {"labels": label_names(dataset, width), "frequencies": None, "means": {}})
-            entry["means"][name] = column_means([r["prediction"] for r in records])
-            if entry["frequencies"] is None or name in ("Post_bias", "Normal"):
-                counts = [0] * width
-                for r in records:
-                    counts[r["label"]] += 1
-                entry["frequencies"] = [c / len(records) for c in counts]
-    return out
-
-
-def difference_data(comparison) -> List[Dict[str, Any]]:
-    """Paired (or unpaired) differences B - A as rows for a forest plot."""
-    rows = []
-    for name, part in comparison.parts.items():
-        for metric in part.metrics:
-            for dataset, diffs in list(part.datasets.items()) + [("Averaged", part.averaged)]:
-                d = diffs.get(metric)
-                if d is not None:
-                    rows.append({"benchmark": name, "metric": metric, "dataset": dataset, "delta": d.delta,
-                                 "low": d.low, "high": d.high, "significant": d.significant})
-    return rows
-
-
-# ----------------------------------------------------------------------------
-# drawing (matplotlib, Agg)
-# ----------------------------------------------------------------------------
 def pyplot():
-    """matplotlib.pyplot on the Agg backend, or an ImportError naming the ``plot`` extra."""
+    """matplotlib.pyplot on the Agg backend with the report's type sizes, or an ImportError naming the extra."""
     from ..extras import require
     matplotlib = require("matplotlib", "the HTML report's plots")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    plt.rcParams.update({"font.family": "DejaVu Sans", "svg.fonttype": "path", "figure.dpi": 100})
+    plt.rcParams.update({"font.family": "DejaVu Sans", "svg.fonttype": "path", "figure.dpi": DPI,
+                         "savefig.dpi": DPI, "font.size": 10, "axes.titlesize": 10, "axes.labelsize": 9,
+                         "xtick.labelsize": 8.5, "ytick.labelsize": 8.5, "legend.fontsize": 9,
+                         "figure.titlesize": 11})
     return plt
 
 
-def _grid(plt, count: int, width: float = 3.2, height: float = 3.0, columns: int = 4):
+def run_colour(index: int) -> str:
+    return RUN_COLOURS[index % len(RUN_COLOURS)]
+
+
+def panels(count: int, columns: int, panel_height: float):
+    """A figure of ``count`` panels in rows of ``columns`` (:func:`legend_above` adds the legend's room); fewer
+    panels than a row holds keep the width a panel has in a full row (a single dataset is not stretched)."""
+    plt = pyplot()
+    full = max(1, columns)
     columns = max(1, min(columns, count))
     rows = (count + columns - 1) // columns
-    fig, axes = plt.subplots(rows, columns, figsize=(width * columns, height * rows), squeeze=False)
+    width = FIGURE_WIDTH * max(columns, min(2, full)) / full
+    fig, axes = plt.subplots(rows, columns, figsize=(width, panel_height * rows + 0.1), squeeze=False)
     flat = [ax for row in axes for ax in row]
     for ax in flat[count:]:
         ax.axis("off")
-    return fig, flat
+    return fig, flat[:count]
 
 
-def draw_reliability(data: List[Dict[str, Any]], title: str = ""):
-    plt = pyplot()
-    fig, axes = _grid(plt, len(data))
-    for ax, d in zip(axes, data):
-        centers = [(a + b) / 2 for a, b in zip(d["bounds"], d["bounds"][1:])]
-        heights = [a if a is not None else 0 for a in d["accuracy"]]
-        ax.bar(centers, heights, width=0.1, edgecolor="black", color="#4C72B0", alpha=0.8, label="accuracy")
-        gaps = [(c, conf) for c, conf in zip(centers, d["confidence"]) if conf is not None]
-        ax.plot([g[0] for g in gaps], [g[1] for g in gaps], "o", color="#DD8452", label="mean confidence")
-        ax.plot([0, 1], [0, 1], "--", color="gray", linewidth=1)
+def _entry_width(label: str) -> float:
+    """Inches a legend entry takes at 9 pt: its handle and gaps, and about 0.6 em per character."""
+    return 0.55 + len(label) * 9 * 0.6 / 72
+
+
+def legend_above(fig, handles: Sequence[Any], labels: Sequence[str], columns: int = 5, title: str = "") -> None:
+    """The figure's legend above the panels, in as many columns as its width holds (at most ``columns``); the
+    figure grows by the legend's height and the panels are laid out under it."""
+    labels = [short(label, 40) for label in labels]
+    widest = max((_entry_width(label) for label in labels), default=1.0)
+    columns = max(1, min(columns, len(labels), int((fig.get_figwidth() - 0.2) // widest)))
+    rows = (len(labels) + columns - 1) // columns + (1 if title else 0)
+    room = 0.27 * rows + 0.12
+    fig.set_figheight(fig.get_figheight() + room)
+    fig.tight_layout(rect=(0, 0, 1, 1 - room / fig.get_figheight()))
+    if handles:
+        legend = fig.legend(handles, labels, loc="upper center", ncol=columns, frameon=False, title=title or None,
+                            bbox_to_anchor=(0.5, 1.0), handlelength=1.6, columnspacing=1.4)
+        if title:
+            legend.get_title().set_fontweight("bold")
+
+
+def run_handles(labels: Sequence[str], style: str = "line") -> List[Any]:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    if style == "bar":
+        return [Patch(facecolor=run_colour(i), edgecolor="black", linewidth=0.3) for i in range(len(labels))]
+    return [Line2D([], [], color=run_colour(i), marker="o", markersize=5, linewidth=1.4) for i in range(len(labels))]
+
+
+def plain(text: str) -> str:
+    """Text from a run (a label, a dataset or label word) as matplotlib prints it: ``$`` starts no formula."""
+    return str(text).replace("$", r"\$")
+
+
+def short(text: str, limit: int = 14) -> str:
+    """A label word or name cut to ``limit`` characters (with an ellipsis) so tick labels never overlap."""
+    text = str(text)
+    return plain(text if len(text) <= limit else text[:limit - 1] + "…")
+
+
+def datasets_of(series: Series) -> List[str]:
+    seen: List[str] = []
+    for _, data in series:
+        seen.extend(d for d in data if d not in seen)
+    return seen
+
+
+def values_line(name: str, values: Sequence[str]) -> str:
+    """``ECE 0.078 · 0.032``: one number per run, in run order, under a panel's title."""
+    return f"{name} " + " · ".join(values)
+
+
+# ----------------------------------------------------------------------------
+# the standard's figures
+# ----------------------------------------------------------------------------
+def draw_reliability(series: Series):
+    """Per dataset, each run's reliability curve: the standard's 10 ECE bins, mean confidence against accuracy.
+
+    ``series``: (run label, {dataset: :func:`reliability_data`}).
+    """
+    from matplotlib.lines import Line2D
+    datasets = datasets_of(series)
+    fig, axes = panels(len(datasets), 5, 2.75)
+    for number, (ax, dataset) in enumerate(zip(axes, datasets)):
+        eces = []
+        for index, (_, data) in enumerate(series):
+            d = data.get(dataset)
+            if d is None:
+                eces.append("n/a")
+                continue
+            points = [(c, a) for c, a, n in zip(d["confidence"], d["accuracy"], d["counts"]) if n]
+            ax.plot([p[0] for p in points], [p[1] for p in points], "o-", color=run_colour(index), markersize=4,
+                    linewidth=1.2)
+            eces.append(f"{d['ece']:.3f}")
+        ax.plot([0, 1], [0, 1], "--", color="#999999", linewidth=1)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
-        ax.set_title(f"{d['dataset']} (ECE {d['ece']:.3f})", fontsize=9)
-        ax.set_xlabel("confidence bin")
-        ax.set_ylabel("accuracy")
-    axes[0].legend(fontsize=7, loc="upper left")
-    fig.suptitle(title)
-    fig.tight_layout()
+        ax.set_title(f"{short(dataset, 22)}\n{values_line('ECE', eces)}", fontsize=9)
+        if number % 5 == 0:
+            ax.set_ylabel("accuracy of the bin")
+        if number >= len(datasets) - 5:
+            ax.set_xlabel("mean confidence of the bin")
+    handles = run_handles([label for label, _ in series]) + [Line2D([], [], color="#999999", linestyle="--")]
+    legend_above(fig, handles, [label for label, _ in series] + ["perfect calibration"])
     return fig
 
 
-def draw_gler(data: List[Dict[str, Any]], title: str = ""):
-    """One panel per metric: each dataset's per-pass values on the standard's x-values, with the
-    straight line the standard fitted there, so that the printed slope is the slope drawn.
+def draw_gler(series: Series):
+    """GLER: one panel per (metric, run): each dataset's per-pass values on the standard's x-values, with the
+    straight line the standard fitted there (so the printed slope is the slope drawn).
 
-    The x-values fall as the label noise rises (1 = no noise), so a positive slope is a metric
-    that falls as noise rises; the noise rate of each x is written under it.
+    ``series``: (run label, [:func:`gler_data` of each dataset]).  The x-values fall as the
+    label noise rises (1 = no noise); the noise rate of each x is written under it.
     """
-    plt = pyplot()
-    metrics = list(data[0]["metrics"]) if data else []
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(10, 3.4 * max(1, len(metrics))), squeeze=False)
-    for ax, metric in zip([row[0] for row in axes], metrics):
+    metrics = list(series[0][1][0]["metrics"]) if series and series[0][1] else []
+    datasets = [d["dataset"] for d in series[0][1]] if series else []
+    for _, data in series[1:]:
+        datasets.extend(d["dataset"] for d in data if d["dataset"] not in datasets)
+    columns = len(series) if len(series) > 1 else 2
+    fig, axes = panels(len(metrics) * (len(series) if len(series) > 1 else 1), columns, 2.7)
+    cells = [(metric, run) for metric in metrics for run in range(len(series))]
+    for number, (ax, (metric, run)) in enumerate(zip(axes, cells)):
+        label, data = series[run]
         for d in data:
             curve = d["metrics"][metric]
-            line, = ax.plot(d["x"], curve["y"], "o", label=f"{d['dataset']}: slope {curve['slope']:+.3f}")
+            colour = DATASET_COLOURS[datasets.index(d["dataset"]) % len(DATASET_COLOURS)]
+            ax.plot(d["x"], curve["y"], "o", color=colour, markersize=4)
             ends = [min(d["x"]), max(d["x"])]
-            ax.plot(ends, [curve["slope"] * x + curve["intercept"] for x in ends], "-", color=line.get_color(),
-                    linewidth=1)
+            ax.plot(ends, [curve["slope"] * x + curve["intercept"] for x in ends], "-", color=colour, linewidth=1)
         if data:
             ax.set_xticks(data[0]["x"])
-            ax.set_xticklabels([f"{x:g}\n{r:.0%}" for x, r in zip(data[0]["x"], data[0]["rates"])], fontsize=8)
-        ax.set_title(f"{metric}: points per pass, line = the standard's fit (its slope in the legend)", fontsize=10)
-        ax.set_xlabel("the standard's x-value, label-noise rate under it (x falls as the noise rises)", fontsize=9)
-        ax.set_ylabel(metric, fontsize=9)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
+            ax.set_xticklabels([f"{x:g}\n{r:.0%}" for x, r in zip(data[0]["x"], data[0]["rates"])])
+        ax.set_title(f"{short(label, 24)}: {metric_display_name('', metric)}")
+        if number % columns == 0:
+            ax.set_ylabel(metric_display_name("", metric))
+    from matplotlib.lines import Line2D
+    handles = [Line2D([], [], color=DATASET_COLOURS[i % len(DATASET_COLOURS)], marker="o", markersize=5, linewidth=1)
+               for i in range(len(datasets))]
+    fig.supxlabel("the standard's x-value, and under it the label-noise rate (x falls as the noise rises)", fontsize=9)
+    legend_above(fig, handles, datasets)
     return fig
 
 
-def draw_template_grid(data: Dict[str, Any], title: str = ""):
+def draw_template_grid(series: Series):
+    """Template_sens: per run, dataset x template accuracy and agreement with the item's majority over templates
+    (one row of two heat maps per run, one colour scale for all)."""
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(12, 1.2 + 0.45 * max(1, len(data["datasets"]))), squeeze=False)
-    for ax, key in zip(axes[0], ("accuracy", "agreement")):
-        image = ax.imshow(data[key], vmin=0, vmax=1, cmap="viridis", aspect="auto")
-        ax.set_xticks(range(len(data["templates"])))
-        ax.set_xticklabels([str(t) for t in data["templates"]])
-        ax.set_yticks(range(len(data["datasets"])))
-        ax.set_yticklabels(data["datasets"])
-        ax.set_xlabel("template (row of the L9 table)")
-        ax.set_title("accuracy" if key == "accuracy" else "agreement with the majority over templates", fontsize=9)
-        for i, row in enumerate(data[key]):
-            for j, v in enumerate(row):
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v < 0.6 else "black")
-        fig.colorbar(image, ax=ax)
-    fig.suptitle(title)
-    fig.tight_layout()
+    rows = max(1, len(series))
+    names = series[0][1]["datasets"] if series else []
+    panel_height = 0.9 + 0.3 * max(1, len(names))
+    fig, axes = plt.subplots(rows, 2, figsize=(FIGURE_WIDTH, panel_height * rows), squeeze=False)
+    image = None
+    for (label, data), pair in zip(series, axes):
+        for ax, key in zip(pair, ("accuracy", "agreement")):
+            image = ax.imshow(data[key], vmin=0, vmax=1, cmap="viridis", aspect="auto")
+            ax.set_xticks(range(len(data["templates"])))
+            ax.set_xticklabels([str(t) for t in data["templates"]])
+            ax.set_yticks(range(len(data["datasets"])))
+            ax.set_yticklabels([short(d, 22) for d in data["datasets"]])
+            ax.set_xlabel("template (row of the L9 table)")
+            what = "accuracy" if key == "accuracy" else "agreement with the item's majority over templates"
+            ax.set_title(f"{short(label, 24)}: {what}")
+            for i, row in enumerate(data[key]):
+                for j, v in enumerate(row):
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=MIN_FONT_PT,
+                            color="white" if v < 0.6 else "black")
+    fig.tight_layout(rect=(0, 0, 0.93, 1))
+    if image is not None:
+        fig.colorbar(image, cax=fig.add_axes((0.945, 0.15, 0.012, 0.7)))
     return fig
 
 
-def draw_demo_consistency(data: Dict[str, Any], title: str = ""):
-    plt = pyplot()
-    fig, axes = _grid(plt, len(data))
-    for ax, (dataset, d) in zip(axes, data.items()):
-        ax.bar([f"{v:.2f}" for v in d["levels"]], d["histogram"], color="#55A868", edgecolor="black")
-        ax.set_title(f"{dataset} (consistency {d['mean']:.3f})", fontsize=9)
-        ax.set_xlabel("majority share of the query's predictions")
-        ax.set_ylabel("test items")
-        ax.tick_params(axis="x", labelsize=7, rotation=45)
-    fig.suptitle(title)
-    fig.tight_layout()
+def draw_demo_consistency(series: Series):
+    """Demo_sens: per dataset, how many test items have each majority share of their predictions over the
+    demonstration sets, one bar per run; ``series``: (run label, :func:`demo_consistency_data`)."""
+    datasets = datasets_of(series)
+    fig, axes = panels(len(datasets), 5, 2.6)
+    width = 1.0 / max(len(series) + 1, 2)
+    for number, (ax, dataset) in enumerate(zip(axes, datasets)):
+        means = []
+        for index, (_, data) in enumerate(series):
+            d = data.get(dataset)
+            if d is None:
+                means.append("n/a")
+                continue
+            step = d["levels"][0]
+            xs = [level + (index - (len(series) - 1) / 2) * width * step for level in d["levels"]]
+            ax.bar(xs, d["histogram"], width=width * step, color=run_colour(index), edgecolor="black", linewidth=0.3)
+            means.append(f"{d['mean']:.3f}")
+        ax.set_xlim(0, 1.0 + 0.5 / max(len(series), 1) * 0.25)
+        ax.set_xticks([0.25, 0.5, 0.75, 1.0])
+        ax.set_title(f"{short(dataset, 22)}\n{values_line('consistency', means)}", fontsize=9)
+        if number % 5 == 0:
+            ax.set_ylabel("test items")
+        if number >= len(datasets) - 5:
+            ax.set_xlabel("majority share of predictions")
+    legend_above(fig, run_handles([label for label, _ in series], "bar"), [label for label, _ in series])
     return fig
+
+
+#: the colours of the bias figure's bars: the true frequencies, then each diagnosis's mean prediction
+BIAS_COLOURS = {"true label frequency": "#B0B0B0", "Contextual_bias": "#DD8452", "Domain_bias": "#55A868",
+                "Post_bias": "#8172B3", "Normal": "#8172B3"}
 
 
 def draw_bias(data: Dict[str, Any], title: str = ""):
-    plt = pyplot()
-    fig, axes = _grid(plt, len(data), width=3.6)
-    for ax, (dataset, d) in zip(axes, data.items()):
+    """One run's mean predicted distributions (per bias diagnosis) beside the true label frequencies, per
+    dataset; the label words are the run's own (:func:`label_names`)."""
+    fig, axes = panels(len(data), 5, 2.7)
+    handles: Dict[str, Any] = {}
+    for number, (ax, (dataset, d)) in enumerate(zip(axes, data.items())):
         series = [("true label frequency", d["frequencies"])] + list(d["means"].items())
         width = 0.8 / len(series)
         positions = range(len(d["labels"]))
         for s, (name, values) in enumerate(series):
-            ax.bar([p + s * width - 0.4 + width / 2 for p in positions], values, width=width,
-                   label=name, edgecolor="black", linewidth=0.3)
+            bars = ax.bar([p + s * width - 0.4 + width / 2 for p in positions], values, width=width,
+                          color=BIAS_COLOURS.get(name, "#4C72B0"), edgecolor="black", linewidth=0.3)
+            handles.setdefault(name if name == "true label frequency" else f"{name}: mean prediction", bars)
         ax.set_xticks(list(positions))
-        ax.set_xticklabels(d["labels"], rotation=30, fontsize=7)
-        ax.set_title(dataset, fontsize=9)
-        ax.set_ylabel("mean probability")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
+        ax.set_xticklabels([short(w, 12) for w in d["labels"]], rotation=30, ha="right")
+        ax.set_title(short(dataset, 24))
+        if number % 5 == 0:
+            ax.set_ylabel("mean probability")
+    legend_above(fig, list(handles.values()), list(handles), title=short(title, 60))
     return fig
 
 
-#: colour of a difference: significant and better, significant and worse, significant without a direction, not
-DIFFERENCE_COLOURS = {"better": "#1a7f37", "worse": "#C44E52", "significant": "#222222", None: "#4C72B0"}
-
-
-def draw_differences(rows: List[Dict[str, Any]], title: str = ""):
-    """A forest plot per metric (each in its own unit), datasets down the side: one sub-benchmark's rows."""
-    from .tables import _direction
-    plt = pyplot()
-    metrics: List[str] = []
-    for r in rows:
-        if r["metric"] not in metrics:
-            metrics.append(r["metric"])
-    datasets: List[str] = []
-    for r in rows:
-        if r["dataset"] not in datasets:
-            datasets.append(r["dataset"])
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics) + 1.6, 0.9 + 0.32 * len(datasets)),
-                             squeeze=False, sharey=True)
-    for ax, metric in zip(axes[0], metrics):
-        for r in (r for r in rows if r["metric"] == metric):
-            y = datasets.index(r["dataset"])
-            kind = (_direction(r["benchmark"], metric, r["delta"]) or "significant") if r["significant"] else None
-            color = DIFFERENCE_COLOURS[kind]
-            if r["low"] is not None:
-                ax.plot([r["low"], r["high"]], [y, y], "-", color=color)
-            ax.plot([r["delta"]], [y], "o", color=color)
-        ax.axvline(0, color="gray", linewidth=1)
-        ax.set_title(metric, fontsize=9)
-        ax.tick_params(axis="x", labelsize=7)
-    axes[0][0].set_yticks(range(len(datasets)))
-    axes[0][0].set_yticklabels(datasets, fontsize=8)
-    axes[0][0].invert_yaxis()
-    fig.supxlabel("second run - first run; green: significantly better, red: significantly worse", fontsize=8)
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return fig
+def min_text_px(fig) -> float:
+    """The smallest text in the figure, in pixels of the saved image (every visible, non-empty text)."""
+    from matplotlib.text import Text
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return round(min(sizes) * fig.dpi / 72, 2) if sizes else 0.0
 
 
 def figure_bytes(fig, fmt: str) -> bytes:

@@ -96,8 +96,13 @@ def load_run(path: str, label: Optional[str] = None, *, records: bool = True,
     ``label`` names the run in tables (default: the directory name).  With
     ``records=False`` the records file is not read (tables of recorded numbers only).
     A records file larger than ``max_samples_bytes`` (default :data:`MAX_SAMPLES_BYTES`)
-    is refused before it is read.
+    is refused before it is read.  An Every Eval Ever export of a run (``staicc export``)
+    loads as the run it came from.
     """
+    from ..results.eee_import import read_export
+    exported = read_export(os.fspath(path), records=records, max_samples_bytes=_samples_limit(max_samples_bytes))
+    if exported is not None:
+        return _exported_run(exported, label)
     results_path = _results_path(os.fspath(path))
     if not os.path.isfile(results_path):
         raise _fail(results_path, "is not a regular file")
@@ -119,24 +124,7 @@ def load_run(path: str, label: Optional[str] = None, *, records: bool = True,
         raise _fail(results_path, f"expected a JSON object, found {type(document).__name__}")
     if document.get("format") != RESULTS_FORMAT:
         raise _fail(results_path, f"format is {document.get('format')!r}; expected {RESULTS_FORMAT!r}")
-    benchmarks = document.get("benchmarks")
-    if not isinstance(benchmarks, dict) or not benchmarks:
-        raise _fail(results_path, "'benchmarks' must be a non-empty object of sub-benchmark results")
-    parts: Dict[str, Part] = {}
-    for name, entry in benchmarks.items():
-        at = f"benchmarks.{name}"
-        if not isinstance(entry, dict) or not isinstance(entry.get("results"), dict):
-            raise _fail(results_path, f"{at} must be an object with 'results' and 'metadata'")
-        metadata = entry.get("metadata") or {}
-        spec = SPECS.get(name)
-        if spec is not None and spec.compound:
-            for key, part_name in spec.parts:
-                if key in entry["results"]:
-                    parts[part_name] = Part(part_name, _checked_results(entry["results"][key], results_path, f"{at}.results.{key}"),
-                                            metadata.get(key, {}) if isinstance(metadata, dict) else {})
-        else:
-            parts[name] = Part(name, _checked_results(entry["results"], results_path, f"{at}.results"),
-                               metadata if isinstance(metadata, dict) else {})
+    parts = _parts(document.get("benchmarks"), results_path)
     directory = os.path.dirname(os.path.abspath(results_path))
     run_label = label or os.path.basename(directory if os.path.basename(results_path) == RESULTS_FILE else results_path)
     run = Run(os.path.abspath(results_path), run_label, document.get("provenance") or {}, parts)
@@ -155,6 +143,38 @@ def load_run(path: str, label: Optional[str] = None, *, records: bool = True,
         if not (columns_path and os.path.isfile(columns_path) and _read_columns(columns_path, samples_path, run)):
             _read_records(samples_path, run, _samples_limit(max_samples_bytes))
     return run
+
+
+def _exported_run(exported: Tuple[Dict[str, Any], str, Optional[str], Any], label: Optional[str]) -> Run:
+    """The run an Every Eval Ever export was written from (see :mod:`StaICC.results.eee_import`)."""
+    document, aggregate, samples_path, records = exported
+    path = os.path.abspath(aggregate)
+    run = Run(path, label or os.path.basename(os.path.dirname(path)), document["provenance"],
+              _parts(document["benchmarks"], aggregate), samples_path)
+    _add_records(records, run, samples_path or aggregate)
+    return run
+
+
+def _parts(benchmarks: Any, results_path: str) -> Dict[str, "Part"]:
+    """The sub-benchmarks of a results document (compound ones unfolded into their parts), checked."""
+    if not isinstance(benchmarks, dict) or not benchmarks:
+        raise _fail(results_path, "'benchmarks' must be a non-empty object of sub-benchmark results")
+    parts: Dict[str, Part] = {}
+    for name, entry in benchmarks.items():
+        at = f"benchmarks.{name}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("results"), dict):
+            raise _fail(results_path, f"{at} must be an object with 'results' and 'metadata'")
+        metadata = entry.get("metadata") or {}
+        spec = SPECS.get(name)
+        if spec is not None and spec.compound:
+            for key, part_name in spec.parts:
+                if key in entry["results"]:
+                    parts[part_name] = Part(part_name, _checked_results(entry["results"][key], results_path, f"{at}.results.{key}"),
+                                            metadata.get(key, {}) if isinstance(metadata, dict) else {})
+        else:
+            parts[name] = Part(name, _checked_results(entry["results"], results_path, f"{at}.results"),
+                               metadata if isinstance(metadata, dict) else {})
+    return parts
 
 
 def _read_columns(path: str, samples_path: str, run: Run) -> bool:
@@ -218,18 +238,28 @@ def _lines(samples_path: str, limit: int):
 def _read_records(samples_path: str, run: Run, limit: int = MAX_SAMPLES_BYTES) -> None:
     if not os.path.isfile(samples_path):
         raise _fail(samples_path, "is not a regular file")
+    _add_records(_parsed_lines(samples_path, limit), run, samples_path)
+
+
+def _parsed_lines(samples_path: str, limit: int):
+    """(where, record) of every line of a records file."""
     for number, line in _lines(samples_path, limit):
         if not line.strip():
             continue
         where = f"{samples_path}, line {number}"
         try:
-            record = json.loads(line)
+            yield where, json.loads(line)
         except json.JSONDecodeError as exc:
             raise _fail(where, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
         except RecursionError:
             raise _fail(where, "nested too deeply to be a record") from None
         except ValueError as exc:  # e.g. a 5,000-digit label: Python refuses to read the integer
             raise _fail(where, f"holds a value that cannot be read ({str(exc).splitlines()[0]})") from None
+
+
+def _add_records(records, run: Run, samples_path: str) -> None:
+    """Check each (where, record) and file it under its sub-benchmark and dataset, in query order."""
+    for where, record in records:
         _check_record(record, where)
         part = run.parts.get(record["benchmark"])
         if part is None:
@@ -265,6 +295,19 @@ def _check_record(record: Any, where: str) -> None:
         for value in prediction:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise _fail(where, f"field 'prediction' must hold numbers, found {value!r}")
+
+
+def run_labels(paths: List[str]) -> List[str]:
+    """Short distinct run names: the directory names, made unique with their position when needed."""
+    names = []
+    for path in paths:
+        path = os.path.abspath(os.fspath(path))
+        if os.path.basename(path) == RESULTS_FILE:
+            path = os.path.dirname(path)
+        names.append(os.path.basename(path.rstrip(os.sep)) or path)
+    if len(set(names)) < len(names):
+        names = [f"{n} ({i + 1})" for i, n in enumerate(names)]
+    return names
 
 
 def record_key(record: Dict[str, Any]) -> Tuple[int, int, int]:

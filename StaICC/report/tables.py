@@ -3,8 +3,12 @@ import math
 from typing import Any, Dict, List, Optional
 
 from ..results import ResultDict, _jsonable, flatten  # noqa: F401  (re-exported)
+from .cells import Cell, Table, _cell_text, format_number, format_p  # noqa: F401  (re-exported)
 from .escaping import ESCAPES, csv_text, latex_escape, markdown_escape, no_escape, terminal_escape  # noqa: F401
-from .notices import notices
+from .latex import render_latex  # noqa: F401  (re-exported)
+from .names import Name, metric_label  # noqa: F401  (re-exported)
+from .notices import infinity_notes, notices
+from .render import FORMATS, render, render_csv, render_markdown, render_text  # noqa: F401  (re-exported)
 
 
 def _format_value(value: Any) -> str:
@@ -46,212 +50,14 @@ def format_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
         if r[0] == "Averaged":
             lines.append("  ".join("-" * w for w in widths))
         lines.append("  ".join(v.ljust(w) for v, w in zip(r, widths)))
+    values = [(name, flatten(value)) for name, value in divided.items()] + [("Averaged", averaged)]
+    lines.extend(terminal_escape(line) for line in infinity_notes(benchmark, values))
     return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------
-# tables of runs and comparisons, rendered as text, Markdown, LaTeX, CSV, JSON
+# tables of runs and comparisons (rendered by .render, .latex and .html)
 # ----------------------------------------------------------------------------
-FORMATS = ("table", "md", "latex", "csv", "json")
-
-
-class Cell:
-    """A number with an optional interval and significance mark; rendered per format."""
-
-    __slots__ = ("value", "low", "high", "mark", "kind", "suffix", "direction")
-
-    def __init__(self, value: Any, low: Any = None, high: Any = None, mark: bool = False, kind: str = "value",
-                 suffix: str = "", direction: Optional[str] = None) -> None:
-        self.value, self.low, self.high, self.mark, self.kind = value, low, high, mark, kind
-        #: a footnote sign (†: resamples left out of the interval); "better"/"worse" for a significant difference
-        self.suffix, self.direction = suffix, direction
-
-    def raw(self) -> Any:
-        return self.value
-
-
-class Table:
-    """A titled table: column names, rows of cells (str, number, None or :class:`Cell`), notes."""
-
-    def __init__(self, title: str, columns: List[str], rows: List[List[Any]], notes: Optional[List[str]] = None,
-                 banner: Optional[List[str]] = None) -> None:
-        self.title, self.columns, self.rows, self.notes = title, columns, rows, notes or []
-        #: lines every format prints above the table (non-standard settings, unparsed answers)
-        self.banner: List[str] = banner or []
-
-
-def metric_label(benchmark: str, metric: str) -> str:
-    """Column name of a metric: GLER's numbers are regression slopes, and say so."""
-    from ..subbenchmarks.spec import SPECS
-    spec = SPECS.get(benchmark)
-    if spec is not None and spec.has_slopes:
-        return f"{metric} slope"
-    return metric
-
-
-def format_number(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        if value != 0 and abs(value) < 0.5 * 10 ** -digits:
-            return f"{value:.1e}"  # would print as 0.0000 or -0.0000: show the digits that tell it from zero
-        return f"{value:.{digits}f}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(format_number(v, digits) for v in value) + "]"
-    return str(value)
-
-
-def format_p(p: Optional[float]) -> str:
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "n/a"
-    if p < 0.001:
-        return "<0.001"
-    return f"{p:.3f}"
-
-
-def _cell_text(cell: Any, ci: Optional[str], fmt: str) -> str:
-    """A cell as ``fmt`` prints it: every piece of data escaped for that format, then the
-    format's own markup (``$\\pm$``, ``*``) added around it."""
-    esc = ESCAPES.get(fmt, no_escape)
-    if not isinstance(cell, Cell):
-        return esc(format_number(cell) if not isinstance(cell, str) else cell)
-    if cell.kind == "p":
-        text = format_p(cell.value)
-        text = "$<$" + esc(text[1:]) if fmt == "latex" and text.startswith("<") else esc(text)
-    else:
-        text = esc(format_number(cell.value))
-        if ci and cell.low is not None and not isinstance(cell.value, list):
-            if ci == "pm":
-                half = (cell.high - cell.low) / 2
-                text += (r" $\pm$ " if fmt == "latex" else " ± ") + esc(format_number(half))
-            else:
-                text += f" [{esc(format_number(cell.low))}, {esc(format_number(cell.high))}]"
-    if cell.mark:
-        text += r"$^{*}$" if fmt == "latex" else "*"
-    return text + cell.suffix
-
-
-def render_text(table: Table, ci: Optional[str] = "interval") -> str:
-    """The terminal table: rich when installed, else tabulate, else a plain aligned table."""
-    header = [terminal_escape(c) for c in table.columns]
-    title = terminal_escape(table.title) if table.title else table.title
-    body = [[_cell_text(c, ci, "table") for c in row] for row in table.rows]
-    try:
-        import rich.console  # noqa: F401  (optional: the "rich" extra)
-        import rich.markup
-        import rich.table
-        import io
-        grid = rich.table.Table(title=rich.markup.escape(title) if title else title, show_lines=False)
-        for column in header:
-            grid.add_column(rich.markup.escape(column), no_wrap=True)
-        for row in body:
-            grid.add_row(*(rich.markup.escape(cell) for cell in row))
-        buffer = io.StringIO()
-        width = sum(max(len(r[i]) for r in body + [header]) + 3 for i in range(len(header))) + 4
-        rich.console.Console(file=buffer, width=max(width, len(title or "")), color_system=None).print(grid)
-        text = buffer.getvalue().rstrip("\n")
-    except ImportError:
-        try:
-            import tabulate
-            text = (title + "\n" if title else "") + tabulate.tabulate(body, headers=header)
-        except ImportError:
-            widths = [max(len(r[i]) for r in body + [header]) for i in range(len(header))]
-            lines = [title] if title else []
-            lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
-            lines.append("  ".join("-" * w for w in widths))
-            lines.extend("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body)
-            text = "\n".join(lines)
-    return "".join(f"!! {terminal_escape(line)}\n" for line in table.banner) + text + \
-        "".join("\n" + terminal_escape(note) for note in table.notes)
-
-
-def render_markdown(table: Table, ci: Optional[str] = "interval") -> str:
-    esc = markdown_escape
-    lines = [f"**{esc(table.title)}**", ""] if table.title else []
-    lines.extend([f"> **{esc(line)}**" for line in table.banner] + ([""] if table.banner else []))
-    lines.append("| " + " | ".join(esc(c) for c in table.columns) + " |")
-    lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(table.columns))) + "|")
-    for row in table.rows:
-        lines.append("| " + " | ".join(_cell_text(c, ci, "md") for c in row) + " |")
-    lines.extend([""] + [esc(n) for n in table.notes] if table.notes else [])
-    return "\n".join(lines)
-
-
-def render_latex(table: Table, ci: Optional[str] = "interval") -> str:
-    """A booktabs table (needs ``\\usepackage{booktabs}``); the title becomes the caption."""
-    spec = "l" + "r" * (len(table.columns) - 1)
-    lines = [r"\begin{table}[t]", r"\centering"]
-    if table.title:
-        lines.append(r"\caption{" + latex_escape(table.title) + "}")
-    lines.extend(r"\par\textbf{" + latex_escape(line) + "}" for line in table.banner)
-    lines += [r"\begin{tabular}{" + spec + "}", r"\toprule",
-              " & ".join(latex_escape(c) for c in table.columns) + r" \\", r"\midrule"]
-    for row in table.rows:
-        if row and row[0] == "Averaged":
-            lines.append(r"\midrule")
-        cells = [_cell_text(c, ci, "latex") for c in row]
-        lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    for note in table.notes:
-        lines.append(r"\par\footnotesize " + latex_escape(note))
-    lines.append(r"\end{table}")
-    return "\n".join(lines)
-
-
-def render_csv(tables: List[Table]) -> str:
-    """Long CSV with full-precision numbers; interval columns follow their value."""
-    import csv
-    import io
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    for table in tables:
-        header = ["table"]
-        for name, column in zip(table.columns, zip(*table.rows) if table.rows else [[]] * len(table.columns)):
-            header.append(name)
-            if any(isinstance(c, Cell) and c.low is not None for c in column):
-                header += [f"{name} low", f"{name} high"]
-        writer.writerow([csv_text(h) for h in header])
-        for line in table.banner:
-            writer.writerow([csv_text(table.title), csv_text(line)])
-        for row in table.rows:
-            out = [csv_text(table.title)]
-            for i, cell in enumerate(row):
-                out.append(_csv_value(cell.value if isinstance(cell, Cell) else cell))
-                if len(out) < len(header) and header[len(out)].endswith(" low"):
-                    has = isinstance(cell, Cell) and cell.low is not None
-                    out += [_csv_value(cell.low) if has else "", _csv_value(cell.high) if has else ""]
-            writer.writerow(out)
-    return buffer.getvalue()
-
-
-def _csv_value(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, list):
-        return " ".join(_csv_value(v) for v in value)
-    if isinstance(value, (int, bool)):
-        return str(value)
-    return csv_text(value)
-
-
-def render(tables: List[Table], fmt: str, ci: Optional[str] = "interval") -> str:
-    """All tables in one format (``table``, ``md``, ``latex``, ``csv``); JSON is written by the caller."""
-    if fmt == "csv":
-        return render_csv(tables)
-    renderer = {"table": render_text, "md": render_markdown, "latex": render_latex}.get(fmt)
-    if renderer is None:
-        raise ValueError(f"unknown table format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    return "\n\n".join(renderer(t, ci) for t in tables)
-
-
 def run_tables(run, estimates=None) -> List[Table]:
     """One table per sub-benchmark of a run: datasets x metrics, with intervals when estimated."""
     tables = []
@@ -286,6 +92,7 @@ def run_tables(run, estimates=None) -> List[Table]:
                          f"({estimates.resamples} resamples, seed {estimates.seed})")
         if unbounded:
             notes.append(UNBOUNDED_NOTE + "; infinite in " + ", ".join(unbounded) + f" of {estimates.resamples}")
+        notes += infinity_notes(name, [(d, flatten(r)) for d, r in part.divided.items()] + [("Averaged", part.averaged)])
         tables.append(Table(f"{name}: {run.label} (model {run.model_name()})",
                             ["dataset"] + [metric_label(name, c) for c in columns], rows, notes,
                             banner=notices([part.metadata])))
@@ -327,8 +134,10 @@ def result_tables(result: Dict[str, Any], title: Optional[str] = None) -> List[T
     rows = [[dataset] + [Cell(flatten(value).get(c)) if c in flatten(value) else "" for c in columns]
             for dataset, value in list(result.get("Divided results", {}).items())
             + [("Averaged", result["Averaged results"])]]
+    infinite = infinity_notes(benchmark, [(d, flatten(v)) for d, v in result.get("Divided results", {}).items()]
+                              + [("Averaged", result["Averaged results"])])
     return [Table(title or benchmark or "result", ["dataset"] + [metric_label(benchmark, c) for c in columns], rows,
-                  banner=notices([metadata]))]
+                  infinite, banner=notices([metadata]))]
 
 
 class _Label:
@@ -354,7 +163,7 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
         present = [c for c in comparisons if name in c.parts]
         columns = ["metric", "dataset", base.a] + [c.b for c in present]
         for c in present:
-            columns += [f"{c.b} - {c.a}", "p", "p (Holm)", "test"]
+            columns += [Name(f"{c.b} - {c.a}", f"{c.b} − {c.a}"), "p", "p (Holm)", "test"]
         rows = []
         any_unbounded = False
         for metric in first.metrics:
@@ -392,5 +201,14 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
         banner = [f"{run.label}: {line}" for run in runs if name in run.parts
                   for line in notices([run.parts[name].metadata])]
         tables.append(Table(f"{name}: " + ", ".join(f"{r.label} (model {r.model_name()})" for r in runs), columns,
-                            rows, notes, banner=banner))
+                            rows, notes, banner=banner, keys=[1], group_column=0, units=_comparison_units(len(present)),
+                            stated_once=[6 + len(present) + 4 * i for i in range(len(present))]))
     return tables
+
+
+def _comparison_units(count: int) -> List[List[int]]:
+    """The column groups a split comparison keeps together: the first run's value, the second's and their
+    difference with its p-values and test; then each further run with its difference (columns: metric,
+    dataset, the runs, then four per comparison)."""
+    blocks = [list(range(3 + count + 4 * i, 7 + count + 4 * i)) for i in range(count)]
+    return [[2, 3] + blocks[0]] + [[3 + i] + blocks[i] for i in range(1, count)]

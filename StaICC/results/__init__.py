@@ -1,4 +1,4 @@
-"""Results: the result dict with its metadata, per-query records, provenance and run directories."""
+"""Results: the result dict with its metadata, per-query records, provenance, run directories and their exports."""
 import json
 from typing import Any, Dict, Optional, Sequence
 

@@ -60,15 +60,8 @@ def _built_commit(package: str) -> Optional[str]:
 
 def package_versions() -> Dict[str, str]:
     """Versions of the heavy packages this process loaded (read from their metadata)."""
-    from importlib import metadata
-    versions = {}
-    for name in RECORDED_PACKAGES:
-        if name in sys.modules:
-            try:
-                versions[name] = metadata.version(name)
-            except metadata.PackageNotFoundError:
-                versions[name] = getattr(sys.modules[name], "__version__", "unknown")
-    return versions
+    from ..backends.numerics import package_versions as versions
+    return versions(RECORDED_PACKAGES)
 
 
 def device_description(backend: Any) -> str:
@@ -92,14 +85,44 @@ def collect(backend: Any, arguments: Dict[str, Any], started: str, seconds: floa
             command: Optional[List[str]] = None) -> Dict[str, Any]:
     from ..version import __version__
     identity = {name: redact_text(value) for name, value in backend.identity().items()}
-    return {"model": {"backend": getattr(backend, "name", "function"), "arguments": redact(arguments),
-                      "identity": identity, "fingerprint": backend.fingerprint()},
+    model = {"backend": getattr(backend, "name", "function"), "arguments": redact(arguments),
+             "identity": identity, "fingerprint": backend.fingerprint()}
+    if getattr(backend, "runtime", None):  # how it ran here (threads ...): changes no answer, so not the identity
+        model["runtime"] = dict(backend.runtime)
+    return {"model": model,
             "staicc_version": __version__, "git_commit": git_commit(),
             "python": f"{platform.python_implementation()} {platform.python_version()}",
             "platform": platform.platform(), "packages": package_versions(), "device": device_description(backend),
             "data_manifest_sha256": data_manifest_sha256(),
             "command": redact_command(command if command is not None else sys.argv),
             "started": started, "finished": utc_now(), "seconds": round(seconds, 3)}
+
+
+def run_numerics(backend: Any, requests_per_call: Optional[int], result: Any, *, shards: Optional[Dict[str, Any]] = None,
+                 cache: Optional[str] = None) -> Dict[str, Any]:
+    """The run's numerics record (:func:`StaICC.backends.numerics.numerics_record`): its answers' settings, its
+    route, the exact-sum branch of every pass of ``result`` (a suite result), and, when it read ``cache``,
+    every setting the cache's answers for this model were computed under (each shard's)."""
+    from ..backends.numerics import numerics_record
+    cached = None
+    if cache is not None and os.path.exists(cache):
+        from ..cache import PredictionCache
+        with PredictionCache(cache) as store:
+            cached = store.numerics_notes().get(backend.fingerprint())
+    return numerics_record(backend, requests_per_call, shards=shards, parts=suite_parts_metadata(result),
+                           cached=cached)
+
+
+def suite_parts_metadata(result: Any) -> Dict[str, Any]:
+    """Each sub-benchmark's metadata in a suite result, by name (a compound's parts as ``Name/part``)."""
+    parts: Dict[str, Any] = {}
+    for name, value in result.items():
+        metadata = getattr(value, "metadata", None) or {}
+        if "benchmark" in metadata:
+            parts[name] = metadata
+        else:
+            parts.update({f"{name}/{key}": m for key, m in metadata.items() if isinstance(m, dict)})
+    return parts
 
 
 def strict_json_value(value: Any, non_finite: List[str], path: str) -> Any:

@@ -14,6 +14,8 @@ from ..requests import prompt_sha256
 
 RECORD_FIELDS = ("benchmark", "dataset", "query_index", "pass", "test_index", "repeat", "demonstrations",
                  "prompt_sha256", "label", "prediction", "predicted", "text", "parsed")
+#: the field a record has when its generated text has a thinking section (see StaICC.backends.thinking)
+THINKING_FIELD = "thinking"
 
 
 class RecordSequence(Sequence):
@@ -46,6 +48,11 @@ class PlanRecords(RecordSequence):
     def __len__(self) -> int:
         return len(self._answers)
 
+    @property
+    def dataset(self) -> str:
+        """The dataset every record here is of."""
+        return self._work.plan.dataset
+
     def raw(self) -> List[Any]:
         """The validated predictions in call order (ints or score vectors)."""
         return [a.prediction for a in self._answers]
@@ -74,12 +81,38 @@ class PlanRecords(RecordSequence):
         q = i % per_pass
         answer = self._answers[i]
         prediction = answer.prediction
-        return {"benchmark": plan.benchmark, "dataset": plan.dataset, "query_index": i,
-                "pass": i // per_pass, "test_index": q % T, "repeat": q // T,
-                "demonstrations": list(plan.demonstrations[q]), "prompt_sha256": self.prompt_hashes()[i],
-                "label": self._work.truth[q], "prediction": self.rows()[i],
-                "predicted": prediction if isinstance(prediction, int) else argmax(prediction),
-                "text": answer.text, "parsed": answer.parsed}
+        record = {"benchmark": plan.benchmark, "dataset": plan.dataset, "query_index": i,
+                  "pass": i // per_pass, "test_index": plan.test_of(q), "repeat": q // T,
+                  "demonstrations": list(plan.demonstrations[q]), "prompt_sha256": self.prompt_hashes()[i],
+                  "label": self._work.truth[q], "prediction": self.rows()[i],
+                  "predicted": prediction if isinstance(prediction, int) else argmax(prediction),
+                  "text": answer.text, "parsed": answer.parsed}
+        thinking = getattr(answer, "thinking", None)
+        if thinking is not None:
+            record[THINKING_FIELD] = thinking_record(thinking)
+        return record
+
+    def thinking_summary(self) -> Optional[Dict[str, Any]]:
+        """The thinking sections of these answers, summed (None: no answer has one)."""
+        return thinking_summary(getattr(a, "thinking", None) for a in self._answers)
+
+
+def thinking_record(thinking: Any) -> Dict[str, Any]:
+    """A :class:`~StaICC.requests.Thinking` as the record's ``thinking`` field."""
+    return {"chars": thinking.chars, "tokens": thinking.tokens, "finished": thinking.finished,
+            "over_budget": thinking.over_budget}
+
+
+def thinking_summary(sections: Iterable[Any]) -> Optional[Dict[str, Any]]:
+    """Per dataset: answers with a thinking section, how many never ended or overran the budget, their
+    characters, and their tokens where the backend counted them (``counted`` answers)."""
+    found = [t for t in sections if t is not None]
+    if not found:
+        return None
+    counted = [t.tokens for t in found if t.tokens is not None]
+    return {"answers": len(found), "unfinished": sum(1 for t in found if not t.finished),
+            "over_budget": sum(1 for t in found if t.over_budget), "chars": sum(t.chars for t in found),
+            "tokens": sum(counted) if counted else None, "counted": len(counted)}
 
 
 class Records(Sequence):

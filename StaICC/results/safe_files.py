@@ -1,7 +1,7 @@
 """Writing files by name in directories other people can write to, safely.
 
 Every file StaICC writes by name (``results.json``, ``samples.jsonl``, ``--json``,
-``report -o``, ``--html``, figures) goes through this module, because a plain
+``report -o``, ``--html``, figures, ``batch export``) goes through this module, because a plain
 ``open(path, "w")`` follows a symbolic link someone placed at that name (truncating a
 file elsewhere), a fixed temporary name (``results.json.tmp``) can be such a link, and
 a half-written file is left when the disk fills or the process dies.  Here:
@@ -14,6 +14,8 @@ a half-written file is left when the disk fills or the process dies.  Here:
   one, never half of one;
 * on any error (a full disk, a killed write) the temporary file is removed and the
   target is left as it was;
+* a writer that streams a long output, whose final name it learns at the end, holds a
+  :class:`PendingFile` and commits it under that name;
 * a folder of files (figures) is written into a fresh temporary folder and swapped in
   whole (:func:`staged_directory`), so a killed report never leaves old and new files mixed.
 
@@ -56,26 +58,60 @@ def check_directory(directory: str) -> None:
     os.remove(probe)
 
 
+class PendingFile:
+    """A unique temporary file beside its target that becomes a named file only when committed.
+
+    For writers that learn the final name only at the end (an export split into parts,
+    named ``F`` or ``F-00001`` ... once the count is known) and that stream their content
+    instead of holding it.  :meth:`commit` syncs it and renames it over the target (a link
+    there is replaced, never followed); :meth:`discard` removes it.
+    """
+
+    def __init__(self, path: str, *, binary: bool = False) -> None:
+        path = os.fspath(path)
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise IsADirectoryError(f"{path!r} is a directory; give a file name")
+        self.directory = os.path.dirname(os.path.abspath(path))
+        handle, self.temporary = tempfile.mkstemp(prefix=_PREFIX + os.path.basename(path) + ".", suffix=".tmp",
+                                                  dir=self.directory)
+        try:
+            if hasattr(os, "fchmod"):  # mkstemp makes it private; the result is an ordinary file
+                os.fchmod(handle, _umask_mode())
+            self.handle: IO = (os.fdopen(handle, "wb") if binary
+                               else os.fdopen(handle, "w", encoding="utf-8", newline="\n"))
+        except BaseException:
+            os.close(handle)
+            os.remove(self.temporary)
+            raise
+
+    def commit(self, path: str) -> None:
+        """Sync the content and rename it to ``path`` (in the same directory)."""
+        path = os.fspath(path)
+        if os.path.dirname(os.path.abspath(path)) != self.directory:
+            raise ValueError(f"{path!r} is not in {self.directory!r}, where the file was written")
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise IsADirectoryError(f"{path!r} is a directory; give a file name")
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+        self.handle.close()
+        os.replace(self.temporary, path)
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):
+            self.handle.close()
+        with contextlib.suppress(OSError):
+            os.remove(self.temporary)
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str, *, binary: bool = False) -> Iterator[IO]:
     """A file handle whose content replaces ``path`` when the block ends without error."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path) and not os.path.islink(path):
-        raise IsADirectoryError(f"{path!r} is a directory; give a file name")
-    handle, temporary = tempfile.mkstemp(prefix=_PREFIX + os.path.basename(path) + ".", suffix=".tmp",
-                                         dir=directory)
+    pending = PendingFile(path, binary=binary)
     try:
-        if hasattr(os, "fchmod"):  # mkstemp makes it private; the result is an ordinary file
-            os.fchmod(handle, _umask_mode())
-        with (os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8", newline="\n")) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(temporary, path)
+        yield pending.handle
+        pending.commit(path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(temporary)
+        pending.discard()
         raise
 
 

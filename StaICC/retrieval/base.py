@@ -103,6 +103,43 @@ def check_order(order: Any, owner: str) -> str:
     return check_choice(order, "order", ORDERS, at=f" in {owner}")
 
 
+def resolve_backend(backend: Any, owner: str) -> str:
+    """``"auto"`` is ``"numpy"`` where NumPy is installed and ``"python"`` elsewhere (what ``describe()`` records)."""
+    backend = check_choice(backend, "backend", ("auto", "python", "numpy"), at=f" in {owner}")
+    if backend == "auto":
+        import importlib.util
+        return "numpy" if importlib.util.find_spec("numpy") is not None else "python"
+    return backend
+
+
+class Progress:
+    """``Owner: what N/TOTAL`` on stderr, redrawn at most five times a second, for a retriever's long loop.
+
+    Shown when ``enabled`` is True, or when it is None and stderr is a terminal (so tests and
+    pipes see nothing); closed with a line break.
+    """
+
+    def __init__(self, total: int, what: str, enabled: Optional[bool] = None) -> None:
+        import sys
+        self.total, self.what, self.count, self.stream = total, what, 0, sys.stderr
+        self.shown = bool(enabled) if enabled is not None else bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self._last = 0.0
+
+    def update(self, n: int = 1) -> None:
+        import time
+        self.count += n
+        now = time.monotonic()
+        if self.shown and (now - self._last >= 0.2 or self.count >= self.total):
+            self._last = now
+            self.stream.write(f"\r{self.what} {self.count}/{self.total}")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
 def check_callable(fn: Any, name: str, what: str, owner: str) -> None:
     if not callable(fn):
         raise TypeError(f"{name} must be callable ({what}) in {owner}, got {type(fn).__name__}")

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 
 from ..extras import require
 from ..validation import check_int
-from .base import EmbedFn, Retriever, _check_pool, _top_k, check_order, check_parameter
+from .base import EmbedFn, Progress, Retriever, _check_pool, _top_k, check_order, check_parameter, resolve_backend
 from .embedding import EmbeddingSpace
 from .reference_embedder import reference_embedder
 from ..metrics.numeric import sequential_sum
@@ -74,15 +74,19 @@ class DPPRetriever(Retriever):
     most similar demonstrations; ``scale_factor`` (OpenICL: 0.1) trades relevance
     (small) against diversity (large).  The picks are ordered by relevance (OpenICL's
     order): most relevant last with ``order="ascending"`` (next to the query), first
-    with ``"descending"``.  Deterministic: no randomness is involved.
+    with ``"descending"``.  Deterministic: no randomness is involved.  ``backend="auto"``
+    (the default) uses NumPy where it is installed, pure Python elsewhere; the queries'
+    progress is shown on a terminal (``progress=`` True/False forces it).
     """
 
     def __init__(self, embed_fn: Optional[EmbedFn] = None, candidates: Optional[int] = None,
-                 scale_factor: float = 0.1, *, backend: str = "python", order: str = "ascending",
-                 dedup: bool = True) -> None:
+                 scale_factor: float = 0.1, *, backend: str = "auto", order: str = "ascending",
+                 dedup: bool = True, progress: Optional[bool] = None) -> None:
         super().__init__(dedup=dedup)
         owner = type(self).__name__
-        self.space = EmbeddingSpace(embed_fn or reference_embedder(), "cosine", backend=backend, owner=owner)
+        self.progress = progress
+        self.space = EmbeddingSpace(embed_fn or reference_embedder(), "cosine", backend=resolve_backend(backend, owner),
+                                    owner=owner)
         self.candidates = None if candidates is None else check_int(candidates, "candidates", minimum=1,
                                                                     at=self._at())
         self.scale_factor = check_parameter(scale_factor, "scale_factor", owner, 1e-6, 1e6)
@@ -92,14 +96,16 @@ class DPPRetriever(Retriever):
         return {**self.space.describe(), "candidates": self.candidates, "scale_factor": self.scale_factor,
                 "order": self.order, **super()._parameters()}
 
-    def _select(self, demo_texts, demo_labels, query_texts, k, banned):
+    def _select(self, demo_texts, _demo_labels, query_texts, k, banned):
         if not k:
             return [[] for _ in query_texts]
         self.space.index(demo_texts)
         vectors = self.space.vectors
         size = max(self.candidates or max(4 * k, 50), k)
         rows = []
-        for q, (similarities, ban) in enumerate(zip(self.space.similarities(query_texts), banned)):
+        bar = Progress(len(query_texts), "DPP: query", self.progress)
+        for q, (similarities, ban) in enumerate(zip(self.space.similarity_rows(query_texts), banned)):
+            bar.update()
             relevance = list(similarities)  # _top_k scores the banned ones -inf in its own copy
             available = len(similarities) - len(ban)
             _check_pool(k, available, q)
@@ -109,4 +115,5 @@ class DPPRetriever(Retriever):
             picks = [pool[p] for p in greedy_map_dpp(kernel, k)]
             picks.sort(key=lambda d: (-relevance[d], d))
             rows.append(picks[::-1] if self.order == "ascending" else picks)
+        bar.close()
         return rows

@@ -2,7 +2,7 @@
 import math
 import numbers
 from operator import mul
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
 
 from ..extras import require
 from ..validation import check_bool, check_choice
@@ -31,7 +31,7 @@ class EmbeddingTopKRetriever(Retriever):
     def _parameters(self):
         return {**self.space.describe(), "order": self.order, **super()._parameters()}
 
-    def _select(self, demo_texts, demo_labels, query_texts, k, banned):
+    def _select(self, demo_texts, _demo_labels, query_texts, k, banned):
         if not k:
             return [[] for _ in query_texts]
         self.space.index(demo_texts)
@@ -112,6 +112,11 @@ class EmbeddingSpace:
 
     def similarities(self, texts: List[str]) -> List[List[float]]:
         """One row of similarities to every indexed demonstration per text."""
+        return list(self.similarity_rows(texts))
+
+    def similarity_rows(self, texts: List[str]) -> Iterator[List[float]]:
+        """The rows of :meth:`similarities`, one at a time: the texts are embedded at once, and the Python
+        path computes each row when it is asked for (so that a long loop can show its progress)."""
         queries = self.embed(texts, "query")
         if queries and self.vectors and len(queries[0]) != len(self.vectors[0]):
             raise ValueError(f"{self.owner}: query vectors have dimension {len(queries[0])}, "
@@ -119,15 +124,16 @@ class EmbeddingSpace:
         if self.backend == "numpy":
             numpy = require("numpy", f"backend='numpy' of {self.owner}")
             if not queries or not self.vectors:
-                return [[0.0] * len(self.vectors) for _ in queries]
-            rows = (numpy.asarray(queries) @ numpy.asarray(self.vectors).T).tolist()
+                rows: Iterable[List[float]] = [[0.0] * len(self.vectors) for _ in queries]
+            else:
+                rows = (numpy.asarray(queries) @ numpy.asarray(self.vectors).T).tolist()
         else:
-            rows = [[sequential_sum(map(mul, query, vector)) for vector in self.vectors] for query in queries]
+            rows = ([sequential_sum(map(mul, query, vector)) for vector in self.vectors] for query in queries)
         for q, row in enumerate(rows):
             if not math.isfinite(sum(row)) and not all(map(math.isfinite, row)):
                 raise ValueError(f"{self.owner}: the similarities of query {q} overflow (embeddings too large "
                                  "for metric='dot'; scale them down or use metric='cosine')")
-        return rows
+            yield row
 
 
 def sentence_transformers_embedder(model_name_or_path: str, *, batch_size: int = 64,

@@ -15,7 +15,7 @@ class ZeroRetriever(Retriever):
     whatever its configured k.
     """
 
-    def _select(self, demo_texts, demo_labels, query_texts, k, banned):
+    def _select(self, _demo_texts, _demo_labels, query_texts, _k, _banned):
         return [[] for _ in query_texts]
 
 
@@ -41,7 +41,7 @@ class FixKRetriever(Retriever):
     def _parameters(self):
         return {"fix_id_list": list(self.fix_id_list), **super()._parameters()}
 
-    def _select(self, demo_texts, demo_labels, query_texts, k, banned):
+    def _select(self, demo_texts, _demo_labels, _query_texts, _k, banned):
         for position, index in enumerate(self.fix_id_list):
             if index >= len(demo_texts):
                 raise ValueError(f"fix_id_list[{position}] = {index} is out of range: "
@@ -74,7 +74,7 @@ class RandomRetriever(Retriever):
         return {"ice_num": self.ice_num, "seed": self.seed, "allow_repetition": self.allow_repetition,
                 "balanced": self.balanced, **super()._parameters()}
 
-    def _select(self, demo_texts, demo_labels, query_texts, k, banned):
+    def _select(self, demo_texts, demo_labels, _query_texts, k, banned):
         k = k if self.ice_num is None else self.ice_num
         stream = StableRandom.__new__(StableRandom)  # no tampering warning, see class docstring
         stream.state = self.seed % LCG_MODULUS

@@ -13,16 +13,19 @@ from typing import Any, Dict, List, Optional, Set
 
 from ..extras import require
 from ..validation import check_int
-from .base import EmbedFn, Retriever, _best_positions, _check_pool, check_order, check_parameter
+from .base import (EmbedFn, Progress, Retriever, _best_positions, _check_pool, check_order, check_parameter,
+                   resolve_backend)
 from .embedding import EmbeddingSpace
 from .reference_embedder import reference_embedder
 
 
-def nearest_others(vectors: List[List[float]], votek_k: int, backend: str) -> List[List[int]]:
+def nearest_others(vectors: List[List[float]], votek_k: int, backend: str,
+                   progress: Optional[bool] = False) -> List[List[int]]:
     """Per demonstration, its ``votek_k`` most similar others (dot products of unit vectors), ties to the lower index.
 
     ``backend="numpy"`` computes the N x N similarities as one matrix product and sorts
-    them with a stable sort (the same ties rule); the Python path scans each row.
+    them with a stable sort (the same ties rule); the Python path scans each row, and
+    shows its progress (see :class:`~StaICC.retrieval.base.Progress`).
     """
     n = len(vectors)
     count = min(votek_k, n - 1)
@@ -33,10 +36,13 @@ def nearest_others(vectors: List[List[float]], votek_k: int, backend: str) -> Li
         numpy.fill_diagonal(similarity, -numpy.inf)
         return numpy.argsort(-similarity, axis=1, kind="stable")[:, :count].tolist()
     neighbours = []
+    bar = Progress(n, "Vote-k: similarities of demonstration", progress)
     for i, a in enumerate(vectors):
         row = [sum(map(mul, a, b)) for b in vectors]
         row[i] = float("-inf")
         neighbours.append(_best_positions(row, count))
+        bar.update()
+    bar.close()
     return neighbours
 
 
@@ -82,14 +88,19 @@ class VoteKRetriever(Retriever):
     demonstration (dedup) gets the next one of the ranking instead.  In prompt order the
     first pick is last with ``order="ascending"`` (next to the query), first with
     ``"descending"`` (OpenICL's order).  The pairwise similarities cost O(N^2) for N
-    demonstrations: pass ``backend="numpy"`` for pools of more than a few hundred.
+    demonstrations: ``backend="auto"`` (the default) computes them with NumPy where it is
+    installed (``"numpy"``), in pure Python elsewhere (``"python"``, which shows its
+    progress on a terminal; ``progress=`` True/False forces it).
     """
 
     def __init__(self, embed_fn: Optional[EmbedFn] = None, votek_k: int = 3, overlap_threshold: float = 1.0, *,
-                 seed: int = 1, backend: str = "python", order: str = "ascending", dedup: bool = True) -> None:
+                 seed: int = 1, backend: str = "auto", order: str = "ascending", dedup: bool = True,
+                 progress: Optional[bool] = None) -> None:
         super().__init__(dedup=dedup)
         owner = type(self).__name__
-        self.space = EmbeddingSpace(embed_fn or reference_embedder(), "cosine", backend=backend, owner=owner)
+        self.progress = progress
+        self.space = EmbeddingSpace(embed_fn or reference_embedder(), "cosine", backend=resolve_backend(backend, owner),
+                                    owner=owner)
         self.votek_k = check_int(votek_k, "votek_k", minimum=1, at=self._at())
         self.overlap_threshold = check_parameter(overlap_threshold, "overlap_threshold", owner, 0.0, 1.0)
         self.seed = check_int(seed, "seed", at=self._at())
@@ -102,10 +113,10 @@ class VoteKRetriever(Retriever):
     def ranking(self, demo_texts: List[str]) -> List[int]:
         """Every demonstration index, best first (see :func:`votek_ranking`)."""
         self.space.index(demo_texts)
-        neighbours = nearest_others(self.space.vectors, self.votek_k, self.space.backend)
+        neighbours = nearest_others(self.space.vectors, self.votek_k, self.space.backend, self.progress)
         return votek_ranking(vote_graph(neighbours), self.overlap_threshold, self.seed)
 
-    def _select(self, demo_texts, demo_labels, query_texts, k, banned):
+    def _select(self, demo_texts, _demo_labels, query_texts, k, banned):
         if not k:
             return [[] for _ in query_texts]
         ranking = self.ranking(demo_texts)

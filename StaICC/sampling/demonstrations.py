@@ -5,11 +5,11 @@ retriever or a custom sampler that replaces them costs no draw, and a huge k cos
 nothing until a run refuses it); custom rows come with R = 1; in/out-of-domain modes
 redraw rejected rows from the default stream.
 """
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from ..engine.preflight import domain_conditions
 from .rows import demonstration_sampler, fixed_sampler, validate_sampler
-from ..validation import check_int, check_k
+from ..validation import check_int, check_k, is_int
 
 
 class Demonstrations:
@@ -18,7 +18,7 @@ class Demonstrations:
         self.k = check_k(k)
         self.default_repeat_times = self.repeat_times = check_int(repeat_times, "repeat_times", minimum=1)
         self.sampler = None  # None: the default rows, drawn when first read
-        self.test_limit: Optional[int] = None
+        self.test_items: Optional[Tuple[int, ...]] = None  # None: every test item
 
     @property
     def uses_default_rows(self) -> bool:
@@ -72,18 +72,37 @@ class Demonstrations:
         self.current_sampler().resample(keep, feasible)
 
     def limit(self, count: int) -> None:
-        self.test_limit = check_int(count, "limit", minimum=1)
+        """Only the first ``count`` test items (all of them when there are fewer)."""
+        count = check_int(count, "limit", minimum=1)
+        self.test_items = tuple(range(min(count, len(self.triplet.test))))
+
+    def select(self, items: Sequence[int], *, dataset: str) -> None:
+        """Only test items ``items``: distinct indexes of the test part, in the order the run asks them."""
+        T = len(self.triplet.test)
+        chosen = tuple(items)
+        for item in chosen:
+            if not is_int(item) or not 0 <= item < T:
+                raise ValueError(f"test item {item!r} is not an index of the test part [0, {T}) (dataset {dataset!r})")
+        if len(set(chosen)) != len(chosen):
+            raise ValueError(f"test items repeat an index (dataset {dataset!r}); give each at most once")
+        if not chosen:
+            raise ValueError(f"no test item selected (dataset {dataset!r}); nothing to evaluate")
+        self.test_items = tuple(int(item) for item in chosen)
 
     def test_count(self) -> int:
-        """Test items a run evaluates (all of them unless limited)."""
-        T = len(self.triplet.test)
-        return T if self.test_limit is None else min(T, self.test_limit)
+        """Test items a run evaluates (all of them unless a subset was selected)."""
+        return len(self.triplet.test) if self.test_items is None else len(self.test_items)
+
+    def evaluated(self) -> Sequence[int]:
+        """The test indexes a run evaluates, in order."""
+        return range(len(self.triplet.test)) if self.test_items is None else self.test_items
 
     def plan_rows(self) -> Tuple[Tuple[int, ...], ...]:
-        """The rows a run reads, repeat-major over the evaluated test items."""
+        """The rows a run reads, repeat-major over the evaluated test items (each item's rows of a full run)."""
         sampler = self.current_sampler()
-        T, used = len(self.triplet.test), self.test_count()
-        return tuple(tuple(sampler[j + r * T]) for r in range(self.repeat_times) for j in range(used))
+        T, items = len(self.triplet.test), self.evaluated()
+        return tuple(tuple(sampler[j + r * T]) for r in range(self.repeat_times) for j in items)
 
     def ground_truth(self) -> List[int]:
-        return self.triplet.test.label_indexes()[:self.test_count()] * self.repeat_times
+        labels = self.triplet.test.label_indexes()
+        return [labels[j] for j in self.evaluated()] * self.repeat_times

@@ -1,13 +1,10 @@
-"""Scaling a run beyond one process: shard plans, launchers on existing engines, the OpenAI Batch API.
+"""Scaling a run beyond one process: the OpenAI Batch API (the shards themselves are a selection of the runner).
 
-In data-flow order:
-
-* :mod:`.shards`: which distinct requests each of N shards asks (a pure, deterministic
-  plan whose hash goes into provenance), and the shard run itself (answers into the cache,
-  no summary);
 * :mod:`.batch_api`: the run's distinct requests as OpenAI Batch-API JSONL, and the Batch
   results read back into a prediction cache.
 
+Which requests each of N shards asks is the runner's ``Shard`` selection, planned in
+:mod:`StaICC.engine.sharding` (a pure, deterministic plan whose hash goes into provenance).
 Merging shard caches lives with the cache (:mod:`StaICC.cache.merge`).  The launchers (torchrun /
 ``accelerate launch`` ranks, Slurm job arrays, Ray tasks) run command lines, so they live with the
 command line (:mod:`StaICC.cli.launchers`).  Nothing here is

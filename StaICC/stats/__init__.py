@@ -18,15 +18,17 @@ The package is split by job; every name is importable from ``StaICC.stats`` itse
 - :mod:`.items`: :class:`ItemTable` (a dataset's records by item) and :func:`draw_resamples`;
 - :mod:`.statistic`: :class:`Statistic` (metric values of a resample, with the fast path);
 - :mod:`.bootstrap`: :func:`bootstrap_run` and the estimates it returns;
+- :mod:`.resolution`: each metric's noise floor, below which a difference is reported as zero;
 - :mod:`.compare`: :func:`compare_runs`, the prompt checks, :class:`UnpairedRunsError`.
 
 Only the standard library and :mod:`StaICC.metrics` are imported.
 """
 from .bootstrap import (DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Cell, Estimate, PartEstimates,
                         RunEstimates, bootstrap_run, estimate_part, part_statistics)
-from .compare import (Comparison, Difference, PartComparison, UnpairedRunsError, check_same_prompts, compare_runs,
-                      prompt_differences)
+from .compare import (Comparison, Difference, PartComparison, UnpairedRunsError, at_boundary, check_same_prompts,
+                      compare_runs, prompt_differences)
 from .items import CONSISTENCY_BENCHMARKS, SLOPE_BENCHMARKS, ItemTable, draw_resamples
+from .resolution import RELATIVE_RESOLUTION, metric_scale, minimum_axis_span, noise_floor, resolvable, resolved
 from .significance import bootstrap_p_value, holm, mcnemar_exact, percentile, percentile_interval
 from .statistic import FAST_METRICS, Statistic, higher_is_better, metric_function
 
@@ -41,7 +43,9 @@ __all__ = [
     "Statistic", "FAST_METRICS", "metric_function", "higher_is_better",
     # bootstrap
     "Estimate", "Cell", "PartEstimates", "RunEstimates", "part_statistics", "estimate_part", "bootstrap_run",
+    # resolution
+    "RELATIVE_RESOLUTION", "metric_scale", "noise_floor", "resolvable", "resolved", "minimum_axis_span",
     # compare
-    "UnpairedRunsError", "prompt_differences", "check_same_prompts", "Difference", "PartComparison", "Comparison",
+    "at_boundary", "UnpairedRunsError", "prompt_differences", "check_same_prompts", "Difference", "PartComparison", "Comparison",
     "compare_runs",
 ]

@@ -168,7 +168,8 @@ def dataset_statistic(part, dataset: str, *, check: bool = True, extra_metrics: 
     are the largest thing the comparison would otherwise hold.
     """
     recorded = _recorded(part.divided.get(dataset, {}))
-    table = ItemTable(part.name, dataset, part.records[dataset])
+    from ..metrics.exact_sum import recorded_rule
+    table = ItemTable(part.name, dataset, part.records[dataset], recorded_rule(part.metadata, dataset))
     statistic = Statistic(part.name, table, list(recorded) + extra_metric_names(part, recorded, extra_metrics),
                           part.metadata)
     if check:
@@ -257,7 +258,7 @@ def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
         if not part.records or (benchmarks is not None and name not in benchmarks):
             continue
         if progress is not None:
-            progress(f"{run.label}: {name}")
+            progress(f"resampling {name} of {run.label}")
         check_records(part)
         estimates = result.parts[name] = PartEstimates(name, [])
         for dataset in part.datasets():  # one dataset's item table at a time (see dataset_statistic)

@@ -14,7 +14,9 @@ from .bootstrap import (DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT
                         PartEstimates, _PartTable, add_dataset, add_metric_names, average_datasets,
                         check_records, dataset_statistic, finite_interval)
 from .items import draw_resamples, is_consistency, is_slope
+from .resolution import noise_floor, resolved
 from .significance import bootstrap_p_value, holm, mcnemar_exact
+from .statistic import metric_function
 from ..errors import StaICCError
 
 
@@ -108,10 +110,12 @@ class Difference:
     counts: Optional[Dict[str, int]] = None
     #: resamples whose difference was not finite, left out of the interval (see finite_interval)
     unbounded: int = 0
+    #: differences smaller than this are reported as zero (:func:`~StaICC.stats.resolution.noise_floor`)
+    noise_floor: float = 0.0
 
     def to_dict(self) -> Dict[str, Any]:
         return {k: getattr(self, k) for k in ("a", "b", "delta", "low", "high", "p_value", "test", "p_adjusted",
-                                               "significant", "counts", "unbounded")}
+                                               "significant", "counts", "unbounded", "noise_floor")}
 
 
 @dataclass
@@ -181,61 +185,14 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
             continue
         pa, pb = a.parts[name], b.parts[name]
         if progress is not None:
-            progress(f"{a.label} vs {b.label}: {name}")
+            progress(f"resampling {name}: {b.label} against {a.label}")
         for run, part in ((a, pa), (b, pb)):
             if not part.records:
                 raise ValueError(f"{name}: run {run.label!r} ({run.path}) has no per-query records; comparing "
                                  "runs needs samples.jsonl (run with --log-samples)")
         ea, eb, correct = _estimate_pair(name, pa, pb, paired, resamples, seed, level, engine, extra_metrics)
         result.estimates_a.parts[name], result.estimates_b.parts[name] = ea, eb
-        common = list(ea.datasets)
-        names = [n for n in ea.metrics if n in eb.metrics]
-        comparison = PartComparison(name, names)
-        for d in common + ["Averaged"]:
-            if d not in ea.distributions or d not in eb.distributions:
-                continue
-            row: Dict[str, Difference] = {}
-            for n in names:
-                if n not in ea.distributions[d] or n not in eb.distributions[d]:
-                    continue
-                va = ea.averaged[n].value if d == "Averaged" else ea.datasets[d][n].value
-                vb = eb.averaged[n].value if d == "Averaged" else eb.datasets[d][n].value
-                if not (_scalar(va) and _scalar(vb)):
-                    continue
-                deltas = [y - x for x, y in zip(ea.distributions[d][n], eb.distributions[d][n])]
-                finite = [v for v in deltas if math.isfinite(v)]
-                low, high, _ = finite_interval(finite, level)
-                difference = Difference(va, vb, vb - va, low, high, bootstrap_p_value(finite),
-                                        "paired bootstrap" if paired else "bootstrap",
-                                        unbounded=len(deltas) - len(finite))
-                if paired and n == "accuracy" and d != "Averaged" and not is_slope(name) \
-                        and not is_consistency(name):
-                    right_a, right_b = correct[d]
-                    only_a = sum(1 for x, y in zip(right_a, right_b) if x and not y)
-                    only_b = sum(1 for x, y in zip(right_a, right_b) if y and not x)
-                    difference.p_value = mcnemar_exact(only_a, only_b)
-                    difference.test = "McNemar exact"
-                    difference.counts = {"only_a": only_a, "only_b": only_b, "prompts": len(right_a)}
-                row[n] = difference
-            if row:
-                comparison.datasets[d] = row
-        averaged = comparison.datasets.pop("Averaged", {})
-        for n in names:
-            family = [comparison.datasets[d][n] for d in comparison.datasets if n in comparison.datasets[d]]
-            for difference, adjusted in zip(family, holm([x.p_value for x in family])):
-                difference.p_adjusted = adjusted
-                difference.significant = adjusted is not None and adjusted < alpha
-        if len(comparison.datasets) == 1:  # one dataset: its average is that dataset, tested the same way
-            only = next(iter(comparison.datasets.values()))
-            for n, difference in averaged.items():
-                if n in only:
-                    difference.p_value, difference.test, difference.counts = only[n].p_value, only[n].test, \
-                        only[n].counts
-        for difference in averaged.values():
-            difference.p_adjusted = difference.p_value
-            difference.significant = difference.p_value is not None and difference.p_value < alpha
-        comparison.averaged = averaged
-        result.parts[name] = comparison
+        result.parts[name] = _part_comparison(name, ea, eb, correct, paired, level, alpha)
     for name in b.parts:
         if name not in a.parts:
             result.skipped.append(f"{name}: only in {b.label}")
@@ -243,6 +200,98 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
         raise ValueError(f"runs {a.label!r} and {b.label!r} have no sub-benchmark in common "
                          f"({', '.join(a.parts)} vs {', '.join(b.parts)})")
     return result
+
+
+def _part_comparison(name: str, ea: PartEstimates, eb: PartEstimates, correct: Dict[str, Any], paired: bool,
+                     level: float, alpha: float) -> PartComparison:
+    """The differences of one sub-benchmark: per dataset (Holm across datasets) and the averaged row."""
+    names = [n for n in ea.metrics if n in eb.metrics]
+    comparison = PartComparison(name, names)
+    for d in list(ea.datasets) + ["Averaged"]:
+        if d not in ea.distributions or d not in eb.distributions:
+            continue
+        row: Dict[str, Difference] = {}
+        for n in names:
+            if n not in ea.distributions[d] or n not in eb.distributions[d]:
+                continue
+            va = ea.averaged[n].value if d == "Averaged" else ea.datasets[d][n].value
+            vb = eb.averaged[n].value if d == "Averaged" else eb.datasets[d][n].value
+            if not (_scalar(va) and _scalar(vb)):
+                continue
+            difference = _difference(name, n, va, vb, ea.distributions[d][n], eb.distributions[d][n], paired, level)
+            if paired and n == "accuracy" and d != "Averaged" and not is_slope(name) and not is_consistency(name):
+                _mcnemar(difference, *correct[d])
+            row[n] = difference
+        if row:
+            comparison.datasets[d] = row
+    averaged = comparison.datasets.pop("Averaged", {})
+    for n in names:
+        family = [comparison.datasets[d][n] for d in comparison.datasets if n in comparison.datasets[d]]
+        for difference, adjusted in zip(family, holm([x.p_value for x in family])):
+            difference.p_adjusted = adjusted
+            difference.significant = _significant(difference, adjusted, alpha)
+    if len(comparison.datasets) == 1:  # one dataset: its average is that dataset, tested the same way
+        only = next(iter(comparison.datasets.values()))
+        for n, difference in averaged.items():
+            if n in only:
+                difference.p_value, difference.test, difference.counts = only[n].p_value, only[n].test, \
+                    only[n].counts
+    for difference in averaged.values():
+        difference.p_adjusted = difference.p_value
+        difference.significant = _significant(difference, difference.p_value, alpha)
+    comparison.averaged = averaged
+    return comparison
+
+
+def _significant(difference: "Difference", p: Optional[float], alpha: float) -> bool:
+    """Significant at ``alpha``; a difference below the noise floor (reported as zero) never is."""
+    return p is not None and p < alpha and difference.delta != 0
+
+
+def at_boundary(benchmark: str, metric: str) -> bool:
+    """Whether the metric's plug-in value sits at the edge of its range when there is no effect.
+
+    The entropy of a mean distribution is at most log(labels), reached by the uniform mean;
+    the KL divergence to the label frequencies is at least 0.  Near that edge the value of
+    a sample is biased towards the inside of the range by about its own sampling noise
+    (Jensen's inequality: every resample of a near-uniform mean is less uniform), so a
+    percentile interval of the bootstrap differences lies entirely on one side of zero
+    and stars differences of 1e-5 that are noise.  Such metrics use the basic bootstrap.
+    """
+    from ..metrics import bias_entropy, post_bias_dl_div
+    return metric_function(benchmark, metric) in (bias_entropy, post_bias_dl_div)
+
+
+def _difference(benchmark: str, metric: str, va: float, vb: float, resamples_a: Sequence[Any],
+                resamples_b: Sequence[Any], paired: bool, level: float) -> "Difference":
+    """B minus A with its interval and bootstrap p-value; differences below the noise floor are zero.
+
+    Most metrics use the percentile interval of the resampled differences and the
+    bootstrap p-value of "no difference".  Metrics at the edge of their range
+    (:func:`at_boundary`) use the *basic* bootstrap: the resampled differences are
+    reflected about the estimate (2 * delta - delta*), which removes the bias the
+    resamples add, and the interval and p-value are taken on the reflection.
+    """
+    floor = noise_floor(metric, va, vb)
+    delta = resolved(vb - va, floor)
+    deltas = [resolved(y - x, floor) for x, y in zip(resamples_a, resamples_b)]
+    finite = [v for v in deltas if math.isfinite(v)]
+    test = "paired bootstrap" if paired else "bootstrap"
+    if at_boundary(benchmark, metric) and math.isfinite(delta):
+        finite = [resolved(2 * delta - v, floor) for v in finite]
+        test = f"{test} (basic)"
+    low, high, _ = finite_interval(finite, level)
+    return Difference(va, vb, delta, resolved(low, floor), resolved(high, floor), bootstrap_p_value(finite), test,
+                      unbounded=len(deltas) - len(finite), noise_floor=floor)
+
+
+def _mcnemar(difference: "Difference", right_a: Sequence[bool], right_b: Sequence[bool]) -> None:
+    """McNemar's exact test on the prompts where exactly one run is right (accuracy of one dataset)."""
+    only_a = sum(1 for x, y in zip(right_a, right_b) if x and not y)
+    only_b = sum(1 for x, y in zip(right_a, right_b) if y and not x)
+    difference.p_value = mcnemar_exact(only_a, only_b)
+    difference.test = "McNemar exact"
+    difference.counts = {"only_a": only_a, "only_b": only_b, "prompts": len(right_a)}
 
 
 def _estimate_pair(name: str, pa, pb, paired: bool, resamples: int, seed: int, level: float, engine: str,

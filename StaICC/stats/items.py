@@ -19,6 +19,7 @@ import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..metrics import PredictionRows, argmax, is_probability_matrix, softmax
+from ..metrics.numeric import CHECK
 from ..metrics.scores import _bin_among, _ece_bounds
 from ..standard import ECE_BINS
 
@@ -109,7 +110,8 @@ class ItemTable:
     passes for the consistency benchmarks) and then kept for every resample.
     """
 
-    def __init__(self, benchmark: str, dataset: str, records: Sequence[Dict[str, Any]]) -> None:
+    def __init__(self, benchmark: str, dataset: str, records: Sequence[Dict[str, Any]], rule: str = CHECK) -> None:
+        self.rule = rule  # the exact-sum rule the run's rows took (recorded_rule): the softmax branch, or the check
         if not records:
             raise ValueError(f"{benchmark} / {dataset}: no records")
         self.benchmark, self.dataset = benchmark, dataset
@@ -144,18 +146,57 @@ class ItemTable:
             self.rows[p][k][i] = [float(v) for v in prediction]
             self.hashes[p][k][i] = digest
         self.width = width
-        self.normalized = self._normalize(is_consistency(benchmark))
-        self.summaries = [[[_row_summary(row, self.labels[i]) for i, row in enumerate(rep)] for rep in norm]
-                          for norm in self.normalized]
+        self._finish()
 
-    def _normalize(self, together: bool) -> List[List[List[List[float]]]]:
+    def restricted(self, positions: Sequence[int]) -> "ItemTable":
+        """The table of some of its items (positions into :attr:`items`, kept in item order): what a run
+        of only those test items would have recorded, with the softmax decision taken on them alone."""
+        chosen = sorted(set(positions))
+        if not chosen or chosen[0] < 0 or chosen[-1] >= len(self.items):
+            raise ValueError(f"{self.benchmark} / {self.dataset}: positions must be within 0..{len(self.items) - 1}")
+        table = ItemTable.__new__(ItemTable)
+        table.benchmark, table.dataset, table.rule = self.benchmark, self.dataset, self.rule
+        table.items = [self.items[i] for i in chosen]
+        table.passes, table.repeats, table.width = self.passes, self.repeats, self.width
+        table.rows = [[[rep[i] for i in chosen] for rep in reps] for reps in self.rows]
+        table.hashes = [[[rep[i] for i in chosen] for rep in reps] for reps in self.hashes]
+        table.labels = [self.labels[i] for i in chosen]
+        table._finish(self, chosen)
+        return table
+
+    def _finish(self, whole: Optional["ItemTable"] = None, chosen: Sequence[int] = ()) -> None:
+        """The normalized rows and per-row summaries, from the rows and labels.
+
+        ``whole``: the table this one restricts to the positions ``chosen``; where it took the
+        same softmax decision, its normalized rows and summaries are reused (a row's softmax
+        does not depend on the other rows).
+        """
+        self.normalized = self._normalize(is_consistency(self.benchmark), whole, chosen)
+        summaries = []
+        for p, norm in enumerate(self.normalized):
+            if whole is not None and whole.normalized[p] is not whole.rows[p] and norm is not self.rows[p]:
+                summaries.append([[rep[i] for i in chosen] for rep in whole.summaries[p]])
+            else:
+                summaries.append([[_row_summary(row, self.labels[i]) for i, row in enumerate(rep)] for rep in norm])
+        self.summaries = summaries
+
+    def _normalize(self, together: bool, whole: Optional["ItemTable"] = None,
+                   chosen: Sequence[int] = ()) -> List[List[List[List[float]]]]:
+        """Each pass's rows as the metrics read them: softmaxed unless every row of the call passes the
+        exact check (a call: one pass; every pass together for the consistency sub-benchmarks).  A pass
+        kept raw is the very list of :attr:`rows`."""
         groups = [list(range(self.passes))] if together else [[p] for p in range(self.passes)]
         normalized: List[Any] = [None] * self.passes
         for group in groups:
             everything = [row for p in group for rep in self.rows[p] for row in rep]
-            keep = is_probability_matrix(everything)
+            keep = self.rule == CHECK and is_probability_matrix(everything)
             for p in group:
-                normalized[p] = [rep if keep else [softmax(row) for row in rep] for rep in self.rows[p]]
+                if keep:
+                    normalized[p] = self.rows[p]
+                elif whole is not None and whole.normalized[p] is not whole.rows[p]:
+                    normalized[p] = [[rep[i] for i in chosen] for rep in whole.normalized[p]]
+                else:
+                    normalized[p] = [[softmax(row) for row in rep] for rep in self.rows[p]]
         return normalized
 
     def __len__(self) -> int:
@@ -167,7 +208,7 @@ class ItemTable:
     def layout(self, sample: Sequence[int], passes: Sequence[int]) -> Tuple[List[int], PredictionRows]:
         """Ground truth and rows of the sampled items, pass-major then repeat-major (the run's order)."""
         truth: List[int] = []
-        rows = PredictionRows()
+        rows = PredictionRows(rule=self.rule)
         normalized: List[List[float]] = []
         labels = self.labels
         for p in passes:

@@ -6,11 +6,12 @@ consistency also have a fast path on per-row summaries (argmax, confidence, ECE 
 computed once per run, calling the same formulas as the metric functions; it is used
 only after it gave the same bits as those functions on the whole run.
 """
+import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import metrics as _metrics
-from ..metrics import (accuracy_from_labels, consistency_from_labels, ece_from_confidence, linear_regression,
-                       macro_f1_from_labels)
+from ..metrics import (accuracy_from_labels, column_means, consistency_from_labels, ece_from_confidence,
+                       is_probability_vector, linear_regression, macro_f1_from_labels, sequential_sum, softmax)
 from ..standard import ECE_BINS
 from ..subbenchmarks.spec import SPECS
 from .items import ItemTable, is_consistency, is_slope
@@ -66,6 +67,20 @@ def _score_metrics(summaries: Sequence[Tuple[int, float, float, int]], truth: Se
 FAST_METRICS = ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1")
 
 
+def entropy_on_branch(means: Sequence[float], probabilities: bool) -> float:
+    """The bias entropy of a mean row, on the branch of the standard's exact check given by ``probabilities``.
+
+    The standard softmaxes the mean row first unless it sums to exactly 1.0, so the branch
+    depends on the last bit of a sum.  A resample takes the branch the whole run took
+    (as the score metrics keep the run's softmax decision, see
+    :class:`~StaICC.stats.items.ItemTable`): otherwise the bootstrap distribution mixes two
+    functionals (a softmaxed mean is several times closer to uniform than the raw one) and
+    its tail is made of last-bit accidents, not of other test items.
+    """
+    vector = list(means) if probabilities else softmax(means)
+    return -sequential_sum(v * math.log(v) for v in vector if v != 0)
+
+
 # ----------------------------------------------------------------------------
 # a sub-benchmark's statistic: metric values from a resample of items
 # ----------------------------------------------------------------------------
@@ -118,6 +133,11 @@ class Statistic:
             abscissae = procedure.get("abscissae") or SPECS[benchmark].abscissae or "standard"
             from ..engine.procedures import LabelNoiseProcedure
             self.x_values = LabelNoiseProcedure(table.passes, abscissae).x_values()
+        #: the exact-check branch of the bias entropy on the whole run (see entropy_on_branch); None: no entropy
+        self.entropy_branch: Optional[bool] = None
+        if any(f is _metrics.bias_entropy for f in self.functions.values()):
+            _, rows = table.layout(table.identity(), [0])
+            self.entropy_branch = is_probability_vector(column_means(rows))
         self.fast_names = [n for n, f in self.functions.items()
                            if (n in FAST_METRICS and f is getattr(_metrics, n)) or f is _metrics.consistency]
         self.fast = False
@@ -158,7 +178,9 @@ class Statistic:
         if slow:
             truth, rows = table.layout(sample, passes)
             for n in slow:
-                if is_consistency(self.benchmark):
+                if self.functions[n] is _metrics.bias_entropy:
+                    values[n] = entropy_on_branch(column_means(rows), bool(self.entropy_branch))
+                elif is_consistency(self.benchmark):
                     values[n] = self.functions[n](truth, rows, len(sample))
                 else:
                     values[n] = self.functions[n](truth, rows)

@@ -21,9 +21,9 @@ from typing import Any, Dict, List, Optional, Sequence
 from .. import metrics as _metrics
 from ..metrics import linear_regression
 from ..metrics.bias import _kl_to_frequencies
-from ..metrics.numeric import entropy
 from ..standard import ECE_BINS
 from .items import Draws, is_consistency
+from .statistic import entropy_on_branch
 
 #: "auto": NumPy when installed; "python": always the per-resample path; "numpy": NumPy or ImportError
 ENGINES = ("auto", "python", "numpy")
@@ -78,6 +78,14 @@ def resample_values(statistic, draws: Sequence[Sequence[int]], engine: str = "au
     return columns
 
 
+def weighted_values(statistic, weights: Any) -> Dict[str, List[Any]]:
+    """The statistic's metrics with item weights: one row of ``weights`` (summing to the number of
+    items) per evaluation; metric name -> one value per row (None where the standard takes a special
+    path).  Needs NumPy.  Metrics without a vectorised form are left out."""
+    np = numpy_module("numpy")
+    return _Vectorised(np, statistic, weights=weights).values()
+
+
 def _close(a: Any, b: Any) -> bool:
     if isinstance(a, list) or isinstance(b, list):
         return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(map(_close, a, b))
@@ -89,14 +97,22 @@ def _close(a: Any, b: Any) -> bool:
 class _Vectorised:
     """One statistic's supported metrics over all resamples: name -> list (None: compute in Python)."""
 
-    def __init__(self, np: Any, statistic, draws: Sequence[Sequence[int]]) -> None:
+    def __init__(self, np: Any, statistic, draws: Optional[Sequence[Sequence[int]]] = None,
+                 weights: Any = None) -> None:
+        """``draws``: resamples of item positions; or ``weights``: one row of item weights per resample,
+        each row summing to the number of items (a weighted estimate; the bias means are then
+        summed by a matrix product, not left to right)."""
         self.np, self.statistic, self.table = np, statistic, statistic.table
+        self.labels = np.asarray(self.table.labels, dtype=np.intp)
+        if weights is not None:
+            self.index = None
+            self.counts = np.asarray(weights, dtype=np.float64)
+            return
         matrix = getattr(draws, "matrix", None)
         self.index = matrix if matrix is not None else np.asarray(draws, dtype=np.intp)
         B, T = self.index.shape
         flat = (np.arange(B)[:, None] * T + self.index).ravel()
         self.counts = np.bincount(flat, minlength=B * T).reshape(B, T).astype(np.float64)
-        self.labels = np.asarray(self.table.labels, dtype=np.intp)
 
     def values(self) -> Dict[str, List[Any]]:
         statistic = self.statistic
@@ -179,8 +195,10 @@ class _Vectorised:
         """
         np, table = self.np, self.table
         raw = np.asarray(table.rows[0], dtype=np.float64)          # R x T x W
-        B, T = self.index.shape
-        R = raw.shape[0]
+        R, T = raw.shape[0], len(table)
+        if self.index is None:  # weighted: one product
+            return (self.counts @ raw.sum(axis=0)) / (R * T)
+        B = self.index.shape[0]
         totals = np.zeros((B, table.width))
         for start in range(0, B, _CHUNK):
             index = self.index[start:start + _CHUNK].T                # T x b: row order within a repeat
@@ -197,7 +215,7 @@ class _Vectorised:
         means = self._column_means()
         finite = np.isfinite(means).all(axis=1)
         R = len(self.table.rows[0])
-        N = R * self.index.shape[1]
+        N = R * len(self.table)
         width = self.table.width
         freqs = (self.counts @ ((self.labels[:, None] == np.arange(width)) * R)) / N
         means_list, freqs_list, finite_list = means.tolist(), freqs.tolist(), finite.tolist()
@@ -206,7 +224,8 @@ class _Vectorised:
         for name, f in functions.items():
             values: List[Any] = []
             for m, q, ok, pos in zip(means_list, freqs_list, finite_list, positive):
-                values.append(_bias_value(f, m, q) if ok and (pos or f in _PRIOR) else None)
+                values.append(_bias_value(f, m, q, self.statistic.entropy_branch) if ok and (pos or f in _PRIOR)
+                              else None)
             out[name] = values
         return out
 
@@ -233,12 +252,15 @@ def _ece(np: Any, count: Any, hits: Any, sums: Any, N: int) -> Any:
     return ece
 
 
-def _bias_value(function: Any, means: List[float], freqs: List[float]) -> Optional[Any]:
-    """A bias metric from its means; None where the standard takes a special path (computed in Python)."""
+def _bias_value(function: Any, means: List[float], freqs: List[float], branch: Optional[bool]) -> Optional[Any]:
+    """A bias metric from its means; None where the standard takes a special path (computed in Python).
+
+    ``branch``: the exact-check branch the whole run's entropy took (see ``entropy_on_branch``).
+    """
     if function is _metrics.bias_distribution:
         return means
     if function is _metrics.bias_entropy:
-        return entropy(means)
+        return entropy_on_branch(means, bool(branch))
     if function is _metrics.post_bias_distribution:
         return [m - f for m, f in zip(means, freqs)]
     result = _kl_to_frequencies(means, freqs)  # post_bias_dl_div on positive, finite means

@@ -64,7 +64,8 @@ class GLER(SubBenchmark):
                  interpolations: int = GLER_INTERPOLATIONS, **options) -> None:
         LabelNoiseProcedure(interpolations)  # validate before building anything
         self.interpolations = interpolations
-        super().__init__(k, False, metrics, datasets, **options)
+        noisy_channel = options.pop("noisy_channel", False)  # the original ran GLER with noisy-channel prompts too
+        super().__init__(k, noisy_channel, metrics, datasets, **options)
 
     @property
     def abscissae(self) -> str:

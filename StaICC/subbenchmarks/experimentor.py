@@ -13,7 +13,7 @@ from ..sampling.demonstrations import Demonstrations
 from .accessors import OriginalAccessors
 from ..errors import warn_tampering
 from ..metrics import normal_metrics
-from ..engine.plan import RunPlan, Work, check_passes, plan_requests
+from ..engine.plan import RunPlan, Work, pass_sources, plan_requests
 from ..engine.preflight import check_experimentor
 from ..engine.procedures import Procedure
 from ..prompt import domain_query_generator, empty_query_generator, prompt_writter
@@ -85,8 +85,13 @@ class single_experimentor(OriginalAccessors):
         return self.demonstrations.query_count()
 
     def non_standard_settings(self) -> List[str]:
-        """Every departure from the standard on this experimentor (empty: standard numbers)."""
-        return self._non_standard + self.prompt_former.non_standard_settings()
+        """Every departure from the standard on this experimentor (empty: standard numbers).
+
+        A k other than the standard's is one: published StaICC numbers are k = 4 (the original
+        warns nothing for it, so neither does this; the results say it).
+        """
+        k = [] if self.k == DEFAULT_K else [f"k = {self.k} demonstrations per query (the standard's k is {DEFAULT_K})"]
+        return k + self._non_standard + self.prompt_former.non_standard_settings()
 
     # -- demonstrations ----------------------------------------------------------------
     def set_k(self, k: int) -> None:
@@ -102,7 +107,7 @@ class single_experimentor(OriginalAccessors):
                                   description: Optional[Dict[str, Any]] = None) -> None:
         """Use your own demonstrations: one index list per test item (then R = 1), copied and checked."""
         self.demonstrations.use_rows(sampler, allow_variable_length=allow_variable_length, dataset=self.dataset_name)
-        self._tamper(CUSTOM_ROWS + (f" {description}" if description else ""))
+        self._tamper(CUSTOM_ROWS + (f": {in_words(description)}" if description else ""))
 
     def use_retriever(self, retriever) -> None:
         """Choose demonstrations with a retriever (see :mod:`StaICC.retrieval`); non-standard."""
@@ -127,6 +132,12 @@ class single_experimentor(OriginalAccessors):
         self.demonstrations.limit(count)
         self._tamper(f"limited to the first {count} test items")
 
+    def select_test_items(self, items: Sequence[int], description: str) -> None:
+        """Evaluate only test items ``items`` (distinct indexes, in this order), each with the rows it has in a
+        full run; ``description`` says which in the departures (a subset is not the standard)."""
+        self.demonstrations.select(items, dataset=self.dataset_name)
+        self._tamper(description)
+
     def test_count(self) -> int:
         return self.demonstrations.test_count()
 
@@ -134,10 +145,12 @@ class single_experimentor(OriginalAccessors):
     def plan(self) -> RunPlan:
         """The frozen description of what a run sends now."""
         rows = self.demonstrations.plan_rows()
-        return RunPlan(self.benchmark, self.dataset_name, self.test_count(), rows, tuple(self.procedure.passes()))
+        return RunPlan(self.benchmark, self.dataset_name, self.test_count(), rows, tuple(self.procedure.passes()),
+                       self.demonstrations.test_items)
 
     def requests(self):
-        return plan_requests(self.plan(), self.prompt_former)
+        plan = self.plan()
+        return plan_requests(plan, pass_sources(plan, self.prompt_former))
 
     def ground_truth(self) -> List[int]:
         return self.demonstrations.ground_truth()
@@ -154,40 +167,56 @@ class single_experimentor(OriginalAccessors):
         """This experimentor's share of a run, checked (every check before any inference) and frozen."""
         self.check_runnable()
         plan = self.plan()
-        check_passes(plan, self.prompt_former)
+        prompts = pass_sources(plan, self.prompt_former)  # a frozen copy: the writer may change afterwards
         departures = tuple(self.non_standard_settings())
         dataset = self.triplet_dataset.original_dataset
         if not getattr(dataset, "standard", True):
             departures += tuple(getattr(dataset, "departures", None) or ["custom dataset"])
-        return Work(self.benchmark, plan, self.prompt_former, self.prompt_former.snapshot(), self.procedure,
-                    dict(self.metrics), tuple(self.ground_truth()), departures,
-                    list(previous) if previous is not None else None)
+        return Work(self.benchmark, plan, prompts, self.procedure, dict(self.metrics), tuple(self.ground_truth()),
+                    departures, list(previous) if previous is not None else None)
 
     def execute(self, model=None, preentered: Optional[Sequence] = None, *, batched: bool = False, cache=None,
-                progress: Optional[bool] = None, previous: Optional[List] = None) -> Outcome:
+                progress: Optional[bool] = None, previous: Optional[List] = None,
+                prediction_kind: Optional[str] = None) -> Outcome:
         """Run the plan with a model (a function or a backend) or preentered predictions: a run of one work."""
         from ..backends.base import as_backend
         from ..engine.cache_use import opened_cache
         from ..engine.runner import run_works
         if model is None and preentered is None:
             raise ValueError("You should provide either the forward_inference function or the input_prediction.")
-        backend = as_backend(model, batched=batched) if preentered is None else None
+        from ..metrics.exact_sum import check_prediction_kind
+        check_prediction_kind(prediction_kind)
+        backend = as_backend(model, batched=batched, prediction_kind=prediction_kind) if preentered is None else None
         work = self.work(previous)
         with opened_cache(cache) as store:
             return run_works([work], [backend], [preentered], cache=store, progress=progress,
-                             distinct=store is not None)[0]
+                             distinct=store is not None, preentered_kind=prediction_kind)[0]
 
     def auto_run(self, forward_inference: Optional[Callable] = None, preentered_prediction: Optional[Sequence] = None,
                  batched_inference: bool = False, return_outputs: bool = False,
-                 _previous_prediction: Optional[List] = None, *, progress: Optional[bool] = None, cache=None):
-        """Run the procedure; returns ``(results, True)`` or ``(results, True, outputs)``."""
+                 _previous_prediction: Optional[List] = None, *, progress: Optional[bool] = None, cache=None,
+                 prediction_kind: Optional[str] = None):
+        """Run the procedure; returns ``(results, True)`` or, with ``return_outputs``, ``(results, True, outputs)``
+        (the original's label-noise, template and demonstration-sensitivity experimentors return
+        ``(results, True)`` either way, and so do these).
+
+        ``prediction_kind``: what the function's or the preentered vectors are (see
+        :meth:`StaICC.subbenchmarks.generic.SubBenchmark.auto_run`); None keeps the standard's rule.
+        """
         outcome = self.execute(forward_inference, preentered_prediction, batched=batched_inference, cache=cache,
-                               progress=progress, previous=_previous_prediction)
-        return (outcome.summary, True, outcome.outputs) if return_outputs else (outcome.summary, True)
+                               progress=progress, previous=_previous_prediction, prediction_kind=prediction_kind)
+        if return_outputs and self.procedure.name not in _NO_OUTPUTS_RETURNED:
+            return outcome.summary, True, outcome.outputs
+        return outcome.summary, True
 
     def __call__(self, forward_inference: Optional[Callable] = None, input_prediction: Optional[Sequence] = None,
                  batched_inference: bool = False, return_outputs: bool = False, *, progress: Optional[bool] = None):
         return self.auto_run(forward_inference, input_prediction, batched_inference, return_outputs, progress=progress)
+
+
+#: procedures whose ``auto_run(..., return_outputs=True)`` returns two items, as the original's sensitivity
+#: experimentors did
+_NO_OUTPUTS_RETURNED = frozenset({"label_noise", "template_sensitivity", "demonstration_sensitivity"})
 
 
 def _split(triplet, original_dataset, dividing, test_size) -> TripletDataset:
@@ -215,3 +244,30 @@ def _pseudo_query(triplet: TripletDataset, kind: Optional[str], length: int):
     if kind == "domain":
         return domain_query_generator(triplet.demonstration, length)
     raise ValueError(f"pseudo_query must be None, 'contextual' or 'domain', got {kind!r}")
+
+
+def in_words(description: Any) -> str:
+    """A sampler's description as a departure line: ``the BM25 retriever (k1=1.5, b=0.75, dedup=true)``,
+    not a Python dict (a retriever's ``describe()`` gives ``{"retriever": ..., "parameters": {...}}``)."""
+    if not isinstance(description, dict):
+        return str(description)
+    description = dict(description)
+    name = description.pop("retriever", None)
+    parameters = description.pop("parameters", None)
+    fields = dict(parameters) if isinstance(parameters, dict) else ({} if parameters is None else {"parameters": parameters})
+    fields.update(description)
+    shown = ", ".join(f"{key}={_plain(value)}" for key, value in fields.items())
+    if name is None:
+        return shown
+    name = str(name)[:-len("Retriever")] if str(name).endswith("Retriever") and str(name) != "Retriever" else name
+    return f"the {name} retriever" + (f" ({shown})" if shown else "")
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}={_plain(v)}" for key, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_plain(v) for v in value) + "]"
+    return str(value)

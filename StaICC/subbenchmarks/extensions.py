@@ -119,7 +119,7 @@ class PermutedDemonstrations(Demonstrations):
     def orders(self) -> List[List[List[int]]]:
         """orders[j][r]: the demonstration indexes of test item j in repeat r (what the run shows)."""
         sampler, T = self.current_sampler(), len(self.triplet.test)
-        return [[list(sampler[j + r * T]) for r in range(self.repeat_times)] for j in range(self.test_count())]
+        return [[list(sampler[j + r * T]) for r in range(self.repeat_times)] for j in self.evaluated()]
 
 
 def split_summary(metrics: Dict[str, Any], blocks_key: str) -> Dict[str, Any]:
@@ -245,11 +245,11 @@ class Format_spread(SubBenchmark):
         experimentor.metrics[INTERVALS] = _interval_metric(experimentor.test_count(),
                                                            len(experimentor.procedure.templates), self.seed)
 
-    def limit_test_items(self, count: int) -> None:
-        super().limit_test_items(count)
-        if self._metrics is None:
-            for experimentor in self._experimentors:
-                self._add_intervals(experimentor)
+    def metrics_for_items(self, experimentor, dataset):
+        metrics = super().metrics_for_items(experimentor, dataset)
+        metrics[INTERVALS] = _interval_metric(experimentor.test_count(), len(experimentor.procedure.templates),
+                                              self.seed)
+        return metrics
 
     def make_procedure(self, dataset):
         formats = sample_formats(self.formats_for(dataset) - 1, self.seed)

@@ -7,7 +7,7 @@ repeat count, averaging rule) and runs them.  The seven sub-benchmarks of the st
 """
 import platform
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..backends.base import Backend, as_backend
 from ..engine.cache_use import opened_cache
@@ -15,6 +15,7 @@ from ..datasets import Dataset, resolve_datasets, verify_datasets
 from .experimentor import single_experimentor
 from ..metrics import normal_metrics
 from ..engine.procedures import LabelNoiseProcedure, Procedure, SensitivityProcedure, TemplateProcedure
+from ..engine.selection import QuerySubset
 from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K, GLER_INTERPOLATIONS
@@ -127,7 +128,16 @@ class SubBenchmark:
             cls.averaging = staticmethod(AVERAGING[spec.averaging])
 
     def __init__(self, k: int = DEFAULT_K, noisy_channel: bool = False, metrics: Optional[Dict[str, Callable]] = None,
-                 datasets: Optional[Sequence[Any]] = None, *, retriever=None, progress: Optional[bool] = None) -> None:
+                 datasets: Optional[Sequence[Any]] = None, *, retriever=None, progress: Optional[bool] = None,
+                 test_items: Optional[QuerySubset] = None, retrievers: Optional[Mapping[str, Any]] = None,
+                 extra_metrics: Optional[Mapping[str, Mapping[str, Callable]]] = None,
+                 own_distribution: bool = False) -> None:
+        """``test_items``: which test items each dataset evaluates (non-standard; see
+        :class:`~StaICC.engine.selection.QuerySubset`); ``retrievers``: a retriever per dataset name,
+        after ``retriever``; ``extra_metrics``: metrics added per dataset name; ``own_distribution``:
+        beside the standard's likelihood and ECE, the same on the model's own distribution
+        (non-standard metrics, :func:`~StaICC.metrics.with_own_distribution_metrics`).  All of them
+        hold for every rebuild (``re_initialize``)."""
         self._datasets: List[Dataset] = resolve_datasets(datasets)
         names = [d.name for d in self._datasets]
         duplicated = {n for n in names if names.count(n) > 1}
@@ -135,6 +145,9 @@ class SubBenchmark:
             raise ValueError(f"datasets appear twice in the benchmark: {sorted(duplicated)}")
         self._metrics = dict(metrics) if metrics is not None else None
         self.retriever = retriever
+        self.test_items, self.retrievers = test_items, dict(retrievers or {})
+        self.extra_metrics = {name: dict(m) for name, m in (extra_metrics or {}).items()}
+        self.own_distribution = own_distribution
         self.progress = progress
         self.last_partial_results: Dict[str, Any] = {}
         self.re_initialize(k, noisy_channel)
@@ -180,18 +193,37 @@ class SubBenchmark:
         if keep_prompter:
             for new, previous in zip(self._experimentors, old):
                 new.prompt_former.restore(previous.prompt_former.snapshot())
-        if self.retriever is not None:
-            for experimentor in self._experimentors:
-                experimentor.use_retriever(self.retriever)
+        for experimentor, dataset in zip(self._experimentors, self._datasets):
+            for retriever in (self.retriever, self.retrievers.get(dataset.name)):
+                if retriever is not None:
+                    experimentor.use_retriever(retriever)
+            if self.test_items is not None:
+                self._select(experimentor, dataset, self.test_items)
+            experimentor.metrics.update(self.extra_metrics.get(dataset.name, {}))
+            if self.own_distribution:
+                from ..metrics import with_own_distribution_metrics
+                experimentor.metrics = with_own_distribution_metrics(experimentor.metrics)
 
     def limit_test_items(self, count: int) -> None:
         """A smoke run: only the first ``count`` test items of each dataset (marked non-standard)."""
+        subset = QuerySubset.first(count)
         for experimentor, dataset in zip(self._experimentors, self._datasets):
-            experimentor.limit_test_items(count)
-            if self._metrics is None:  # consistency loops over the items evaluated
-                test_size = self.test_size_for(dataset)
-                limited = min(count, test_size) if test_size is not None else None
-                experimentor.metrics = dict(self.default_metrics(limited))
+            self._select(experimentor, dataset, subset)
+
+    def _select(self, experimentor: single_experimentor, dataset: Dataset, subset: QuerySubset) -> None:
+        """Evaluate the subset's test items of ``dataset``; the metrics are then those of that many items."""
+        available = len(experimentor.triplet_dataset.test)
+        items = subset.items_for(self.benchmark_name, dataset.name, experimentor.triplet_dataset.test.label_indexes())
+        if items is None:
+            return
+        experimentor.select_test_items(items, subset.departure(len(items), available))
+        if self._metrics is None:  # consistency loops over the items evaluated
+            experimentor.metrics = self.metrics_for_items(experimentor, dataset)
+
+    def metrics_for_items(self, experimentor: single_experimentor, dataset: Dataset) -> Dict[str, Callable]:
+        """The default metrics of a run over the experimentor's evaluated test items."""
+        test_size = self.test_size_for(dataset)
+        return dict(self.default_metrics(experimentor.test_count() if test_size is not None else None))
 
     # -- the original's accessors ---------------------------------------------------
     def __getitem__(self, index: int) -> single_experimentor:
@@ -250,7 +282,7 @@ class SubBenchmark:
     def auto_run(self, list_of_forward_inference=None, return_divided_results: bool = True,
                  batched_inference: bool = False, *, preentered_predictions=None, cache=None,
                  checkpoint: Optional[str] = None, model_id: Optional[str] = None,
-                 progress: Optional[bool] = None) -> ResultDict:
+                 progress: Optional[bool] = None, prediction_kind: Optional[str] = None) -> ResultDict:
         """Run every dataset in order and average: a run of this sub-benchmark's works.
 
         ``list_of_forward_inference``: a model (a function ``f(prompt, label_space)`` or a
@@ -261,11 +293,18 @@ class SubBenchmark:
         model are not asked again, and new ones are committed as they come, so an interrupted run
         resumes where it stopped.  ``checkpoint`` is the same as ``cache``.  ``model_id`` names a
         plain function's model for the cache (see :class:`~StaICC.backends.FunctionBackend`).
+        ``prediction_kind``: what a function's or the preentered vectors are, "probabilities",
+        "loglikelihoods" or "logits" (None, the default: the standard's exact-sum rule decides;
+        see :mod:`StaICC.metrics.exact_sum`): "loglikelihoods" makes log-likelihoods handed back
+        give the numbers of the ``hf`` backend that computed them.
         """
         from ..engine.runner import run_works
+        from ..metrics.exact_sum import check_prediction_kind
         if cache is not None and checkpoint is not None:
             raise ValueError("give cache= or its alias checkpoint=, not both")
-        pairs = self.prepare(list_of_forward_inference, batched_inference, preentered_predictions, model_id)
+        check_prediction_kind(prediction_kind)
+        pairs = self.prepare(list_of_forward_inference, batched_inference, preentered_predictions, model_id,
+                             prediction_kind)
         works = self.works()
         progress = self.progress if progress is None else progress
         self.last_partial_results = {}
@@ -273,7 +312,7 @@ class SubBenchmark:
         with opened_cache(cache if cache is not None else checkpoint) as store:
             try:
                 outcomes = run_works(works, [b for b, _ in pairs], [p for _, p in pairs], cache=store,
-                                     progress=progress, distinct=store is not None)
+                                     progress=progress, distinct=store is not None, preentered_kind=prediction_kind)
             except BaseException as exc:
                 completed = {o.work.dataset: o.summary for o in getattr(exc, "completed_outcomes", [])}
                 self.last_partial_results.update(completed)
@@ -282,7 +321,7 @@ class SubBenchmark:
         return self.collect(outcomes, [b for b, _ in pairs], return_divided_results, time.perf_counter() - started)
 
     def prepare(self, models, batched: bool = False, preentered_predictions=None,
-                model_id: Optional[str] = None) -> List[Tuple[Any, Any]]:
+                model_id: Optional[str] = None, prediction_kind: Optional[str] = None) -> List[Tuple[Any, Any]]:
         """(backend or None, preentered or None) per dataset; each model becomes a backend once."""
         functions = self._functions(models)
         given = self._preentered(preentered_predictions)
@@ -293,7 +332,7 @@ class SubBenchmark:
                 raise ValueError(f"You should provide either the forward_inference function or the input_prediction "
                                  f"(dataset {name!r}).")
             if p is None and id(f) not in made:
-                made[id(f)] = as_backend(f, batched=batched, model_id=model_id)
+                made[id(f)] = as_backend(f, batched=batched, model_id=model_id, prediction_kind=prediction_kind)
             pairs.append((made[id(f)] if p is None else None, p))
         return pairs
 
@@ -337,19 +376,29 @@ class SubBenchmark:
                 {"identity": {"backend": "preentered"}, "fingerprint": None}
         departures = {name: settings for name, settings in departures.items() if settings}
         unparsed = {o.work.dataset: o.unparsed for o in outcomes if o.unparsed}
+        thinking = {o.work.dataset: summary for o in outcomes if (summary := o.records.thinking_summary())}
         return {"benchmark": self.benchmark_name, "staicc_version": __version__, "k": self.k,
                 "noisy_channel": self.noisy_channel, "datasets": self.dataset_names(),
+                "label_words": dict(zip(self.dataset_names(), self.get_label_spaces_for_experimentors())),
                 "procedure": self._experimentors[0].procedure.describe(),
                 "retriever": self.retriever.describe() if self.retriever is not None else None,
                 "model": uniform_or_by_dataset(models),
                 "standard": not departures, "non_standard_settings": departures,
-                "unparsed_answers": unparsed,
+                "unparsed_answers": unparsed, "exact_sum": exact_sum_metadata(outcomes),
                 "answer_counts": {o.work.dataset: len(o.records) for o in outcomes},
                 "prompt_sha256": {o.work.dataset: o.prompt_set_sha256 for o in outcomes},
-                "python": platform.python_version(), "seconds": round(seconds, 3)}
+                "python": platform.python_version(), "seconds": round(seconds, 3),
+                **({"thinking": thinking} if thinking else {})}
 
     def __repr__(self) -> str:
         return f"{self.benchmark_name}(k={self.k}, datasets={self.dataset_names()})"
+
+
+def exact_sum_metadata(outcomes: Sequence[Any]) -> Dict[str, Any]:
+    """Per dataset: what its rows were declared to be and how each pass met the exact-sum rule
+    (:class:`~StaICC.metrics.exact_sum.PassCensus`), for the numerics record and the notices."""
+    return {o.work.dataset: {"prediction_kind": o.rule.kind, "passes": [c.as_dict() for c in o.exact_sum]}
+            for o in outcomes}
 
 
 def uniform_or_by_dataset(values: Dict[str, Any]) -> Any:

@@ -77,7 +77,7 @@ _TABLE = (
     SubBenchmarkSpec("Domain_bias", metrics=BIAS_METRICS, pseudo_query="domain"),
     SubBenchmarkSpec("Post_bias", metrics=("post_bias_dl_div", "post_bias_distribution")),
     SubBenchmarkSpec("GLER", result="slopes", averaging="slope", procedure="label_noise", abscissae="standard",
-                     noisy_channel=False, in_standard_suite=True),
+                     in_standard_suite=True),
     SubBenchmarkSpec("GLER_corrected", result="slopes", averaging="slope", procedure="label_noise",
                      abscissae="correctness", noisy_channel=False),
     SubBenchmarkSpec("Template_sens", metrics=("consistency",), result="sensitivity", averaging="sensitivity",

@@ -15,13 +15,14 @@ result equals the sub-benchmark's own call, bit for bit.
 import contextlib
 import gc
 import time
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..backends.base import Backend, as_backend
 from .builtin import SUB_BENCHMARKS, SubBenchmark
 from ..engine.cache_use import opened_cache
 from ..datasets import resolve_datasets
 from ..engine.plan import Work
+from ..engine.selection import EVERYTHING, SUMMARIZE, AnswerPolicy, Selection, Shard
 from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K
@@ -46,7 +47,9 @@ def resolve_benchmark_names(benchmarks: Union[str, Sequence[str]]) -> List[str]:
         raise ValueError("no sub-benchmark named; give 'all' or names such as 'Normal,GLER'")
     for name in names:
         if name not in SUB_BENCHMARKS:
-            raise ValueError(f"unknown sub-benchmark {name!r}; choose from all, {', '.join(sorted(SUB_BENCHMARKS))}")
+            from ..validation import did_you_mean
+            raise ValueError(f"unknown sub-benchmark {name!r}{did_you_mean(name, list(SUB_BENCHMARKS) + ['all'])} "
+                             f"(choose from all, {', '.join(sorted(SUB_BENCHMARKS))})")
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise ValueError(f"sub-benchmarks named twice: {duplicated}")
@@ -54,11 +57,25 @@ def resolve_benchmark_names(benchmarks: Union[str, Sequence[str]]) -> List[str]:
 
 
 def build_suite(benchmarks: Union[str, Sequence[str]] = "all", datasets: Optional[Sequence[Any]] = None,
-                k: int = DEFAULT_K, **options: Any) -> Dict[str, Any]:
-    """The sub-benchmark objects by name, sharing one loaded copy of each dataset."""
+                k: int = DEFAULT_K, *, noisy_channel: bool = False,
+                per_benchmark: Optional[Mapping[str, Mapping[str, Any]]] = None, **options: Any) -> Dict[str, Any]:
+    """The sub-benchmark objects by name, sharing one loaded copy of each dataset, each built once.
+
+    ``options`` go to every sub-benchmark (``retriever``, ``test_items``, ``retrievers`` ...),
+    ``per_benchmark[name]`` to that one only; ``noisy_channel`` is refused, before anything is
+    built, for a sub-benchmark that does not support it.
+    """
     names = resolve_benchmark_names(benchmarks)
+    if noisy_channel:
+        for name in names:
+            spec = getattr(SUB_BENCHMARKS[name], "spec", None)
+            if spec is not None and not spec.noisy_channel:
+                raise ValueError(f"{name} does not support noisy-channel prompts")
+        options = dict(options, noisy_channel=True)
     loaded = resolve_datasets(datasets)
-    return {name: SUB_BENCHMARKS[name](k=k, datasets=loaded, **options) for name in names}
+    per_benchmark = per_benchmark or {}
+    return {name: SUB_BENCHMARKS[name](k=k, datasets=loaded, **options, **per_benchmark.get(name, {}))
+            for name in names}
 
 
 def suite_parts(name: str, bench: Any) -> List[Tuple[str, str, SubBenchmark]]:
@@ -73,7 +90,8 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
               k: int = DEFAULT_K, cache: Any = None, *, batched: bool = False, model_id: Optional[str] = None,
               progress: Optional[bool] = None, suite: Optional[Dict[str, Any]] = None,
               planned: Optional[Dict[str, List[Any]]] = None, requests_per_call: Optional[int] = None,
-              shard: Optional[Tuple[Any, ...]] = None,
+              shard: Optional[Union[Shard, Tuple[Any, ...]]] = None, selection: Selection = EVERYTHING,
+              policy: AnswerPolicy = SUMMARIZE, prediction_kind: Optional[str] = None,
               **options: Any) -> ResultDict:
     """Run several sub-benchmarks on one model; ``result[name]`` equals ``Name(...)(model)``.
 
@@ -81,24 +99,25 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
     prompts), or a :class:`~StaICC.backends.Backend`.  ``cache``: a prediction-cache file
     shared by every sub-benchmark and every run that points at it.  ``suite``: sub-benchmark
     objects built by :func:`build_suite` (to run configured ones), ``planned`` what
-    :func:`plan_suite` returned for them.  ``requests_per_call``: how many requests one
-    backend call receives (default: the backend's own).  The result maps each name to that
-    sub-benchmark's result dict; its ``metadata`` says how many prompts were asked, how many
-    were distinct and how many came from the cache, and ``records`` holds every per-query record.
-    ``shard=(index, count[, unit])``: ask only that shard of the run's distinct prompts
-    (:mod:`StaICC.scaleout.shards`) and store the answers in ``cache``; nothing is
-    summarised and the result holds only ``metadata``.
+    :func:`plan_suite` returned for them; ``options`` go to :func:`build_suite` otherwise
+    (``test_items=QuerySubset...`` evaluates a subset of the test items).  ``requests_per_call``:
+    how many requests one backend call receives (default: the backend's own).  The result maps
+    each name to that sub-benchmark's result dict; its ``metadata`` says how many prompts were
+    asked, how many were distinct and how many came from the cache, and ``records`` holds every
+    per-query record.  ``selection`` (:mod:`StaICC.engine.selection`): a ``Shard`` asks only
+    that shard of the run's distinct prompts and stores the answers in ``cache``, ``Nothing()``
+    counts them; either way nothing is summarised and the result holds only ``metadata``.
+    ``shard=(index, count[, unit])`` is the same as ``selection=Shard(index, count, unit)``.
+    ``prediction_kind``: what a function's vectors are (see :mod:`StaICC.metrics.exact_sum`; a backend says
+    so itself).
     """
     with fewer_collections():
-        backend = as_backend(model, batched=batched, model_id=model_id)
+        backend = as_backend(model, batched=batched, model_id=model_id, prediction_kind=prediction_kind)
         benches = suite if suite is not None else build_suite(benchmarks, datasets, k, **options)
         planned = planned if planned is not None else plan_suite(backend, benches)
-        if shard is not None:  # a shard's answers go to the cache only; the merged run summarises
-            from ..scaleout.shards import score_shard
-            with opened_cache(cache) as store:
-                return ResultDict({}, metadata=score_shard(backend, planned, store, shard, progress,
-                                                                  requests_per_call))
-        return _run_suite(backend, benches, cache, progress, planned, requests_per_call)
+        if shard is not None:
+            selection = shard if isinstance(shard, Shard) else Shard(*shard)
+        return _run_suite(backend, benches, cache, progress, planned, requests_per_call, selection, policy)
 
 
 @contextlib.contextmanager
@@ -129,14 +148,38 @@ def plan_suite(backend: Backend, benches: Dict[str, Any]) -> Dict[str, List[Work
 
 
 def _run_suite(backend: Backend, benches: Dict[str, Any], cache: Any, progress: Optional[bool],
-               planned: Dict[str, List[Work]], requests_per_call: Optional[int]) -> ResultDict:
+               planned: Dict[str, List[Work]], requests_per_call: Optional[int], selection: Selection,
+               policy: AnswerPolicy) -> ResultDict:
     from ..engine.runner import run_works
     started = time.perf_counter()
     works = [work for part_works in planned.values() for work in part_works]
-    counts: Dict[str, int] = {}
+    counts: Dict[str, Any] = {}
+    if isinstance(selection, Shard):  # refused before the cache is opened
+        from ..engine.sharding import check_shard
+        check_shard(selection, works, [backend] * len(works))
     with opened_cache(cache) as store:
         outcomes = run_works(works, [backend] * len(works), cache=store, progress=progress, distinct=True,
-                             counts=counts, requests_per_call=requests_per_call)
+                             counts=counts, requests_per_call=requests_per_call, selection=selection, policy=policy)
+    metadata = {"prompts": counts["prompts"], "distinct_prompts": counts["distinct"], "asked": counts["asked"],
+                "from_cache": counts["cached"], "score_calls": counts["calls"]}
+    if not outcomes:  # a shard or a dry run: answers stored or counted, nothing summarised
+        metadata.update(model=backend.identity(), fingerprint=backend.fingerprint(), standard=False,
+                        seconds=round(time.perf_counter() - started, 3))
+        if "shard" in counts:
+            metadata["shard"] = counts["shard"]
+        return ResultDict({}, metadata=metadata)
+    results = _assembled(backend, benches, outcomes)
+    identity = {"identity": backend.identity(), "fingerprint": backend.fingerprint()}
+    metadata = {"benchmarks": list(benches), "model": identity["identity"], "fingerprint": identity["fingerprint"],
+                **metadata, "seconds": round(time.perf_counter() - started, 3),
+                "standard": all(_standard(r) for r in results.values())}
+    suite_result = ResultDict(results, metadata=metadata)
+    suite_result.records = Records([r.records for r in results.values()])
+    return suite_result
+
+
+def _assembled(backend: Backend, benches: Dict[str, Any], outcomes: List[Any]) -> Dict[str, Any]:
+    """Each sub-benchmark's result from the outcomes of its parts' works."""
     by_part: Dict[str, List[Any]] = {}
     for outcome in outcomes:
         by_part.setdefault(outcome.work.part, []).append(outcome)
@@ -150,16 +193,7 @@ def _run_suite(backend: Backend, benches: Dict[str, Any], cache: Any, progress: 
         else:
             results[name] = ResultDict(dict(parts), metadata={key: r.metadata for key, r in parts})
             results[name].records = Records([r.records for _, r in parts])
-    identity = described[id(backend)] if id(backend) in described else \
-        {"identity": backend.identity(), "fingerprint": backend.fingerprint()}
-    metadata = {"benchmarks": list(benches), "model": identity["identity"], "fingerprint": identity["fingerprint"],
-                "prompts": counts["prompts"], "distinct_prompts": counts["distinct"], "asked": counts["asked"],
-                "from_cache": counts["cached"], "score_calls": counts["calls"],
-                "seconds": round(time.perf_counter() - started, 3),
-                "standard": all(_standard(r) for r in results.values())}
-    suite_result = ResultDict(results, metadata=metadata)
-    suite_result.records = Records([r.records for r in results.values()])
-    return suite_result
+    return results
 
 
 def _standard(result: ResultDict) -> bool:

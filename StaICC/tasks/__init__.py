@@ -8,8 +8,8 @@ asset says the same from ``config()`` and may add ``post_process`` and an evalua
 names the file, the key and, for data, the row, before any model loads.
 
 Modules, in data-flow order: :mod:`.errors`, :mod:`.schema` (keys and kinds),
-:mod:`.files` (reading each format), :mod:`.resolve` (config -> Dataset, standard or
-not), :mod:`.task` (a loaded task and its checks), :mod:`.show` (TOML writer),
+:mod:`.files` (reading each format), :mod:`.splits` (the split table: sizes, or a split fixed by
+the data), :mod:`.resolve` (config -> Dataset, standard or not), :mod:`.task` (a loaded task and its checks), :mod:`.show` (TOML writer),
 :mod:`.registry` (tasks by name), :mod:`.runs` (what a task changes in a run).
 """
 from .errors import TaskError

@@ -24,9 +24,12 @@ class TaskError(StaICCError, ValueError):
 
 
 def nearest(word: str, choices: Iterable[str]) -> str:
-    """``"; did you mean 'x'?"`` for the closest valid name, or ``"; valid keys: ..."`` when none is close."""
+    """``"; did you mean 'x'?"`` for the closest valid name (another case or spelling first, as
+    :func:`StaICC.validation.closest_name` finds it), or ``"; valid keys: ..."`` when none is close."""
+    from ..validation import closest_name
     choices = sorted(choices)
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    close = [closest_name(word, choices)] if closest_name(word, choices) is not None else \
+        difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     if close:
         return f"; did you mean {close[0]!r}?"
     return f"; valid keys: {', '.join(choices)}"

@@ -16,6 +16,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import stat
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Tuple
@@ -26,6 +27,10 @@ from .errors import TaskError
 FORMATS = {".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".py": "python"}
 #: the functions a Python asset may define besides ``config``
 HOOKS = ("metadata", "post_process", "score", "messages")
+#: the largest task file read (inline records included); a data file it names is read by its own reader
+MAX_TASK_FILE_BYTES = 64 << 20
+#: the deepest nesting of lists and tables a task file may have (a task file uses 4 levels)
+MAX_NESTING = 64
 
 
 @dataclass(frozen=True)
@@ -49,11 +54,10 @@ def read_task_file(path: str) -> TaskSource:
     if ending not in FORMATS:
         raise TaskError(f"unknown task file ending {ending or '(none)'!r}; expected one of "
                         f"{', '.join(sorted(FORMATS))}", path=path)
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise TaskError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+    data, whole = read_regular(path, MAX_TASK_FILE_BYTES)
+    if not whole:
+        raise TaskError(f"is larger than {MAX_TASK_FILE_BYTES} bytes, the limit for a task file; put large data in a "
+                        "CSV or JSON Lines file that data.path names", path=path)
     digest = hashlib.sha256(data).hexdigest()
     kind = FORMATS[ending]
     if kind == "python":
@@ -66,26 +70,100 @@ def read_task_file(path: str) -> TaskSource:
     return TaskSource(path, kind, _parse_text(text, kind, path), digest)
 
 
+def read_regular(path: str, limit: int) -> Tuple[bytes, bool]:
+    """(the first ``limit`` bytes of the regular file ``path``, whether that is all of it).
+
+    A FIFO, a device (``/dev/zero``), a socket or a folder — or a link to one — is refused
+    before anything is read: the file is opened without blocking and checked by its open
+    handle, so it cannot be swapped between the check and the read.
+    """
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise TaskError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+    try:
+        mode = os.fstat(handle).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+            raise TaskError(f"is {kind}, not a regular file; a task file is read only from a regular file", path=path)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(handle, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise TaskError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+    finally:
+        os.close(handle)
+    data = b"".join(chunks)
+    return data[:limit], len(data) <= limit
+
+
 def _parse_text(text: str, kind: str, path: str) -> Any:
+    """The mapping of a data task file; a syntax error, or nesting deeper than :data:`MAX_NESTING`, is a TaskError."""
+    try:
+        value = _parsed(text, kind, path)
+    except RecursionError:
+        value = None
+        deep = True
+    else:
+        deep = nesting_over(value, MAX_NESTING)
+    if deep:
+        raise TaskError(f"nested more than {MAX_NESTING} levels deep; a task file nests a few tables", path=path)
+    return value
+
+
+def nesting_over(value: Any, limit: int) -> bool:
+    """Whether the lists and tables of a parsed value nest deeper than ``limit`` levels (walked iteratively)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _parsed(text: str, kind: str, path: str) -> Any:
+    try:
+        return _parser(kind)(text)
+    except TaskError:
+        raise
+    except ValueError as exc:  # each parser's syntax error, or a value Python refuses (a 5,000-digit integer)
+        raise TaskError(_syntax_message(exc, kind), path=path) from None
+
+
+def _parser(kind: str) -> Any:
     if kind == "json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TaskError(f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", path=path) from None
+        return json.loads
     if kind == "toml":
-        toml = _toml_module()
-        try:
-            return toml.loads(text)
-        except toml.TOMLDecodeError as exc:
-            raise TaskError(f"malformed TOML: {str(exc).splitlines()[0]}", path=path) from None
+        return _toml_module().loads
     from ..extras import require
     yaml = require("yaml", "reading a YAML task file")
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        raise TaskError(f"malformed YAML: {getattr(exc, 'problem', None) or exc}{at}", path=path) from None
+
+    def load(text: str) -> Any:
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:  # not a ValueError: said here
+            mark = getattr(exc, "problem_mark", None)
+            at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+            raise ValueError(f"malformed YAML: {getattr(exc, 'problem', None) or exc}{at}") from None
+    return load
+
+
+def _syntax_message(exc: ValueError, kind: str) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if kind == "toml" and type(exc).__name__ == "TOMLDecodeError":
+        return f"malformed TOML: {first}"
+    return first if first.startswith("malformed") else f"a value cannot be read ({first})"
 
 
 def _toml_module(version: Tuple[int, ...] = tuple(sys.version_info)) -> Any:
@@ -97,21 +175,29 @@ def _toml_module(version: Tuple[int, ...] = tuple(sys.version_info)) -> Any:
     return require("tomli", "reading a TOML task file on Python < 3.11")
 
 
-def _python_asset(path: str) -> tuple:
-    """Import the asset from its path (the user's code) and read ``config()`` and its hooks."""
+def import_python_file(path: str, prefix: str, fail: Callable[[str], Exception]) -> Any:
+    """Import the user's Python file at ``path`` as a module named ``<prefix>_<stem>_<path hash>``; a file that
+    cannot be imported, or whose code raises, is ``fail(message)`` (one line).  Task assets and method files
+    are read this way."""
     stem = "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
-    name = f"staicc_task_{stem}_{hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:8]}"
+    name = f"{prefix}_{stem}_{hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:8]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise TaskError("cannot import this file as a Python module", path=path)
+        raise fail("cannot import this file as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # as an import would: code that looks its module up (dataclasses) finds it
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # the user's code: any error it raises is reported, one line
         del sys.modules[name]
-        raise TaskError(f"importing the asset raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-                        path=path) from None
+        raise fail(f"importing the file raised {type(exc).__name__}: "
+                   f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+    return module
+
+
+def _python_asset(path: str) -> tuple:
+    """Import the asset from its path (the user's code) and read ``config()`` and its hooks."""
+    module = import_python_file(path, "staicc_task", lambda message: TaskError(message, path=path))
     if "prompt" in vars(module):
         raise TaskError("StaICC writes every prompt from the template keys, so that the diagnoses can vary "
                         "them; replace prompt() by config()'s template table", path=path, key="prompt")

@@ -7,12 +7,21 @@ no Python asset (that would run its code): a data file shows its ``name`` key.
 """
 import hashlib
 import os
-from typing import Iterable, List, Optional, Sequence, Tuple
+import json
+import re
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
-from .errors import nearest
-from .files import FORMATS, TaskSource, _parse_text, read_task_file
+from .errors import TaskError, nearest
+from .files import FORMATS, TaskSource, _parse_text, _toml_module, read_regular, read_task_file
 from .show import standard_task_mapping, to_toml
 from .task import Task, checked_config, resolve_task, task_from_source
+
+#: the bytes of each task file that listing reads (the name is near the top)
+LIST_READ_BYTES = 1 << 20
+# a top-level name line: TOML (before any [table]), YAML (a block mapping's key at column 0), JSON (a key)
+_TOML_NAME = re.compile(r"""\s*(name|"name"|'name')\s*=""")
+_YAML_NAME = re.compile(r"""(name|"name"|'name')\s*:(\s|$)""")
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 def standard_source(name: str) -> TaskSource:
@@ -86,19 +95,92 @@ def list_tasks(include_paths: Sequence[str] = ()) -> List[Tuple[str, str, str]]:
 
 def _declared_name(path: str) -> Optional[str]:
     """The ``name`` key of a data task file (None for a Python asset, whose code is not run to list it)."""
-    if path.lower().endswith(".py"):
-        return None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            mapping = _parse_text(handle.read(), FORMATS[os.path.splitext(path)[1].lower()], path)
-    except (OSError, UnicodeDecodeError, ValueError, ImportError):
-        return None
-    name = mapping.get("name") if isinstance(mapping, dict) else None
-    return name if isinstance(name, str) else None
+    return _listed(path)[0]
 
 
 def _describe(path: str) -> str:
     if path.lower().endswith(".py"):
         return f"{path} (Python asset, read when run)"
-    name = _declared_name(path)
-    return f"{path}" + (f" (name {name!r})" if name else " (no readable name)")
+    name, problem = _listed(path)
+    return f"{path}" + (f" (name {name!r})" if name else f" ({problem})")
+
+
+def _listed(path: str) -> Tuple[Optional[str], str]:
+    """(the ``name`` a data task file declares, or None and why), reading at most :data:`LIST_READ_BYTES`.
+
+    Listing reads only regular files (a FIFO or a link to ``/dev/zero`` is named, never
+    read) and finds the name without parsing the task's data: a top-level ``name`` line
+    (TOML, YAML) or key (JSON) in the file's first bytes; only a small file that hides
+    it elsewhere is parsed whole.
+    """
+    if path.lower().endswith(".py"):
+        return None, "Python asset"
+    ending = FORMATS[os.path.splitext(path)[1].lower()]
+    try:
+        data, whole = read_regular(path, LIST_READ_BYTES)
+        text = data.decode("utf-8", "ignore" if not whole else "strict")
+        name = find_name(text, ending)
+        if name is None and whole:
+            mapping = _parse_text(text, ending, path)
+            name = mapping.get("name") if isinstance(mapping, dict) else None
+    except TaskError as exc:
+        return None, exc.reason
+    except (UnicodeDecodeError, ValueError, ImportError):
+        return None, "no readable name"
+    if isinstance(name, str):
+        return name, ""
+    return None, "no readable name" if whole else f"no name in its first {LIST_READ_BYTES} bytes"
+
+
+def find_name(text: str, kind: str) -> Optional[Any]:
+    """The top-level ``name`` of a task file's text, found without parsing the rest (None if not found)."""
+    if kind == "json":
+        return _json_name(text)
+    in_multiline = False
+    for line in text.splitlines():
+        if kind == "toml":
+            if not in_multiline and line.lstrip().startswith("["):
+                return None  # the tables begin: top-level keys come before them
+            if not in_multiline and _TOML_NAME.match(line):
+                return _line_value(line, kind)
+            in_multiline ^= (line.count('"""') + line.count("\'\'\'")) % 2 == 1
+        elif _YAML_NAME.match(line):
+            return _line_value(line, kind)
+    return None
+
+
+def _line_value(line: str, kind: str) -> Optional[Any]:
+    try:
+        if kind == "toml":
+            mapping = _toml_module().loads(line)
+        else:
+            from ..extras import require
+            mapping = require("yaml", "reading a YAML task file").safe_load(line)
+    except Exception:  # the line alone does not parse: the caller parses the file whole
+        return None
+    return mapping.get("name") if isinstance(mapping, dict) else None
+
+
+def _json_name(text: str) -> Optional[Any]:
+    """The value of the ``name`` key of a JSON object, read key by key by the C scanner, stopping there."""
+    decoder = json.JSONDecoder()
+    at = _JSON_SPACE.match(text, 0).end()
+    if text[at:at + 1] != "{":
+        return None
+    at += 1
+    try:
+        while True:
+            at = _JSON_SPACE.match(text, at).end()
+            key, at = decoder.raw_decode(text, at)
+            at = _JSON_SPACE.match(text, at).end()
+            if not isinstance(key, str) or text[at:at + 1] != ":":
+                return None
+            value, at = decoder.raw_decode(text, _JSON_SPACE.match(text, at + 1).end())
+            if key == "name":
+                return value
+            at = _JSON_SPACE.match(text, at).end()
+            if text[at:at + 1] != ",":
+                return None
+            at += 1
+    except (ValueError, RecursionError):
+        return None

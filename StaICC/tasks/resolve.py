@@ -15,6 +15,7 @@ from ..datasets import Dataset
 from .errors import TaskError, nearest
 from .files import TaskSource
 from .schema import TaskConfig
+from .splits import FIXED_SPLIT_KEYS, check_one_way, deduplicated_fixed, split_options, split_sizes
 
 #: the template keys, in the standard's order
 TEMPLATE_KEYS = ("instruction", "input_text_prefixes", "input_text_affixes", "label_prefix", "label_affix",
@@ -24,7 +25,8 @@ ALTERNATE_KEYS = ("instruction", "input_text_prefixes", "label_prefix", "label_a
 _CUSTOM_DATA_KEYS = ("path", "records", "input_columns", "label_column", "config", "split", "delimiter",
                      "deduplicate")
 #: the builder's argument names (how its errors begin) -> the task key they come from
-_BUILDER_KEYS = (("alternate_template", "template.alternates"), ("input_text_prefixes", "template.input_text_prefixes"),
+_BUILDER_KEYS = (("split_column", "split.column"), ("split_values", "split.values"), ("id_column", "split.id_column"),
+                 ("test_ids", "split.test_ids"), ("alternate_template", "template.alternates"), ("input_text_prefixes", "template.input_text_prefixes"),
                  ("input_text_affixes", "template.input_text_affixes"), ("split_sizes", "split"),
                  ("label_words", "labels.words"), ("input_columns", "data.input_columns"),
                  ("label_column", "data.label_column"), ("instruction", "template.instruction"),
@@ -34,6 +36,15 @@ _BUILDER_KEYS = (("alternate_template", "template.alternates"), ("input_text_pre
 
 def infer_source(config: TaskConfig, path: str) -> str:
     data = config.data
+    check_one_way(config, path)
+    if config.split.files is not None:
+        for key in ("path", "records", "dataset"):
+            if getattr(data, key) is not None:
+                raise TaskError("split.files gives the data, one file per part; leave data.path, data.records and "
+                                "data.dataset out", path=path, key=f"data.{key}")
+        if data.source not in (None, "csv", "jsonl"):
+            raise TaskError("split.files reads CSV or JSON Lines files", path=path, key="data.source")
+        return "files"
     if data.source is not None:
         return data.source
     if data.path is not None:
@@ -58,7 +69,8 @@ def resolve_dataset(config: TaskConfig, source: TaskSource) -> Tuple[Dataset, Li
     kind = infer_source(config, source.path)
     if kind == "standard":
         return _standard(config, source.path)
-    return _custom(config, source, kind), ["custom dataset"]
+    dataset = _custom(config, source, kind)
+    return dataset, list(getattr(dataset, "departures", None) or ["custom dataset"])
 
 
 # ----------------------------------------------------------------------------
@@ -82,6 +94,10 @@ def _standard(config: TaskConfig, path: str) -> Tuple[Dataset, List[str]]:
             raise TaskError(f"{config.name!r} names another standard dataset than the data ({const['name']!r})",
                             path=path, key="name")
         departures.append(f"renamed {const['name']} to {config.name}")
+    for key in FIXED_SPLIT_KEYS:
+        if getattr(config.split, key) is not None:
+            raise TaskError("a standard dataset's split is the standard's; a fixed split is for your own data",
+                            path=path, key=f"split.{key}")
     sizes = (const["split_sizes"]["calibration"], const["split_sizes"]["demonstration"], const["split_sizes"]["test"])
     given = tuple(getattr(config.split, part) for part in ("calibration", "demonstration", "test"))
     if any(v is not None for v in given) and given != sizes:
@@ -168,16 +184,17 @@ def _wrap(function: Any, path: str, key: str, *args: Any) -> Any:
 # your own data, through the custom_datasets builders
 # ----------------------------------------------------------------------------
 def _custom(config: TaskConfig, source: TaskSource, kind: str) -> Dataset:
-    from ..custom_datasets import CustomDatasetError, from_csv, from_hf, from_jsonl, from_records
+    from ..custom_datasets import CustomDatasetError, from_csv, from_files, from_hf, from_jsonl, from_records
     path, data = source.path, config.data
     options = _builder_options(config, path, kind)
     try:
-        if kind in ("csv", "jsonl"):
+        if kind == "files":
+            files = {part: _data_file(file, source, f"split.files.{part}") for part, file in config.split.files.items()}
+            dataset = from_files(files, delimiter=data.delimiter or ",", **options)
+        elif kind in ("csv", "jsonl"):
             if data.path is None:
                 raise TaskError(f"source={kind} reads a file: give its path", path=path, key="data.path")
-            file = data.path if os.path.isabs(data.path) else os.path.join(source.directory, data.path)
-            if not os.path.isfile(file):
-                raise TaskError(f"no such data file {file!r}", path=path, key="data.path")
+            file = _data_file(data.path, source, "data.path")
             if kind == "csv":
                 dataset = from_csv(file, delimiter=data.delimiter or ",", **options)
             else:
@@ -205,6 +222,14 @@ def _custom(config: TaskConfig, source: TaskSource, kind: str) -> Dataset:
     return dataset
 
 
+def _data_file(name: str, source: TaskSource, key: str) -> str:
+    """A data file named in the task file: relative to the task file's folder; it must exist."""
+    file = name if os.path.isabs(name) else os.path.join(source.directory, name)
+    if not os.path.isfile(file):
+        raise TaskError(f"no such data file {file!r}", path=source.path, key=key)
+    return file
+
+
 def _key_of(message: str, default: str) -> str:
     for argument, key in _BUILDER_KEYS:
         if message.startswith(argument):
@@ -220,7 +245,7 @@ def _builder_options(config: TaskConfig, path: str, kind: str) -> Dict[str, Any]
     for key in ("input_columns", "label_column"):
         if getattr(config.data, key) is None:
             raise TaskError(f"source={kind} needs the {key.replace('_', ' ')}", path=path, key=f"data.{key}")
-    if config.data.delimiter is not None and kind != "csv":
+    if config.data.delimiter is not None and kind not in ("csv", "files"):
         raise TaskError("only a CSV source has a delimiter", path=path, key="data.delimiter")
     words = config.labels.words
     options: Dict[str, Any] = {"name": config.name, "input_columns": list(config.data.input_columns),
@@ -238,26 +263,18 @@ def _builder_options(config: TaskConfig, path: str, kind: str) -> Dict[str, Any]
                             key="template.alternates." + missing[0])
         options["alternate_template"] = {key: [list(o) if isinstance(o, tuple) else o for o in value]
                                          for key, value in given.items()}
-    sizes = _split_sizes(config, path)
+    options.update(split_options(config, path))
+    sizes = split_sizes(config, path)
     if sizes is not None and not config.data.deduplicate:
         options["split_sizes"] = sizes
     return options
 
 
-def _split_sizes(config: TaskConfig, path: str) -> Optional[Tuple[int, int, int]]:
-    given = [getattr(config.split, part) for part in ("calibration", "demonstration", "test")]
-    if all(v is None for v in given):
-        return None
-    if any(v is None for v in given):
-        missing = [p for p, v in zip(("calibration", "demonstration", "test"), given) if v is None][0]
-        raise TaskError("give all three split sizes (calibration, demonstration, test) or none", path=path,
-                        key=f"split.{missing}")
-    return given[0], given[1], given[2]
-
-
 def _deduplicated(dataset: Dataset, config: TaskConfig, path: str) -> Dataset:
     """The dataset without rows whose inputs repeat an earlier row's, split sizes recomputed for the rest."""
     from ..custom_datasets import MIN_ROWS, default_split_sizes
+    if dataset.fixed_split is not None:
+        return deduplicated_fixed(dataset)
     seen, rows = set(), []
     for inputs, raw in dataset.table:
         key = tuple(inputs)
@@ -267,7 +284,7 @@ def _deduplicated(dataset: Dataset, config: TaskConfig, path: str) -> Dataset:
     if len(rows) < MIN_ROWS:
         raise TaskError(f"only {len(rows)} distinct rows remain after de-duplication; a task needs {MIN_ROWS}",
                         path=path, key="data.deduplicate")
-    sizes = _split_sizes(config, path) or default_split_sizes(len(rows))
+    sizes = split_sizes(config, path) or default_split_sizes(len(rows))
     if sum(sizes) > len(rows):
         raise TaskError(f"split sizes {sizes} need {sum(sizes)} rows; {len(rows)} distinct rows remain after "
                         "de-duplication", path=path, key="split")
@@ -279,7 +296,7 @@ def _deduplicated(dataset: Dataset, config: TaskConfig, path: str) -> Dataset:
 
 def describe_dataset(dataset: Dataset) -> Dict[str, Any]:
     """What a task resolved to: rows, label words and counts, split sizes, template (for validate and provenance)."""
-    counts: Dict[str, int] = {word: 0 for word in dataset.label_space}
+    counts: Dict[str, int] = dict.fromkeys(dataset.label_space, 0)
     from ..datasets import ListTable
     held = isinstance(dataset.table, ListTable)  # a bundled standard table serves only its drawn rows
     if held:
@@ -294,5 +311,8 @@ def describe_dataset(dataset: Dataset) -> Dict[str, Any]:
         out["content_sha256"] = dataset.content_sha256()
     if getattr(dataset, "deduplicated", None) is not None:
         out["rows_dropped_as_duplicates"] = dataset.deduplicated  # type: ignore[attr-defined]
+    fixed = dataset.fixed_split
+    if fixed is not None:
+        out["fixed_split"] = {"how": fixed.how, "test_rows": fixed.test_row_names(), "sha256": fixed.digest(dataset)}
     return out
 

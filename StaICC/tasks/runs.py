@@ -11,7 +11,7 @@ from ..standard import DEFAULT_K
 from .task import Task
 
 
-def _agreed(tasks: Sequence[Task], values: List[Tuple[Task, Any]], what: str, flag: str) -> Any:
+def _agreed(values: List[Tuple[Task, Any]], what: str, flag: str) -> Any:
     given = [(t, v) for t, v in values if v is not None]
     if not given:
         return None
@@ -26,10 +26,16 @@ def _agreed(tasks: Sequence[Task], values: List[Tuple[Task, Any]], what: str, fl
 def run_settings(tasks: Sequence[Task], benchmarks: Optional[str], k: Optional[int]) -> Tuple[Any, int]:
     """The sub-benchmarks and k of a run: the command's, else the tasks' (which must agree), else the defaults."""
     if benchmarks is None:
-        chosen = _agreed(tasks, [(t, t.config.run.benchmarks) for t in tasks], "sub-benchmarks", "--benchmarks")
+        chosen = _agreed([(t, t.config.run.benchmarks) for t in tasks], "sub-benchmarks", "--benchmarks")
         benchmarks = ",".join(chosen) if chosen is not None else "Normal"
     if k is None:
-        chosen_k = _agreed(tasks, [(t, t.config.run.k) for t in tasks], "k", "--k")
+        chosen_k = _agreed([(t, t.config.run.k) for t in tasks], "k", "--k")
+        silent = [t for t in tasks if t.config.run.k is None]
+        if chosen_k not in (None, DEFAULT_K) and silent:
+            setter = next(t for t in tasks if t.config.run.k is not None)
+            raise ValueError(f"task {setter.name!r} sets run.k = {chosen_k} but task {silent[0].name!r} sets no k (it "
+                             f"would run at k = {chosen_k}, not the standard's {DEFAULT_K}); one run has one k: give "
+                             f"--k, set run.k in every task, or run them separately")
         k = chosen_k if chosen_k is not None else DEFAULT_K
     return benchmarks, k
 
@@ -37,38 +43,29 @@ def run_settings(tasks: Sequence[Task], benchmarks: Optional[str], k: Optional[i
 def model_choice(tasks: Sequence[Task], model: Optional[str], arguments: Dict[str, Any]) -> Tuple[str, Dict[str, Any]]:
     """The backend and its arguments: the command's ``--model`` (default: the tasks' backend, else
     ``reference``); the tasks' model defaults for that backend, overridden by ``--model-args``."""
-    wanted = _agreed(tasks, [(t, t.config.model.backend) for t in tasks], "model backends", "--model")
+    wanted = _agreed([(t, t.config.model.backend) for t in tasks], "model backends", "--model")
     name = model or wanted or "reference"
     merged: Dict[str, Any] = {}
     if tasks and (wanted is None or wanted == name):
         scoring = arguments.get("scoring")
         defaults = [(t, t.model_defaults(scoring)) for t in tasks]
         for key in sorted({k for _, d in defaults for k in d}):
-            merged[key] = _agreed(tasks, [(t, d.get(key)) for t, d in defaults], f"model argument {key}",
+            merged[key] = _agreed([(t, d.get(key)) for t, d in defaults], f"model argument {key}",
                                   "--model-args")
     merged.update(arguments)
     return name, merged
 
 
-def apply_retrievers(part: Any, tasks: Sequence[Task]) -> None:
-    """Each task's retriever on its dataset's experimentor (after any rebuild of the experimentors)."""
-    by_name = {t.dataset.name: t for t in tasks}
-    for experimentor in part:
-        task = by_name.get(experimentor.dataset_name)
-        retriever = task.retriever() if task is not None else None
+def task_options(tasks: Sequence[Task]) -> Tuple[Dict[str, Any], Dict[str, Dict[str, Any]]]:
+    """What the tasks give the sub-benchmarks when they are built: (each task's retriever by dataset name,
+    the options of each sub-benchmark by name: Normal's extra metrics and evaluator, by dataset name)."""
+    retrievers = {}
+    for task in tasks:
+        retriever = task.retriever()
         if retriever is not None:
-            experimentor.use_retriever(retriever)
-
-
-def apply_metrics(part: Any, tasks: Sequence[Task]) -> None:
-    """Each task's extra metrics and evaluator on its dataset, in Normal (last: a limit resets the metrics)."""
-    if part.benchmark_name != "Normal":
-        return
-    by_name = {t.dataset.name: t for t in tasks}
-    for experimentor in part:
-        task = by_name.get(experimentor.dataset_name)
-        if task is not None:
-            experimentor.metrics.update(task.extra_metrics())
+            retrievers[task.dataset.name] = retriever
+    metrics = {task.dataset.name: task.extra_metrics() for task in tasks}
+    return retrievers, {"Normal": {"extra_metrics": metrics}}
 
 
 def provenance(tasks: Sequence[Task]) -> List[Dict[str, Any]]:

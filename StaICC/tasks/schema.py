@@ -76,6 +76,14 @@ class SplitSpec:
     calibration: Optional[int] = _doc("count", "calibration rows")
     demonstration: Optional[int] = _doc("count", "demonstration rows")
     test: Optional[int] = _doc("count", "test rows (at least 1)")
+    column: Optional[str] = _doc("name", "fixed split: the column that names each row's part (test, calibration, "
+                                         "demonstration, train or unused)")
+    values: Optional[Dict[str, str]] = _doc("part_map", "fixed split: other values of split.column, {value = part}")
+    files: Optional[Dict[str, str]] = _doc("part_files", "fixed split: one file per part, {test = PATH, train = PATH, "
+                                                         "...}, relative to the task file")
+    id_column: Optional[str] = _doc("name", "fixed split: the column of row ids that split.test_ids names")
+    test_ids: Optional[Tuple[str, ...]] = _doc("ids", "fixed split: the ids of the test rows; every other row is "
+                                                      "train")
 
 
 @dataclass(frozen=True)
@@ -109,7 +117,8 @@ class TaskConfig:
     data: DataSpec = _section(DataSpec, "where the rows come from")
     labels: LabelSpec = _section(LabelSpec, "label words and aliases")
     template: TemplateSpec = _section(TemplateSpec, "the prompt template")
-    split: SplitSpec = _section(SplitSpec, "split sizes (default: the builder's rule, or the standard's)")
+    split: SplitSpec = _section(SplitSpec, "split sizes (default: the builder's rule, or the standard's), or a "
+                                           "fixed split")
     run: RunSpec = _section(RunSpec, "what to run: sub-benchmarks, k, retriever, extra metrics")
     model: ModelSpec = _section(ModelSpec, "model defaults; --model / --model-args override them")
 
@@ -211,6 +220,45 @@ def _records(value: Any, key: str, path: str) -> Tuple[Dict[str, Any], ...]:
     return tuple(dict(row) for row in value)
 
 
+def _part_map(value: Any, key: str, path: str) -> Dict[str, str]:
+    from ..datasets.split import ROW_PARTS
+    if not isinstance(value, Mapping):
+        raise _fail(path, key, "a table {value = part}", value)
+    for name, part in value.items():
+        if part not in ROW_PARTS:
+            raise TaskError(f"expected one of {', '.join(ROW_PARTS)}, got {part!r}" + _close(str(part), ROW_PARTS),
+                            path=path, key=f"{key}.{name}")
+    return {str(name): part for name, part in value.items()}
+
+
+def _part_files(value: Any, key: str, path: str) -> Dict[str, str]:
+    from ..datasets.split import ROW_PARTS
+    if not isinstance(value, Mapping) or not value:
+        raise _fail(path, key, "a table {part = file}, e.g. { train = \"train.csv\", test = \"test.csv\" }", value)
+    for part, file in value.items():
+        if part not in ROW_PARTS:
+            raise TaskError(f"unknown part; expected one of {', '.join(ROW_PARTS)}" + _close(str(part), ROW_PARTS),
+                            path=path, key=f"{key}.{part}")
+        _name(file, f"{key}.{part}", path)
+    if "test" not in value:
+        raise TaskError("give the test file (test = PATH): a fixed split names its test rows", path=path, key=key)
+    return dict(value)
+
+
+def _ids(value: Any, key: str, path: str) -> Tuple[str, ...]:
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not value or not all(
+            isinstance(v, (str, int)) and not isinstance(v, bool) and str(v).strip() for v in value):
+        raise _fail(path, key, "a non-empty list of row ids (strings or integers)", value)
+    return tuple(str(v).strip() for v in value)
+
+
+def _close(word: str, choices: Tuple[str, ...]) -> str:
+    hint = nearest(word, choices)
+    return hint if hint.startswith("; did you mean") else ""
+
+
 def _benchmarks(value: Any, key: str, path: str) -> Tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
@@ -231,7 +279,8 @@ _CHECKS: Dict[str, Callable[[Any, str, str], Any]] = {
     "text": _text, "name": _name, "char": _char, "bool": _bool, "optbool": _bool, "count": _count,
     "texts": _texts, "columns": _columns, "three_texts": _three_texts, "three_lists": _three_lists,
     "words": _words, "aliases": _aliases, "table": _table, "records": _records, "benchmarks": _benchmarks,
-    "source": _choice(SOURCES), "scoring": _choice(SCORINGS),
+    "source": _choice(SOURCES), "scoring": _choice(SCORINGS), "part_map": _part_map, "part_files": _part_files,
+    "ids": _ids,
 }
 
 

@@ -26,7 +26,11 @@ import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
-from transformers.utils.import_utils import is_serve_available  # noqa: E402
+try:
+    from transformers.utils.import_utils import is_serve_available  # noqa: E402
+except ImportError:  # transformers before 5: no such check (and a different serve command)
+    pytest.skip("this transformers has no is_serve_available (transformers serve is tested with transformers 5)",
+                allow_module_level=True)
 
 if not is_serve_available():  # transformers' own test of what `transformers serve` imports
     pytest.skip("transformers serve needs fastapi, uvicorn, pydantic and openai: "

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from StaICC import cli
-from StaICC.engine.plan import plan_requests
+from StaICC.engine.plan import pass_sources, plan_requests
 from StaICC.requests import Request
 from StaICC.subbenchmarks.suite import build_suite, plan_suite
 
@@ -59,19 +59,19 @@ def test_segments_follow_label_noise_and_the_cut():
     writer = experimentor.prompt_former
     plan = experimentor.plan()
     plan = dataclasses.replace(plan, demonstrations=plan.demonstrations[:20])
-    clean = plan_requests(plan, writer, segments=True)
+    clean = plan_requests(plan, pass_sources(plan, writer), segments=True)
     with pytest.warns(TamperingWarning):
         writer.set_label_wrong_rate(1 / 3)
         writer.cut_by_length = 7
-    plain = plan_requests(plan, writer)
-    split = plan_requests(plan, writer, segments=True)
+    plain = plan_requests(plan, pass_sources(plan, writer))
+    split = plan_requests(plan, pass_sources(plan, writer), segments=True)
     for a, b in zip(plain, split):
         assert "".join(b.segments) == b.prompt == a.prompt
     flipped = [c.segments[2:-1:2] != s.segments[2:-1:2] for c, s in zip(clean, split)]
     assert any(flipped)  # one demonstration label in three is the next label, in its label part
     assert all(len(s.segments[-1]) == len(c.segments[-1]) - 7 for c, s in zip(clean, split))
     writer.use_noisy_channel()
-    noisy = plan_requests(plan, writer, segments=True)
+    noisy = plan_requests(plan, pass_sources(plan, writer), segments=True)
     assert all(r.noisy_channel and r.segments is None for r in noisy)
 
 

@@ -84,6 +84,7 @@ from prefab_helpers import (FAMILIES, LABELS, compare, corpus, shared_demo_promp
                            tiny_tokenizer)
 
 from StaICC.backends.causal_lm import CausalLMScorer  # noqa: E402
+from StaICC.backends.kv_cache import CACHE_ARGUMENTS  # noqa: E402
 from StaICC.backends.kernels import standard_ICL_inference_with_torch_Causal_LM  # noqa: E402
 
 
@@ -148,7 +149,7 @@ def test_out_of_memory_in_a_child_level_halves_and_agrees():
     original = model.forward
 
     def forward(*args, **kwargs):
-        if "past_key_values" in kwargs and kwargs["input_ids"].shape[0] > 2:
+        if any(name in kwargs for name in CACHE_ARGUMENTS) and kwargs["input_ids"].shape[0] > 2:
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
         return original(*args, **kwargs)
 
@@ -180,3 +181,46 @@ def test_old_and_new_import_paths_are_the_same_objects():
     assert model_kernel.standard_ICL_inference_with_torch_Causal_LM is kernels.standard_ICL_inference_with_torch_Causal_LM
     assert model_kernel._GPT_API_call is kernels._GPT_API_call
     assert standard_calibration.knn_prompting is calibration.knn_prompting
+
+
+def test_prefix_sharing_is_on_with_this_transformers_and_off_with_a_line_when_the_model_cannot_take_it():
+    """With the installed transformers (5.23: ``past_key_values``; 5.24: ``cache``) the engine finds the
+    KV-cache argument and shares prefixes; a forward that takes neither name gets one warning line saying
+    why, recorded in ``switched_off`` and in the hf backend's numerics, and the same numbers."""
+    import inspect
+    import warnings
+
+    from StaICC.backends.hf import HFBackend
+    from StaICC.errors import StaICCWarning
+    model, tok = tiny_model("llama"), tiny_tokenizer(True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StaICCWarning)  # nothing is switched off for a real Llama
+        scorer = CausalLMScorer(model, tok, share_prefixes=True)
+    assert scorer._can_share and scorer.switched_off == []
+    assert scorer._cache_argument in CACHE_ARGUMENTS and scorer._cache_argument in inspect.signature(model.forward).parameters
+    prompts = shared_demo_prompts()
+    expected = scorer(prompt=prompts, label_space=LABELS)
+    assert scorer.stats.tokens_computed < scorer.stats.tokens_requested
+
+    original = model.forward
+    parameters = [p for name, p in inspect.signature(original).parameters.items() if name not in CACHE_ARGUMENTS]
+
+    def forward(*args, **kwargs):
+        return original(*args, **kwargs)
+
+    forward.__signature__ = inspect.Signature(parameters)
+    model.forward = forward
+    try:
+        with pytest.warns(StaICCWarning, match=r"prefix sharing: LlamaForCausalLM.forward takes no KV cache argument "
+                                               r"\(looked for past_key_values or cache\)") as caught:
+            backend = HFBackend(model, tok, packing="prefix")
+        assert len(caught) == 1
+        got = backend.scorer(prompt=prompts, label_space=LABELS)
+        assert backend.scorer.stats.tokens_computed == backend.scorer.stats.tokens_requested
+        numerics = backend.numerics()
+        assert numerics["switched_off"] == [backend.scorer.switched_off[0]] and numerics["packing"] == "prefix"
+        backend.close()
+        assert backend.numerics()["switched_off"] == numerics["switched_off"]  # kept for provenance after close
+    finally:
+        del model.forward
+    assert compare(expected, got) <= 1e-5

@@ -8,7 +8,7 @@ import pytest
 
 from StaICC.cache import CacheError, PredictionCache, request_digests
 from StaICC.cache.codec import _crc
-from StaICC.requests import Answer, Request
+from StaICC.requests import HIDDEN, Answer, Request, state_vector
 
 LABELS = ("a", "b", "c")
 
@@ -145,3 +145,18 @@ def test_a_stored_double_keeps_every_bit(tmp_path):
         cache.store("m", requests, [Answer(values[:3])])
         found = cache.lookup("m", requests)[0].prediction
     assert [struct.unpack("<Q", struct.pack("<d", v))[0] for v in found] == bits[:3]
+
+
+@pytest.mark.parametrize("value", [b"", b"\x00" * 6, 3])
+def test_a_representation_entry_that_is_not_float32_values_is_refused_as_damage(tmp_path, value):
+    request = Request("p", ("a", "b", "c"), kind=HIDDEN)
+    path = tmp_path / "c.sqlite"
+    with PredictionCache(path) as cache:
+        cache.store("m", [request], [Answer(state_vector([0.5, -1.25]))])
+        assert cache.lookup("m", [request])[0].prediction == state_vector([0.5, -1.25])
+    key, check = request_digests(request)
+    with sqlite3.connect(path) as raw:  # a value with a CRC that holds, of a shape no StaICC writes
+        raw.execute("UPDATE predictions SET value = ?, crc = ?", (value, _crc("m", key, check, value, None, 1)))
+    raw.close()
+    with PredictionCache(path) as cache, pytest.raises(CacheError, match="is not a vector of float32 values"):
+        cache.lookup("m", [request])

@@ -127,7 +127,6 @@ def test_entries_written_by_the_plain_rule_are_read_and_entries_written_now_foll
     (7, ValueError, r"label index 7 at dataset 'toy', query 1; expected an int in \[0, 3\)"),
     (-1, ValueError, r"label index -1 at dataset 'toy', query 1"),
     (struct.pack("<3d", 0.5, float("nan"), 0.5), ValueError, r"non-finite score nan at dataset 'toy', query 1"),
-    (struct.pack("<3d", -0.5, 1.0, 0.5), ValueError, "sums to 1 like probabilities but has a negative entry"),
 ])
 def test_a_stored_answer_is_still_validated_when_a_run_uses_it(tmp_path, stored, error, message):
     path = str(tmp_path / "c.sqlite")

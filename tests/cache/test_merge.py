@@ -170,6 +170,33 @@ def test_more_inputs_than_sqlite_attaches_merge_in_one_transaction(tmp_path):
     assert not any(name.startswith(".staicc-merge-") for name in os.listdir(tmp_path))
 
 
+def test_numerics_notes_are_merged_across_groups_and_a_refusal_writes_nothing(tmp_path):
+    """The notes of every input reach the output through the grouped merge, in its one transaction;
+    inputs computed on another device are refused before the output is touched."""
+    cpu = {"device": "cpu", "dtype": "float32", "threads": 2}
+    paths = []
+    for i in range(MAX_ATTACHED + 2):
+        paths.append(tmp_path / f"in{i}")
+        fill(paths[-1], {f"own {i}": i % 2}, fingerprint="m")
+        with PredictionCache(paths[-1]) as cache:
+            cache.note_numerics("m", dict(cpu, threads=1 + i % 2))
+    warnings = []
+    assert merge_caches(tmp_path / "out", paths, warnings=warnings)["added"] == len(paths)
+    assert len(warnings) == 1 and "threads" in warnings[0]
+    with PredictionCache(tmp_path / "out") as out:
+        assert out.numerics_notes() == {"m": [dict(cpu, threads=1), dict(cpu, threads=2)]}
+    before = state(tmp_path / "out")
+    fill(tmp_path / "gpu", {"own 0": 0, "gpu only": 1}, fingerprint="m")
+    with PredictionCache(tmp_path / "gpu") as cache:
+        cache.note_numerics("m", dict(cpu, device="cuda:0"))
+    with pytest.raises(CacheError, match="beyond the last bits.*device.*nothing was merged"):
+        merge_caches(tmp_path / "out", [tmp_path / "gpu"])
+    assert state(tmp_path / "out") == before
+    assert merge_caches(tmp_path / "out", [tmp_path / "gpu"], allow_mixed_numerics=True)["added"] == 1
+    with PredictionCache(tmp_path / "out") as out:
+        assert len(out.numerics_notes()["m"]) == 3
+
+
 KILLED_MERGE = """
 import sys, time
 sys.path.insert(0, sys.argv[1])

@@ -37,11 +37,23 @@ def test_run_hf_from_one_command_equals_the_scorer(tmp_path):
     assert provenance["model"]["identity"]["model"] == model_dir
     assert provenance["model"]["arguments"] == {"pretrained": model_dir, "requests_per_call": "1024"}
     assert {"torch", "transformers"} <= set(provenance["packages"])
+    numerics = provenance["numerics"]  # what can move a last bit, and the exact-sum branch of every pass
+    assert numerics["answers"]["backend"] == "hf" and numerics["answers"]["prediction_kind"] == "probabilities"
+    assert numerics["answers"]["packing"] == "prefix" and numerics["answers"]["switched_off"] == []
+    assert numerics["answers"]["requests_per_call"] == 1024 and numerics["answers"]["dtype"] == "float32"
+    assert numerics["answers"]["device"].startswith("cpu") and numerics["answers"]["threads"] == 1
+    assert set(numerics["answers"]["packages"]) == {"torch", "transformers"}
+    assert numerics["route"] == {"kind": "one process"}
+    assert numerics["exact_sum"]["branches"] == {"Normal": {"GLUE-SST2": ["softmax"], "rotten_tomatoes": ["softmax"]}}
     assert len((out / "samples.jsonl").read_text().splitlines()) == 2 * 1024
 
     # One backend call per pass, as a batched function receives it: the scorer forms the same
-    # length-sorted batches, so the numbers are equal to the last bit.
+    # length-sorted batches, so the numbers are equal to the last bit.  The run reports the likelihood
+    # and ECE on the model's own distribution beside the standard's; the hf backend's rows take the
+    # softmax branch of the exact-sum rule, which the function's full-size passes take too.
+    from StaICC.metrics import normal_metrics, with_own_distribution_metrics
     model = AutoModelForCausalLM.from_pretrained(model_dir)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    direct = Normal(datasets=[0, 1])(CausalLMScorer(model, tokenizer), batched_inference=True)
+    direct = Normal(datasets=[0, 1], metrics=with_own_distribution_metrics(normal_metrics()))(
+        CausalLMScorer(model, tokenizer), batched_inference=True, prediction_kind="probabilities")
     assert document["benchmarks"]["Normal"]["results"] == json.loads(json.dumps(dict(direct)))

@@ -8,6 +8,7 @@ import pytest
 
 from StaICC import GLER, Normal
 from StaICC.methods.reference_model import lexical_icl
+from StaICC.metrics import normal_metrics, with_own_distribution_metrics
 from conftest import REPO_ROOT
 
 ROOT = str(REPO_ROOT)
@@ -40,8 +41,12 @@ def test_run_writes_results_provenance_and_samples(tmp_path):
                                         "1", "--output-dir", str(out), "--log-samples", "--no-progress"]
     assert provenance["seconds"] > 0 and provenance["started"] <= provenance["finished"]
     normal = document["benchmarks"]["Normal"]
-    expected = Normal(datasets=[0, 1])(lexical_icl)
+    # the run reports, beside the standard's likelihood and ECE, the same on the model's own distribution
+    expected = Normal(datasets=[0, 1], metrics=with_own_distribution_metrics(normal_metrics()))(lexical_icl)
     assert normal["results"] == json.loads(json.dumps(dict(expected)))
+    assert list(normal["results"]["Averaged results"]) == ["accuracy", "averaged_truelabel_likelihood", "macro_F1",
+                                                           "expected_calibration_error_1", "own_likelihood_nonstandard",
+                                                           "own_ece_nonstandard"]
     assert normal["metadata"]["standard"] is True
     assert set(normal["metadata"]["prompt_sha256"]) == {"GLUE-SST2", "rotten_tomatoes"}
     lines = (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()
@@ -89,7 +94,9 @@ def test_run_uses_and_reports_the_cache(tmp_path):
     (["--limit", "0"], "--limit must be a positive integer"),
     (["--log-samples"], "--log-samples needs --output-dir"),
     (["--output-dir", "/proc/staicc-cannot-write"], "cannot write to the output directory"),
-    (["--benchmarks", "GLER", "--noisy-channel"], "GLER does not support noisy-channel prompts"),
+    (["--benchmarks", "Template_sens", "--noisy-channel"], "Template_sens does not support noisy-channel prompts"),
+    (["--shard", "0/100000000", "--cache", "never-written.sqlite", "--datasets", "0"],
+     "the run has 1024 queries, so it can be split into at most 1024 shards"),
 ])
 def test_argument_errors_are_one_line_and_exit_2(args, message):
     done = staicc("run", *args, check=False)
@@ -97,3 +104,14 @@ def test_argument_errors_are_one_line_and_exit_2(args, message):
     assert done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("staicc: error: ") and message in lines[0], done.stderr
+
+
+def test_a_plain_run_imports_only_what_it_uses():
+    """``staicc run`` without tasks reads no task file and computes no statistic: neither package is imported."""
+    code = ("import sys\nfrom StaICC.cli import main\nassert main(['run', '--datasets', '0', '--limit', '10', "
+            "'--no-progress']) == 0\nprint(sorted(m for m in sys.modules if m.startswith(('StaICC.stats', "
+            "'StaICC.tasks', 'StaICC.report.commands', 'StaICC.cache', 'StaICC.methods.calibration'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

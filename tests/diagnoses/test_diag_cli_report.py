@@ -77,8 +77,8 @@ def test_report_page_has_the_diagnoses(runs, tmp_path):
                   str(runs[("uniform", "all,Order_sens,Format_spread")]), "--html", str(page), "--resamples", "50")
     assert done.returncode == 0, done.stderr
     html = page.read_text()
-    for heading in ("Per-factor agreement (kappa)", "calibration beyond the standard", "Order_sens: accuracy of each",
-                    "Format_spread: accuracy of each prompt format", "accuracy against coverage"):
+    for heading in ("Per-factor agreement (kappa)", "calibration beyond the standard", "the accuracy of each order",
+                    "the accuracy of each format", "Selective prediction: one panel per dataset"):
         assert heading in html
     figures = tmp_path / "report_figures"
     for name in ("agreement", "order_sens", "format_spread", "normal_coverage"):

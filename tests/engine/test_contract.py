@@ -23,7 +23,6 @@ def constant(value):
     ([0.2, math.nan, 0.8], ValueError, r"non-finite score nan at dataset 'financial_phrasebank', query 0"),
     ([0.2, math.inf, 0.8], ValueError, r"non-finite"),
     ("positive", TypeError, r"returned a string 'positive' at dataset 'financial_phrasebank', query 0"),
-    ([0.7, 0.5, -0.2], ValueError, r"sums to 1 like probabilities but has a negative entry"),
     (3, ValueError, r"label index 3 at dataset 'financial_phrasebank', query 0; expected an int in \[0, 3\)"),
     (-1, ValueError, r"label index -1"),
     (True, TypeError, r"returned a bool"),

@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 from StaICC import GLER, Normal, Template_sens
-from StaICC.engine.plan import plan_requests
+from StaICC.engine.plan import pass_sources, plan_requests
 from StaICC.engine.procedures import PassSpec
 from StaICC.errors import TamperingWarning
 
@@ -50,7 +50,7 @@ def test_a_plan_is_one_pass_over_repeat_major_queries(normal):
 
 def test_requests_carry_the_prompt_labels_and_position_of_each_query(normal):
     plan = normal.plan()
-    requests = plan_requests(plan, normal.prompt_former)
+    requests = plan_requests(plan, pass_sources(plan, normal.prompt_former))
     assert len(requests) == plan.total
     label_space = tuple(normal.get_label_space())
     for q in (0, 7, plan.total - 1):
@@ -66,9 +66,9 @@ def test_writing_requests_leaves_the_writer_as_it_was_and_repeats_exactly():
     exp = first(GLER)
     writer = exp.prompt_former
     before = writer.snapshot()
-    once = plan_requests(exp.plan(), writer)
+    once = plan_requests(exp.plan(), pass_sources(exp.plan(), writer))
     assert writer.snapshot() == before
-    assert plan_requests(exp.plan(), writer) == once  # fresh label-noise streams on every call
+    assert plan_requests(exp.plan(), pass_sources(exp.plan(), writer)) == once  # fresh label-noise streams on every call
 
 
 def test_gler_plans_one_pass_per_noise_rate_and_numbers_queries_across_passes():
@@ -76,7 +76,7 @@ def test_gler_plans_one_pass_per_noise_rate_and_numbers_queries_across_passes():
     plan = exp.plan()
     assert [spec.label_noise_rate for spec in plan.passes] == [0, 0.25, 0.5, 0.75, 1.0]
     assert plan.total == 5 * plan.queries_per_pass
-    requests = plan_requests(plan, exp.prompt_former)
+    requests = plan_requests(plan, pass_sources(plan, exp.prompt_former))
     per_pass = plan.queries_per_pass
     assert [r.query_index for r in requests] == list(range(plan.total))
     assert [r.pass_index for r in requests] == [n for n in range(5) for _ in range(per_pass)]
@@ -93,7 +93,7 @@ def test_gler_plans_one_pass_per_noise_rate_and_numbers_queries_across_passes():
 def test_label_noise_at_rate_one_changes_every_demonstration_label():
     exp = first(GLER)
     plan = exp.plan()
-    requests = plan_requests(plan, exp.prompt_former)
+    requests = plan_requests(plan, pass_sources(plan, exp.prompt_former))
     test_index, _repeat, demos = list(plan.queries())[0]
     demonstration = exp.demonstration_set()
     lines = requests[4 * plan.queries_per_pass].prompt.split("\n")[:len(demos)]
@@ -109,6 +109,6 @@ def test_template_sens_plans_nine_template_passes_over_its_test_items():
     assert len(plan.passes) == 9 and [spec.template_row for spec in plan.passes] == list(range(9))
     assert all(spec.carry for spec in plan.passes)
     assert plan.test_count == 100 and plan.queries_per_pass == 100
-    requests = plan_requests(plan, exp.prompt_former)
+    requests = plan_requests(plan, pass_sources(plan, exp.prompt_former))
     firsts = [requests[n * 100].prompt for n in range(9)]
     assert len(set(firsts)) == 9  # every template writes the query differently

@@ -3,6 +3,7 @@
 Rates, abscissae and regressions are worked out here from their definitions (a least-squares
 line by its closed form), not by the functions under test.
 """
+import dataclasses
 import math
 
 import pytest
@@ -99,23 +100,20 @@ def test_template_procedure_needs_the_datasets_alternate_templates():
         TemplateProcedure({})
 
 
-class RecordingWriter:
-    """Stands in for the prompt writer: records what a pass sets on it."""
-
-    def __init__(self):
-        self.applied = []
-
-    def apply_template(self, template):
-        self.applied.append(("template", template))
-
-    def _set_label_wrong_rate(self, rate):
-        self.applied.append(("noise", rate))
-
-
 def test_a_pass_configures_only_what_it_names():
-    writer = RecordingWriter()
-    PassSpec().configure(writer)
-    assert writer.applied == []
-    PassSpec(label_noise_rate=0.5).configure(writer)
-    PassSpec(template=(("instruction", "x"), ("input_text_prefixes", ("a: ",))), template_row=0).configure(writer)
-    assert writer.applied == [("noise", 0.5), ("template", {"instruction": "x", "input_text_prefixes": ["a: "]})]
+    """A pass's template is the writer's, with what the pass names: a noise rate, or a template row
+    (the dataset's standard template with that row's fields); nothing else changes."""
+    from StaICC.datasets import resolve_dataset
+    from StaICC.datasets.split import triplet_dataset
+    from StaICC.prompt.template import Template
+    triplet = triplet_dataset(resolve_dataset(0))
+    standard = Template.from_dataset(triplet.demonstration, triplet.test)
+    base = dataclasses.replace(standard, instruction="changed by the user")
+    assert PassSpec().template_for(base, triplet) is base
+    noisy = PassSpec(label_noise_rate=0.5).template_for(base, triplet)
+    assert noisy == dataclasses.replace(base, label_wrong_rate=0.5)
+    row = PassSpec(template=(("instruction", "x"), ("input_text_prefixes", ("a: ",))), template_row=0)
+    assert row.template_for(base, triplet) == dataclasses.replace(standard, instruction="x",
+                                                                  input_text_prefixes=("a: ",))
+    with pytest.raises(ValueError, match=r"The label wrong rate should be in \[0, 1\]"):
+        PassSpec(label_noise_rate=1.0000000000000002).template_for(base, triplet)

@@ -190,9 +190,8 @@ def test_check_output_refuses_with_what_and_where(output, error, text):
         check_output(output, 2, "toy", 5)
 
 
-def test_a_row_like_probabilities_with_a_negative_entry_is_refused():
-    with pytest.raises(ValueError, match="sums to 1 like probabilities but has a negative entry"):
-        check_output([-0.5, 1.0, 0.5], 3, "toy", 0)
+def test_a_row_with_a_negative_entry_is_logits_even_when_it_sums_to_1():
+    assert check_output([-0.5, 1.0, 0.5], 3, "toy", 0) == [-0.5, 1.0, 0.5]  # as in the original: softmaxed later
     assert check_output([-0.5, 2.0, -0.5], 3, "toy", 0) == [-0.5, 2.0, -0.5]  # logits may be negative
 
 

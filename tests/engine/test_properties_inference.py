@@ -88,15 +88,10 @@ def test_normal_any_output_gives_clear_error_or_finite_metrics(value, at_query):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(FLOAT_ROWS)
 def test_bias_benchmarks_finite_rows_give_finite_metrics(row):
-    """Every query returns the same finite row (values up to the float maximum): all metrics finite,
-    unless the row is the one finite kind the contract refuses (a clear error naming dataset and query)."""
+    """Every query returns the same finite row (values up to the float maximum): all metrics finite
+    (a row with a negative entry is logits, even when it sums to 1, as in the original)."""
     for cls in (Normal, Contextual_bias, Post_bias):
-        try:
-            result = benchmark(cls)(lambda prompt, label_space: list(row))
-        except ValueError as exc:
-            assert "sums to 1 like probabilities but has a negative entry" in str(exc), exc
-            assert "at dataset 'rotten_tomatoes', query 0" in str(exc), exc
-            continue
+        result = benchmark(cls)(lambda prompt, label_space: list(row))
         assert all_finite(result), (cls.__name__, row, result)
 
 

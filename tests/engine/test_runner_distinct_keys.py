@@ -1,9 +1,9 @@
 """``distinct_requests`` against the rule it implements, on random works.
 
-The rule, written plainly here: a request is keyed by (backend, prompt, label space) (by
-its place when every request is asked); the first request of a key joins the current
+The rule, written plainly here: a request is keyed by (backend, prompt, label space, kind)
+(by its place when every request is asked); the first request of a key joins the current
 batch, a later one becomes another target of that first request.  The runner's version
-keys by backend, then label space, then prompt; both must give the same batches.
+keys by backend, then (label space, kind), then prompt; both must give the same batches.
 """
 import random
 from types import SimpleNamespace
@@ -12,7 +12,7 @@ import pytest
 
 from StaICC.backends.base import FunctionBackend
 from StaICC.engine import runner
-from StaICC.requests import Request
+from StaICC.requests import REQUEST_KINDS, Request
 
 
 def _plain_rule(works, requests, backends, *, distinct, in_text_order):
@@ -26,7 +26,7 @@ def _plain_rule(works, requests, backends, *, distinct, in_text_order):
             part = work.plan.pass_slice(number)
             for i in range(part.start, part.stop):
                 request = asked[i]
-                key = (id(backend), request.prompt, request.label_space) if distinct else (w, i)
+                key = (id(backend), request.prompt, request.label_space, request.kind) if distinct else (w, i)
                 if key in first:
                     seen_batch, position = first[key]
                     seen_batch.targets[position].append((w, i))
@@ -70,7 +70,8 @@ def _random_works(rng):
             if rng.random() < 0.1:
                 label_space = rng.choice(spaces)
             prompt = f"prompt {rng.randrange(6)}" if rng.random() < 0.8 else (f"n {rng.randrange(3)}", "m")
-            asked.append(Request(prompt, label_space, "B", "toy", i, 0))
+            kind = rng.choice(REQUEST_KINDS) if rng.random() < 0.3 else "labels"  # a method's representations
+            asked.append(Request(prompt, label_space, "B", "toy", i, 0, kind=kind))
         requests.append(asked)
         backends.append(None if rng.random() < 0.1 else rng.choice(models))
     return works, requests, backends

@@ -249,7 +249,8 @@ def test_consistency_lookup_binds_the_benchmarks_loop_length():
     model = lambda prompt, label_space: [len(prompt) % 3, 1.0]  # noqa: E731
     for cls in (Template_sens, Demo_sens):
         bench = cls(datasets=["rotten_tomatoes"])
-        result, _, outputs = bench[0].auto_run(model, return_outputs=True)
+        outcome = bench[0].execute(model)  # auto_run returns no outputs for these, as the original
+        result, outputs = outcome.summary, outcome.outputs
         info = get_metric("consistency", cls.__name__)
         assert info.function(outputs["groundtruth"], outputs["prob."]) == result["sensitivity"]["consistency"]
     assert get_metric("consistency_7").function([0] * 14, [[1, 0]] * 14) == 1.0

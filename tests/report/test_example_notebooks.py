@@ -39,7 +39,7 @@ def test_result_displays_as_a_table(name):
         cell = [c for c in notebook.cells if c.cell_type == "code"][-1]
         assert any(o["output_type"] == "stream" and o["name"] == "stderr" for o in cell.outputs)
     assert "<table>" in data["text/html"] and "<td>TREC</td>" in data["text/html"]
-    assert "| dataset | accuracy |" in data["text/markdown"]
+    assert "| dataset | Accuracy |" in data["text/markdown"]
 
 
 def test_compare_and_report_notebook():
@@ -47,4 +47,9 @@ def test_compare_and_report_notebook():
     code = [c for c in notebook.cells if c.cell_type == "code"]
     comparison = _result(code[1])["data"]
     assert "McNemar exact" in comparison["text/markdown"] and "<table>" in comparison["text/html"]
-    assert any("wrote" in o.get("text", "") for o in code[2].outputs)
+    assert 'class="sig worse" style="font-weight:bold;color:#b00"' in comparison["text/html"]  # red, in any notebook
+    report = _result(code[2])["data"]["text/html"]  # the report inline: styles scoped to it, every figure in it
+    assert report.startswith('<div class="staicc-report"><style>') and "<html" not in report
+    # a forest plot, reliability and coverage curves, and (no bias diagnosis ran) each run's mean prediction
+    assert report.count('src="data:image/png;base64,') == 3 + 2 and "Reliability: one panel per dataset" in report
+    assert any("wrote" in o.get("text", "") and "figure files" in o.get("text", "") for o in code[3].outputs)

@@ -1,6 +1,7 @@
 """Tables, the compare/report commands, the plot data, the HTML page (and a real browser when present)."""
 import json
 import math
+import re
 import os
 import shutil
 import subprocess
@@ -54,7 +55,9 @@ def test_run_tables_all_formats(runs):
     assert f"| TREC | {e.value:.4f} [{e.low:.4f}, {e.high:.4f}] |" in md
     latex = render([normal], "latex", "pm")
     assert r"\toprule" in latex and r"\bottomrule" in latex and r"rotten\_tomatoes" in latex
-    assert f"{e.value:.4f} $\\pm$ {(e.high - e.low) / 2:.4f}" in latex
+    up, down = e.high - e.value, e.value - e.low  # an asymmetric interval keeps both sides: no half-width
+    assert (f"{e.value:.4f} $\\pm$ {up:.4f}" if f"{up:.4f}" == f"{down:.4f}"
+            else f"{e.value:.4f}$^{{+{up:.4f}}}_{{-{down:.4f}}}$") in latex
     text = render([normal], "table", None)
     assert "TREC" in text and "[" not in text.split("\n", 3)[3]
     rows = list(__import__("csv").reader(render([normal], "csv").splitlines()))
@@ -127,7 +130,8 @@ def test_argument_errors_are_one_line_exit_2(argv, message, capsys):
 def test_report_command_tables(paths, capsys):
     assert main(["report", paths["k2"], "--format", "md", "--resamples", "10", "--ci", "pm"]) == 0
     out = capsys.readouterr().out
-    assert "**Normal: k2 (model function: lexical)**" in out and " ± " in out
+    assert "**Normal: k2 (model function: lexical)**" in out
+    assert re.search(r"\| 0\.\d{4} \+0\.\d{4}/-0\.\d{4} \|", out)  # ± only where the interval is symmetric
 
 
 def test_report_without_matplotlib_names_the_extra(paths, tmp_path):
@@ -224,14 +228,15 @@ def test_html_report_is_self_contained(html_report):
         sys.path.pop(0)
     page = html_report.read_text()
     assert external_resources(page) == []
-    # differences: one forest plot per sub-benchmark (7), and per run 5 figures of the standard and 2 of the
-    # diagnoses outside it (per-factor kappa, coverage), the two runs side by side
-    assert page.count('src="data:image/png;base64,') == 7 + 2 * 7 and page.count('<div class="side">') == 7
-    for title in ("Reliability diagrams", "GLER: metrics on the standard", "Template_sens: dataset x",
-                  "Demo_sens: distribution", "Bias: mean predicted distribution", "Differences", "accuracy slope"):
+    # a forest plot per sub-benchmark (7); one figure for all runs of reliability, coverage, GLER, templates,
+    # demonstrations and agreement (6); the bias bars, one figure per run (2)
+    assert page.count('src="data:image/png;base64,') == 7 + 6 + 2 and page.count('<details class="section"') == 6
+    for title in ("Reliability: one panel per dataset", "GLER: one panel per metric and run", "Template_sens: one row",
+                  "Demo_sens: one panel per dataset", "Bias of lexical", "Table of the differences from lexical",
+                  "Accuracy slope", "Agreement across templates"):
         assert title in page
     figures = sorted(os.listdir(str(html_report).replace(".html", "_figures")))
-    assert "lexical_reliability.png" in figures and "lexical_reliability.svg" in figures and len(figures) == 42
+    assert "normal_reliability.png" in figures and "normal_reliability.svg" in figures and len(figures) == 30
     assert external_resources('<img src="https://cdn.example/x.png"><link href="//fonts.x/y.css">') != []
 
 

@@ -38,7 +38,7 @@ def test_a_result_renders_as_a_table_in_a_notebook():
         bench.limit_test_items(5)
     result = bench(lexical_icl)
     markdown = result._repr_markdown_()
-    assert "| dataset | accuracy |" in markdown and "| TREC |" in markdown
+    assert "| dataset | Accuracy | True-label likelihood | Macro-F1 | ECE (10 bins) |" in markdown and "| TREC |" in markdown
     html = result._repr_html_()
     assert html.startswith("<h3>") and "<td>TREC</td>" in html
     assert "NOT STANDARD: limited to the first 5 test items" in markdown and 'class="banner"' in html
@@ -56,9 +56,11 @@ def test_comparison_renders_in_a_notebook_and_page_has_contents(tmp_path):
     a, b = load_run(paths["lexical"]), load_run(paths["uniform"])
     comparison = compare_runs(a, b, resamples=10, seed=1)
     markdown = comparison._repr_markdown_()
-    assert "| metric | dataset | lexical | uniform | uniform - lexical | p | p (Holm) | test |" in markdown
+    assert "| metric | dataset | lexical | uniform | uniform − lexical | p | p (Holm) | test |" in markdown
+    assert "| Accuracy | TREC |" in markdown and "| ECE (10 bins) | Averaged |" in markdown
     assert "McNemar exact" in markdown and "<table>" in comparison._repr_html_()
-    page, _ = build_report([a, b], [comparison.estimates_a, comparison.estimates_b], [comparison])
+    page = build_report([a, b], [comparison.estimates_a, comparison.estimates_b], [comparison]).page
     contents = page[page.index("<nav>"):page.index("</nav>")]
-    assert '<a href="#s' in contents and "Summary" in contents and "Differences" in contents
-    assert page.count('<h2 id="s') >= 3 and ('class="sig better"' in page or 'class="sig worse"' in page)
+    assert '<a href="#normal">Normal</a>' in contents and '<a href="#gler">GLER</a>' in contents
+    assert page.count('<details class="section" id="') == 6 and page.count("<details class=\"section\" id=\"normal\" open>") == 1
+    assert 'class="sig worse"' in page

@@ -61,7 +61,7 @@ def test_bm25_prompts_are_the_retrieved_rows_byte_for_byte(bm25):
     exp, record = bm25
     assert len(record) == 1
     assert "custom demonstration sampler" in str(record[0].message)
-    assert "BM25Retriever" in str(record[0].message)
+    assert "the BM25 retriever (k1=1.5, b=0.75" in str(record[0].message)
     assert exp.get_repeat_times() == 1
     prompts = exp.prompt_set()
     assert len(prompts) == 512 == len(exp)
@@ -89,7 +89,7 @@ def test_retrieved_prompts_differ_from_the_standard_ones(bm25, standard_prompts)
 def test_benchmark_with_random_retriever_records_the_seed():
     with pytest.warns(TamperingWarning) as record:
         bench = Normal(datasets=[DATASET], retriever=RandomRetriever(seed=7))
-    assert len([w for w in record if "RandomRetriever" in str(w.message)]) == 1
+    assert len([w for w in record if "the Random retriever (" in str(w.message) and "seed=7" in str(w.message)]) == 1
     assert len(bench[0].prompt_set()) == 512
     result = bench(lexical_icl)
     assert set(result["Divided results"][DATASET]) == {"accuracy", "averaged_truelabel_likelihood", "macro_F1",

@@ -93,7 +93,7 @@ def test_malformed_result_lines_each_give_one_line(server, tmp_path, capsys):
         json.dumps({"custom_id": "nope/0", "response": {"status_code": 200, "body": {}}}),
         json.dumps(dict(first, response=None, error={"code": "rate_limit", "message": "too\nmany"})),
         json.dumps(dict(first, response={"status_code": 500, "body": {"error": {"message": "boom"}}})),
-        json.dumps(dict(first, response={"status_code": 200, "body": {"choices": []}})),
+        json.dumps(dict(first, response={"status_code": 200, "body": {"model": "tiny", "choices": []}})),
     ]
     results_path.write_text("\n".join(bad + good[1:]) + "\n")
     status = main(["batch", "import", str(results_path), *selection(server, "sequence"),
@@ -120,6 +120,6 @@ def test_files_split_at_the_line_and_byte_limits(server, tmp_path):
     written = export_batch(backend, requests, str(tmp_path / "s.jsonl"), max_bytes=2 * size + 1)
     assert [lines for _, lines in written] == [2, 2, 1]
     ids = [json.loads(line)["custom_id"] for path, _ in written for line in open(path)]
-    assert ids == [r.key() for r in requests]
+    assert ids == [f"{backend.fingerprint()[:16]}:{r.key()}" for r in requests]  # tagged with the model
     with pytest.raises(ValueError, match="use --model openai"):
         export_batch(make_backend("reference"), requests, str(tmp_path / "t.jsonl"))

@@ -7,6 +7,7 @@ pytest.importorskip("transformers")
 from StaICC.backends.hf import HFBackend  # noqa: E402
 from StaICC.backends.openai import APIError  # noqa: E402
 from StaICC.backends.openai_labels import FALLBACK_NOTE, server_root  # noqa: E402
+from StaICC.errors import StaICCWarning  # noqa: E402
 from StaICC.backends.registry import make_backend  # noqa: E402
 from StaICC.requests import Request  # noqa: E402
 
@@ -54,7 +55,10 @@ def test_auto_falls_back_to_echo_with_a_note():
     with ReferenceServer(model, tokenizer) as server:
         backend = make_backend("openai", base_url=server.base_url, model="tiny", scoring="first_token",
                                label_logprobs="auto")
-        assert backend.identity()["label_logprobs"] == FALLBACK_NOTE
+        with pytest.warns(StaICCWarning, match="label-token log-probabilities .* offers no /tokenize") as caught:
+            assert backend.identity()["label_logprobs"] == FALLBACK_NOTE
+        assert len(caught) == 1  # one line, once: the server is probed once
+        assert backend.numerics()["switched_off"] == backend.switched_off() != []
         got = backend.score(requests())
         strict = make_backend("openai", base_url=server.base_url, model="tiny", scoring="last_token",
                               label_logprobs="auto")

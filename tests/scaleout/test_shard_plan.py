@@ -4,14 +4,15 @@ import warnings
 
 import pytest
 
+from StaICC.backends.base import Backend
 from StaICC.backends.registry import make_backend
 from StaICC.cache import CacheError, PredictionCache
 from StaICC.cache.merge import merge_caches
+from StaICC.engine.selection import Shard
 from StaICC.errors import TamperingWarning
 from StaICC.requests import Answer, Request
 from StaICC.cli.launchers import (final_argv, ray_options, resolve_launch, shard_argv, shard_cache_path,
                                        without_options)
-from StaICC.scaleout.shards import group_keys, parse_shard, planned_requests, select_shard, shard_plan
 from StaICC.subbenchmarks.suite import build_suite, plan_suite, run_suite
 
 
@@ -25,37 +26,82 @@ def small_suite():
     return suite
 
 
-@pytest.fixture(scope="module")
-def run_requests():
-    return planned_requests(plan_suite(make_backend("reference"), small_suite()))
+class Recorder(Backend):
+    """The reference backend, recording the requests of each call."""
+
+    name = "recorder"
+
+    def __init__(self, shares_prefixes=False, requests_per_call=256):
+        self.inner = make_backend("reference")
+        self.calls = []
+        self.shares_prefixes, self.requests_per_call = shares_prefixes, requests_per_call
+
+    def score(self, requests):
+        self.calls.append(list(requests))
+        return self.inner.score(requests)
+
+    def identity(self):
+        return {"backend": "recorder"}
+
+
+def one_process_prompts():
+    """Every request of the one-process suite (no cache: in plan order) and the distinct ones."""
+    planned = plan_suite(make_backend("reference"), small_suite())
+    requests = [r for works in planned.values() for work in works for r in work.requests()]
+    per_pass = {(w.part, w.dataset): w.plan.queries_per_pass for works in planned.values() for w in works}
+    return requests, per_pass
+
+
+def sharded(tmp_path, count, unit="query", **backend):
+    """(recorder, metadata) of each shard of the small suite."""
+    out = []
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    for index in range(count):
+        recorder = Recorder(**backend)
+        meta = run_suite(recorder, suite=small_suite(), cache=str(tmp_path / f"{unit}{count}-{index}"),
+                         shard=Shard(index, count, unit)).metadata
+        out.append((recorder, meta))
+    return out
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 7])
-def test_the_plan_covers_every_distinct_request_once_and_keeps_queries_together(run_requests, count):
-    plan = shard_plan(run_requests, count)
-    chosen = [select_shard(run_requests, index, count) for index in range(count)]
-    keys = [r.key() for shard in chosen for r in shard]
-    assert len(keys) == len(set(keys)) == len({r.key() for r in run_requests})
-    # every request of a query group is on the shard of the group's first request, unless an
-    # earlier group asked the same prompt first
+def test_the_plan_covers_every_distinct_request_once_and_keeps_queries_together(tmp_path, count):
+    requests, per_pass = one_process_prompts()
+    shards = sharded(tmp_path, count)
+    asked = [[r for call in recorder.calls for r in call] for recorder, _ in shards]
+    keys = [r.key() for shard in asked for r in shard]
+    assert len(keys) == len(set(keys)) == len({r.key() for r in requests})
+    # every request of a query group (dataset, query number within its pass) is on the group's shard,
+    # unless an earlier group asked the same prompt first
+    def group(r):
+        return r.dataset, r.query_index - r.pass_index * per_pass[(r.benchmark, r.dataset)]
     first_group = {}
-    for request, group in zip(run_requests, group_keys(run_requests)):
-        first_group.setdefault(request.key(), group)
+    for r in requests:
+        first_group.setdefault(r.key(), group(r))
+    shard_of_key = {r.key(): index for index, shard in enumerate(asked) for r in shard}
     shard_of_group = {}
-    for key, group in first_group.items():
-        assert shard_of_group.setdefault(group, plan.shard_of_key[key]) == plan.shard_of_key[key]
+    for key, g in first_group.items():
+        assert shard_of_group.setdefault(g, shard_of_key[key]) == shard_of_key[key]
     # all passes of a GLER query share a group: five passes, one shard
-    gler = [g for r, g in zip(run_requests, group_keys(run_requests)) if r.benchmark == "GLER"]
+    gler = [group(r) for r in requests if r.benchmark == "GLER"]
     assert len(set(gler)) == len(gler) // 5
-    if count > 1:
-        assert max(plan.characters) <= 1.2 * min(plan.characters)  # balanced by characters
+    metas = [meta for _, meta in shards]
+    assert [m["shard"]["distinct_requests"] for m in metas] == [len(shard) for shard in asked]
+    assert all(m["shard"]["run_distinct_requests"] == len(set(keys)) for m in metas)
+    if count in (2, 3):
+        weights = [m["shard"]["weight"] for m in metas]
+        assert max(weights) <= 1.2 * min(weights)  # balanced by the rows' text
+        characters = [sum(len(r.prompt) for r in shard) for shard in asked]
+        assert max(characters) <= 1.2 * min(characters)
 
 
-def test_the_plan_is_deterministic_and_its_hash_names_it(run_requests):
-    again = planned_requests(plan_suite(make_backend("reference"), small_suite()))
-    assert shard_plan(run_requests, 3).digest == shard_plan(again, 3).digest
-    assert shard_plan(run_requests, 3).digest != shard_plan(run_requests, 2).digest
-    assert shard_plan(run_requests, 3).describe(1)["plan_sha256"] == shard_plan(again, 3).digest
+def test_the_plan_is_deterministic_and_its_hash_names_it(tmp_path):
+    digests = {(count, again): sharded(tmp_path / f"{again}", count)[0][1]["shard"]["plan_sha256"]
+               for count in (2, 3) for again in range(2)}
+    assert digests[(3, 0)] == digests[(3, 1)] and digests[(2, 0)] == digests[(2, 1)]
+    assert digests[(3, 0)] != digests[(2, 0)]
+    second = sharded(tmp_path / "again", 3)[1][1]["shard"]
+    assert second["plan_sha256"] == digests[(3, 0)] and second["index"] == 1
 
 
 def test_shard_runs_merge_to_the_one_process_result(tmp_path):
@@ -74,12 +120,25 @@ def test_shard_runs_merge_to_the_one_process_result(tmp_path):
         run_suite(backend, suite=small_suite(), shard=(0, 2))
 
 
+def test_more_shards_than_units_are_refused_before_anything_is_allocated(tmp_path):
+    # units: one per query number of each dataset (Normal's 8 items x 2 repeats is the longest pass)
+    with pytest.raises(ValueError, match=r"^--shard 0/100000000: the run has 32 queries, so it can be split into "
+                                         r"at most 32 shards$"):
+        run_suite(make_backend("reference"), suite=small_suite(), cache=str(tmp_path / "c"), shard=(0, 100_000_000))
+    assert not (tmp_path / "c").exists()  # refused before the cache was opened
+    requests, _ = one_process_prompts()
+    with pytest.raises(ValueError, match=f"the run has {len(requests)} requests, so it can be split into at most"):
+        run_suite(make_backend("reference"), suite=small_suite(), cache=str(tmp_path / "c"), shard=(0, 10 ** 9, "call"))
+
+
 def test_parse_shard():
-    assert parse_shard("2/4") == (2, 4)
+    assert Shard.parse("2/4") == Shard(2, 4) and Shard.parse("0/3", "call").unit == "call"
     for bad, message in (("4/4", "must be <= 3"), ("1", "I/N"), ("a/2", "I/N"), ("0/0", "must be >= 1"),
                          ("-1/2", "I/N")):
         with pytest.raises(ValueError, match=message):
-            parse_shard(bad)
+            Shard.parse(bad)
+    with pytest.raises(ValueError, match="unit must be one of query, call"):
+        Shard(0, 2, "dataset")
 
 
 def test_resolve_launch_from_arguments_and_environment():
@@ -158,53 +217,27 @@ def test_merge_refuses_a_damaged_entry_and_an_output_among_the_inputs(tmp_path):
         merge_caches(tmp_path / "out", [tmp_path / "missing"])
 
 
-class Recording:
-    """A reference backend that records the prompts of each call."""
-
-    def __init__(self, shares_prefixes, batch_size):
-        from StaICC.backends.base import Backend
-
-        class Recorder(Backend):
-            name = "recorder"
-
-            def __init__(self):
-                self.inner = make_backend("reference")
-                self.calls = []
-
-            def score(self, requests):
-                self.calls.append([(r.prompt, r.label_space) for r in requests])
-                return self.inner.score(requests)
-
-            def identity(self):
-                return {"backend": "recorder"}
-
-        self.backend = Recorder()
-        self.backend.shares_prefixes = shares_prefixes
-        self.backend.batch_size = batch_size
-
-
 @pytest.mark.parametrize("shares_prefixes", [True, False])
-def test_one_process_calls_are_the_calls_the_suite_makes(shares_prefixes):
-    from StaICC.scaleout.shards import one_process_calls
-    recording = Recording(shares_prefixes, 7).backend
-    suite = small_suite()
-    planned = plan_suite(recording, suite)
-    run_suite(recording, suite=suite, planned=planned)
-    predicted = [[(r.prompt, r.label_space) for r in call] for call in one_process_calls(recording, planned)]
-    assert predicted == recording.calls
+def test_a_call_unit_shard_of_one_makes_the_calls_of_one_process(tmp_path, shares_prefixes):
+    whole = Recorder(shares_prefixes, 7)
+    run_suite(whole, suite=small_suite())
+    (alone, meta), = sharded(tmp_path, 1, "call", shares_prefixes=shares_prefixes, requests_per_call=7)
+    assert [[(r.prompt, r.label_space) for r in call] for call in alone.calls] == \
+        [[(r.prompt, r.label_space) for r in call] for call in whole.calls]
+    assert meta["shard"]["unit"] == "call"
 
 
 def test_call_unit_shards_make_the_one_process_calls(tmp_path):
-    from StaICC.scaleout.shards import one_process_calls
-    whole = Recording(True, 5).backend
+    whole = Recorder(True, 5)
     run_suite(whole, suite=small_suite())
-    made = []
-    for index in range(3):
-        shard = Recording(True, 5).backend
-        meta = run_suite(shard, suite=small_suite(), cache=str(tmp_path / f"s{index}"), shard=(index, 3, "call"))
-        assert meta.metadata["shard"]["unit"] == "call"
-        made.extend(shard.calls)
-    assert sorted(made) == sorted(whole.calls)  # the same calls, split between the shards
-    planned = plan_suite(whole, small_suite())
-    calls = one_process_calls(whole, planned)
-    assert shard_plan(planned_requests(planned), 3, calls).digest != shard_plan(planned_requests(planned), 3).digest
+    made, digests = [], set()
+    for recorder, meta in sharded(tmp_path, 3, "call", shares_prefixes=True, requests_per_call=5):
+        assert meta["shard"]["unit"] == "call"
+        made.extend(recorder.calls)
+        digests.add(meta["shard"]["plan_sha256"])
+
+    def prompts(calls):
+        return sorted([(r.prompt, r.label_space) for r in call] for call in calls)
+    assert prompts(made) == prompts(whole.calls)  # the same calls, split between the shards
+    assert len(digests) == 1
+    assert digests != {sharded(tmp_path / "q", 3, shares_prefixes=True)[0][1]["shard"]["plan_sha256"]}

@@ -29,6 +29,12 @@ TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOAD = ["--benchmarks", "Normal,GLER", "--datasets", "0", "4", "--limit", "10", "--no-progress"]
 
 
+#: ``staicc run`` in this process, then which heavy modules it imported
+FINAL_RUN = ("import sys\nfrom StaICC.cli import main\nstatus = main(sys.argv[1:])\n"
+             "print(f\"imported: torch {'torch' in sys.modules}, transformers {'transformers' in sys.modules}\")\n"
+             "sys.exit(status)")
+
+
 def env():
     return dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, TESTS]), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
 
@@ -79,10 +85,14 @@ def test_shards_in_separate_processes_merge_to_one_process(model_dir, one_proces
     plans = {line.split("(plan ")[1][:12] for line in outputs}
     assert len(plans) == 1  # every process computed the same plan
     assert main(["cache", "merge", str(tmp_path / "all.sqlite"), *caches]) == 0
-    capsys.readouterr()
-    assert main(run_args(model_dir, "--cache", str(tmp_path / "all.sqlite"), "--output-dir", str(tmp_path / "run"),
-                         "--log-samples")) == 0
-    assert summary_counts(capsys.readouterr().out)["asked"] == 0
+    # the final run, in a process of its own: every answer is in the cache, so it loads no model
+    final = subprocess.run([sys.executable, "-c", FINAL_RUN, *run_args(model_dir, "--cache", str(tmp_path / "all.sqlite"),
+                                                                        "--output-dir", str(tmp_path / "run"),
+                                                                        "--log-samples")],
+                           capture_output=True, text=True, env=env(), cwd=ROOT, timeout=300)
+    assert final.returncode == 0, final.stderr[-2000:]
+    assert "imported: torch False, transformers False" in final.stdout
+    assert summary_counts(final.stdout)["asked"] == 0
     results, samples, _ = run_dir(tmp_path / "run")
     assert results == one_process[0]
     assert samples == one_process[1]

@@ -53,9 +53,8 @@ def test_moving_an_entry_to_another_model_row_is_refused(tmp_path):
         b_id = raw.execute("SELECT id FROM models WHERE fingerprint = ?", (model_b,)).fetchone()[0]
         raw.execute("UPDATE predictions SET model = ?", (b_id,))
     raw.close()
-    with PredictionCache(path) as cache:
-        with pytest.raises(CacheError, match=r"requests\[0\].*CRC"):
-            cache.lookup(model_b, requests)
+    with PredictionCache(path) as cache, pytest.raises(CacheError, match=r"requests\[0\].*CRC"):
+        cache.lookup(model_b, requests)
 
 
 def test_an_old_schema_cache_is_refused_with_a_clear_message(tmp_path):
@@ -67,10 +66,12 @@ def test_an_old_schema_cache_is_refused_with_a_clear_message(tmp_path):
         raw.execute("PRAGMA user_version = 1")
         raw.execute("UPDATE meta SET value = '1' WHERE name = 'schema'")
     raw.close()
-    before = open(path, "rb").read()
+    with open(path, "rb") as fh:
+        before = fh.read()
     with pytest.raises(CacheError, match=r"older StaICC \(cache schema 1\).*do not cover the model.*move it away"):
         PredictionCache(path)
-    assert open(path, "rb").read() == before
+    with open(path, "rb") as fh:
+        assert fh.read() == before
     assert SCHEMA_VERSION == 2
 
 

@@ -39,7 +39,9 @@ def test_latex_prints_hostile_text_as_text(hostile_run):
     body = re.sub(r"\\(textbackslash|textasciitilde|textasciicircum)\{\}", "", text)
     commands = set(re.findall(r"\\([A-Za-z]+)", body))
     assert commands <= {"begin", "end", "centering", "caption", "toprule", "midrule", "bottomrule", "par",
-                        "footnotesize"}, commands
+                        "footnotesize", "small", "smallskip", "medskip", "raggedright", "cmidrule", "addlinespace", "allowbreak",
+                        "setlength", "tabcolsep", "textbf", "textit", "multicolumn", "quad", "thetable",
+                        "usepackage"}, commands  # the layout's own (usepackage: in the opening comment)
     assert "\x1b" not in text
 
 

@@ -45,10 +45,9 @@ def test_check_output_dir_does_not_follow_a_planted_probe_link(tmp_path):
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     path = tmp_path / "f.json"
     path.write_text("old")
-    with pytest.raises(RuntimeError):
-        with atomic_writer(str(path)) as fh:
-            fh.write("half")
-            raise RuntimeError("killed mid-write")
+    with pytest.raises(RuntimeError), atomic_writer(str(path)) as fh:
+        fh.write("half")
+        raise RuntimeError("killed mid-write")
     assert path.read_text() == "old" and os.listdir(tmp_path) == ["f.json"]
     with pytest.raises(IsADirectoryError, match="is a directory"):
         write_text(str(tmp_path), "x")
@@ -58,19 +57,17 @@ def test_a_staged_folder_replaces_the_old_one_whole(tmp_path):
     figures = tmp_path / "figures"
     figures.mkdir()
     (figures / "old.png").write_bytes(b"old")
-    with pytest.raises(RuntimeError):
-        with staged_directory(str(figures)) as staging:
-            open(os.path.join(staging, "new.png"), "wb").close()
-            raise RuntimeError("killed mid-report")
+    with pytest.raises(RuntimeError), staged_directory(str(figures)) as staging:
+        open(os.path.join(staging, "new.png"), "wb").close()
+        raise RuntimeError("killed mid-report")
     assert os.listdir(figures) == ["old.png"]  # untouched, nothing mixed in
     with staged_directory(str(figures)) as staging:
         open(os.path.join(staging, "new.png"), "wb").close()
     assert os.listdir(figures) == ["new.png"]
     assert sorted(os.listdir(tmp_path)) == ["figures"]
     os.symlink(tmp_path / "elsewhere", tmp_path / "link")
-    with pytest.raises(OSError, match="symbolic link"):
-        with staged_directory(str(tmp_path / "link")):
-            pass
+    with pytest.raises(OSError, match="symbolic link"), staged_directory(str(tmp_path / "link")):
+        pass
 
 
 # A real limit on file size (RLIMIT_FSIZE) set just before the run directory is written: the

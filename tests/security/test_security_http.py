@@ -132,9 +132,9 @@ class StreamServer(ThreadedServer):
 
 
 def test_an_announced_huge_answer_is_refused_before_reading():
-    with StreamServer(200 << 20, announce=True) as server:
-        with pytest.raises(APIError, match=r"announced a 209715200-byte answer, over max_response_bytes=1000000"):
-            backend(server.base_url, max_response_bytes="1000000").score([Request(PROMPT, LABELS)])
+    refused = r"announced a 209715200-byte answer, over max_response_bytes=1000000"
+    with StreamServer(200 << 20, announce=True) as server, pytest.raises(APIError, match=refused):
+        backend(server.base_url, max_response_bytes="1000000").score([Request(PROMPT, LABELS)])
 
 
 def test_an_unannounced_huge_answer_is_cut_at_the_limit():
@@ -186,16 +186,17 @@ def test_a_retry_after_beyond_the_deadline_ends_the_request_at_once():
 def test_log_probabilities_covering_part_of_the_prompt_are_refused():
     def partial(body):  # the whole prompt echoed as text, log-probabilities for its first word only
         return completion_with_logprobs(body["prompt"], [("", None), ("Review", -2.0)])
-    with ScriptedServer([(200, partial, 0)]) as server:
-        with pytest.raises(MissingLogprobsError, match=r"covering only the first \d+ of the prompt's \d+ characters"):
-            backend(server.base_url).score([Request(PROMPT, LABELS)])
+    covering = r"covering only the first \d+ of the prompt's \d+ characters"
+    with ScriptedServer([(200, partial, 0)]) as server, pytest.raises(MissingLogprobsError, match=covering):
+        backend(server.base_url).score([Request(PROMPT, LABELS)])
 
 
 @pytest.mark.parametrize("value", [1e308, 0.5, math.inf, math.nan])
 def test_impossible_log_probabilities_are_refused(value):
-    with ScriptedServer([(200, echo("negative", value), 0)]) as server:
-        with pytest.raises(MissingLogprobsError, match=r"impossible log-probability"):
-            backend(server.base_url).score([Request(PROMPT, LABELS)])
+    impossible = r"impossible log-probability"
+    with ScriptedServer([(200, echo("negative", value), 0)]) as server, \
+            pytest.raises(MissingLogprobsError, match=impossible):
+        backend(server.base_url).score([Request(PROMPT, LABELS)])
 
 
 def test_out_of_order_offsets_are_refused():
@@ -203,9 +204,8 @@ def test_out_of_order_offsets_are_refused():
         answer = echo(body["prompt"][len(PROMPT):], -1.0)
         answer["choices"][0]["logprobs"]["text_offset"][3] = 1
         return answer
-    with ScriptedServer([(200, shuffled, 0)]) as server:
-        with pytest.raises(MissingLogprobsError, match="out of order"):
-            backend(server.base_url).score([Request(PROMPT, LABELS)])
+    with ScriptedServer([(200, shuffled, 0)]) as server, pytest.raises(MissingLogprobsError, match="out of order"):
+        backend(server.base_url).score([Request(PROMPT, LABELS)])
 
 
 def test_url_credentials_go_in_a_header_never_in_messages():

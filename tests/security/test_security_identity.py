@@ -30,7 +30,7 @@ def test_scaling_any_single_tensor_changes_the_weights_digest(tmp_path):
     directory = save_tiny(str(tmp_path / "m"))
     from safetensors.torch import load_file
     names = sorted(load_file(os.path.join(directory, "model.safetensors")))
-    _rewrite(directory, lambda name, t: t.clone())  # the same values, saved again: the reference
+    _rewrite(directory, lambda _name, t: t.clone())  # the same values, saved again: the reference
     reference = weights_digest(directory)
     assert weights_digest(directory) == reference
     for target in names:  # the audit rewrote tensors x 1.5: each one alone must change the digest
@@ -43,7 +43,7 @@ def test_scaling_any_single_tensor_changes_the_weights_digest(tmp_path):
 def test_a_full_digest_reads_every_byte_of_a_large_tensor(tmp_path):
     """One value in the middle of a large tensor: the sampled digest may miss it, full does not."""
     directory = save_tiny(str(tmp_path / "m"))
-    _rewrite(directory, lambda name, t: t.clone())
+    _rewrite(directory, lambda _name, t: t.clone())
     full = weights_digest(directory, full=True)
 
     def nudge(name, t):

@@ -43,7 +43,7 @@ def test_redaction_rules():
                                         "api_key_env", "password")] == [True, True, True, False, False, False, True]
 
 
-def _generated(body):
+def _generated(_body):
     """A chat answer that names a label and echoes the key, upper-cased too."""
     return {"choices": [{"index": 0, "message": {"role": "assistant",
                                                  "content": f"positive (key {CANARY} / {CANARY.upper()})"}}]}

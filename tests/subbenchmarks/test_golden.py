@@ -113,8 +113,6 @@ KNOWN_DIVERGENCES = {
                                 "current (default) template; ours gives all 9 templates (900)",
     "set_config_dict_noisy_false": "spec §5.7 step 2.9/§11.3.5: use_noisy_channel=False calls reset() again and "
                                    "wipes the keys applied before it; ours keeps them",
-    "auto_run_gler_exp": "spec §8.10: the GLER experimentor's auto_run returns (dict, True) and ignores "
-                         "return_outputs; ours returns a 3-tuple with outputs",
     "mutators_duplicate_label_space": "the original accepted duplicate label words (every prediction of such a "
                                       "space is ambiguous); ours refuses them, naming the duplicate",
 }

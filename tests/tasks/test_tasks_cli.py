@@ -203,6 +203,22 @@ def test_two_tasks_that_disagree_on_k_are_refused(tmp_path, capsys):
         "staicc: error: tasks 'a' and 'b' set different k (2, 3); run them separately or give --k"]
 
 
+def test_a_task_without_k_beside_one_with_k_is_refused_unless_the_command_gives_k(tmp_path, capsys):
+    paths = []
+    for name, extra in (("a", "\n[run]\nk = 2\n"), ("b", ""), ("c", "\n[run]\nk = 4\n")):
+        text = run(["tasks", "new", "--from", "SST5", "--name", name], capsys) + extra
+        paths.append(tmp_path / f"{name}.toml")
+        paths[-1].write_text(text, encoding="utf-8")
+    assert cli.main(["run", "--tasks", f"{paths[0]},{paths[1]}"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "staicc: error: task 'a' sets run.k = 2 but task 'b' sets no k (it would run at k = 2, not the standard's "
+        "4); one run has one k: give --k, set run.k in every task, or run them separately"]
+    printed = run(["run", "--tasks", f"{paths[0]},{paths[1]}", "--k", "2", "--limit", "5"], capsys)
+    assert "Normal (k=2" in printed and "k = 2 demonstrations per query (the standard's k is 4)" in printed
+    printed = run(["run", "--tasks", f"{paths[2]},{paths[1]}", "--limit", "5"], capsys)  # k = 4 is everyone's k
+    assert "Normal (k=4" in printed and "demonstrations per query" not in printed
+
+
 def test_dry_run_counts_a_tasks_prompts_without_inference(capsys):
     printed = run(["run", "--tasks", os.path.join(EXAMPLES, "sentiment.toml"), "--benchmarks", "all", "--dry-run"],
                   capsys)

@@ -4,7 +4,7 @@
 that estimate the model's bias from content-free or in-domain queries (contextual, domain)
 or from the batch itself (batch).  The package docstring says how calibrations are used.
 """
-from typing import Any, Callable, Iterator, List, Sequence
+from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 from ...extras import require
 from ...metrics import softmax
@@ -133,18 +133,34 @@ class contextual_calibration(calibration):
 
     def train(self, default_prompt_maker: PromptMaker, feedforward: Feedforward, calibration_set: Any,
               calibration_number: int = DEFAULT_CALIBRATION_NUMBER, k: int = 4) -> None:
-        """Average ``calibration_number`` predictions; restarts from A = [1e-5]·n every call."""
+        """Average ``calibration_number`` predictions; restarts from A = [1e-5]·n every call.
+
+        :meth:`training_prompts`, the feedforward on each, then :meth:`fit`: the steps a
+        method run takes with the answers of its backend (:mod:`StaICC.methods.builtin`).
+        """
+        prompts = self.training_prompts(default_prompt_maker, calibration_set, calibration_number, k)
+        self.fit([_call(feedforward, prompt, self.label_space) for prompt in prompts])
+
+    def training_prompts(self, default_prompt_maker: PromptMaker, calibration_set: Any,
+                         calibration_number: int = DEFAULT_CALIBRATION_NUMBER, k: int = 4) -> List[Any]:
+        """The ``calibration_number`` prompts training asks about: k demonstrations of the calibration set
+        (a fresh stream's draws, with repetition) and this calibration's query line each."""
         where = f"{type(self).__name__}.train"
         _checked_training(calibration_set, calibration_number, k, where)
         indexes = _sample_indexes(calibration_number * k, len(calibration_set))
         queries = self._query_lines(calibration_set, len(calibration_set[0][0]))
+        return [default_prompt_maker([calibration_set[j] for j in indexes[i * k:(i + 1) * k]], next(queries))
+                for i in range(calibration_number)]
+
+    def fit(self, predictions: Sequence[Any]) -> None:
+        """A = the mean of the label probabilities predicted for the training prompts, summed in order from
+        [1e-5]·n; restarts every call."""
+        where = f"{type(self).__name__}.train"
         total: List[Any] = [INITIAL_CONTEXT_MASS] * len(self.label_space)
-        for i in range(calibration_number):
-            demos = [calibration_set[j] for j in indexes[i * k:(i + 1) * k]]
-            prompt = default_prompt_maker(demos, next(queries))
-            probs = _probabilities(_call(feedforward, prompt, self.label_space), len(total), f"{where} query {i}")
+        for i, value in enumerate(predictions):
+            probs = _probabilities(value, len(total), f"{where} query {i}")
             total = [a + p for a, p in zip(total, probs)]
-        self.calibrationA = [a / calibration_number for a in total]
+        self.calibrationA = [a / len(predictions) for a in total]
         self.trained = True
 
     def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> List[float]:
@@ -162,9 +178,14 @@ class domain_calibration(contextual_calibration):
     set (the domain query generator, with its own fresh stream), restarted every train.
     """
 
+    def __init__(self, label_space: Sequence[str], sample_length: int = DEFAULT_DOMAIN_SAMPLE_LENGTH) -> None:
+        super().__init__(label_space)
+        self._sample_length = check_int(sample_length, "sample_length", minimum=1, at=" in domain_calibration")
+
     def train(self, default_prompt_maker: PromptMaker, feedforward: Feedforward, calibration_set: Any,
               calibration_number: int = DEFAULT_CALIBRATION_NUMBER, sample_length: int = DEFAULT_DOMAIN_SAMPLE_LENGTH,
               k: int = 4) -> None:
+        """``sample_length`` random in-domain words per query line (kept for :meth:`training_prompts`)."""
         check_int(sample_length, "sample_length", minimum=1, at=" in domain_calibration.train")
         self._sample_length = sample_length
         super().train(default_prompt_maker, feedforward, calibration_set, calibration_number, k)
@@ -187,12 +208,18 @@ class _RowTable:
 
 
 # --------------------------------------------------------------------------- batch
-def batch_calibration(probs_list: Sequence[Sequence[Any]], batch_size: int = DEFAULT_BATCH_SIZE) -> List[List[float]]:
+def batch_calibration(probs_list: Optional[Sequence[Sequence[Any]]] = None, batch_size: int = DEFAULT_BATCH_SIZE, *,
+                      label_space_probs: Optional[Sequence[Sequence[Any]]] = None) -> List[List[float]]:
     """Batch calibration (Zhou et al. 2024): subtract each batch's mean, then softmax.
 
     Consecutive batches of ``batch_size`` plus a remainder batch; items keep
     their order.  Use as ``batch_calibration_function`` of the batched kernel.
+    ``label_space_probs=`` is the original's name for ``probs_list``.
     """
+    if (probs_list is None) == (label_space_probs is None):
+        raise TypeError("batch_calibration() takes the predictions once: probs_list (or the original's name, "
+                        "label_space_probs)")
+    probs_list = probs_list if probs_list is not None else label_space_probs
     check_int(batch_size, "batch_size", minimum=1, at=" in batch_calibration")
     rows = [list(row.tolist() if hasattr(row, "tolist") else row) for row in probs_list]
     if rows and any(len(row) != len(rows[0]) for row in rows):

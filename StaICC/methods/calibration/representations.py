@@ -31,18 +31,34 @@ class _demonstration_query_trained(calibration):
                  calibration_number: int, k: int, element: int) -> List[Tuple[Any, int]]:
         """(vector, query label index) per calibration query, in filing order."""
         where = f"{type(self).__name__}.train"
+        prompts, labels = self.training_queries(default_prompt_maker, calibration_set, calibration_number, k)
+        vectors = [_element(_call(feedforward, prompt, self.label_space), element, f"{where} query {i}")
+                   for i, prompt in enumerate(prompts)]
+        return self._filed(vectors, labels)
+
+    def training_queries(self, default_prompt_maker: Optional[PromptMaker], calibration_set: Any,
+                         calibration_number: int = DEFAULT_CALIBRATION_NUMBER,
+                         k: int = 4) -> Tuple[List[Any], List[int]]:
+        """(prompts, query label indexes) training asks about: per calibration query, k demonstrations and one
+        query row of the calibration set, drawn together from a fresh stream (with repetition).
+        ``default_prompt_maker=None``: the labels only (each prompt None, none written)."""
+        where = f"{type(self).__name__}.train"
         _checked_training(calibration_set, calibration_number, k, where)
         indexes = _sample_indexes(calibration_number * (k + 1), len(calibration_set))
-        filed = []
+        prompts, labels = [], []
         for i in range(calibration_number):
             chunk = indexes[i * (k + 1):(i + 1) * (k + 1)]
-            demos = [calibration_set[j] for j in chunk[:k]]
             query_inputs, query_label = calibration_set[chunk[k]]
-            prompt = default_prompt_maker(demos, query_inputs)
-            vector = as_vector(_element(_call(feedforward, prompt, self.label_space), element, f"{where} query {i}"),
-                               f"{where} query {i}")
-            filed.append((vector, _label_index(calibration_set, query_label, self.label_space, where)))
-        return filed
+            prompts.append(None if default_prompt_maker is None else
+                           default_prompt_maker([calibration_set[j] for j in chunk[:k]], query_inputs))
+            labels.append(_label_index(calibration_set, query_label, self.label_space, where))
+        return prompts, labels
+
+    def _filed(self, vectors: Sequence[Any], labels: Sequence[int]) -> List[Tuple[Any, int]]:
+        """(vector, label index) pairs in filing order, each vector a 1-D array in its own element type."""
+        where = f"{type(self).__name__}.train"
+        return [(as_vector(vector, f"{where} query {i}"), label)
+                for i, (vector, label) in enumerate(zip(vectors, labels))]
 
     def _by_label(self, filed: List[Tuple[Any, int]]) -> Optional[List[List[Any]]]:
         """Vectors grouped per label; None (with the standard's warning) if a label is missing."""
@@ -71,9 +87,16 @@ class hidden_calibration(_demonstration_query_trained):
 
     def train(self, default_prompt_maker: PromptMaker, feedforward_with_hidden_state: Feedforward,
               calibration_set: Any, calibration_number: int = DEFAULT_CALIBRATION_NUMBER, k: int = 4) -> None:
+        self._fit_filed(self._collect(default_prompt_maker, feedforward_with_hidden_state, calibration_set,
+                                      calibration_number, k, element=1))
+
+    def fit(self, hidden_states: Sequence[Any], labels: Sequence[int]) -> None:
+        """Centroids of the hidden states of :meth:`training_queries`' prompts, per query label."""
+        self._fit_filed(self._filed(hidden_states, labels))
+
+    def _fit_filed(self, filed: List[Tuple[Any, int]]) -> None:
         self.centroids, self.failed, self.trained = None, False, False
-        groups = self._by_label(self._collect(default_prompt_maker, feedforward_with_hidden_state,
-                                              calibration_set, calibration_number, k, element=1))
+        groups = self._by_label(filed)
         if groups is None:
             self.failed = True
             return
@@ -112,8 +135,15 @@ class knn_prompting(_demonstration_query_trained):
 
     def train(self, default_prompt_maker: PromptMaker, feedforward: Feedforward, calibration_set: Any,
               calibration_number: int = DEFAULT_CALIBRATION_NUMBER, k: int = 4) -> None:
+        self._fit_filed(self._collect(default_prompt_maker, feedforward, calibration_set, calibration_number, k,
+                                      element=-1))
+
+    def fit(self, full_vocab_logits: Sequence[Any], labels: Sequence[int]) -> None:
+        """The anchors: the full-vocabulary logits of :meth:`training_queries`' prompts, with their query labels."""
+        self._fit_filed(self._filed(full_vocab_logits, labels))
+
+    def _fit_filed(self, filed: List[Tuple[Any, int]]) -> None:
         self.anchors, self.anchor_labels, self.failed, self.trained = None, [], False, False
-        filed = self._collect(default_prompt_maker, feedforward, calibration_set, calibration_number, k, element=-1)
         self.anchors = _stack([vector for vector, _ in filed])
         self.anchor_labels = [label for _, label in filed]
         groups = self._by_label(filed)
@@ -160,10 +190,9 @@ class knn_prompt_centroid(knn_prompting):
         super().__init__(label_space, knn_k)
         self.centroids: Any = None
 
-    def train(self, default_prompt_maker: PromptMaker, feedforward: Feedforward, calibration_set: Any,
-              calibration_number: int = DEFAULT_CALIBRATION_NUMBER, k: int = 4) -> None:
+    def _fit_filed(self, filed: List[Tuple[Any, int]]) -> None:
         self.centroids = None
-        super().train(default_prompt_maker, feedforward, calibration_set, calibration_number, k)
+        super()._fit_filed(filed)
 
     def _after_train(self, groups: List[List[Any]]) -> None:
         self.centroids = _stack([_sequential_mean(vectors) for vectors in groups])

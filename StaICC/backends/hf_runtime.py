@@ -1,0 +1,109 @@
+"""How the ``hf`` backend loads and runs on this machine: the model-folder check and the CPU thread count.
+
+* :func:`check_model_folder`: a folder that is not a saved causal LM (no ``model_type`` in its
+  ``config.json``, no weights, no tokenizer) is one line naming what is missing, before
+  transformers reads it (its own messages span many lines and the first says little);
+  :func:`loading_error` makes what transformers raises one line that names the model.
+* :func:`choose_threads`: the CPU thread count.  A small model's matrix products are too
+  small to split: on the 2-core development machine, torch's default (one thread per core)
+  made the tiny preset (0.3 M parameters) 1.6x to 8x slower than one thread and the small
+  preset (27 M) no faster, the more so the busier the machine was
+  (``benchmarks/bench_cpu_first_run.py``).  So a model under
+  :data:`ONE_THREAD_BELOW_PARAMETERS` runs on one thread on the CPU unless ``threads=N`` or
+  ``OMP_NUM_THREADS`` says otherwise; larger models keep torch's default.  The choice and its
+  reason go into provenance (``runtime``); the numbers do not depend on it beyond float
+  rounding.
+"""
+import json
+import os
+from typing import Any, Dict, Optional, Tuple
+
+#: on the CPU, a model with fewer parameters than this runs on one thread by default (see the module docstring)
+ONE_THREAD_BELOW_PARAMETERS = 100_000_000
+#: file endings of weights that ``from_pretrained`` reads
+WEIGHT_ENDINGS = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".msgpack", ".h5", ".gguf")
+#: files of which a tokenizer folder has at least one
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "vocab.txt",
+                   "spiece.model", "sentencepiece.bpe.model")
+
+
+def check_model_folder(path: str, trust_remote_code: bool = False) -> None:
+    """Raise one ValueError line when ``path`` (a folder with a ``config.json``) is not a saved model, or is
+    one of an architecture this transformers does not know (unless its code is trusted)."""
+    where = f"model argument pretrained: {path!r} is not a model folder"
+    try:
+        with open(os.path.join(path, "config.json"), encoding="utf-8") as handle:
+            config = json.load(handle)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+        raise ValueError(f"{where}: its config.json cannot be read as JSON ({reason})") from None
+    if not isinstance(config, dict) or not isinstance(config.get("model_type"), str):
+        raise ValueError(f"{where}: its config.json names no model_type (the config.json that save_pretrained "
+                         "writes does, e.g. \"model_type\": \"llama\")")
+    model_type = config["model_type"]
+    if not trust_remote_code and "auto_map" not in config and not is_known_model_type(model_type):
+        from ..extras import require
+        version = require("transformers", "the hf backend").__version__
+        raise ValueError(f"model argument pretrained: {path!r} is a model of type {model_type!r}, which transformers "
+                         f"{version} does not know (a newer transformers may; trust_remote_code=true runs the "
+                         "model's own code)")
+    names = os.listdir(path)
+    if not any(name.endswith(WEIGHT_ENDINGS) for name in names):
+        raise ValueError(f"{where}: it has a config.json but no weights (*.safetensors or *.bin)")
+    if not any(name in TOKENIZER_FILES for name in names):
+        raise ValueError(f"{where}: it has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, ...); save the "
+                         "tokenizer into the same folder (tokenizer.save_pretrained)")
+
+
+def is_known_model_type(model_type: str) -> bool:
+    """Whether this transformers can build a model of ``model_type`` (its auto-configuration table).
+
+    The common case is answered from the installed package's folders (``transformers/models/llama``)
+    without importing it, which would import torch: a run whose answers are all in the cache loads
+    neither.  A type without a folder of that name is looked up in the table itself.
+    """
+    import importlib.util
+    spec = importlib.util.find_spec("transformers")
+    for base in (spec.submodule_search_locations or []) if spec is not None else []:
+        if os.path.isfile(os.path.join(base, "models", model_type.replace("-", "_"), "__init__.py")):
+            return True
+    from ..extras import require
+    require("transformers", "the hf backend")
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    return model_type in CONFIG_MAPPING_NAMES
+
+
+def loading_error(path: str, exc: Exception) -> ValueError:
+    """What transformers raised while loading ``path``, as one line that names the model."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    reason = lines[0] if lines else type(exc).__name__
+    if reason.endswith(":") and len(lines) > 1:  # "... from one of:" and the list on the next lines
+        reason = f"{reason} {lines[1]}" + (" ..." if len(lines) > 2 else "")
+    return ValueError(f"model argument pretrained: cannot load {path!r} as a causal language model: {reason}")
+
+
+def choose_threads(model: Any, asked: Optional[int]) -> Tuple[int, str]:
+    """(CPU threads torch uses, why), after setting them: ``threads=N``, else ``OMP_NUM_THREADS``, else
+    one thread for a model on the CPU under :data:`ONE_THREAD_BELOW_PARAMETERS`, else torch's default."""
+    from ..extras import require
+    torch = require("torch", "the hf backend")
+    if asked is not None:
+        torch.set_num_threads(asked)
+        return asked, "threads=N model argument"
+    device = next(model.parameters()).device
+    if device.type != "cpu":
+        return torch.get_num_threads(), f"torch's default (the model runs on {device})"
+    if os.environ.get("OMP_NUM_THREADS"):
+        return torch.get_num_threads(), "OMP_NUM_THREADS"
+    parameters = sum(p.numel() for p in model.parameters())
+    size = f"{parameters / 1e6:.1f} M parameters"
+    if parameters < ONE_THREAD_BELOW_PARAMETERS:
+        torch.set_num_threads(1)
+        return 1, (f"1 thread: {size} on the CPU, under {ONE_THREAD_BELOW_PARAMETERS // 1_000_000} M, where one "
+                   "thread measured fastest")
+    return torch.get_num_threads(), f"torch's default: {size} on the CPU"
+
+
+def runtime(threads: int, why: str) -> Dict[str, Any]:
+    """What provenance records of how the model ran (not part of the identity: it changes no answer)."""
+    return {"threads": threads, "threads_rule": why}

@@ -1,0 +1,266 @@
+"""The numerics record: what can move a last bit of a run's numbers, and when two records can disagree.
+
+A float32 forward pass gives last bits that depend on the shape of the work (how many
+prompts share a call, how prompts are packed, how many threads reduce a sum), on the
+kernels (device, library versions, dtype) and on the exact-sum rule the rows meet.  Every
+run records these (:func:`numerics_record`, in provenance as ``"numerics"``); every cache
+keeps, per model, the settings its answers were computed under (:func:`answer_numerics`,
+stored beside the answers); ``cache merge`` and ``compare`` ask :func:`numerics_conflicts`
+whether two records can disagree.
+
+Two kinds of difference:
+
+* **refuse** (:data:`REFUSED`): the kernels or the precision differ (backend, device, dtype,
+  torch / transformers / vLLM versions): answers can differ beyond the last bits.  ``cache
+  merge`` refuses to mix them;
+* **warn** (:data:`WARNED`): only the shape of the work differs (packing, requests per call,
+  rows per forward, token budget, threads, an optimisation switched off): with the
+  probabilities' softmax branch fixed, answers then differ in the last bits only, which
+  move no metric by more than the route-independence tolerances (docs/differences.md).
+
+Answers of a backend whose rows are reproducible and that computes on no device (the built-in
+reference models: pure Python) provably do not depend on any of it: their records never conflict.
+"""
+import platform
+import sys
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+
+
+#: fields whose difference can move more than a last bit, or change the exact-sum rule
+REFUSED = ("backend", "device", "dtype", "packages")
+#: fields whose difference moves last bits only (the shape of the work)
+WARNED = ("packing", "requests_per_call", "rows_per_forward", "token_budget", "threads", "attention",
+          "switched_off", "label_logprobs")
+#: the packages whose versions decide kernels (the others recorded in provenance do not compute answers)
+KERNEL_PACKAGES = ("torch", "transformers", "vllm")
+
+
+class NumericsConflict(NamedTuple):
+    """One field two numerics records disagree on; ``refuse``: the numbers can differ beyond last bits."""
+
+    field: str
+    first: Any
+    second: Any
+    refuse: bool
+
+    def __str__(self) -> str:
+        effect = "answers can differ beyond the last bits" if self.refuse else "answers differ in the last bits only"
+        return f"{self.field}: {_shown(self.first)} vs {_shown(self.second)} ({effect})"
+
+
+def package_versions(names: Sequence[str] = KERNEL_PACKAGES) -> Dict[str, str]:
+    """Versions of the packages among ``names`` that this process loaded (read from their metadata)."""
+    from importlib import metadata
+    versions = {}
+    for name in names:
+        if name in sys.modules:
+            try:
+                versions[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                versions[name] = getattr(sys.modules[name], "__version__", "unknown")
+    return versions
+
+
+def answer_numerics(backend: Any, requests_per_call: Optional[int] = None) -> Dict[str, Any]:
+    """What the answers of ``backend`` were computed under: kernels, precision, the shape of the work.
+
+    Read from the backend (its ``numerics()`` when it has one: the hf backend's device, packing
+    and budgets) and from the process (library versions, torch's thread count).  Where a
+    backend does not say (a plain function), the device is not guessed.
+    """
+    torch = sys.modules.get("torch")
+    identity = backend.identity() if hasattr(backend, "identity") else {}
+    record: Dict[str, Any] = {
+        "backend": getattr(backend, "name", "function"),
+        "prediction_kind": getattr(backend, "prediction_kind", None),
+        "reproducible": bool(getattr(backend, "reproducible_rows", False)),
+        "requests_per_call": int(requests_per_call or getattr(backend, "requests_per_call", 1) or 1),
+        "packages": package_versions(),
+    }
+    if "dtype" in identity:
+        record["dtype"] = identity["dtype"]
+    if torch is not None:
+        record["threads"] = int(torch.get_num_threads())
+    own = getattr(backend, "numerics", None)
+    if callable(own):
+        record.update(own())
+    return record
+
+
+def device_name(device: Any) -> str:
+    """A torch device as the numerics record names it: the GPU's model on CUDA, the CPU's model on the CPU
+    (its vector units choose the kernels a float32 sum is reduced by)."""
+    torch = sys.modules.get("torch")
+    kind = getattr(device, "type", str(device))
+    if kind == "cuda" and torch is not None and torch.cuda.is_available():
+        return f"{device} ({torch.cuda.get_device_name(device)})"
+    if kind == "cpu":
+        return f"cpu ({cpu_model()})"
+    return str(device)
+
+
+def cpu_model() -> str:
+    """The CPU's model name, from /proc/cpuinfo where there is one."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def numerics_record(backend: Any, requests_per_call: Optional[int] = None, *, shards: Optional[Dict[str, Any]] = None,
+                    parts: Optional[Dict[str, Any]] = None,
+                    cached: Optional[List[Dict[str, Any]]] = None) -> Dict[str, Any]:
+    """A run's numerics record: its answers' settings (:func:`answer_numerics`), its route, and how
+    each pass met the exact-sum rule (:func:`exact_sum_record`).
+
+    ``shards``: the shard plan provenance records (launcher, count, unit, plan digest) when shards
+    answered the run; ``parts``: each sub-benchmark's metadata (its ``exact_sum`` entry);
+    ``cached``: the settings the cache holds for this model's answers (every shard's), when the
+    run read a cache.
+    """
+    route: Dict[str, Any] = {"kind": "one process"}
+    if shards:
+        route = {"kind": "shards", **{k: shards[k] for k in ("launcher", "count", "unit", "plan_sha256") if k in shards}}
+    record: Dict[str, Any] = {"answers": answer_numerics(backend, requests_per_call), "route": route,
+                              "exact_sum": exact_sum_record(parts or {})}
+    if cached:
+        record["answers_from_cache"] = cached
+    return record
+
+
+def exact_sum_record(parts: Dict[str, Any]) -> Dict[str, Any]:
+    """How a run's rows met the exact-sum rule, from its parts' metadata: ``branches`` per sub-benchmark
+    and dataset, the branch each pass's score metrics took ("as given", "softmax", or None where no
+    score metric ran), and the ``part/dataset`` labels whose branch rested on ``rounding`` or whose
+    rows look like ``loglikelihoods``."""
+    branches: Dict[str, Dict[str, List[Optional[str]]]] = {}
+    flagged: Dict[str, List[str]] = {"rounding": [], "loglikelihoods": []}
+    for name, metadata in parts.items():
+        entry = metadata.get("exact_sum") if isinstance(metadata, dict) else None
+        if not isinstance(entry, dict):
+            continue
+        for dataset, value in entry.items():
+            passes = value.get("passes", []) if isinstance(value, dict) else []
+            branches.setdefault(name, {})[dataset] = [p.get("branch") for p in passes]
+            for flag, labels in flagged.items():
+                if any(p.get(flag) for p in passes):
+                    labels.append(f"{name}/{dataset}")
+    return {"branches": branches, **flagged}
+
+
+def numerics_conflicts(a: Optional[Dict[str, Any]], b: Optional[Dict[str, Any]]) -> List[NumericsConflict]:
+    """The fields on which two records (run records or answer settings) can make numbers disagree.
+
+    Empty when either record is missing, or when both answers come from a reproducible backend that
+    computes on no device (pure-Python arithmetic: no setting moves a bit; generated answers of a
+    model on a device are compared, since another device may generate another text).  Fields one
+    record lacks are not compared.
+    """
+    first, second = _answers(a), _answers(b)
+    if first is None or second is None:
+        return []
+    pure = [r.get("reproducible") and "device" not in r for r in (first, second)]
+    if all(pure) and first.get("backend") == second.get("backend"):
+        return []
+    conflicts = []
+    for field in REFUSED + WARNED:
+        if field in first and field in second and _value(first, field) != _value(second, field):
+            conflicts.append(NumericsConflict(field, _value(first, field), _value(second, field), field in REFUSED))
+    return conflicts
+
+
+def _answers(record: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    if not isinstance(record, dict):
+        return None
+    answers = record.get("answers", record)
+    return answers if isinstance(answers, dict) else None
+
+
+def _value(record: Dict[str, Any], field: str) -> Any:
+    value = record[field]
+    if field == "packages" and isinstance(value, dict):
+        return {k: v for k, v in value.items() if k in KERNEL_PACKAGES}
+    if field == "switched_off" and isinstance(value, list):
+        return sorted(map(str, value))
+    return value
+
+
+def _shown(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def merged_settings(by_input: List[Dict[str, List[Dict[str, Any]]]], *, allow_mixed: bool = False
+                    ) -> Dict[str, Any]:
+    """The answer settings of several caches' models merged: ``{"settings": fingerprint -> list,
+    "warnings": [lines], "refused": [lines]}``.
+
+    ``by_input``: per input cache, fingerprint -> the settings stored with its answers.  Pairs
+    that conflict on a :data:`REFUSED` field are listed under ``refused`` (the merge refuses
+    them unless ``allow_mixed``, and then warns); :data:`WARNED` fields only warn.
+    """
+    settings: Dict[str, List[Dict[str, Any]]] = {}
+    warnings: List[str] = []
+    refused: List[str] = []
+    for cache in by_input:
+        for fingerprint, records in cache.items():
+            known = settings.setdefault(fingerprint, [])
+            for record in records:
+                if record in known:
+                    continue
+                for earlier in known:
+                    for conflict in numerics_conflicts(earlier, record):
+                        line = f"model {fingerprint[:12]}: {conflict}"
+                        (refused if conflict.refuse and not allow_mixed else warnings).append(line)
+                known.append(record)
+    return {"settings": settings, "warnings": list(dict.fromkeys(warnings)), "refused": list(dict.fromkeys(refused))}
+
+
+def comparison_notes(first: Dict[str, Any], second: Dict[str, Any], label: str) -> List[str]:
+    """Notice lines for comparing two runs (their provenance), ``label`` naming the pair.
+
+    A pass whose score metrics read one model's rows as given in one run and softmaxed again in
+    the other, or rows that look like log-likelihoods in only one of them, make the likelihood,
+    ECE and bias metrics differ for a reason that is not the models'.  The same model under
+    settings that move last bits differs by rounding only.
+    """
+    a, b = first.get("numerics") or {}, second.get("numerics") or {}
+    lines = []
+    fingerprints = [(p.get("model") or {}).get("fingerprint") for p in (first, second)]
+    same_model = fingerprints[0] is not None and fingerprints[0] == fingerprints[1]
+    # two models may take different branches under the standard's rule; one model should not
+    mixed = _mixed_branches(a.get("exact_sum") or {}, b.get("exact_sum") or {}) if same_model else []
+    if mixed:
+        lines.append(f"NUMERICS: {label}: the standard's exact-sum check read the rows as given in one run and "
+                     f"softmaxed them again in the other in {', '.join(mixed[:3])}"
+                     + (f" and {len(mixed) - 3} more" if len(mixed) > 3 else "") + ": their "
+                     "averaged_truelabel_likelihood and expected_calibration_error_1 differ for that reason too")
+    logs = [set((r.get("exact_sum") or {}).get("loglikelihoods") or []) for r in (a, b)]
+    if logs[0] != logs[1]:
+        lines.append(f"NUMERICS: {label}: one run's rows look like log-likelihoods ({', '.join(sorted(logs[0] ^ logs[1])[:3])}), "
+                     "the other's do not: likelihood, ECE and the bias metrics are not comparable between them "
+                     "(accuracy, macro-F1 and consistency are); rerun with prediction_kind='loglikelihoods'")
+    conflicts = numerics_conflicts(a, b)
+    if conflicts and same_model:
+        lines.append(f"NUMERICS: {label}: the same model computed under different settings ("
+                     + "; ".join(map(str, conflicts)) + "): differences within the route tolerances of "
+                     "docs/differences.md are rounding, not the model")
+    return lines
+
+
+def _mixed_branches(a: Dict[str, Any], b: Dict[str, Any]) -> List[str]:
+    """``part/dataset`` labels where a pass's score branch is "as given" in one record and "softmax" in the other
+    (rows that are their own softmax, recorded as "either", go with both)."""
+    mixed = []
+    first, second = a.get("branches") or {}, b.get("branches") or {}
+    for part, datasets in first.items():
+        for dataset, passes in datasets.items():
+            other = (second.get(part) or {}).get(dataset) or []
+            if any(x is not None and y is not None and x != y and "either" not in (x, y)
+                   for x, y in zip(passes, other)):
+                mixed.append(f"{part}/{dataset}")
+    return mixed

@@ -1,0 +1,143 @@
+"""``staicc export RUN --format eee|hf|lm-eval -o OUT``: a run in the formats the field exchanges results in.
+
+* ``eee``: Every Eval Ever aggregate and instance-level files (:mod:`StaICC.results.eee_export`),
+  which ``staicc compare`` and ``staicc report`` read back as the run;
+* ``hf``: the ``.eval_results/staicc.yaml`` a Hugging Face model repository shows
+  (:mod:`StaICC.results.hf_export`); ``--hf-dataset`` names the Hub benchmark dataset;
+* ``lm-eval``: an lm-evaluation-harness results JSON (:mod:`StaICC.results.lm_eval_export`).
+
+Where the run logged its records (``--log-samples``), each number StaICC can bootstrap gets
+its interval and standard error over test items (``--resamples``, ``--seed``, ``--level``, as
+``staicc report``; ``--no-intervals`` leaves them out).  Every argument is checked before the
+run is read: a bad one is one line and exit status 2.
+"""
+import argparse
+import math
+import os
+import statistics
+from typing import Any, Dict, Optional
+
+from .common import ArgumentError, one_line
+
+RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
+
+
+def add_export_parser(sub: Any) -> None:
+    from ..results.exchange import FORMATS
+    from ..stats import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+    p = sub.add_parser("export", help="write a run as Every Eval Ever, Hugging Face .eval_results or lm-eval files",
+                       description="Write a run (a run directory, its results.json, or an EEE export) in a format "
+                                   "other tools read. See docs/exchange.md for what goes where.")
+    p.add_argument("run", metavar="RUN", help="a run directory written by `staicc run --output-dir`")
+    p.add_argument("--format", required=True, choices=FORMATS, help="eee, hf or lm-eval")
+    p.add_argument("--output", "-o", required=True, metavar="DIR", help="folder to write into (created if missing)")
+    p.add_argument("--model-id", metavar="ORG/NAME", help="the model's id in the Hub's org/name form (default: "
+                                                          "from the run's model identity)")
+    p.add_argument("--organization", default="unknown", metavar="NAME",
+                   help="eee: who ran the evaluation (source_organization_name; default: unknown)")
+    p.add_argument("--evaluator-relationship", default="other", choices=RELATIONSHIPS,
+                   help="eee: the evaluator's relationship to the model's developer (default: other)")
+    p.add_argument("--hf-dataset", metavar="ID", help="hf: the Hub benchmark dataset the results are for (required "
+                                                      "with --format hf)")
+    p.add_argument("--hf-revision", metavar="SHA", help="hf: that dataset's revision")
+    p.add_argument("--hf-source-url", metavar="URL", help="hf: a link to the run's files or paper")
+    p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, help=f"bootstrap resamples for the "
+                                                                            f"intervals (default: {DEFAULT_RESAMPLES})")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default: {DEFAULT_SEED})")
+    p.add_argument("--level", type=float, default=DEFAULT_LEVEL, help=f"interval level (default: {DEFAULT_LEVEL})")
+    p.add_argument("--no-intervals", action="store_true", help="write no bootstrap intervals")
+    p.set_defaults(func=export_command)
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Every argument, before the run is read (one-line errors)."""
+    from ..results.safe_files import check_directory
+    if not os.path.exists(args.run):
+        raise ArgumentError(f"export: no run directory or results file at {args.run!r}")
+    if args.format == "hf" and not args.hf_dataset:
+        raise ArgumentError("export --format hf needs --hf-dataset ID: the Hub dataset registered as the benchmark "
+                            "the results are for (StaICC has none of its own on the Hub)")
+    if args.resamples < 1:
+        raise ArgumentError(f"export: --resamples must be >= 1, got {args.resamples}")
+    if not 0 < args.level < 1:
+        raise ArgumentError(f"export: --level must be strictly between 0 and 1, got {args.level}")
+    if args.model_id is not None and (args.model_id.count("/") < 1 or any(not p for p in args.model_id.split("/"))):
+        raise ArgumentError(f"export: --model-id must have the form ORG/NAME, got {args.model_id!r}")
+    try:
+        check_directory(args.output)
+    except OSError as exc:
+        raise ArgumentError(f"export: cannot write to {args.output!r}: {exc.strerror or exc}") from None
+
+
+def export_command(args: argparse.Namespace) -> int:
+    import sys
+    check_arguments(args)
+    from ..errors import RunFormatError
+    try:
+        written = export(args)
+    except (RunFormatError, ValueError, FileNotFoundError) as exc:
+        print(f"staicc export: error: {one_line(str(exc))}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def export(args: argparse.Namespace) -> list:
+    """Read the run, bootstrap its intervals, write the format; returns the paths written."""
+    from ..report.runs import load_run
+    from ..results.eee_import import find_export
+    if args.format == "eee" and find_export(args.run) is not None:
+        raise ValueError(f"{args.run} is already an Every Eval Ever export")
+    run = load_run(args.run)  # with its records: the instance-level file and the intervals read them
+    intervals = interval_table(run, args) if not args.no_intervals and run.has_records() else None
+    if args.format == "eee":
+        from ..results.eee_export import export_eee
+        paths = export_eee(run, args.output, intervals=intervals, model_id=args.model_id,
+                           organization=args.organization, relationship=args.evaluator_relationship)
+        return list(paths.values())
+    if args.format == "hf":
+        from ..results.hf_export import export_hf
+        return [export_hf(run, args.output, args.hf_dataset, intervals=intervals, source_url=args.hf_source_url,
+                          revision=args.hf_revision)]
+    from ..results.lm_eval_export import export_lm_eval
+    return [export_lm_eval(run, args.output, intervals=intervals)]
+
+
+def interval_table(run: Any, args: argparse.Namespace) -> Dict[str, Any]:
+    """Bootstrap intervals over test items as plain values: part -> dataset ("" for the average) -> metric ->
+    low, high, standard error, resamples, level, left-out resamples, test items."""
+    from ..stats import bootstrap_run
+    estimates = bootstrap_run(run, resamples=args.resamples, seed=args.seed, level=args.level)
+    table: Dict[str, Any] = {"_settings": {"method": "percentile bootstrap over test items", "seed": args.seed,
+                                           "resamples": args.resamples, "level": args.level}}
+    for name, part in estimates.parts.items():
+        rows: Dict[str, Any] = table.setdefault(name, {})
+        for dataset, cells in part.datasets.items():
+            items = _items(run.parts[name].records.get(dataset, ()))
+            rows[dataset] = {metric: _cell(estimate, part.distributions[dataset][metric], items, args)
+                             for metric, estimate in cells.items()}
+        rows[""] = {metric: _cell(estimate, part.distributions.get("Averaged", {}).get(metric), None, args)
+                    for metric, estimate in part.averaged.items()}
+    return table
+
+
+def _cell(estimate: Any, values: Optional[list], items: Optional[int], args: argparse.Namespace) -> Dict[str, Any]:
+    return {"low": estimate.low, "high": estimate.high, "unbounded": estimate.unbounded, "items": items,
+            "resamples": args.resamples, "level": args.level, "stderr": _stderr(values)}
+
+
+def _stderr(values: Optional[list]) -> Any:
+    """The bootstrap standard error: the standard deviation of the finite resampled values (per component)."""
+    if not values:
+        return None
+    if isinstance(values[0], list):
+        return [_stderr([v[c] for v in values]) for c in range(len(values[0]))]
+    finite = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return statistics.stdev(finite) if len(finite) > 1 else None
+
+
+def _items(records: Any) -> Optional[int]:
+    columns = getattr(records, "columns", None)
+    indexes = columns["test_index"] if columns is not None else [r["test_index"] for r in records]
+    return len(set(indexes)) or None

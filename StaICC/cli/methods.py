@@ -1,0 +1,215 @@
+"""``staicc run --methods ...``: every method on every requested sub-benchmark, one table per metric.
+
+The run is planned whole before any inference (a method the backend cannot serve, a method
+file that does not load, a sub-benchmark without the method's prompt mode: one line, exit
+status 2), asked through the one runner, then printed as methods × datasets tables with each
+method tested against vanilla (:func:`StaICC.methods.compare.compare_methods`: the statistics
+of ``staicc compare``).  With ``--output-dir D``: ``D/results.json`` is vanilla's run (the
+standard), with every method listed in its provenance; ``D/methods/NAME/`` is each other
+method's run directory (its results marked non-standard, its provenance naming the method
+and, for a method file, its SHA-256), so that ``staicc compare D D/methods/NAME`` and
+``staicc report`` read them as they read any run.
+"""
+import os
+import sys
+import time
+from typing import Any, Dict, List
+
+from ..methods.protocol import PROMPTS, VANILLA
+from .common import as_argument_error, one_line
+
+METHODS_FOLDER = "methods"
+
+
+def run_methods_command(config: Any) -> int:
+    """Plan, run, print and write a ``--methods`` run (see the module docstring)."""
+    from ..backends.registry import planned_backend
+    from ..methods.run import plan_methods, run_planned_methods
+    from .run import _now, _open_cache, _run_failed
+    from .run_config import build_suite_of
+    suite = as_argument_error(build_suite_of, config)
+    noisy = None
+    if any(method.mode == PROMPTS for method in config.methods):
+        noisy = as_argument_error(_noisy_suite, config)
+    backend = as_argument_error(planned_backend, config.model, **config.arguments)
+    planned = as_argument_error(plan_methods, backend, suite, config.methods, noisy)
+    cache = as_argument_error(_open_cache, config.cache)
+    if config.show_config:
+        from .run import _config_text
+        print(_config_text(config, backend, suite))
+    started, started_at = _now()
+    try:
+        result = run_planned_methods(backend, config.methods, suite, noisy, planned, cache, config.progress,
+                                     config.requests_per_call, write_out=config.write_out)
+    except (ValueError, TypeError, RuntimeError, OSError) as exc:
+        return _run_failed(config, exc)
+    finally:
+        backend.close()
+        if cache is not None:
+            cache.close()
+    return _finish(config, backend, result, started, started_at)
+
+
+def _noisy_suite(config: Any) -> Dict[str, Any]:
+    """The sub-benchmarks in noisy-channel mode (the noisy_channel method's); one without it refused, one line."""
+    from .run_config import build_suite_of
+    try:
+        return build_suite_of(config, noisy_channel=True)
+    except ValueError as exc:
+        raise ValueError(f"method noisy_channel: {exc}; leave it out, or run these sub-benchmarks without it") \
+            from None
+
+
+def _finish(config: Any, backend: Any, result: Any, started: str, started_at: float) -> int:
+    from ..results.provenance import collect
+    try:
+        comparisons = result.compare(**({"resamples": config.resamples} if config.resamples else {}))
+    except (ValueError, ArithmeticError) as exc:  # the answers are kept: the tables are printed without tests
+        print(f"staicc: warning: the methods were not tested against vanilla: {one_line(exc)}", file=sys.stderr)
+        comparisons = {}
+    print(methods_text(result, comparisons, config))
+    meta = result.metadata
+    print(f"{meta['prompts']} prompts, {meta['distinct_prompts']} distinct, {meta['asked']} asked, "
+          f"{meta['from_cache']} from the cache, {meta['seconds']:.2f} s")
+    if not config.output_dir:
+        return 0
+    provenance = collect(backend, config.recorded_arguments, started, time.perf_counter() - started_at)
+    if config.tasks:
+        from ..tasks.runs import provenance as task_provenance
+        provenance["tasks"] = task_provenance(config.tasks)
+    try:
+        write_methods_dirs(config, result, comparisons, provenance)
+    except OSError as exc:
+        from .run import _write_failed
+        return _write_failed(config, exc)
+    print(f"wrote {one_line(config.output_dir)}/results.json (vanilla) and "
+          f"{one_line(os.path.join(config.output_dir, METHODS_FOLDER))}/<method>/results.json"
+          + (", each with samples.jsonl" if config.log_samples else ""))
+    return 0
+
+
+def method_directory(output_dir: str, name: str) -> str:
+    return output_dir if name == VANILLA else os.path.join(output_dir, METHODS_FOLDER, name)
+
+
+def earlier_method_runs(output_dir: str) -> List[str]:
+    """The method run directories an earlier methods run left in ``output_dir`` (``methods/NAME``)."""
+    from ..results.rundir import existing_run_files
+    folder = os.path.join(output_dir, METHODS_FOLDER)
+    if not os.path.isdir(folder) or os.path.islink(folder):
+        return []
+    return sorted(os.path.join(folder, name) for name in os.listdir(folder)
+                  if os.path.isdir(os.path.join(folder, name)) and not os.path.islink(os.path.join(folder, name))
+                  and existing_run_files(os.path.join(folder, name)))
+
+
+def check_methods_output(output_dir: str, overwrite: bool) -> None:
+    """Before any inference: an earlier methods run in ``output_dir`` is replaced only with ``--overwrite``."""
+    found = earlier_method_runs(output_dir)
+    if found and not overwrite:
+        raise ValueError(f"the output directory {output_dir!r} already holds method runs "
+                         f"({', '.join(os.path.basename(f) for f in found)}); choose another directory, or pass "
+                         "--overwrite to replace them (their files are removed)")
+
+
+def _remove_earlier(output_dir: str, kept: List[str]) -> None:
+    """The run files of an earlier methods run's method directories this run does not write."""
+    from ..results.rundir import existing_run_files
+    for directory in earlier_method_runs(output_dir):
+        if directory in kept:
+            continue
+        for name in existing_run_files(directory):
+            os.remove(os.path.join(directory, name))
+        if not os.listdir(directory):
+            os.rmdir(directory)
+
+
+def write_methods_dirs(config: Any, result: Any, comparisons: Dict[str, Any], provenance: Dict[str, Any]) -> None:
+    """Vanilla's run directory, each other method's beside it, and the methods' index in vanilla's provenance."""
+    from ..results.rundir import write_run_dir
+    index = []
+    for name, method in result.methods.items():
+        directory = method_directory(config.output_dir, name)
+        entry = dict(method.describe(), results=os.path.relpath(os.path.join(directory, "results.json"),
+                                                                config.output_dir),
+                     standard=bool(result[name].metadata.get("standard")))
+        if name in comparisons:
+            entry["compared_with_vanilla"] = comparisons[name].to_dict()
+        index.append(entry)
+    for name, method in result.methods.items():
+        own = dict(provenance, suite=result[name].metadata, method=method.describe(),
+                   methods=index if name == VANILLA else [e["name"] for e in index])
+        write_run_dir(method_directory(config.output_dir, name), dict(result[name]), own, bool(config.log_samples),
+                      prompts=config.log_samples == "full")
+    _remove_earlier(config.output_dir, [method_directory(config.output_dir, name) for name in result.methods])
+
+
+def methods_text(result: Any, comparisons: Dict[str, Any], config: Any) -> str:
+    """Every methods table, rendered for the terminal, with vanilla's notices once above them."""
+    from ..report.notices import notices
+    from ..report.render import render
+    model = config.model + (f" ({one_line(config.model_args_text)})" if config.model_args_text else "")
+    for line in notices([_part_metadata(result[VANILLA], part) for part in _parts(result[VANILLA])]):
+        print(f"staicc: warning: {line}", file=sys.stderr)
+    heading = f"Methods against vanilla (k={config.k}, model={model}):"
+    tables = render(methods_tables(result, comparisons), "table", None)
+    return "\n".join([heading, "", tables, ""] + _notes(comparisons)) + "\n"
+
+
+def _parts(result: Any) -> List[tuple]:
+    """(sub-benchmark, result key, part name) of a suite result, compounds unfolded."""
+    from ..subbenchmarks.spec import parts_of
+    return [(name, key, part_name) for name in result for key, part_name in parts_of(name)]
+
+
+def _part_of(result: Any, part: tuple) -> Any:
+    name, key, part_name = part
+    return result[name] if part_name == name else result[name][key]
+
+
+def _part_metadata(result: Any, part: tuple) -> Dict[str, Any]:
+    return getattr(_part_of(result, part), "metadata", {}) or {}
+
+
+def methods_tables(result: Any, comparisons: Dict[str, Any]) -> List[Any]:
+    """One table per sub-benchmark part and metric: a row per method, a column per dataset and the average;
+    a method's cell marked where it differs from vanilla (Holm-adjusted p below alpha)."""
+    from ..report.cells import Cell, Table
+    from ..report.names import metric_label
+    from ..results import flatten
+    tables = []
+    for part in _parts(result[VANILLA]):
+        part_name = part[2]
+        base = _part_of(result[VANILLA], part)
+        datasets = list(base.get("Divided results", {}))
+        metrics = [m for m in base["Averaged results"] if not isinstance(base["Averaged results"][m], dict)]
+        for metric in metrics:
+            rows = []
+            for name in result:
+                values = _part_of(result[name], part)
+                compared = comparisons[name].parts.get(part_name) if name in comparisons else None
+                row: List[Any] = [name]
+                for dataset in datasets + ["Averaged"]:
+                    value = (values["Averaged results"] if dataset == "Averaged"
+                             else flatten(values["Divided results"][dataset])).get(metric)
+                    difference = None if compared is None else (
+                        compared.averaged if dataset == "Averaged" else compared.datasets.get(dataset, {})).get(metric)
+                    row.append(Cell(value, mark=bool(difference is not None and difference.significant)))
+                rows.append(row)
+            tables.append(Table(f"{part_name}: {metric_label(part_name, metric)}", ["method"] + datasets + ["Averaged"],
+                                rows))
+    return tables
+
+
+def _notes(comparisons: Dict[str, Any]) -> List[str]:
+    if not comparisons:
+        return []
+    first = next(iter(comparisons.values()))
+    notes = [f"* differs from vanilla at {first.alpha} (per dataset: Holm-adjusted across datasets; McNemar's exact "
+             "test for accuracy, a paired bootstrap of test items otherwise; Averaged: paired bootstrap, "
+             f"uncorrected; {first.resamples} resamples, seed {first.seed})"]
+    unpaired = [name for name, c in comparisons.items() if not c.paired]
+    if unpaired:
+        notes.append(f"{', '.join(unpaired)}: other prompts than vanilla's, so compared unpaired (items resampled "
+                     "independently)")
+    return notes

@@ -1,0 +1,166 @@
+"""``staicc run``'s arguments resolved once into a frozen :class:`RunConfig`, and the run built from it.
+
+Every argument is checked here, before any model loads: a bad one is a one-line
+:class:`~StaICC.cli.common.ArgumentError` (exit status 2).  The sub-benchmarks are then
+built from the configuration in one step (k, noisy channel, retrievers, test items and
+task metrics given at construction; nothing is changed on them afterwards), and the
+backend is made so that it loads its model only when a request must be asked
+(:func:`~StaICC.backends.registry.planned_backend`).  Task files are read only when
+``--tasks`` names some.
+"""
+import argparse
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+from ..engine.selection import Everything, Nothing, QuerySubset, Selection, Shard
+from ..standard import DEFAULT_K
+from .common import ArgumentError, as_argument_error, dataset_specs, parse_retriever
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything one ``staicc run`` process does, resolved from its arguments (and its tasks)."""
+
+    model: str
+    arguments: Mapping[str, Any] = field(hash=False)  # the backend's keyword arguments
+    recorded_arguments: Mapping[str, Any] = field(hash=False)  # as provenance records them
+    benchmarks: str = "Normal"
+    k: int = DEFAULT_K
+    datasets: Optional[Tuple[Any, ...]] = None  # resolved datasets (the tasks' last); None: the ten standard
+    tasks: Tuple[Any, ...] = ()
+    noisy_channel: bool = False
+    retriever: Any = None
+    test_items: Optional[QuerySubset] = None
+    selection: Selection = Everything()
+    shard_unit: str = "query"
+    write_out: int = 0
+    show_config: bool = False
+    cache: Optional[str] = None
+    output_dir: Optional[str] = None
+    log_samples: Optional[str] = None
+    requests_per_call: Optional[int] = None
+    progress: Optional[bool] = None
+    model_args_text: str = ""
+    sharded: Optional[Mapping[str, Any]] = field(default=None, hash=False)  # the launcher's shards, for provenance
+    methods: Tuple[Any, ...] = ()  # --methods, resolved (vanilla first); empty: a plain run
+    resamples: Optional[int] = None  # the methods table's bootstrap resamples (None: the statistics' default)
+
+    @property
+    def quiet_departures(self) -> bool:
+        """Departures the user asked for on the command line are not warned about one by one."""
+        return bool(self.retriever is not None or self.test_items is not None
+                    or any(task.config.run.retriever for task in self.tasks))
+
+
+def _option(args: argparse.Namespace, name: str, default: Any = None) -> Any:
+    """An option of ``staicc run`` that other commands sharing its selection arguments do not have."""
+    return getattr(args, name, default)
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    if _option(args, "log_samples") and not _option(args, "output_dir"):
+        raise ArgumentError("--log-samples needs --output-dir")
+    if _option(args, "write_out", 0) < 0:
+        raise ArgumentError(f"--write-out must be >= 0, got {args.write_out}")
+    for flag, value in (("--limit", args.limit), ("--batch-size", _option(args, "batch_size"))):
+        if value is not None and value < 1:
+            raise ArgumentError(f"{flag} must be a positive integer, got {value}")
+    if args.k is not None and args.k < 0:
+        raise ArgumentError(f"--k must be >= 0, got {args.k}")
+
+
+def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
+    """The run ``args`` describe (``launch``: this process's shard, when a launcher or ``--shard`` split the run)."""
+    _check_numbers(args)
+    if _option(args, "output_dir"):
+        from ..results.rundir import check_output_dir
+        as_argument_error(check_output_dir, args.output_dir, overwrite=args.overwrite)
+    datasets = dataset_specs(args.datasets)
+    retriever = as_argument_error(parse_retriever, args.retriever) if args.retriever else None
+    settings = _settings(args)
+    if settings["tasks"]:
+        datasets = (datasets or []) + [task.dataset for task in settings["tasks"]]
+    arguments = settings["arguments"]
+    shard = None
+    if launch is not None and launch.sharded:
+        shard = as_argument_error(Shard, launch.index, launch.count, args.shard_unit)
+        from .launchers import rank_model_arguments
+        arguments = rank_model_arguments(settings["model"], arguments, launch)
+    selection: Selection = Nothing() if _option(args, "dry_run") else shard or Everything()
+    methods = _methods(args, launch)
+    return RunConfig(
+        model=settings["model"], arguments=arguments, recorded_arguments=settings["recorded_arguments"],
+        benchmarks=settings["benchmarks"], k=settings["k"], datasets=tuple(datasets) if datasets else None,
+        tasks=tuple(settings["tasks"]), noisy_channel=args.noisy_channel, retriever=retriever,
+        test_items=QuerySubset.first(args.limit) if args.limit else None, selection=selection,
+        shard_unit=_option(args, "shard_unit", "query"), write_out=_option(args, "write_out", 0),
+        show_config=_option(args, "show_config", False), cache=_option(args, "cache"),
+        output_dir=_option(args, "output_dir"), log_samples=_option(args, "log_samples"),
+        requests_per_call=_option(args, "batch_size"), progress=_option(args, "progress"),
+        model_args_text=args.model_args, sharded=_option(args, "sharded"), methods=methods,
+        resamples=_option(args, "resamples"))
+
+
+def _methods(args: argparse.Namespace, launch: Any) -> Tuple[Any, ...]:
+    """``--methods``, each name or file resolved now (a method file is imported and hashed), with the options
+    a methods run cannot take refused in one line."""
+    text = _option(args, "methods")
+    if text is None:
+        for flag, name in (("--resamples", "resamples"), ("--method-args", "method_args")):
+            if _option(args, name) is not None:
+                raise ArgumentError(f"{flag} sets the methods of a --methods run; it needs --methods")
+        return ()
+    if args.noisy_channel:
+        raise ArgumentError("--noisy-channel with --methods: the noisy channel is a method of its own; list "
+                            "noisy_channel among the methods instead")
+    for flag, given in (("--dry-run", _option(args, "dry_run")), ("--shard", _option(args, "shard")),
+                        ("--launcher", _option(args, "launcher") or launch is not None and launch.sharded)):
+        if given:
+            raise ArgumentError(f"{flag} with --methods: a methods run is one process (the cache resumes it); "
+                                f"leave {flag} out")
+    if _option(args, "resamples") is not None and args.resamples < 1:
+        raise ArgumentError(f"--resamples must be a positive integer, got {args.resamples}")
+    entries = [entry.strip() for entry in text.split(",") if entry.strip()]
+    if not entries:
+        raise ArgumentError("--methods needs at least one method, e.g. vanilla,contextual")
+    from ..backends.registry import parse_model_args
+    from ..methods.files import resolve_methods
+    from .common import number_or_text
+    if _option(args, "output_dir"):
+        from .methods import check_methods_output
+        as_argument_error(check_methods_output, args.output_dir, bool(_option(args, "overwrite")))
+    parameters = {key: number_or_text(value) for key, value in
+                  as_argument_error(parse_model_args, _option(args, "method_args") or "").items()}
+    return tuple(as_argument_error(resolve_methods, entries, parameters))
+
+
+def _settings(args: argparse.Namespace) -> Dict[str, Any]:
+    """Backend, model arguments, sub-benchmarks and k: the command's, else its tasks', else the defaults."""
+    from ..backends.registry import parse_model_args
+    arguments = as_argument_error(parse_model_args, args.model_args)
+    if args.tasks is None:  # no task file to read: the tasks package is not imported
+        from ..subbenchmarks.suite import resolve_benchmark_names
+        benchmarks = args.benchmarks or "Normal"
+        as_argument_error(resolve_benchmark_names, benchmarks)
+        return {"tasks": [], "benchmarks": benchmarks, "k": DEFAULT_K if args.k is None else args.k,
+                "model": args.model or "reference", "arguments": arguments, "recorded_arguments": dict(arguments)}
+    from ..tasks.runs import command_settings
+    return as_argument_error(command_settings, args.tasks, args.include_path, args.benchmarks, args.k,
+                             args.model, arguments)
+
+
+def build_suite_of(config: RunConfig, noisy_channel: Optional[bool] = None) -> Dict[str, Any]:
+    """The sub-benchmarks of ``config``, each built once with everything it needs (``noisy_channel``: in that
+    prompt mode whatever ``--noisy-channel`` says: the noisy_channel method's)."""
+    from ..subbenchmarks.suite import build_suite
+    # beside the standard's likelihood and ECE: the same on the model's own distribution (non-standard columns)
+    options: Dict[str, Any] = {"test_items": config.test_items, "own_distribution": True}
+    if config.retriever is not None:
+        options["retriever"] = config.retriever
+    per_benchmark: Dict[str, Dict[str, Any]] = {}
+    if config.tasks:
+        from ..tasks.runs import task_options
+        options["retrievers"], per_benchmark = task_options(config.tasks)
+    return build_suite(config.benchmarks, list(config.datasets) if config.datasets else None, config.k,
+                       noisy_channel=config.noisy_channel if noisy_channel is None else noisy_channel,
+                       per_benchmark=per_benchmark, **options)

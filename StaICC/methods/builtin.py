@@ -1,0 +1,154 @@
+"""The built-in methods: the plain run, the noisy channel, and the standard's calibrations as :class:`Method` values.
+
+Each calibration's three steps are its class's own (:mod:`StaICC.methods.calibration`):
+``requests`` is ``training_prompts`` / ``training_queries`` (the prompts ``train`` writes
+and sends to its feedforward), ``train`` is ``fit`` on the backend's answers, ``apply`` is
+``inference`` (``batch_calibration`` over a pass).  So a method run computes what the
+hand-wired route computes (``calibration.train(exp.prompt_former.write_prompt_from_dataline,
+feedforward, exp.calibration_set(), k=exp.get_k())``, then a run with the calibrated
+inference), from the same prompts and the same answers.
+"""
+from typing import Any, Callable, Dict, List, Tuple
+
+from ..requests import FULL_VOCAB, HIDDEN, LABELS
+from ..validation import check_int
+from .calibration import (DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER, DEFAULT_DOMAIN_SAMPLE_LENGTH,
+                          batch_calibration, contextual_calibration, domain_calibration, hidden_calibration,
+                          knn_prompt_centroid, knn_prompting)
+from .protocol import PLAIN, PROMPTS, VANILLA, Method, MethodData
+
+
+def _float32(vector: Any) -> Any:
+    """A representation answer (``array('f')``) as the float32 NumPy vector the kernels' feedforwards give."""
+    from ..extras import require
+    np = require("numpy", "the hidden and kNN calibrations")
+    return np.frombuffer(vector, dtype=np.float32)
+
+
+def _prior(cls: type, number: int, **options: Any) -> Tuple[Callable, Callable, Callable]:
+    """Contextual or domain calibration: divide by the mean prediction for content-free (or in-domain) queries."""
+    def requests(data: MethodData) -> List[Any]:
+        return cls(data.label_space, **options).training_prompts(data.write_prompt, data.calibration_set,
+                                                                 number, data.k)
+
+    def train(data: MethodData, answers: List[Any]) -> Any:
+        calibration = cls(data.label_space, **options)
+        calibration.fit(answers)
+        return calibration
+
+    def apply(calibration: Any, answers: Dict[str, List[Any]]) -> List[Any]:
+        return [calibration.inference(probs) for probs in answers[LABELS]]
+    return requests, train, apply
+
+
+def _representation(cls: type, number: int, kind: str, **options: Any) -> Tuple[Callable, Callable, Callable]:
+    """Hidden calibration or kNN: a representation of k demonstrations and a query of the calibration set each."""
+    def requests(data: MethodData) -> List[Any]:
+        prompts, _labels = cls(data.label_space, **options).training_queries(
+            data.write_prompt, data.calibration_set, number, data.k)
+        return [(prompt, kind) for prompt in prompts]
+
+    def train(data: MethodData, answers: List[Any]) -> Any:
+        calibration = cls(data.label_space, **options)
+        _prompts, labels = calibration.training_queries(None, data.calibration_set, number, data.k)
+        calibration.fit([_float32(vector) for vector in answers], labels)
+        return calibration
+
+    def apply(calibration: Any, answers: Dict[str, List[Any]]) -> List[Any]:
+        if kind == HIDDEN:
+            return [calibration.inference(probs, None, _float32(state))
+                    for probs, state in zip(answers[LABELS], answers[HIDDEN])]
+        return [calibration.inference(probs, _float32(logits)) for probs, logits in zip(answers[LABELS], answers[kind])]
+    return requests, train, apply
+
+
+def _batch(batch_size: int) -> Tuple[Callable, Callable, Callable]:
+    def train(_data: MethodData, _answers: List[Any]) -> int:
+        return batch_size
+
+    def apply(size: int, answers: Dict[str, List[Any]]) -> List[Any]:
+        return batch_calibration(answers[LABELS], size)
+    return None, train, apply  # type: ignore[return-value]
+
+
+def _calibration(name: str, description: str, steps: Tuple[Callable, Callable, Callable],
+                 kinds: Tuple[str, ...], **parameters: Any) -> Method:
+    requests, train, apply = steps
+    return Method(name, description, requests=requests, train=train, apply=apply, test_kinds=kinds,
+                  parameters=tuple(sorted(parameters.items())))
+
+
+def vanilla() -> Method:
+    return Method(VANILLA, "the sub-benchmarks' own run: the standard", mode=PLAIN, needs_probabilities=False)
+
+
+def noisy_channel() -> Method:
+    return Method("noisy_channel", "noisy-channel prompts (Min et al. 2022): each label scored by the "
+                  "likelihood of the input after it", mode=PROMPTS, needs_probabilities=False)
+
+
+def contextual(calibration_number: int = DEFAULT_CALIBRATION_NUMBER) -> Method:
+    _checked(calibration_number, "calibration_number", 1, "contextual")
+    return _calibration("contextual", "contextual calibration (Zhao et al. 2021): divide by the mean prediction "
+                        "for content-free queries", _prior(contextual_calibration, calibration_number), (LABELS,),
+                        calibration_number=calibration_number)
+
+
+def domain(calibration_number: int = DEFAULT_CALIBRATION_NUMBER,
+           sample_length: int = DEFAULT_DOMAIN_SAMPLE_LENGTH) -> Method:
+    _checked(calibration_number, "calibration_number", 1, "domain")
+    _checked(sample_length, "sample_length", 1, "domain")
+    return _calibration("domain", "domain-context calibration (Fei et al. 2023): divide by the mean prediction "
+                        "for random in-domain words", _prior(domain_calibration, calibration_number,
+                                                             sample_length=sample_length), (LABELS,),
+                        calibration_number=calibration_number, sample_length=sample_length)
+
+
+def batch(batch_size: int = DEFAULT_BATCH_SIZE) -> Method:
+    _checked(batch_size, "batch_size", 1, "batch")
+    return _calibration("batch", "batch calibration (Zhou et al. 2024): subtract each batch's mean prediction",
+                        _batch(batch_size), (LABELS,), batch_size=batch_size)
+
+
+def hidden(calibration_number: int = DEFAULT_CALIBRATION_NUMBER) -> Method:
+    _checked(calibration_number, "calibration_number", 1, "hidden")
+    return _calibration("hidden", "hidden calibration (Cho et al. 2024): the nearest label centroid of the "
+                        "last hidden state", _representation(hidden_calibration, calibration_number, HIDDEN),
+                        (LABELS, HIDDEN), calibration_number=calibration_number)
+
+
+def knn(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, knn_k: int = 3) -> Method:
+    _checked(calibration_number, "calibration_number", 1, "knn")
+    _checked(knn_k, "knn_k", 1, "knn")
+    return _calibration("knn", "kNN prompting (Xu et al. 2023): the majority label of the nearest "
+                        "full-vocabulary anchors", _representation(knn_prompting, calibration_number, FULL_VOCAB,
+                                                                   knn_k=knn_k),
+                        (LABELS, FULL_VOCAB), calibration_number=calibration_number, knn_k=knn_k)
+
+
+def knn_centroid(calibration_number: int = DEFAULT_CALIBRATION_NUMBER) -> Method:
+    _checked(calibration_number, "calibration_number", 1, "knn_centroid")
+    return _calibration("knn_centroid", "kNN prompting against per-label centroids of the anchors",
+                        _representation(knn_prompt_centroid, calibration_number, FULL_VOCAB),
+                        (LABELS, FULL_VOCAB), calibration_number=calibration_number)
+
+
+#: every built-in method by name, in the order a table lists them
+BUILT_IN: Dict[str, Callable[..., Method]] = {
+    "vanilla": vanilla, "noisy_channel": noisy_channel, "contextual": contextual, "domain": domain,
+    "batch": batch, "knn": knn, "knn_centroid": knn_centroid, "hidden": hidden,
+}
+
+
+def built_in(name: str, **parameters: Any) -> Method:
+    """The built-in method ``name`` with ``parameters`` (its keyword arguments above: ``knn_k``, ...)."""
+    if name not in BUILT_IN:
+        raise ValueError(f"unknown method {name!r}; choose from {', '.join(BUILT_IN)}, or give a method file (.py)")
+    try:
+        return BUILT_IN[name](**parameters)
+    except TypeError as exc:
+        raise ValueError(f"method {name!r}: {exc}") from None
+
+
+def _checked(value: Any, name: str, minimum: int, method: str) -> int:
+    return check_int(value, name, minimum=minimum, at=f" in the {method} method")

@@ -1,0 +1,76 @@
+"""Each method against vanilla, with the statistics ``staicc compare`` uses (:func:`StaICC.stats.compare_runs`).
+
+A method's result and vanilla's are read as two runs on the same test items: a calibration
+leaves the prompts as they are, so the comparison is paired (the same bootstrap resamples of
+test items for both; McNemar's exact test for accuracy; Holm's correction across datasets,
+per sub-benchmark and metric).  A method that writes other prompts (noisy_channel) is
+compared unpaired, as ``staicc compare --unpaired`` would (the statistics refuse to pair runs
+whose prompts differ).
+"""
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from ..stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, compare_runs, prompt_differences
+from ..subbenchmarks.spec import parts_of
+from .protocol import VANILLA
+
+
+@dataclass
+class ResultPart:
+    """One sub-benchmark of an in-memory result, as the statistics read a run's part (``report.runs.Part``)."""
+
+    name: str
+    results: Dict[str, Any]
+    metadata: Dict[str, Any]
+    records: Dict[str, Sequence[Dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def divided(self) -> Dict[str, Any]:
+        return self.results.get("Divided results", {})
+
+    @property
+    def averaged(self) -> Dict[str, Any]:
+        return self.results.get("Averaged results", {})
+
+    def datasets(self) -> List[str]:
+        return list(self.divided) or list(self.metadata.get("datasets", []))
+
+
+@dataclass
+class ResultRun:
+    """A suite result held in memory, as the statistics read a run (``report.runs.Run``)."""
+
+    label: str
+    parts: Dict[str, ResultPart]
+    path: str = "(in memory)"
+    provenance: Dict[str, Any] = field(default_factory=dict)
+
+
+def result_run(result: Any, label: str) -> ResultRun:
+    """The run view of a suite result: its sub-benchmarks unfolded into parts, each with its records by dataset."""
+    parts: Dict[str, ResultPart] = {}
+    for name, bench in result.items():
+        for key, part_name in parts_of(name):
+            part = bench if part_name == name else bench[key]
+            records = {plan_records.dataset: plan_records  # one dataset's records each (as the part collected them)
+                       for plan_records in getattr(getattr(part, "records", None), "_parts", ())}
+            parts[part_name] = ResultPart(part_name, dict(part), dict(part.metadata), records)
+    return ResultRun(label, parts)
+
+
+def compare_methods(result: Any, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                    level: float = DEFAULT_LEVEL, alpha: float = DEFAULT_ALPHA,
+                    progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
+    """``{method: Comparison}``: each method of a :class:`~StaICC.methods.run.MethodsResult` against vanilla."""
+    if VANILLA not in result:
+        raise ValueError("comparing methods needs vanilla's result, the baseline every method is tested against")
+    base = result_run(result[VANILLA], VANILLA)
+    comparisons = {}
+    for name, method_result in result.items():
+        if name == VANILLA:
+            continue
+        other = result_run(method_result, name)
+        paired = not prompt_differences(base, other)
+        comparisons[name] = compare_runs(base, other, paired=paired, resamples=resamples, seed=seed, level=level,
+                                         alpha=alpha, progress=progress)
+    return comparisons

@@ -1,0 +1,135 @@
+"""Your own method in a Python file, run by path beside the built-in ones, recorded with its SHA-256.
+
+A method file is imported from its path (it runs, as any script you start would; the
+loading is the task files', :func:`StaICC.tasks.files.import_python_file`) and defines::
+
+    NAME = "prior_matching"            # optional: its name in tables and results (default: the file's stem)
+    TEST_KINDS = ("labels",)           # optional: what apply() reads of each query ("labels", "full_vocab", "hidden")
+    NEEDS_PROBABILITIES = True         # optional: False if it copes with label indexes (generative backends)
+    PARAMETERS = {"calibration_number": 128}   # optional: its settings, recorded in provenance
+
+    def requests(data):                # optional: the prompts train() needs answered (none without it)
+        return [data.write_prompt(demonstrations, query_inputs), ...]   # or (prompt, kind) pairs
+
+    def train(data, answers):          # required: the fitted state, from the answers to requests(data), in order
+        ...
+
+    def apply(state, answers):         # required: one row of label scores per query of one pass
+        return [...]                   # answers["labels"][q]: the model's probabilities for query q
+
+``data`` is a :class:`~StaICC.methods.protocol.MethodData` (the dataset's calibration rows,
+its label words, k, a prompt writer in the run's template); see ``docs/methods.md``.
+"""
+import hashlib
+import os
+import inspect
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from ..requests import LABELS, REQUEST_KINDS
+from .builtin import BUILT_IN, built_in, vanilla
+from .protocol import VANILLA, Method
+
+#: a ``--methods`` entry that ends so, or holds a path separator, names a file
+FILE_ENDING = ".py"
+
+
+def takes(name: str) -> Tuple[str, ...]:
+    """The parameters the built-in method ``name`` takes (none for a name that is not built in)."""
+    factory = BUILT_IN.get(name)
+    return tuple(inspect.signature(factory).parameters) if factory is not None else ()
+
+
+def is_method_file(entry: str) -> bool:
+    return entry.endswith(FILE_ENDING) or os.sep in entry or "/" in entry
+
+
+def _fail(path: str, message: str) -> ValueError:
+    return ValueError(f"method file {path!r}: {message}")
+
+
+def _file_sha256(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError as exc:
+        raise _fail(path, f"cannot read it: {exc.strerror or exc}") from None
+
+
+def _optional(module: Any, name: str, kinds: Union[type, tuple], default: Any, path: str) -> Any:
+    value = getattr(module, name, default)
+    if not isinstance(value, kinds) or isinstance(value, bool) and kinds is not bool:
+        raise _fail(path, f"{name} must be {getattr(kinds, '__name__', kinds)}, got {type(value).__name__}")
+    return value
+
+
+def load_method_file(path: str) -> Method:
+    """The method defined by the file at ``path`` (see the module docstring), with its path and SHA-256."""
+    from ..tasks.files import import_python_file
+    if not os.path.isfile(path):
+        raise _fail(path, "no such file")
+    digest = _file_sha256(path)
+    module = import_python_file(path, "staicc_method", lambda message: _fail(path, message))
+    if _file_sha256(path) != digest:
+        raise _fail(path, "it changed while it was read; run again")
+    stem = os.path.splitext(os.path.basename(path))[0]
+    name = _optional(module, "NAME", str, stem, path)
+    if not name or not all(c.isalnum() or c in "_-." for c in name):
+        raise _fail(path, f"NAME must be letters, digits, '_', '-' or '.', got {name!r}")
+    if name in BUILT_IN:
+        raise _fail(path, f"NAME {name!r} is a built-in method's; give the method another NAME")
+    functions = {}
+    for function in ("requests", "train", "apply"):
+        value = getattr(module, function, None)
+        if value is None and function != "requests":
+            raise _fail(path, f"a method file must define {function}() (see docs/methods.md)")
+        if value is not None and not callable(value):
+            raise _fail(path, f"{function} must be a function, got {type(value).__name__}")
+        functions[function] = value
+    kinds = tuple(_optional(module, "TEST_KINDS", (tuple, list), (LABELS,), path))
+    if not kinds or any(kind not in REQUEST_KINDS for kind in kinds):
+        raise _fail(path, f"TEST_KINDS must name some of {', '.join(REQUEST_KINDS)}, got {kinds!r}")
+    parameters: Dict[str, Any] = _optional(module, "PARAMETERS", dict, {}, path)
+    paragraph = (module.__doc__ or "").strip().split("\n\n")[0]
+    description = " ".join(paragraph.split()) or f"the method in {os.path.basename(path)}"
+    return Method(name, description, requests=functions["requests"],
+                  train=functions["train"], apply=functions["apply"], test_kinds=kinds,
+                  needs_probabilities=_optional(module, "NEEDS_PROBABILITIES", bool, True, path),
+                  parameters=tuple(sorted((str(k), v) for k, v in parameters.items())),
+                  source=(("file", os.path.abspath(path)), ("sha256", digest)))
+
+
+def resolve_methods(entries: Sequence[Union[str, Method]],
+                    parameters: Optional[Dict[str, Any]] = None) -> List[Method]:
+    """Built-in names, method files and :class:`Method` values, as methods: vanilla first (added when not named,
+    since every method is compared with it), each name once.  ``parameters`` go to every built-in method that
+    takes them (``calibration_number=32`` to all the calibrations, ``knn_k=5`` to knn); one that no named
+    method takes is refused."""
+    if isinstance(entries, (str, Method)):
+        entries = [entries]
+    parameters = dict(parameters or {})
+    used = set()
+    methods: List[Method] = []
+    for entry in entries:
+        if isinstance(entry, Method):
+            methods.append(entry)
+        elif not isinstance(entry, str) or not entry.strip():
+            raise ValueError(f"a method is a built-in name, a method file (.py) or a Method, got {entry!r}")
+        elif is_method_file(entry.strip()):
+            methods.append(load_method_file(entry.strip()))
+        else:
+            name = entry.strip()
+            taken = {k: v for k, v in parameters.items() if k in takes(name)}
+            used.update(taken)
+            methods.append(built_in(name, **taken))
+    unused = sorted(set(parameters) - used)
+    if unused:
+        offered = "; ".join(f"{m.name} takes {', '.join(takes(m.name))}" for m in methods if takes(m.name))
+        raise ValueError(f"method parameter {', '.join(unused)}: no method named takes it"
+                         + (f" ({offered})" if offered else " (the named methods take none)"))
+    names = [m.name for m in methods]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"methods named twice: {', '.join(twice)}")
+    if VANILLA not in names:
+        methods.insert(0, vanilla())
+    return sorted(methods, key=lambda m: m.name != VANILLA)

@@ -1,0 +1,215 @@
+"""A method's share of a run: a work the one runner asks and summarises like a sub-benchmark's.
+
+A :class:`MethodWork` wraps one sub-benchmark work (one dataset) and one calibration
+method.  Its requests are, in order: the method's training prompts for each template the
+work writes (one fit per template: Template_sens writes nine, the others one; GLER's
+label-noise passes share theirs, since training prompts carry no label noise), then the
+work's own requests once per kind the method's ``apply`` reads (``"labels"``: the very
+requests of the plain run, which the runner's dedup answers once for both; a
+representation: the same prompts asking for it).  Its ``summarize`` fits the method on the
+training answers, applies it to each pass's answers and hands the resulting rows to the
+sub-benchmark's own :func:`~StaICC.engine.outcome.summarize`, as if a calibrated inference
+had answered: the metrics, procedure, records and prompt digest are the sub-benchmark's.
+"""
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ..engine.outcome import STANDARD_RULE, Outcome, RowRule, summarize
+from ..engine.plan import Work
+from ..engine.scoring import check_output
+from ..prompt.template import dataline_writer
+from ..requests import KIND_NAMES, LABELS, Answer, Request, label_answer, requests_asking
+from .protocol import Method, MethodData, training_items
+
+Training = Tuple[MethodData, Tuple[Tuple[str, str], ...]]
+
+
+@dataclass(frozen=True)
+class MethodPlan:
+    """How a method work's requests split into the runner's passes (its calibration prompts, then the
+    sub-benchmark's passes once per kind): ``bounds[i]`` .. ``bounds[i + 1]`` is pass ``i``."""
+
+    benchmark: str
+    dataset: str
+    bounds: Tuple[int, ...]
+    descriptions: Tuple[str, ...]
+
+    @property
+    def passes(self) -> Tuple[str, ...]:
+        return self.descriptions
+
+    @property
+    def total(self) -> int:
+        return self.bounds[-1]
+
+    def pass_slice(self, number: int) -> slice:
+        return slice(self.bounds[number], self.bounds[number + 1])
+
+    def pass_description(self, number: int) -> str:
+        return self.descriptions[number]
+
+
+@dataclass(frozen=True, eq=False)
+class MethodWork:
+    """One method on one sub-benchmark work (see the module docstring); every field fixed when planned."""
+
+    method: Method
+    work: Work = field(repr=False)
+    training: Tuple[Training, ...] = field(repr=False)
+    pass_fits: Tuple[int, ...]  # the training (fit) each pass of the work applies
+    plan: MethodPlan
+
+    @property
+    def dataset(self) -> str:
+        return self.work.dataset
+
+    @property
+    def part(self) -> str:
+        return f"{self.method.name}:{self.work.part}"
+
+    @property
+    def batch_group(self) -> str:
+        """The method's new prompts are asked in batches of their own (see :func:`~StaICC.engine.batches.distinct_requests`)."""
+        return self.method.name
+
+    def requests(self, rendered: Optional[Dict[Any, Any]] = None, *, segments: bool = False,
+                 only: Optional[Sequence[Sequence[int]]] = None) -> List[Request]:
+        """The training requests, then the work's requests once per test kind (``rendered``: shared with the
+        dataset's other works, so the plain run's prompts are the same strings)."""
+        if only is not None:
+            raise ValueError(f"method {self.method.name!r}: a method run is not split into shards; run it in one "
+                             "process (the cache still resumes it)")
+        out: List[Request] = []
+        for number, (data, items) in enumerate(self.training):
+            out += [Request(prompt, data.label_space, f"{self.method.name} calibration", self.dataset, i, number,
+                            None, kind) for i, (prompt, kind) in enumerate(items)]
+        base = self.work.requests(rendered, segments=segments)
+        for kind in self.method.test_kinds:
+            out += requests_asking(base, kind)
+        return out
+
+    def summarize(self, requests: Sequence[Request], answers: Sequence[Answer], rule: RowRule = STANDARD_RULE) -> Outcome:
+        """Fit on the training answers, apply to every pass, then the sub-benchmark's own summary (the rows
+        meeting the exact-sum rule as the backend's own rows do: a model's calibrated probabilities are
+        floating-point probabilities too)."""
+        fits = [self._fit(number, [a.prediction for a in answers[self.plan.pass_slice(number)]])
+                for number in range(len(self.training))]
+        first, passes = len(self.training), len(self.work.plan.passes)
+        applied: List[Answer] = []
+        for p in range(passes):
+            by_kind = {kind: [a.prediction for a in answers[self.plan.pass_slice(first + n * passes + p)]]
+                       for n, kind in enumerate(self.method.test_kinds)}
+            kept = answers[self.plan.pass_slice(first + p)]  # the first kind's: text and parsed flags
+            applied += self._applied(fits[self.pass_fits[p]], by_kind, kept, requests[self.plan.bounds[first + p]],
+                                     p)
+        tested = requests[self.plan.bounds[first]:self.plan.bounds[first + passes]]
+        return summarize(self.work, tested, applied, rule)
+
+    def _fit(self, number: int, answers: List[Any]) -> Any:
+        data = self.training[number][0]
+        try:
+            return self.method.train(data, answers)  # type: ignore[misc]
+        except Exception as exc:
+            raise ValueError(f"method {self.method.name!r}: train() raised {type(exc).__name__}: {exc} "
+                             f"(dataset {self.dataset!r}, {self.work.part})") from exc
+
+    def _applied(self, state: Any, by_kind: Dict[str, List[Any]], kept: Sequence[Answer], first: Request,
+                 number: int) -> List[Answer]:
+        """One pass's answers as the method turns them into label scores, checked as the inference contract."""
+        where = f"(dataset {self.dataset!r}, {self.work.plan.pass_description(number)})"
+        try:
+            rows = list(self.method.apply(state, by_kind))  # type: ignore[misc]
+        except Exception as exc:
+            raise ValueError(f"method {self.method.name!r}: apply() raised {type(exc).__name__}: {exc} "
+                             f"{where}") from exc
+        if len(rows) != len(kept):
+            raise ValueError(f"method {self.method.name!r}: apply() returned {len(rows)} rows for {len(kept)} "
+                             f"queries {where}; return one row per query")
+        labels, carries = len(first.label_space), self.method.test_kinds[0] == LABELS
+        out = []
+        for q, (row, answer) in enumerate(zip(rows, kept)):
+            try:
+                row = check_output(row, labels, self.dataset, first.query_index + q)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"method {self.method.name!r}: apply() {exc}") from None
+            if not carries:
+                out.append(label_answer(row) if type(row) is int else Answer(row))
+            else:
+                out.append(Answer(row, answer.text, answer.parsed, answer.thinking))
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class PromptModeWork:
+    """A sub-benchmark work written in a method's prompt mode (noisy_channel): asked in batches of the method's
+    own, summarised as the sub-benchmark's."""
+
+    method: Method
+    work: Work = field(repr=False)
+
+    @property
+    def dataset(self) -> str:
+        return self.work.dataset
+
+    @property
+    def part(self) -> str:
+        return f"{self.method.name}:{self.work.part}"
+
+    @property
+    def plan(self) -> Any:
+        return self.work.plan
+
+    @property
+    def batch_group(self) -> str:
+        return self.method.name
+
+    def requests(self, rendered: Optional[Dict[Any, Any]] = None, *, segments: bool = False,
+                 only: Optional[Sequence[Sequence[int]]] = None) -> List[Request]:
+        return self.work.requests(rendered, segments=segments, only=only)
+
+    def summarize(self, requests: Sequence[Request], answers: Sequence[Answer], rule: RowRule = STANDARD_RULE) -> Outcome:
+        return summarize(self.work, requests, answers, rule)
+
+
+def prompt_mode_work(method: Method, work: Work) -> PromptModeWork:
+    """``work`` (planned in ``method``'s prompt mode) as that method's, its departures naming the method."""
+    return PromptModeWork(method, replace(work, departures=tuple(work.departures) + (f"method {method.name}",)))
+
+
+def method_work(method: Method, work: Work, k: int) -> MethodWork:
+    """``method`` over ``work`` (``k``: the experimentor's demonstrations per prompt), its training prompts
+    written now; a work written in noisy-channel mode is refused (one prompt per label has no one answer)."""
+    source = work.prompts
+    if any(template.noisy_channel for template in source.templates):
+        raise ValueError(f"method {method.name!r} calibrates direct prompts; {work.part} on {work.dataset} is "
+                         "written in noisy-channel mode (noisy_channel is a method of its own: list it beside)")
+    keys: List[Any] = []
+    pass_fits = []
+    for template in source.templates:
+        key = replace(template, label_wrong_rate=0) if template.label_wrong_rate else template
+        if key not in keys:
+            keys.append(key)
+        pass_fits.append(keys.index(key))
+    training: List[Training] = []
+    for key in keys:
+        data = MethodData(work.dataset, work.part, tuple(key.label_space), source.triplet.calibration, k,
+                          dataline_writer(key, source.triplet))
+        training.append((data, tuple(training_items(method, data))))
+    plan = _plan(method, work, training)
+    departed = replace(work, departures=tuple(work.departures) + (f"method {method.name}",))
+    return MethodWork(method, departed, tuple(training), tuple(pass_fits), plan)
+
+
+def _plan(method: Method, work: Work, training: List[Training]) -> MethodPlan:
+    bounds, descriptions = [0], []
+    templates = len(training)
+    for number, (_data, items) in enumerate(training):
+        bounds.append(bounds[-1] + len(items))
+        which = f" (template {number + 1}/{templates})" if templates > 1 else ""
+        descriptions.append(f"{method.name} {work.dataset}: {len(items)} calibration prompts{which}")
+    per_pass = work.plan.queries_per_pass
+    for kind in method.test_kinds:
+        for p in range(len(work.plan.passes)):
+            bounds.append(bounds[-1] + per_pass)
+            descriptions.append(f"{method.name} {work.plan.pass_description(p)} ({KIND_NAMES[kind]})")
+    return MethodPlan(work.plan.benchmark, work.dataset, tuple(bounds), tuple(descriptions))

@@ -1,0 +1,188 @@
+"""Which figures each section of the HTML report shows, drawn once for all runs, with captions that name
+every colour.
+
+:class:`Figures` turns a matplotlib figure into the page's ``<figure>`` (a PNG data URI, the
+smallest text size it holds, the caption) and keeps its PNG and SVG for the figures folder.
+"""
+import base64
+import html
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from . import diagnoses, forest, plot_data, plots
+
+#: how the run colours are called in captions (plots.RUN_COLOURS, in order)
+COLOUR_NAMES = ("blue", "orange", "green", "purple", "brown", "pink", "grey", "olive", "cyan")
+
+
+def safe_name(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
+
+
+class Figures:
+    """Collects the figures of a page: ``files`` maps each file name to its PNG or SVG bytes."""
+
+    def __init__(self, progress: Optional[Callable[[str], None]] = None) -> None:
+        self.files: Dict[str, bytes] = {}
+        self.progress = progress
+
+    def embed(self, draw: Callable[[], Any], name: str, alt: str, caption: str) -> str:
+        """Draw (``draw()`` returns the figure), keep PNG and SVG, and return the ``<figure>`` element;
+        ``caption`` is HTML."""
+        if self.progress is not None:
+            self.progress(f"drawing figure {len(self.files) // 2 + 1}: {alt}")
+        fig = draw()
+        smallest = plots.min_text_px(fig)
+        png = plots.figure_bytes(fig, "png")
+        self.files[f"{safe_name(name)}.png"] = png
+        self.files[f"{safe_name(name)}.svg"] = plots.figure_bytes(fig, "svg")
+        width = int(round(fig.get_figwidth() * fig.dpi))
+        plots.close(fig)
+        encoded = base64.b64encode(png).decode("ascii")
+        return (f'<figure><img alt="{html.escape(alt)}" width="{width}" data-min-text-px="{smallest}" '
+                f'src="data:image/png;base64,{encoded}"><figcaption>{caption}</figcaption></figure>')
+
+
+def run_key(runs: Sequence[Any]) -> str:
+    """The caption's key to the run colours: a swatch and the run's label for each run."""
+    return "; ".join(f'<span class="swatch" style="background:{plots.run_colour(i)}"></span>'
+                     f"{COLOUR_NAMES[i % len(COLOUR_NAMES)]}: {html.escape(run.label)}" for i, run in enumerate(runs))
+
+
+def _swatch(colour: str, meaning: str) -> str:
+    return f'<span class="swatch" style="background:{colour}"></span>{meaning}'
+
+
+def _with_records(runs: Sequence[Any], name: str) -> List[Any]:
+    return [run for run in runs if name in run.parts and run.parts[name].records]
+
+
+def normal_figures(runs: Sequence[Any], name: str, figures: Figures) -> List[str]:
+    """Reliability curves and coverage-accuracy curves of every run with records."""
+    runs = _with_records(runs, name)
+    if not runs:
+        return []
+    reliability = [(r.label, {d: plot_data.reliability_data(r.parts[name], d) for d in r.parts[name].datasets()
+                              if d in r.parts[name].records}) for r in runs]
+    coverage = [(r.label, diagnoses.calibration_data(r.parts[name])) for r in runs]
+    return [
+        figures.embed(lambda: plots.draw_reliability(reliability), f"{name.lower()}_reliability",
+                      "reliability curves",
+                      "Reliability: one panel per dataset, one line per run (" + run_key(runs) + "). Each point is "
+                      "one of the standard's 10 confidence bins [j/10, (j+1)/10): the mean confidence of its "
+                      "predictions (x) and their accuracy (y); a point under the grey dashed diagonal is a bin where "
+                      "the model is overconfident. Under each dataset's name: each run's ECE, in run order."),
+        figures.embed(lambda: diagnoses.draw_coverage(coverage), f"{name.lower()}_coverage", "coverage curves",
+                      "Selective prediction: one panel per dataset, one line per run (" + run_key(runs) + "): the "
+                      "accuracy of the most confident share of predictions kept (x: the share). Under each "
+                      "dataset's name: the area under each run's line, in run order (outside the standard)."),
+    ]
+
+
+def gler_figures(runs: Sequence[Any], name: str, figures: Figures) -> List[str]:
+    series = [(r.label, [plot_data.gler_data(r.parts[name], d) for d in r.parts[name].datasets()])
+              for r in runs if name in r.parts]
+    if not any(data for _, data in series):
+        return []
+    return [figures.embed(lambda: plots.draw_gler(series), f"{name.lower()}", f"{name} fits",
+                          f"{html.escape(name)}: one panel per metric and run, one colour per dataset (legend above "
+                          "the panels). Points: the metric at each pass, on the standard's x-values (1 = no label "
+                          "noise; they fall as the noise rises, the noise rate under each x). Lines: the standard's "
+                          "least-squares fit on those x-values, whose slope the table reports, so a positive slope "
+                          "is a metric that falls as label noise rises.")]
+
+
+def template_figures(runs: Sequence[Any], name: str, figures: Figures) -> List[str]:
+    runs = _with_records(runs, name)
+    if not runs:
+        return []
+    series = [(r.label, plot_data.template_grid_data(r.parts[name])) for r in runs]
+    return [figures.embed(lambda: plots.draw_template_grid(series), f"{name.lower()}_grid", "template grid",
+                          f"{html.escape(name)}: one row per run. Left: each template's accuracy per dataset "
+                          "(columns: rows of the L9 table of templates); right: the share of the dataset's test items "
+                          "on which the template gives the item's most frequent prediction over all templates. The "
+                          "colour is the value, on the scale at the right (dark violet 0, yellow 1); the number is "
+                          "written in each cell.")]
+
+
+def demonstration_figures(runs: Sequence[Any], name: str, figures: Figures) -> List[str]:
+    runs = _with_records(runs, name)
+    if not runs:
+        return []
+    series = [(r.label, plot_data.demo_consistency_data(r.parts[name])) for r in runs]
+    return [figures.embed(lambda: plots.draw_demo_consistency(series), f"{name.lower()}_consistency",
+                          "per-query consistency",
+                          f"{html.escape(name)}: one panel per dataset, one bar colour per run ({run_key(runs)}). "
+                          "A bar counts the test items whose most frequent prediction over the demonstration sets "
+                          "has the share on the x axis (1: the same prediction with every set). Under each "
+                          "dataset's name: each run's consistency, in run order.")]
+
+
+def bias_figures(runs: Sequence[Any], figures: Figures) -> List[str]:
+    """One full-width figure per run: mean predicted distributions against the true label frequencies."""
+    out = []
+    key = "; ".join(_swatch(plots.BIAS_COLOURS[k], meaning) for k, meaning in (
+        ("true label frequency", "grey: the test items' label frequencies"),
+        ("Contextual_bias", "orange: the mean prediction for content-free queries (Contextual_bias)"),
+        ("Domain_bias", "green: for random in-domain text (Domain_bias)"),
+        ("Post_bias", "purple: for the test items themselves (Post_bias, or Normal when no bias diagnosis ran)")))
+    for run in runs:
+        data = plot_data.bias_data(run)
+        if data:
+            out.append(figures.embed(lambda data=data, run=run: plots.draw_bias(data, run.label),
+                                     f"{safe_name(run.label)}_bias", f"bias of {run.label}",
+                                     f"Bias of {html.escape(run.label)}: one panel per dataset, one group of bars per "
+                                     f"label (the run's own label words). {key}."))
+    return out
+
+
+def agreement_figures(runs: Sequence[Any], figures: Figures) -> List[str]:
+    series = [(r.label, diagnoses.agreement_data(r)) for r in runs]
+    series = [(label, data) for label, data in series if data]
+    if not series:
+        return []
+    shown = [r for r in runs if diagnoses.agreement_data(r)]
+    return [figures.embed(lambda: diagnoses.draw_agreement(series), "agreement", "per-factor agreement",
+                          "Agreement of the predicted labels across each factor (Fleiss' κ: 1 = the factor never "
+                          "changes a prediction, 0 = agreement at chance level), one panel per factor, one bar "
+                          f"colour per run ({run_key(shown)}). Outside the standard.")]
+
+
+def blocks_figures(runs: Sequence[Any], name: str, figures: Figures) -> List[str]:
+    """Order_sens / Format_spread: one full-width figure per run."""
+    from ..subbenchmarks.spec import SPECS
+    what = "order" if SPECS[name].procedure == "demonstration_order" else "format"
+    out = []
+    for run in runs:
+        part = run.parts.get(name)
+        if part is None:
+            continue
+        blocks = diagnoses.blocks_data(part, f"per_{what}")
+        if any(d["accuracy"] for d in blocks.values()):
+            out.append(figures.embed(
+                lambda blocks=blocks, run=run: diagnoses.draw_blocks(blocks, what, run.label),
+                f"{safe_name(run.label)}_{name.lower()}", f"{name} of {run.label}",
+                f"{html.escape(name)} of {html.escape(run.label)}: per dataset, blue dots: the accuracy of each "
+                f"{what}; grey bar: their range (spread above it, with Fleiss' κ across the {what}s)"
+                + ("; red star: the dataset's own template; error bars: 95% bootstrap intervals of the lowest (red) "
+                   "and highest (blue) accuracy" if what == "format" else "") + "."))
+    return out
+
+
+def difference_figures(comparisons: Sequence[Any], name: str, figures: Figures) -> List[str]:
+    """A forest plot of ``name``'s differences per comparison."""
+    out = []
+    for c in comparisons:
+        rows = [r for r in plot_data.difference_data(c) if r["benchmark"] == name]
+        if rows:
+            out.append(figures.embed(
+                lambda rows=rows: forest.draw_differences(rows, name),
+                f"differences_{safe_name(c.b)}_vs_{safe_name(c.a)}_{safe_name(name)}", f"differences {name}",
+                f"{html.escape(name)}: {html.escape(c.b)} − {html.escape(c.a)} with its {c.level:.0%} "
+                f"{'paired ' if c.paired else ''}bootstrap interval, one panel per metric (each in its own unit), "
+                "datasets down the side. " + "; ".join(_swatch(forest.DIFFERENCE_COLOURS[k], m) for k, m in (
+                    ("better", "green: significantly better"), ("worse", "red: significantly worse"),
+                    ("significant", "black: significant where the metric has no better direction (slopes)"),
+                    (None, "grey: not significant"))) + f" (at {c.alpha}, Holm-corrected across datasets; the averaged row "
+                f"uncorrected). A panel whose "
+                f"differences are all under {forest.RESOLVABLE_DIFFERENCE:g} says so instead of drawing float noise."))
+    return out

@@ -1,0 +1,315 @@
+"""Lite runs: the full run's numbers estimated from a stratified subset of its test items, with intervals.
+
+The full run is the population: its T test items (with all their repeats, passes and
+templates) give every number of the standard.  A lite run asks a label-stratified subset
+of n items (:mod:`StaICC.sampling.subsets`); its records are exactly the full run's records
+of those items.  Each metric is then estimated by the *weighted plug-in* estimator: the
+metric's own formula on the subset, each item weighted by its label's share of the full
+test set over its share of the subset (N_s / n_s, normalised), so that a label the subset
+over- or under-represents by rounding counts as it does in the full run.  A label of the
+full test set that the subset misses has its weight spread over the others.
+
+The interval is a stratified rescaling bootstrap (Rao & Wu, 1988): each resample draws
+n_s - 1 items with replacement within each label and rescales the weights so that their
+spread is that of a sample of n_s drawn *without* replacement from the label's N_s items
+(the finite-population correction; labels with a single item in the subset are resampled
+together).  The metric is recomputed with each resample's weights; for the small samples
+a lite run has, the deviations from the estimate are widened by Student's t quantile over
+the normal one with n - G degrees of freedom (G: the groups resampled; the "expanded
+percentile interval"), and the interval is their percentile interval.  The averaged row
+averages each resample over datasets.
+
+Which metrics this works for is measured, not assumed: ``benchmarks/bench_lite_coverage.py``
+restricts full runs of several models to many subsets and counts how often the interval
+holds the full run's value.  :data:`ESTIMABLE` holds what that study found (coverage of at
+least 93 % over all its models and 80 % for each, for a nominal 95 %); every other metric
+is reported as not estimable at the fraction.  The estimates need NumPy.
+"""
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, Hashable, List, Sequence, Tuple
+
+from .flips import has_ground_truth
+from .items import ItemTable, draw_resamples
+from .resolution import noise_floor, resolved
+from .significance import percentile_interval
+from .statistic import Statistic
+from .vectorized import numpy_module, weighted_values
+
+#: the fractions the coverage study measured
+STUDIED_FRACTIONS = (0.0625, 0.125, 0.25)
+#: the least coverage (of a nominal 95 % interval) over all models of the study for a metric to be reported
+REQUIRED_COVERAGE = 0.93
+#: the least coverage for each model of the study: a metric that one kind of model breaks is not reported,
+#: even when models it estimates exactly (chance, a constant answer) lift the overall coverage
+REQUIRED_MODEL_COVERAGE = 0.80
+#: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study
+#: measured a coverage of at least REQUIRED_COVERAGE at every studied fraction, over every model
+#: (benchmarks/results/lite_coverage.txt); a metric that is not here is not estimable at any fraction
+ESTIMABLE: Dict[Tuple[str, str, str], float] = {
+    ('Contextual_bias', 'distribution', 'dataset'): 0.0625,
+    ('Demo_sens', 'consistency', 'dataset'): 0.125,
+    ('Domain_bias', 'distribution', 'dataset'): 0.0625,
+    ('GLER', 'accuracy', 'dataset'): 0.125,
+    ('GLER', 'accuracy', 'averaged'): 0.25,
+    ('GLER', 'averaged_truelabel_likelihood', 'dataset'): 0.0625,
+    ('GLER', 'averaged_truelabel_likelihood', 'averaged'): 0.0625,
+    ('GLER', 'expected_calibration_error_1', 'dataset'): 0.125,
+    ('GLER', 'expected_calibration_error_1', 'averaged'): 0.25,
+    ('GLER', 'macro_F1', 'dataset'): 0.125,
+    ('GLER', 'macro_F1', 'averaged'): 0.25,
+    ('Normal', 'accuracy', 'dataset'): 0.0625,
+    ('Normal', 'accuracy', 'averaged'): 0.25,
+    ('Normal', 'averaged_truelabel_likelihood', 'dataset'): 0.0625,
+    ('Normal', 'averaged_truelabel_likelihood', 'averaged'): 0.0625,
+    ('Normal', 'macro_F1', 'dataset'): 0.0625,
+    ('Normal', 'macro_F1', 'averaged'): 0.25,
+    ('Post_bias', 'DL div.', 'dataset'): 0.0625,
+    ('Post_bias', 'DL div.', 'averaged'): 0.0625,
+    ('Post_bias', 'distribution', 'dataset'): 0.0625,
+    ('Template_sens', 'consistency', 'dataset'): 0.25,
+    ('Template_sens', 'consistency', 'averaged'): 0.125,
+}
+
+
+@dataclass(frozen=True)
+class Population:
+    """The full run's test items of one (sub-benchmark, dataset): how many carry each label."""
+
+    strata: Tuple[Tuple[Hashable, int], ...]
+
+    @classmethod
+    def from_labels(cls, labels: Sequence[Hashable]) -> "Population":
+        counts: Dict[Hashable, int] = {}
+        for label in labels:
+            counts[label] = counts.get(label, 0) + 1
+        return cls(tuple(counts.items()))
+
+    @property
+    def total(self) -> int:
+        return sum(n for _, n in self.strata)
+
+
+@dataclass
+class LiteEstimate:
+    """An estimate of a full-run number with its interval, or why there is none."""
+
+    value: Any = None
+    low: Any = None
+    high: Any = None
+    estimable: bool = True
+    note: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"value": self.value, "low": self.low, "high": self.high, "estimable": self.estimable,
+                "note": self.note}
+
+
+@dataclass
+class Design:
+    """How a subset's items stand for the full test set: weights, and the groups resampled."""
+
+    #: each item's weight: its label's count in the full test set over its count in the subset (sum: n)
+    weights: List[float]
+    #: (items, rescaling factor sqrt(1 - n_g / N_g)) of each group resampled (a label, or the pooled labels of
+    #: one item each)
+    groups: List[Tuple[List[int], float]]
+    #: degrees of freedom of the spread: n minus the groups resampled
+    freedom: int = 1
+
+
+def design(table: ItemTable, population: Population) -> Design:
+    """The subset's item weights (summing to n) and resampling groups, against the full test set."""
+    labelled = has_ground_truth(table.benchmark)
+    strata = [label if labelled else None for label in table.labels]
+    full = dict(population.strata) if labelled else {None: population.total}
+    n, T = len(strata), population.total
+    if n > T:
+        raise ValueError(f"{table.benchmark} / {table.dataset}: {n} test items in the subset, {T} in the full run")
+    members: Dict[Hashable, List[int]] = {}
+    for i, s in enumerate(strata):
+        if s not in full:
+            raise ValueError(f"{table.benchmark} / {table.dataset}: label {s!r} of the subset is not among the full "
+                             f"run's labels {sorted(full, key=repr)}")
+        members.setdefault(s, []).append(i)
+    covered = sum(full[s] for s in members)  # labels the subset misses: their weight goes to the others
+    weights = [0.0] * n
+    for s, items in members.items():
+        for i in items:
+            weights[i] = (full[s] * T / covered) / len(items) * n / T
+    groups = [(items, math.sqrt(1 - len(items) / full[s])) for s, items in members.items() if len(items) > 1]
+    pooled = [s for s, items in members.items() if len(items) == 1 and full[s] > 1]
+    if len(pooled) > 1:  # labels with one item in the subset: resampled together
+        groups.append(([members[s][0] for s in pooled], math.sqrt(1 - len(pooled) / sum(full[s] for s in pooled))))
+    return Design(weights, groups, max(n - len(groups), 1))
+
+
+def t_over_z(level: float, freedom: int) -> float:
+    """Student's t quantile over the normal one at the two-sided ``level``: how much wider a small sample's
+    interval is (the Cornish-Fisher expansion of the t quantile in 1 / freedom, Abramowitz & Stegun 26.7.5;
+    within 0.3 % for 3 degrees of freedom or more, exact in the limit)."""
+    from statistics import NormalDist
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    v = max(freedom, 3)
+    t = (z + (z ** 3 + z) / (4 * v) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * v ** 2)
+         + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * v ** 3)
+         + (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / (92160 * v ** 4))
+    return t / z
+
+
+def _resample_weights(plan: Design, resamples: int, seed: int, tags: Sequence[str]) -> Any:
+    """One weight row per resample, by the rescaling bootstrap of Rao and Wu (1988).
+
+    In each group of n_g items, n_g - 1 items are drawn with replacement (c_i times item i)
+    and item i's weight becomes w_i (1 - lam + lam n_g / (n_g - 1) c_i), lam = sqrt(1 - n_g / N_g):
+    never negative, on average w_i, and its spread is the without-replacement spread of a
+    sample of n_g from N_g (the finite-population correction), for any smooth statistic.
+    Rows are rescaled to sum to n (a pooled group's weights differ, so its total varies).
+    Returns a NumPy array (resamples x items).
+    """
+    np = numpy_module("numpy")
+    base = np.asarray(plan.weights, dtype=np.float64)
+    rows = np.tile(base, (resamples, 1))
+    for g, (group, lam) in enumerate(plan.groups):
+        size = len(group)
+        drawn = np.asarray(draw_resamples(size, resamples, seed, *tags, f"group {g}"))[:, :size - 1]
+        counts = np.zeros((resamples, size))
+        np.add.at(counts, (np.arange(resamples)[:, None], drawn), 1.0)
+        members = np.asarray(group)
+        rows[:, members] = base[members] * (1 - lam + lam * size / (size - 1) * counts)
+    return rows * (len(base) / rows.sum(axis=1, keepdims=True))
+
+
+def estimate_statistic(statistic: Statistic, population: Population, *, resamples: int, seed: int,
+                       level: float) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
+    """metric -> (estimate, low, high, scaled resample values) from a subset's statistic, for every metric
+    with a weighted form (estimable or not: the coverage study reads them all)."""
+    table = statistic.table
+    plan = design(table, population)
+    point = weighted_values(statistic, [plan.weights])
+    rows = _resample_weights(plan, resamples, seed, ("lite", table.benchmark, table.dataset))
+    spread = weighted_values(statistic, rows)
+    scale = t_over_z(level, plan.freedom)
+    out: Dict[str, Tuple[Any, Any, Any, List[Any]]] = {}
+    for name, values in point.items():
+        value = values[0]
+        if value is None or name not in spread:
+            continue
+        scaled = [_scaled(value, v, scale) for v in spread[name]]
+        low, high = _interval(scaled, level)
+        out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
+    return out
+
+
+def _scaled(estimate: Any, value: Any, scale: float) -> Any:
+    if isinstance(estimate, list):
+        return [_scaled(e, v, scale) for e, v in zip(estimate, value)] if isinstance(value, list) else None
+    if value is None or not math.isfinite(value) or not math.isfinite(estimate):
+        return math.nan
+    return estimate + scale * (value - estimate)
+
+
+def _snapped(metric: str, value: Any, end: Any) -> Any:
+    """An interval end within the metric's noise floor of the estimate is the estimate (a constant metric's
+    resamples differ from it in the last bits only)."""
+    if isinstance(value, list):
+        return [_snapped(metric, v, e) for v, e in zip(value, end)]
+    if not (isinstance(end, float) and math.isfinite(end) and math.isfinite(value)):
+        return end
+    return value + resolved(end - value, noise_floor(metric, value))
+
+
+def _interval(values: List[Any], level: float) -> Tuple[Any, Any]:
+    values = [v for v in values if v is not None]
+    if values and isinstance(values[0], list):
+        pairs = [percentile_interval([v[c] for v in values], level) for c in range(len(values[0]))]
+        return [a for a, _ in pairs], [b for _, b in pairs]
+    return percentile_interval(values, level)
+
+
+def estimable(benchmark: str, metric: str, fraction: float, row: str = "dataset") -> bool:
+    """Whether the coverage study reports ``metric`` of ``benchmark`` at ``fraction``, on one dataset's row
+    (``row="dataset"``) or the averaged one (``"averaged"``); see :data:`ESTIMABLE`."""
+    start = ESTIMABLE.get((benchmark, metric, row))
+    return start is not None and fraction >= start
+
+
+def not_estimable_note(fraction: float) -> str:
+    return (f"not estimable at this fraction ({fraction:g}): the coverage study did not find a {REQUIRED_COVERAGE:.0%} "
+            "coverage of the full run's value")
+
+
+@dataclass
+class LiteResult:
+    """A lite run's estimates of the full run's numbers: benchmark -> row (dataset or "Averaged") -> metric."""
+
+    fraction: float
+    resamples: int
+    seed: int
+    level: float
+    estimates: Dict[str, Dict[str, Dict[str, LiteEstimate]]]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"fraction": self.fraction, "resamples": self.resamples, "seed": self.seed, "level": self.level,
+                "standard": False, "method": "weighted plug-in; stratified bootstrap with finite-population "
+                                             "correction (StaICC.stats.lite)",
+                "benchmarks": {b: {row: {m: e.to_dict() for m, e in metrics.items()} for row, metrics in rows.items()}
+                               for b, rows in self.estimates.items()}}
+
+
+def _grouped(records: Any) -> Dict[Tuple[str, str], Any]:
+    """(benchmark, dataset) -> records, from a loaded run (``report.runs.load_run``) or any iterable of records."""
+    parts = getattr(records, "parts", None)
+    if parts is not None:
+        return {(name, dataset): part.records[dataset] for name, part in parts.items() for dataset in part.records}
+    grouped: Dict[Tuple[str, str], List[Any]] = {}
+    for record in records:
+        grouped.setdefault((record["benchmark"], record["dataset"]), []).append(record)
+    return grouped
+
+
+def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, str], Any], *,
+                   resamples: int = 1000, seed: int = 20250101, level: float = 0.95) -> LiteResult:
+    """Estimates, with intervals, of every standard metric of the full run from a lite run's records.
+
+    ``records``: the lite run's records (a loaded run, or an iterable of record dicts with
+    ``benchmark``, ``dataset``, ``pass``, ``repeat``, ``test_index``, ``label``, ``prediction``,
+    ``prompt_sha256``, ``query_index``: what ``samples.jsonl`` holds); ``fraction``: the fraction
+    the subsets were picked at; ``populations``: for each (sub-benchmark, dataset), the full
+    run's test labels (a :class:`Population`, or the list of labels; for the pseudo queries of
+    the bias benchmarks only their number counts).  A metric the coverage study does not
+    report at ``fraction`` gets ``estimable=False`` and a note instead of numbers.
+    """
+    from ..sampling.subsets import check_fraction
+    from .bootstrap import _check_options
+    check_fraction(fraction)
+    _check_options(resamples, level, seed)
+    estimates: Dict[str, Dict[str, Dict[str, LiteEstimate]]] = {}
+    spreads: Dict[Tuple[str, str], List[Tuple[Any, List[Any]]]] = {}
+    for (benchmark, dataset), part_records in _grouped(records).items():
+        population = populations.get((benchmark, dataset))
+        if population is None:
+            raise ValueError(f"{benchmark} / {dataset}: no population (the full run's test labels) was given")
+        if not isinstance(population, Population):
+            population = Population.from_labels(population)
+        from .statistic import _metric_table
+        statistic = Statistic(benchmark, ItemTable(benchmark, dataset, part_records), list(_metric_table(benchmark)))
+        row = estimates.setdefault(benchmark, {}).setdefault(dataset, {})
+        for metric, (value, low, high, scaled) in estimate_statistic(statistic, population, resamples=resamples,
+                                                                     seed=seed, level=level).items():
+            row[metric] = _reported(benchmark, metric, "dataset", fraction, value, low, high)
+            if not isinstance(value, list):
+                spreads.setdefault((benchmark, metric), []).append((value, scaled))
+    for (benchmark, metric), per_dataset in spreads.items():
+        value = math.fsum(v for v, _ in per_dataset) / len(per_dataset)
+        columns = [math.fsum(c) / len(c) for c in zip(*(s for _, s in per_dataset))]
+        low, high = percentile_interval(columns, level)
+        estimates[benchmark].setdefault("Averaged", {})[metric] = _reported(benchmark, metric, "averaged", fraction,
+                                                                            value, low, high)
+    return LiteResult(fraction, resamples, seed, level, estimates)
+
+
+def _reported(benchmark: str, metric: str, row: str, fraction: float, value: Any, low: Any, high: Any) -> LiteEstimate:
+    if estimable(benchmark, metric, fraction, row):
+        return LiteEstimate(value, low, high)
+    return LiteEstimate(estimable=False, note=not_estimable_note(fraction))

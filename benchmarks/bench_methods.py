@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""What ``--methods`` costs beside the plain run, and whether it equals the hand-wired route on this device.
+
+    python benchmarks/bench_methods.py [--preset tiny|small|llama-3.2-1b] [--datasets TREC rotten_tomatoes]
+                                       [--limit N] [--skip-equality]
+
+A random-weight Llama of the preset's shape (on CUDA when there is one; throughput depends on
+the shape, not on the values) with a BPE tokenizer trained on the datasets' demonstrations.
+
+1. Equality: every built-in method through ``run_methods`` against the hand-wired route
+   (``calibration.train(...)`` with the scorer's feedforwards, then ``auto_run`` with the calibrated
+   inference), each prompt computed alone (``batch_size=1,packing=rows``) so that batching does
+   not enter; 5 test items and 16 calibration prompts per dataset.  Prints, per method, whether
+   every metric of every dataset is equal to the last bit.
+2. Cost, with the backend's default batching, Normal on the datasets: the plain run, then three
+   sets of methods, each a fresh backend over the same model in this process (warmed up first):
+   requests asked, distinct, wall seconds, each as a ratio to the plain run, and the peak GPU
+   memory (CUDA) or the process's peak RSS.
+
+Never imported by the package.
+"""
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+SHAPES = {
+    "tiny": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+             "intermediate_size": 128, "tie_word_embeddings": True},
+    "small": {"hidden_size": 512, "num_hidden_layers": 8, "num_attention_heads": 8, "num_key_value_heads": 4,
+              "intermediate_size": 1536, "tie_word_embeddings": True},
+}
+SETS = {
+    "vanilla": ["vanilla"],
+    "+ contextual, domain, batch": ["vanilla", "contextual", "domain", "batch"],
+    "+ knn, knn_centroid, hidden": ["vanilla", "knn", "knn_centroid", "hidden"],
+    "all eight": ["vanilla", "noisy_channel", "contextual", "domain", "batch", "knn", "knn_centroid", "hidden"],
+}
+
+
+def model_and_tokenizer(preset: str, datasets):
+    import torch
+
+    from StaICC import Normal
+    from StaICC.backends.tiny_models import tiny_tokenizer
+    from model_presets import PRESETS, random_llama
+    bench = Normal(k=0, datasets=list(datasets))
+    texts = [text for e in bench for i in range(min(2000, len(e.demonstration_set())))
+             for text in e.demonstration_set()[i][0]]
+    tokenizer = tiny_tokenizer(texts, vocab_size=4096 if preset in SHAPES else 32000)
+    shape = dict(SHAPES[preset], vocab_size=len(tokenizer)) if preset in SHAPES else dict(PRESETS[preset])
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    return random_llama(shape, device, dtype).eval(), tokenizer
+
+
+def equality(model, tokenizer, datasets) -> None:
+    import StaICC.methods.calibration as c
+    from StaICC import Normal
+    from StaICC.backends.causal_lm import CausalLMScorer
+    from StaICC.backends.hf import HFBackend
+    from StaICC.engine.selection import QuerySubset
+    from StaICC.methods.builtin import built_in
+    from StaICC.methods.run import run_methods
+    names = list(SETS["all eight"])
+    methods = [built_in(n) if n in ("vanilla", "noisy_channel", "batch") else built_in(n, calibration_number=16)
+               for n in names]
+    subset = QuerySubset.first(5)
+    backend = HFBackend(model, tokenizer, batch_size=1, packing="rows", model_id="bench")
+    result = run_methods(backend, methods, "Normal", list(datasets), test_items=subset)
+    score = CausalLMScorer(model, tokenizer, rows_per_forward=1, packing="rows")
+    for name in names:
+        bench = Normal(datasets=list(datasets), test_items=subset, noisy_channel=name == "noisy_channel")
+        equal = True
+        for i, dataset in enumerate(bench.dataset_names()):
+            e, labels = bench[i], bench[i].get_label_space()
+            f = score
+            if name == "batch":
+                f = lambda prompt, label_space: c.batch_calibration(score(prompt=prompt, label_space=label_space))  # noqa: E731
+            elif name not in ("vanilla", "noisy_channel"):
+                cal, ff = {"contextual": (c.contextual_calibration(labels), score),
+                           "domain": (c.domain_calibration(labels), score),
+                           "hidden": (c.hidden_calibration(labels), score.feedforward_with_hidden_state),
+                           "knn": (c.knn_prompting(labels), score.feedforward_with_full_vocab),
+                           "knn_centroid": (c.knn_prompt_centroid(labels), score.feedforward_with_full_vocab)}[name]
+                cal.train(e.prompt_former.write_prompt_from_dataline, ff, e.calibration_set(), calibration_number=16,
+                          k=e.get_k())
+                f = score.calibrated(cal.inference)
+            summary, _ = e.auto_run(forward_inference=f, batched_inference=True)
+            equal = equal and summary == result[name]["Normal"]["Divided results"][dataset]
+        print(f"  {name:13s} equal to the hand-wired route, every metric of {len(datasets)} datasets: {equal}")
+
+
+def _peak(torch) -> str:
+    if torch.cuda.is_available():
+        return f"{torch.cuda.max_memory_allocated() / 2**20:8.0f} MiB GPU"
+    return f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:8.0f} MiB RSS"
+
+
+def cost(model, tokenizer, datasets, limit) -> None:
+    import torch
+
+    from StaICC.backends.hf import HFBackend
+    from StaICC.engine.selection import QuerySubset
+    from StaICC.methods.run import run_methods
+    subset = QuerySubset.first(limit) if limit else None
+    run_methods(HFBackend(model, tokenizer, model_id="bench"), ["vanilla"], "Normal", list(datasets),
+                test_items=QuerySubset.first(5))  # warm-up: kernels, allocator
+    base = None
+    for label, names in SETS.items():
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        started = time.perf_counter()
+        result = run_methods(HFBackend(model, tokenizer, model_id="bench"), names, "Normal", list(datasets),
+                             test_items=subset)
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - started
+        asked, distinct = result.metadata["asked"], result.metadata["distinct_prompts"]
+        base = base or (asked, seconds)
+        print(f"  {label:28s} asked {asked:6d} ({asked / base[0]:4.2f}x)  distinct {distinct:6d}  "
+              f"{seconds:7.2f} s ({seconds / base[1]:4.2f}x)  peak {_peak(torch)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", default="tiny", choices=sorted(SHAPES) + ["llama-3.2-1b"])
+    parser.add_argument("--datasets", nargs="+", default=["TREC", "rotten_tomatoes"])
+    parser.add_argument("--limit", type=int, default=None, help="test items per dataset in the cost runs (default all)")
+    parser.add_argument("--skip-equality", action="store_true")
+    args = parser.parse_args()
+    import warnings
+    warnings.simplefilter("ignore")  # the --limit and calibration warnings, once per dataset
+    import torch
+    if not torch.cuda.is_available():
+        torch.set_num_threads(1)
+    model, tokenizer = model_and_tokenizer(args.preset, args.datasets)
+    vocab = model.get_output_embeddings().weight.shape[0]
+    print(f"{args.preset}: {sum(p.numel() for p in model.parameters()) / 1e6:.1f} M parameters, vocabulary {vocab}, "
+          f"{next(model.parameters()).dtype} on {next(model.parameters()).device}"
+          + (f" ({torch.cuda.get_device_name()})" if torch.cuda.is_available() else ""))
+    if not args.skip_equality:
+        print("1. the hand-wired route, each prompt alone:")
+        equality(model, tokenizer, args.datasets)
+    print(f"2. cost on Normal, {args.limit or 'all'} test items per dataset, default batching:")
+    cost(model, tokenizer, args.datasets, args.limit)
+
+
+if __name__ == "__main__":
+    main()

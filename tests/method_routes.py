@@ -1,0 +1,72 @@
+"""The hand-wired route of every built-in method on a tiny random Llama: what a user writes without ``--methods``.
+
+``calibration.train(exp.prompt_former.write_prompt_from_dataline, feedforward, exp.calibration_set(),
+k=exp.get_k())``, then ``exp.auto_run`` with the calibrated inference, per dataset (batch calibration:
+``batch_calibration`` over each pass; the noisy channel: the experimentor in noisy-channel mode).  The
+scorer computes each prompt alone (``rows_per_forward=1``, ``packing="rows"``), so an answer does not
+depend on which other prompts share its batch, and both routes can be compared to the last bit.
+"""
+import functools
+
+from backend_helpers import tiny_pair
+
+DATASETS = ("TREC", "rotten_tomatoes", "SST5")
+LIMIT = 5
+CALIBRATION_NUMBER = 16
+METHODS = ("vanilla", "noisy_channel", "contextual", "domain", "batch", "knn", "knn_centroid", "hidden")
+
+
+def scorer():
+    from StaICC.backends.causal_lm import CausalLMScorer
+    model, tokenizer = tiny_pair("llama")
+    return CausalLMScorer(model, tokenizer, rows_per_forward=1, packing="rows")
+
+
+def backend():
+    """The hf backend over the same model, computing each prompt alone as the scorer above does."""
+    from StaICC.backends.hf import HFBackend
+    model, tokenizer = tiny_pair("llama")
+    return HFBackend(model, tokenizer, batch_size=1, packing="rows", model_id="tiny-llama-test")
+
+
+def _inference(name: str, experimentor, score):
+    """The inference function the hand-wired route runs ``experimentor`` with, trained first."""
+    from StaICC.methods.calibration import (batch_calibration, contextual_calibration, domain_calibration,
+                                            hidden_calibration, knn_prompt_centroid, knn_prompting)
+    if name in ("vanilla", "noisy_channel"):
+        return score
+    if name == "batch":
+        return lambda prompt, label_space: batch_calibration(score(prompt=prompt, label_space=label_space))
+    labels = experimentor.get_label_space()
+    calibration, feedforward = {
+        "contextual": (contextual_calibration(labels), score),
+        "domain": (domain_calibration(labels), score),
+        "hidden": (hidden_calibration(labels), score.feedforward_with_hidden_state),
+        "knn": (knn_prompting(labels), score.feedforward_with_full_vocab),
+        "knn_centroid": (knn_prompt_centroid(labels), score.feedforward_with_full_vocab),
+    }[name]
+    calibration.train(experimentor.prompt_former.write_prompt_from_dataline, feedforward,
+                      experimentor.calibration_set(), calibration_number=CALIBRATION_NUMBER, k=experimentor.get_k())
+    return score.calibrated(calibration.inference)
+
+
+@functools.lru_cache(maxsize=None)
+def hand_wired(benchmark: str = "Normal"):
+    """{method: {dataset: (result, rows)}} of the hand-wired route on ``benchmark``."""
+    import StaICC
+    from StaICC.engine.selection import QuerySubset
+    score = scorer()
+    out = {}
+    for name in METHODS:
+        bench = getattr(StaICC, benchmark)(datasets=list(DATASETS), test_items=QuerySubset.first(LIMIT),
+                                           noisy_channel=name == "noisy_channel")
+        out[name] = {}
+        for i, dataset in enumerate(DATASETS):
+            experimentor = bench[i]
+            # the scorer's rows are a model's floating-point probabilities: said so, they meet the exact-sum rule
+            # as the hf backend's do (the softmax branch always), whatever their last bits
+            result, _, outputs = experimentor.auto_run(forward_inference=_inference(name, experimentor, score),
+                                                       batched_inference=True, return_outputs=True,
+                                                       prediction_kind="probabilities")
+            out[name][dataset] = (result, outputs["prob."])
+    return out
