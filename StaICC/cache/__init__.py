@@ -25,7 +25,7 @@ bytes changed on disk, which SQLite itself does not checksum.
 doubles, bit-exact, never pickled), the generated text and the parsed flag.
 
 **Durability.**  WAL journal, ``synchronous=NORMAL``, one transaction per
-:meth:`PredictionCache.store`.  A killed process (``kill -9``) loses at most the
+:meth:`PredictionCache.store` (and one per merge).  A killed process (``kill -9``) loses at most the
 transaction in flight and never corrupts the file.  On power loss or an OS crash the
 last transactions committed before the crash may be rolled back (they were not yet
 fsynced); the file still opens consistent.
@@ -41,7 +41,8 @@ or store reaches it, or by :meth:`PredictionCache.check`.
 
 **Layout.**  :mod:`.schema` opens a file and refuses what is not a usable StaICC cache;
 :mod:`.codec` turns answers into stored values and back (with the CRC-32 and digests);
-:mod:`.store` holds :class:`PredictionCache` itself (lookup, store, models, stats).
+:mod:`.store` holds :class:`PredictionCache` itself (lookup, store, models, stats);
+:mod:`.merge` copies caches into one in SQL (``staicc cache merge``), with the same checks.
 The public names are importable from ``StaICC.cache``; private helpers from their module.
 """
 from .codec import Digests, request_digests

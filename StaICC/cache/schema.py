@@ -23,6 +23,9 @@ FORMAT_NAME = "staicc-prediction-cache"
 #: Seconds a process waits for another process's write lock before giving up.
 DEFAULT_TIMEOUT = 60.0
 
+#: the page cache of each connection, in KiB (SQLite's default is 2000)
+_PAGE_CACHE_KIB = 32768
+
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _COLLISION = "staicc-cache: content key collision"
 
@@ -150,6 +153,10 @@ class _CacheFile:
     def _settings(self, connection: sqlite3.Connection) -> None:
         connection.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
         connection.execute("PRAGMA synchronous = NORMAL")  # under WAL: durable against a killed process
+        # Keys are hashes, so a run's lookups and stores touch pages all over the file; SQLite's
+        # default page cache (2 MB) rereads them from the OS once the file outgrows it.  Pages are
+        # allocated as they are read: a small file costs no more memory.
+        connection.execute(f"PRAGMA cache_size = -{_PAGE_CACHE_KIB}")
 
     def _create(self, connection: sqlite3.Connection) -> None:
         """The schema of a new cache, written once even when several processes create it at once."""

@@ -4,20 +4,26 @@ Opening and verifying the file is inherited from :class:`~StaICC.cache.schema._C
 the encoding of values and the digests come from :mod:`StaICC.cache.codec`.  This module
 holds what a run does with an open cache.
 """
+import contextlib
 import datetime
 import json
 import os
 import sqlite3
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
-from ..requests import LABELS, Answer, Request, label_answer
-from .codec import Digests, _crc_prefix, _doubles, _encode, _entry_crc, request_digests, state_from_bytes
+from ..requests import Answer, Request
+from .codec import Digests, EntryProblem, _crc_prefix, _encode, _entry_crc, _stored_answers
 from .schema import _COLLISION, DEFAULT_TIMEOUT, CacheError, _CacheFile
 
 #: the ``meta`` rows that keep the settings a model's answers were computed under: this prefix + fingerprint
 NUMERICS_PREFIX = "numerics "
 _CHUNK = 500  # keys per ``IN (...)`` query: far below SQLite's variable limit, large enough to amortise
+
+
+def numerics_row(fingerprint: str, records: List[Dict[str, Any]]) -> Tuple[str, str]:
+    """The ``meta`` row (name, JSON) that keeps every setting ``records`` a model's answers were computed under."""
+    return NUMERICS_PREFIX + fingerprint, json.dumps(records, sort_keys=True, default=str)
 
 
 def _check_fingerprint(fingerprint: Any) -> str:
@@ -29,10 +35,36 @@ def _check_fingerprint(fingerprint: Any) -> str:
 def _check_requests(requests: Any) -> Sequence[Request]:
     if isinstance(requests, (str, bytes)) or not isinstance(requests, Sequence):
         raise TypeError(f"requests must be a sequence of Request, got {type(requests).__name__}")
-    for i, request in enumerate(requests):
-        if not isinstance(request, Request):
-            raise TypeError(f"requests[{i}] must be a Request, got {type(request).__name__}")
+    if not {Request}.issuperset(map(type, requests)):  # one pass in C when every item is a Request
+        for i, request in enumerate(requests):
+            if not isinstance(request, Request):
+                raise TypeError(f"requests[{i}] must be a Request, got {type(request).__name__}")
     return requests
+
+
+def _bound(model: int, rows: List[tuple]) -> List[Tuple[str, List[tuple]]]:
+    """The INSERTs of ``rows`` (key, check, value, text, parsed, crc) under ``model``, with their parameters.
+
+    sqlite3 looks for an adapter (three failed attribute lookups, a formatted error each) for
+    every parameter that is not an exact int, float, str or bytearray: for ``bytes`` and for
+    None, which made it a third of a store's cost.  Rows hold their bytes as bytearrays
+    (stored as the same BLOBs: see :meth:`PredictionCache.store`), and entries without
+    generated text (every scoring backend's) are written by a statement that holds their
+    NULL.  A batch that repeats a key keeps its order (the first of a key is the one kept).
+    """
+    plain = [(model, key, check, value, parsed, crc) for key, check, value, text, parsed, crc in rows if text is None]
+    if len(plain) == len(rows):
+        return [(_INSERT_NO_TEXT, plain)]
+    if plain and len({bytes(row[0]) for row in rows}) < len(rows):
+        return [(_INSERT, [(model, *row) for row in rows])]
+    texts = [(model, *row) for row in rows if row[3] is not None]
+    return [(statement, chosen) for statement, chosen in ((_INSERT_NO_TEXT, plain), (_INSERT, texts)) if chosen]
+
+
+_INSERT = ("INSERT OR IGNORE INTO predictions (model, content_key, check_key, value, text, parsed, crc) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?)")
+_INSERT_NO_TEXT = ("INSERT OR IGNORE INTO predictions (model, content_key, check_key, value, text, parsed, crc) "
+                   "VALUES (?, ?, ?, ?, NULL, ?, ?)")
 
 
 class PredictionCache(_CacheFile):
@@ -57,6 +89,7 @@ class PredictionCache(_CacheFile):
         self._lock = threading.RLock()
         self._pid = os.getpid()
         self._model_ids: Dict[str, int] = {}
+        self._registered: Set[str] = set()  # fingerprints whose identity this object has committed
         self._connection: Optional[sqlite3.Connection] = None
         self._connection = self._open()
         self._file_id = self._current_file_id()
@@ -79,12 +112,16 @@ class PredictionCache(_CacheFile):
         return model
 
     def lookup(self, fingerprint: str, requests: Sequence[Request]) -> List[Optional[Answer]]:
-        """The stored answer of each request for this model, or None where there is none."""
+        """The stored answer of each request for this model, or None where there is none.
+
+        One read transaction and one ``IN (...)`` query per 500 distinct keys; every entry
+        found is checked (its CRC, its BLAKE2b against the request's) before it is answered.
+        """
         fingerprint = _check_fingerprint(fingerprint)
         requests = _check_requests(requests)
         if not requests:
             return []
-        digests = [request_digests(r) for r in requests]
+        digests = [request.digests for request in requests]  # request_digests, without a call per request
         with self._lock:
             connection = self._db()
             try:
@@ -93,22 +130,7 @@ class PredictionCache(_CacheFile):
                 raise self._database_error(exc, "looking answers up") from None
         if not rows:
             return [None] * len(requests)
-        prefix = _crc_prefix(fingerprint)
-        answers: List[Optional[Answer]] = []
-        for position, (request, (key, check)) in enumerate(zip(requests, digests)):
-            row = rows.get(key)
-            if row is None:
-                answers.append(None)
-                continue
-            _key, stored_check, value, text, parsed, crc = row
-            if _entry_crc(prefix, key, stored_check, value, text, parsed) != crc:
-                raise self._fail(f"is damaged: the entry of requests[{position}] (key {key.hex()}) fails its "
-                                 "CRC check (which covers the model, the request and the answer: the file was "
-                                 "edited or damaged); move the file away and rerun")
-            if stored_check != check:
-                raise self._collision(key, position)
-            answers.append(self._decode(value, text, parsed, len(request.label_space), key, request.kind))
-        return answers
+        return self._answers(fingerprint, requests, digests, rows)
 
     def _select(self, connection: sqlite3.Connection, fingerprint: str,
                 digests: List[Digests]) -> Dict[bytes, tuple]:
@@ -119,32 +141,35 @@ class PredictionCache(_CacheFile):
             model = self._model_id(connection, fingerprint)
             if model is None:
                 return rows
-            keys = list(dict.fromkeys([key for key, _check in digests]))
+            keys = sorted({key for key, _check in digests})
             for start in range(0, len(keys), _CHUNK):
                 chunk = keys[start:start + _CHUNK]
                 query = ("SELECT content_key, check_key, value, text, parsed, crc FROM predictions "
                          f"WHERE model = ? AND content_key IN ({','.join('?' * len(chunk))})")
-                for row in connection.execute(query, [model, *chunk]):
+                for row in connection.execute(query, [model, *map(bytearray, chunk)]):  # bytearrays: see _bound
                     rows[row[0]] = row
         finally:
             connection.execute("COMMIT")
         return rows
 
-    def _decode(self, value: Any, text: Optional[str], parsed: int, labels: int, key: bytes,
-                kind: str = LABELS) -> Answer:
-        if kind != LABELS:  # a representation: float32 values, any length
-            if not isinstance(value, bytes) or not value or len(value) % 4:
-                raise self._fail(f"is damaged: the entry with key {key.hex()} is not a vector of float32 values")
-            return Answer(state_from_bytes(value), text, bool(parsed))
-        if isinstance(value, int):
-            if text is None and parsed and 0 <= value < labels:
-                return label_answer(value)  # the plain label index: one shared Answer per label
-            prediction: Any = value
-        elif isinstance(value, bytes) and len(value) == 8 * labels:
-            prediction = list(_doubles(labels).unpack(value))
-        else:
-            raise self._fail(f"is damaged: the entry with key {key.hex()} does not fit its label space of {labels}")
-        return Answer(prediction, text, bool(parsed))
+    def _answers(self, fingerprint: str, requests: Sequence[Request], digests: List[Digests],
+                 rows: Dict[bytes, tuple]) -> List[Optional[Answer]]:
+        """Each request's answer from the rows found, every entry's CRC and BLAKE2b checked."""
+        try:
+            return _stored_answers(_crc_prefix(fingerprint), requests, digests, rows)
+        except EntryProblem as problem:
+            key, position = problem.key, problem.position
+            if problem.kind == "collision":
+                raise self._collision(key, position) from None
+            if problem.kind == "crc":
+                raise self._fail(f"is damaged: the entry of requests[{position}] (key {key.hex()}) fails its "
+                                 "CRC check (which covers the model, the request and the answer: the file was "
+                                 "edited or damaged); move the file away and rerun") from None
+            if problem.kind == "vector":
+                raise self._fail(f"is damaged: the entry with key {key.hex()} is not a vector of float32 "
+                                 "values") from None
+            raise self._fail(f"is damaged: the entry with key {key.hex()} does not fit its label space of "
+                             f"{len(requests[position].label_space)}") from None
 
     def _collision(self, key: bytes, position: Optional[int] = None) -> CacheError:
         where = f"requests[{position}] " if position is not None else ""
@@ -167,11 +192,13 @@ class PredictionCache(_CacheFile):
         if not requests:
             return
         rows = []
-        prefix = _crc_prefix(fingerprint)
+        append, prefix = rows.append, _crc_prefix(fingerprint)
         for position, (request, answer) in enumerate(zip(requests, answers)):
             value, text, parsed = _encode(request, answer, position)
-            key, check = request_digests(request)
-            rows.append((key, check, value, text, parsed, _entry_crc(prefix, key, check, value, text, parsed)))
+            key, check = request.digests
+            crc = _entry_crc(prefix, key, check, value, text, parsed)
+            append((bytearray(key), bytearray(check), bytearray(value) if type(value) is bytes else value, text,
+                    parsed, crc))  # bytearrays: see _bound
         with self._lock:
             connection = self._db()
             try:
@@ -187,9 +214,8 @@ class PredictionCache(_CacheFile):
         connection.execute("BEGIN IMMEDIATE")
         try:
             model = self._ensure_model(connection, fingerprint)
-            connection.executemany(
-                "INSERT OR IGNORE INTO predictions (model, content_key, check_key, value, text, parsed, crc) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", [(model, *row) for row in rows])
+            for statement, parameters in _bound(model, rows):
+                connection.executemany(statement, parameters)
             connection.execute("COMMIT")
         except BaseException:
             if connection.in_transaction:
@@ -219,10 +245,18 @@ class PredictionCache(_CacheFile):
 
     # ------------------------------------------------------------------ inspection
     def register_model(self, fingerprint: str, identity: Dict[str, Any]) -> None:
-        """Record the identity a fingerprint stands for (provenance; the first identity stays)."""
+        """Record the identity a fingerprint stands for (provenance; the first identity stays).
+
+        A run registers its model before every call that asks something; once this cache has
+        recorded a fingerprint's identity, registering it again writes nothing.
+        """
         fingerprint = _check_fingerprint(fingerprint)
         if not isinstance(identity, dict):
             raise TypeError(f"identity must be a dict (Backend.identity()), got {type(identity).__name__}")
+        if fingerprint in self._registered:
+            with self._lock:
+                self._db()  # a closed, moved or deleted file still fails here
+            return
         body = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
         def register(connection: sqlite3.Connection) -> None:
@@ -243,6 +277,7 @@ class PredictionCache(_CacheFile):
                 self._retry(lambda: register(connection))
             except sqlite3.DatabaseError as exc:
                 raise self._database_error(exc, "registering a model") from None
+            self._registered.add(fingerprint)
 
     def models(self) -> List[Dict[str, Any]]:
         """Every model with entries or a registration: fingerprint, identity (or None), entries, created."""
@@ -266,7 +301,7 @@ class PredictionCache(_CacheFile):
                 if settings not in known:
                     known.append(settings)
                     connection.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
-                                       (name, json.dumps(known, sort_keys=True, default=str)))
+                                       numerics_row(fingerprint, known))
                 connection.execute("COMMIT")
             except BaseException:
                 if connection.in_transaction:
@@ -327,10 +362,8 @@ class PredictionCache(_CacheFile):
         self.close()
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
     def __repr__(self) -> str:
         state = "closed" if self._connection is None else "open"

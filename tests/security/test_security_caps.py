@@ -129,12 +129,12 @@ def test_fuzzed_task_folders_list_in_one_line_per_file(tmp_path_factory, entries
 # written: the kernel refuses the write (EFBIG) as a full disk would (ENOSPC)
 _LIMITED = ("import resource, signal, sys\n"
             "from StaICC.cache import merge\n"
-            "original = merge._write\n"
+            "original = merge._merge_into\n"
             "def limited(*args):\n"
             "    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
             "    resource.setrlimit(resource.RLIMIT_FSIZE, (20000, resource.RLIM_INFINITY))\n"
             "    return original(*args)\n"
-            "merge._write = limited\n"
+            "merge._merge_into = limited\n"
             "from StaICC.cli import main\n"
             "sys.exit(main(sys.argv[1:]))\n")
 
