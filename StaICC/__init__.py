@@ -53,9 +53,12 @@ _MOVED = {
     "StaICC.split": "StaICC.datasets.split",
     "StaICC.calibration": "StaICC.methods.calibration",
     "StaICC.prompt_edits": "StaICC.methods.prompt_edits",
-    "StaICC.reference_model": "StaICC.methods.reference_model",
+    "StaICC.reference_model": "StaICC.backends.reference_model",
+    "StaICC.methods.reference_model": "StaICC.backends.reference_model",
     "StaICC.vectors": "StaICC.methods.vectors",
     "StaICC.metrics.original": "StaICC.legacy.functional",
+    "StaICC.metrics.numeric": "StaICC.numeric",
+    "StaICC.subbenchmarks.spec": "StaICC.spec",
 }
 
 

@@ -39,7 +39,7 @@ import warnings
 from typing import Any, Callable, List, Optional, Sequence
 
 from ..extras import require
-from ..metrics import softmax
+from ..numeric import softmax
 from ..validation import check_bool, check_int, check_label_space
 from . import prefix_tree
 from .joint_tokens import JointSplit, split_joint

@@ -43,6 +43,7 @@ from ..requests import Answer, Request
 from . import _args
 from .base import Backend
 from . import openai_labels
+from .openai_labels import scoring_jobs
 from .generative import AnswerMapper, ScoringModes, answer_instruction, default_messages
 from .http import MAX_BACKOFF_SECONDS, RETRY_STATUSES, APIError, JSONClient, Limits  # noqa: F401  (re-exported)
 from .secrets import redact_prefix, redact_text, redact_url, register_secret
@@ -352,17 +353,6 @@ def reasoning_tokens(response: Dict[str, Any]) -> Optional[int]:
     details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
     value = details.get("reasoning_tokens") if isinstance(details, dict) else None
     return value if type(value) is int and value >= 0 else None
-
-
-def scoring_jobs(requests: Sequence[Request]) -> List[Tuple[int, str, Optional[str]]]:
-    """(request number, context, continuation or None: the whole text) of every echo request to score."""
-    jobs: List[Tuple[int, str, Optional[str]]] = []
-    for i, r in enumerate(requests):
-        if r.noisy_channel:
-            jobs.extend((i, p, None) for p in r.prompt)
-        else:
-            jobs.extend((i, r.prompt, label) for label in r.label_space)  # type: ignore[misc]
-    return jobs
 
 
 #: the largest log-probability accepted: 0 plus float rounding noise; anything above is impossible

@@ -231,7 +231,7 @@ def _print_tables(result: Any, config: Any) -> None:
     from ..report.notices import notices
     metadatas = []
     model = config.model + (f" ({one_line(config.model_args_text)})" if config.model_args_text else "")
-    from ..subbenchmarks.spec import parts_of
+    from ..spec import parts_of
     for name, bench_result in result.items():
         pairs = parts_of(name)
         compound = not (len(pairs) == 1 and pairs[0][1] == name)

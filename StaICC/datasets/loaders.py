@@ -19,15 +19,6 @@ def standard_dataset_names() -> List[str]:
     return [entry["name"] for entry in _all_constants()]
 
 
-def standard_dataset_aliases() -> List[str]:
-    """Every name that designates a standard dataset: its name and its loader's name.
-
-    Custom datasets may not take one of these, so that their results cannot pass for the
-    standard's.
-    """
-    return [entry[key] for entry in _all_constants() for key in ("name", "loader")]
-
-
 def dataset_constants(name: str) -> Dict[str, Any]:
     """Per-dataset constants of the standard (templates, label words, sizes), a deep copy."""
     for entry in _all_constants():

@@ -13,7 +13,7 @@ Pure standard library.
 from itertools import combinations
 from typing import Callable, Dict, List, Sequence
 
-from .numeric import Matrix, normalized_labels, sequential_sum
+from ..numeric import Matrix, normalized_labels, sequential_sum
 from .scores import consistency_from_labels
 
 GroupedMetric = Callable[[Sequence[int], Matrix, int], float]

@@ -12,7 +12,7 @@ runs unchanged, so its numbers stay bit-identical.
 import math
 from typing import List, Sequence
 
-from .numeric import SOFTMAX, Matrix, column_means, entropy, reads_rows_only, rule_of, softmax
+from ..numeric import SOFTMAX, Matrix, column_means, entropy, reads_rows_only, rule_of, softmax
 
 
 @reads_rows_only

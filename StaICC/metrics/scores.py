@@ -17,7 +17,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 from ..errors import warn, warn_tampering
 from ..standard import CONSISTENCY_LOOP_LENGTH, ECE_BINS, STRICT_MODE, STRICT_SETTING_WARNING
 from .exact_sum import own_distribution
-from .numeric import Matrix, argmax, normalized_labels, reads_rows_only, sequential_sum, softmax_unless_probabilities
+from ..numeric import Matrix, argmax, normalized_labels, reads_rows_only, sequential_sum, softmax_unless_probabilities
 
 
 def _check_lengths(ground_truth: Sequence[int], prediction: Matrix) -> None:

@@ -11,7 +11,7 @@ from ..metrics import CALIBRATION_METRICS, METRICS
 from ..metrics.agreement import cohen_kappa, fleiss_kappa
 from ..metrics.calibration_metrics import confidence_and_correctness, expected_correct_prefix
 from .tables import Cell, Table
-from ..metrics.numeric import sequential_sum
+from ..numeric import sequential_sum
 
 #: the factors of the per-factor agreement table: (sub-benchmark, what its raters are)
 FACTORS: Tuple[Tuple[str, str], ...] = (("Template_sens", "templates"), ("Demo_sens", "demonstration sets"),

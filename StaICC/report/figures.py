@@ -149,7 +149,7 @@ def agreement_figures(runs: Sequence[Any], figures: Figures) -> List[str]:
 
 def blocks_figures(runs: Sequence[Any], name: str, figures: Figures) -> List[str]:
     """Order_sens / Format_spread: one full-width figure per run."""
-    from ..subbenchmarks.spec import SPECS
+    from ..spec import SPECS
     what = "order" if SPECS[name].procedure == "demonstration_order" else "format"
     out = []
     for run in runs:

@@ -84,7 +84,7 @@ def sections(runs: Sequence[Any]) -> List[Tuple[str, List[str], bool]]:
     """(title, part names, whether the bias figure goes there) of the page's sections, in the spec table's
     order, a compound's parts (the bias diagnoses) together.  The bias figure goes with the bias diagnoses,
     or, when none ran, with the scored predictions (their mean prediction against the label frequencies)."""
-    from ..subbenchmarks.spec import SPECS
+    from ..spec import SPECS
     present = list(dict.fromkeys(name for run in runs for name in run.parts))
     out: List[Tuple[str, List[str], bool]] = []
     placed = set()
@@ -101,7 +101,7 @@ def sections(runs: Sequence[Any]) -> List[Tuple[str, List[str], bool]]:
 
 
 def _part_figures(name: str, runs: Sequence[Any], figures: figure_sections.Figures) -> List[str]:
-    from ..subbenchmarks.spec import SPECS
+    from ..spec import SPECS
     procedure = SPECS[name].procedure if name in SPECS else None
     if name in diagnoses.SCORE_PARTS:
         return figure_sections.normal_figures(runs, name, figures)

@@ -6,7 +6,7 @@ loaded run with the package's own rules; :mod:`.plots` and :mod:`.diagnoses` onl
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..metrics import column_means
-from ..metrics.numeric import sequential_sum
+from ..numeric import sequential_sum
 from ..standard import ECE_BINS
 
 
@@ -58,7 +58,7 @@ def gler_data(part, dataset: str) -> Dict[str, Any]:
     result = part.divided[dataset]
     passes = sorted((k for k in result if k.isdigit()), key=int)
     procedure = part.metadata.get("procedure") or {}
-    from ..subbenchmarks.spec import SPECS
+    from ..spec import SPECS
     spec = SPECS.get(part.name)
     abscissae = procedure.get("abscissae") or (spec.abscissae if spec is not None else None) or "standard"
     noise = LabelNoiseProcedure(len(passes), abscissae)

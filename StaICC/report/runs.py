@@ -20,7 +20,7 @@ MAX_SAMPLES_BYTES = 256 << 20
 MAX_RESULTS_BYTES = 256 << 20
 MAX_LINE_BYTES = 1 << 20
 
-from ..subbenchmarks.spec import SPECS
+from ..spec import SPECS
 from ..errors import RunFormatError  # noqa: F401  (defined with the other errors; importable here)
 
 #: Triplet_bias's parts and the benchmark name their records carry (from the spec table)

@@ -13,7 +13,7 @@ from .. import metrics as _metrics
 from ..metrics import (accuracy_from_labels, column_means, consistency_from_labels, ece_from_confidence,
                        is_probability_vector, linear_regression, macro_f1_from_labels, sequential_sum, softmax)
 from ..standard import ECE_BINS
-from ..subbenchmarks.spec import SPECS
+from ..spec import SPECS
 from .items import ItemTable, is_consistency, is_slope
 
 #: direction of the metrics of the standard (None: no better direction)
@@ -87,7 +87,7 @@ def entropy_on_branch(means: Sequence[float], probabilities: bool) -> float:
 def _metric_table(benchmark: str) -> Dict[str, Callable]:
     """The sub-benchmark's default metrics by result key, from the spec table (Normal's for an unknown name)."""
     from ..metrics.registry import METRICS
-    from ..subbenchmarks.spec import SPECS
+    from ..spec import SPECS
     spec = SPECS.get(benchmark)
     if spec is None or not spec.metrics:
         return _metrics.normal_metrics()

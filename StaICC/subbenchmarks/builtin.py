@@ -12,7 +12,7 @@ from ..results import ResultDict
 from ..standard import DEFAULT_K, DOMAIN_QUERY_LENGTH, GLER_INTERPOLATIONS
 from .generic import SubBenchmark, average_sensitivity, average_slopes  # noqa: F401  (their old import path)
 from .extensions import EXTENSION_BENCHMARKS
-from .spec import SPECS
+from ..spec import SPECS
 from .generic import FUNCTION_COUNT_ERROR, average_metrics  # noqa: F401  (their old import path)
 
 

@@ -21,8 +21,8 @@ from ..standard import DEFAULT_K
 from ..validation import check_int
 from .formats import FORMAT_GRAMMAR_SIZE, describe_format, format_template, sample_formats
 from .generic import SubBenchmark
-from .spec import SPECS
-from ..metrics.numeric import sequential_sum
+from ..spec import SPECS
+from ..numeric import sequential_sum
 
 #: the permutations per query of Order_sens, and its test items (the sub-benchmark table's row)
 ORDER_PERMUTATIONS = SPECS["Order_sens"].repeat_times

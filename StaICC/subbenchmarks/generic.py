@@ -19,7 +19,7 @@ from ..engine.selection import QuerySubset
 from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K, GLER_INTERPOLATIONS
-from .spec import SubBenchmarkSpec
+from ..spec import SubBenchmarkSpec
 
 FUNCTION_COUNT_ERROR = ("The length of list_of_forward_inference must be the same as the number of datasets in "
                         "the benchmark. You can use the get_experiment_data method to get the datasets and their order.")
@@ -105,7 +105,7 @@ class SubBenchmark:
 
     A subclass with ``spec = SPECS["Name"]`` takes its name, pseudo query, repeat count,
     test size, noisy-channel support, averaging, metrics and procedure from that row of
-    the table (:mod:`StaICC.subbenchmarks.spec`); a subclass without one sets the class
+    the table (:mod:`StaICC.spec`); a subclass without one sets the class
     attributes below itself, as before.
     """
 

@@ -26,7 +26,7 @@ from ..engine.selection import EVERYTHING, SUMMARIZE, AnswerPolicy, Selection, S
 from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K
-from .spec import STANDARD_SUITE, parts_of
+from ..spec import STANDARD_SUITE, parts_of
 
 __all__ = ["STANDARD_SUITE", "build_suite", "plan_suite", "resolve_benchmark_names", "run_suite"]
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from StaICC.datasets import resolve_datasets
-from StaICC.methods.reference_model import last_token, lexical_icl
+from StaICC.backends.reference_model import last_token, lexical_icl
 from StaICC.metrics.agreement import cohen_kappa
 from StaICC.retrieval import BM25Retriever
 from StaICC.sampling.rows import default_rows

@@ -31,8 +31,8 @@ This module imports nothing but :mod:`StaICC.standard`, so any layer may read it
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
-from ..standard import (DEFAULT_REPEAT_TIMES, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE,
-                        TEMPLATE_SENS_TEST_SIZE)
+from .standard import (DEFAULT_REPEAT_TIMES, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE,
+                       TEMPLATE_SENS_TEST_SIZE)
 
 SCORE_METRICS = ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1")
 BIAS_METRICS = ("bias_entropy", "bias_distribution")
