@@ -86,7 +86,7 @@ class _MovedModuleFinder:
     """A meta-path finder for the names in :data:`_MOVED` (nothing else is looked at)."""
 
     @staticmethod
-    def find_spec(fullname: str, path: object = None, target: object = None) -> object:
+    def find_spec(fullname: str, path: object = None, target: object = None) -> object:  # noqa: ARG004  (the importlib MetaPathFinder signature)
         new_name = _MOVED.get(fullname)
         if new_name is None:
             return None

@@ -29,8 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from StaICC.cache import PredictionCache, request_digests  # noqa: E402
 from StaICC.requests import Answer, Request  # noqa: E402
 
-WORDS = ("the film was a great pleasure to watch and the acting never felt false even when the plot "
-         "wandered off into places nobody had asked for review sentiment positive negative").split()
+WORDS = ["the", "film", "was", "a", "great", "pleasure", "to", "watch", "and", "the", "acting", "never", "felt", "false", "even", "when", "the", "plot", "wandered", "off", "into", "places", "nobody", "had", "asked", "for", "review", "sentiment", "positive", "negative"]
 LABEL_SPACES = [("negative", "positive"), ("negative", "neutral", "positive"),
                 ("very negative", "negative", "neutral", "positive", "very positive"),
                 ("abbreviation", "entity", "description", "human", "location", "number")]

@@ -51,7 +51,7 @@ def label_token_ids(tokenizer: Any, label_space: Sequence[str]) -> List[int]:
     return ids
 
 
-def inference_standard_template(prompt: Any, label_space: Sequence[str]) -> List[float]:
+def inference_standard_template(prompt: Any, label_space: Sequence[str]) -> List[float]:  # noqa: ARG001  (a model function's signature: f(prompt, label_space))
     """The uniform distribution, a template for writing your own inference."""
     check_label_space(label_space, at=" in inference_standard_template", name="label_space")
     n = len(label_space)

@@ -142,19 +142,19 @@ class ForwardEngine(TreeForward):
                     [[None] * len(p) for p in read_positions] if want_full else None,
                     [[None] * len(p) for p in read_positions] if want_hidden else None)
         self.stats.reads += sum(len(p) for p in read_positions)
-        if self.packing == "tree" and self._tree_usable(self.packing_asked):
+        if self.packing == "tree" and self._tree_usable():
             with self._torch.inference_mode():
                 self._run_tree(sequences, read_positions, read_ids, out, log_softmax, want_hidden)
             return out
         share = self.share_prefixes if self._can_share and self.packing != "rows" else False
         if share is False:
-            settings = dict(overhead_tokens=0, min_saved_fraction=0.0, max_depth=0)
+            settings = {"overhead_tokens": 0, "min_saved_fraction": 0.0, "max_depth": 0}
         elif share is True:
-            settings = dict(overhead_tokens=0, min_saved_fraction=0.0, max_depth=prefix_tree.DEFAULT_MAX_DEPTH)
+            settings = {"overhead_tokens": 0, "min_saved_fraction": 0.0, "max_depth": prefix_tree.DEFAULT_MAX_DEPTH}
         else:
-            settings = dict(overhead_tokens=self.prefix_overhead_tokens,
-                            min_saved_fraction=prefix_tree.DEFAULT_MIN_SAVED_FRACTION,
-                            max_depth=prefix_tree.DEFAULT_MAX_DEPTH)
+            settings = {"overhead_tokens": self.prefix_overhead_tokens,
+                            "min_saved_fraction": prefix_tree.DEFAULT_MIN_SAVED_FRACTION,
+                            "max_depth": prefix_tree.DEFAULT_MAX_DEPTH}
         nodes = prefix_tree.plan(prefix_tree.build(sequences, read_positions), **settings)
         self.stats.tokens_requested += sum(len(ids) for ids in sequences)
         self.stats.tokens_computed += prefix_tree.count_tokens(nodes)
@@ -225,7 +225,7 @@ class ForwardEngine(TreeForward):
         left = self.padding_side == "left"
         starts = [width - len(node.tokens) if left else 0 for node, _ in batch]
         ids_rows, mask_rows = [], []
-        for (node, _), start in zip(batch, starts):
+        for node, _ in batch:
             pad = width - len(node.tokens)
             ids_rows.append([self._pad_id] * pad + node.tokens if left else node.tokens + [self._pad_id] * pad)
             mask_rows.append([0] * pad + [1] * len(node.tokens) if left else [1] * len(node.tokens) + [0] * pad)

@@ -50,12 +50,12 @@ class TreeForward:
     def _init_tree(self) -> None:
         self._tree_ok: Optional[bool] = None  # decided by the probe on first use
         self._flex = self.tree_attention == "flex" or (
-            self.tree_attention == "auto" and self.device.type == "cuda" and _has_flex(self._torch))
+            self.tree_attention == "auto" and self.device.type == "cuda" and _has_flex())
         self._shape: Optional[Tuple[int, int, int]] = None  # for the cost model, read on first use
 
-    def _tree_usable(self, asked: bool) -> bool:
+    def _tree_usable(self) -> bool:
         """Whether this model takes tree packs; probed once.  When it does not, one line says why and
-        the prefix-tree engine runs instead (``asked`` is kept for callers; the line is always said)."""
+        the prefix-tree engine runs instead."""
         if self._tree_ok is None:
             reason = self._why_no_tree()
             self._tree_ok = reason is None
@@ -232,7 +232,7 @@ def model_shape(model: Any) -> Tuple[int, int, int]:
     return total, int(config.hidden_size), int(config.num_hidden_layers)
 
 
-def _has_flex(torch: Any) -> bool:
+def _has_flex() -> bool:
     try:
         from torch.nn.attention import flex_attention  # noqa: F401
     except ImportError:

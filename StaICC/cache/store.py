@@ -327,7 +327,7 @@ class PredictionCache(_CacheFile):
         self.close()
 
     def __del__(self) -> None:
-        try:
+        try:  # noqa: SIM105  (a finalizer never raises)
             self.close()
         except Exception:
             pass

@@ -222,7 +222,7 @@ def load_drawn_rows(name: str) -> Tuple[List[Row], "array"]:
     try:
         # newline="\n": texts contain U+2028 and friends, which are not row ends.
         with io.TextIOWrapper(gzip.GzipFile(fileobj=io.BytesIO(payload)), encoding="utf-8", newline="\n") as lines:
-            for number, line in enumerate(lines, start=1):
+            for number, line in enumerate(lines, start=1):  # noqa: B007  (`number` names the failing row in the error below)
                 index, inputs, label = json.loads(line)
                 if type(index) is not int or type(inputs) is not list or type(label) is not int \
                         or label not in labels or not all(type(text) is str for text in inputs):

@@ -79,7 +79,7 @@ def _make_loader(loader_name: str, dataset_name: str, full_labels: bool = False)
     ``full_labels`` gives the variant with the ground-truth label words, which the
     benchmarks never use; it switches the label words and warns like ``full_label_token``.
     """
-    def __new__(cls, from_cache: bool = True, long_text_classification: bool = False) -> Dataset:
+    def __new__(cls, from_cache: bool = True, long_text_classification: bool = False) -> Dataset:  # noqa: ARG001  (the original's class-call signature)
         dataset = load_standard_dataset(dataset_name, from_cache, long_text_classification)
         if full_labels:
             dataset.full_label_token()

@@ -108,7 +108,7 @@ def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optiona
     if not int_kind:
         return PredictionRows(predictions)
     one_hot = [[1 if c == label else 0 for c in range(label_count)] for label in range(label_count)]
-    if 0 <= min(predictions) and max(predictions) < label_count:
+    if min(predictions) >= 0 and max(predictions) < label_count:
         rows = map(one_hot.__getitem__, predictions)
         return PredictionRows.passing(rows if share_rows else map(list.copy, rows), list(map(int, predictions)))
     return PredictionRows([one_hot[p][:] if 0 <= p < label_count else [1 if c == p else 0 for c in range(label_count)]

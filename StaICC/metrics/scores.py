@@ -69,7 +69,7 @@ def expected_calibration_error_1(ground_truth: Sequence[int], prediction: Matrix
 
 
 @reads_rows_only
-def consistency(ground_truth: Sequence[int], prediction: Matrix,
+def consistency(ground_truth: Sequence[int], prediction: Matrix,  # noqa: ARG001  (every metric takes (ground_truth, prediction))
                 loop_length: int = CONSISTENCY_LOOP_LENGTH) -> float:
     """Mean, over the L items, of the majority share of their predictions (items repeat every L)."""
     if loop_length <= 0 or len(prediction) % loop_length != 0:

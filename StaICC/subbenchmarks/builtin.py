@@ -51,7 +51,7 @@ class Post_bias(SubBenchmark):
     spec = SPECS["Post_bias"]
 
     def __init__(self, k: int = DEFAULT_K, noisy_channel: bool = False, metrics=None, datasets=None,
-                 domain_query_length: int = DOMAIN_QUERY_LENGTH, **options) -> None:
+                 domain_query_length: int = DOMAIN_QUERY_LENGTH, **options) -> None:  # noqa: ARG002  (the original's signature; unused, as in the standard)
         super().__init__(k, noisy_channel, metrics, datasets, **options)  # domain_query_length: unused, as in the standard
 
 

@@ -175,7 +175,7 @@ class Order_sens(SubBenchmark):
         loop_length = test_size or ORDER_TEST_SIZE
         return {**bind_grouped(ORDER_METRICS, loop_length), PER_BLOCK: _per_block_metric(loop_length)}
 
-    def make_procedure(self, dataset):
+    def make_procedure(self, dataset):  # noqa: ARG002  (the SubBenchmark.make_procedure signature)
         return OrderProcedure(self.permutations, self.seed)
 
     def _build(self, dataset, k, noisy_channel):

@@ -140,9 +140,8 @@ def test_a_stored_answer_is_still_validated_when_a_run_uses_it(tmp_path, stored,
     connection.execute("INSERT INTO predictions VALUES (1, ?, ?, ?, NULL, 1, ?)",
                        (key, check, stored, _crc(fingerprint, key, check, stored, None, 1)))
     connection.close()
-    with PredictionCache(path) as cache:
-        with pytest.raises(error, match=message):
-            score_requests(backend, requests, cache=cache)
+    with PredictionCache(path) as cache, pytest.raises(error, match=message):
+        score_requests(backend, requests, cache=cache)
 
 
 def test_a_stored_label_index_is_one_shared_answer_equal_to_a_new_one(tmp_path):

@@ -30,7 +30,7 @@ def review_records(n=600):
 
 
 def reviews(n=600, **kwargs):
-    options = dict(name="my_reviews", input_columns="text", label_column="label")
+    options = {"name": "my_reviews", "input_columns": "text", "label_column": "label"}
     options.update(kwargs)
     return from_records(review_records(n), **options)
 

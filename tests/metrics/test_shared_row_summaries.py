@@ -219,7 +219,7 @@ def test_score_metrics_equal_the_straightforward_rule(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_consistency_equals_the_straightforward_rule(seed):
-    for rng, _width, n, matrix, truth in cases(seed):
+    for _rng, _width, n, matrix, truth in cases(seed):
         for loop in (1, n, max(1, n // 2), 3, 0, -1):
             want = outcome(ref_consistency, truth, matrix, loop)
             assert same_outcome(outcome(consistency, truth, PredictionRows(matrix), loop), want)
