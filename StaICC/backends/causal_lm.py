@@ -61,8 +61,6 @@ DEFAULT_PACKING_GPU = "prefix"
 #: bytes of float32 logits that one batch may materialise (the kept positions × vocabulary)
 DEFAULT_LOGITS_BUDGET_BYTES = 1 << 30
 
-_JointSplit = JointSplit  # the name tests and older code used
-
 
 class CausalLMScorer(ForwardEngine):
     """Batched label scoring with a HuggingFace causal LM (see the module docstring).

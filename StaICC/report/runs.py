@@ -10,7 +10,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-RESULTS_FORMAT = "staicc-results/1"
 RESULTS_FILE = "results.json"
 #: the largest records file read (bytes; records are held in memory, about 5x their file size; a full
 #: standard suite writes a few tens of MB):
@@ -20,6 +19,7 @@ MAX_SAMPLES_BYTES = 256 << 20
 MAX_RESULTS_BYTES = 256 << 20
 MAX_LINE_BYTES = 1 << 20
 
+from ..results.rundir import RESULTS_FORMAT
 from ..spec import SPECS
 from ..errors import RunFormatError  # noqa: F401  (defined with the other errors; importable here)
 
