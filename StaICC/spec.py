@@ -104,23 +104,10 @@ SPECS: Dict[str, SubBenchmarkSpec] = {spec.name: spec for spec in _TABLE}
 STANDARD_SUITE: Tuple[str, ...] = tuple(spec.name for spec in _TABLE if spec.in_standard_suite)
 
 
-def spec_of(name: str) -> SubBenchmarkSpec:
-    """The row of ``name``; an unknown name raises with the known ones listed."""
-    try:
-        return SPECS[name]
-    except KeyError:
-        raise ValueError(f"unknown sub-benchmark {name!r}; known: {', '.join(SPECS)}") from None
-
-
 def parts_of(name: str) -> Tuple[Tuple[str, str], ...]:
     """(result key, part name) pairs: a compound's parts, or ``((name, name),)`` for a simple one."""
     spec = SPECS.get(name)
     return spec.parts if spec is not None and spec.parts else ((name, name),)
-
-
-def part_names() -> Tuple[str, ...]:
-    """Every sub-benchmark that records carry as their ``benchmark`` (compounds unfolded)."""
-    return tuple(spec.name for spec in _TABLE if not spec.compound)
 
 
 def reports_metric(name: str, metric: str) -> bool:

@@ -308,8 +308,3 @@ def run_labels(paths: List[str]) -> List[str]:
     if len(set(names)) < len(names):
         names = [f"{n} ({i + 1})" for i, n in enumerate(names)]
     return names
-
-
-def record_key(record: Dict[str, Any]) -> Tuple[int, int, int]:
-    """(pass, repeat, test index): where a record sits in a run, the same in every run of the same plan."""
-    return record["pass"], record["repeat"], record["test_index"]
