@@ -11,12 +11,10 @@ from ..metrics.agreement import cohen_kappa, fleiss_kappa
 from ..metrics.calibration_metrics import confidence_and_correctness, expected_correct_prefix
 from .tables import Cell, Table
 from ..numeric import sequential_sum
+from ..spec import AGREEMENT_FACTORS, SCORE_PARTS  # noqa: F401  (SCORE_PARTS: read by .html)
 
-#: the factors of the per-factor agreement table: (sub-benchmark, what its raters are)
-FACTORS: Tuple[Tuple[str, str], ...] = (("Template_sens", "templates"), ("Demo_sens", "demonstration sets"),
-                                        ("Order_sens", "demonstration orders"))
-#: sub-benchmarks whose rows are scored predictions of the test items (calibration applies)
-SCORE_PARTS = ("Normal",)
+#: the factors of the per-factor agreement table: (sub-benchmark, what its raters are), from the spec table
+FACTORS: Tuple[Tuple[str, str], ...] = AGREEMENT_FACTORS
 
 
 def _table(part, dataset):

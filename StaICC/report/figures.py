@@ -122,9 +122,9 @@ def bias_figures(runs: Sequence[Any], figures: Figures) -> List[str]:
     out = []
     key = "; ".join(_swatch(plots.BIAS_COLOURS[k], meaning) for k, meaning in (
         ("true label frequency", "grey: the test items' label frequencies"),
-        ("Contextual_bias", "orange: the mean prediction for content-free queries (Contextual_bias)"),
-        ("Domain_bias", "green: for random in-domain text (Domain_bias)"),
-        ("Post_bias", "purple: for the test items themselves (Post_bias, or Normal when no bias diagnosis ran)")))
+        ("contextual", "orange: the mean prediction for content-free queries (Contextual_bias)"),
+        ("domain", "green: for random in-domain text (Domain_bias)"),
+        ("post", "purple: for the test items themselves (Post_bias, or Normal when no bias diagnosis ran)")))
     for run in runs:
         data = plot_data.bias_data(run)
         if data:
