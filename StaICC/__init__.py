@@ -11,6 +11,7 @@ one submodule do not pay for the benchmark machinery.
 _EXPORTS = {
     **dict.fromkeys(("Normal", "Triplet_bias", "Contextual_bias", "Domain_bias", "Post_bias", "GLER", "GLER_corrected",
                      "Template_sens", "Demo_sens", "SubBenchmark"), "subbenchmarks.builtin"),
+    **dict.fromkeys(("Order_sens", "Format_spread"), "subbenchmarks.extensions"),
     "single_experimentor": "subbenchmarks.experimentor",
     "prompt_writter": "prompt",
     "demonstration_sampler": "sampling.rows",
@@ -26,11 +27,12 @@ _EXPORTS = {
 #: submodules the original made available as attributes of the package after ``import StaICC``
 _SUBMODULES = ("util", "normal", "diagnosis")
 
+#: the documented API: what ``from StaICC import *`` gives (every other name lives in its module)
 __all__ = ["Normal", "Triplet_bias", "Contextual_bias", "Domain_bias", "Post_bias", "GLER", "GLER_corrected",
-           "Template_sens", "Demo_sens", "SubBenchmark", "single_experimentor", "prompt_writter",
-           "demonstration_sampler", "triplet_dataset", "Dataset", "basic_datasets_loader", "InferenceError", "StaICCError",
-           "StaICCWarning", "TamperingWarning", "run_suite", "build_suite", "run_methods", "run_lite", "Backend", "FunctionBackend",
-           "make_backend", "PredictionCache", "__version__"]
+           "Template_sens", "Demo_sens", "Order_sens", "Format_spread", "SubBenchmark", "single_experimentor",
+           "prompt_writter", "demonstration_sampler", "triplet_dataset", "Dataset", "basic_datasets_loader",
+           "InferenceError", "StaICCError", "StaICCWarning", "TamperingWarning", "run_suite", "build_suite",
+           "run_methods", "run_lite", "Backend", "FunctionBackend", "make_backend", "PredictionCache", "__version__"]
 
 
 #: module paths of this package's own earlier layout -> where the module lives now.  Importing an
@@ -54,9 +56,12 @@ _MOVED = {
     "StaICC.split": "StaICC.datasets.split",
     "StaICC.calibration": "StaICC.methods.calibration",
     "StaICC.prompt_edits": "StaICC.methods.prompt_edits",
-    "StaICC.reference_model": "StaICC.methods.reference_model",
+    "StaICC.reference_model": "StaICC.backends.reference_model",
+    "StaICC.methods.reference_model": "StaICC.backends.reference_model",
     "StaICC.vectors": "StaICC.methods.vectors",
     "StaICC.metrics.original": "StaICC.legacy.functional",
+    "StaICC.metrics.numeric": "StaICC.numeric",
+    "StaICC.subbenchmarks.spec": "StaICC.spec",
 }
 
 
@@ -84,7 +89,7 @@ class _MovedModuleFinder:
     """A meta-path finder for the names in :data:`_MOVED` (nothing else is looked at)."""
 
     @staticmethod
-    def find_spec(fullname: str, path: object = None, target: object = None) -> object:
+    def find_spec(fullname: str, path: object = None, target: object = None) -> object:  # noqa: ARG004  (the importlib MetaPathFinder signature)
         new_name = _MOVED.get(fullname)
         if new_name is None:
             return None

@@ -67,7 +67,6 @@ STRICT_TEMPLATE_WARNING = ("You are editing the basic dataset template in the st
 STRICT_SETTING_WARNING = "The setting can't be changed in the strict mode. Return to default."
 NOT_APPLICABLE_WARNING = "Not applicable on this dataset."
 WRONG_LABEL_COUNT_WARNING = "The number of wrong labels is not an integer."
-STRICT_MODE = True
 
 DEFAULT_NORMAL_METRICS: List[str] = [
     "accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1",

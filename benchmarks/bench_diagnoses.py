@@ -15,7 +15,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from StaICC import Normal  # noqa: E402
-from StaICC.methods.reference_model import lexical_icl  # noqa: E402
+from StaICC.backends.reference_model import lexical_icl  # noqa: E402
 from StaICC.metrics import CALIBRATION_METRICS, METRICS  # noqa: E402
 from StaICC.retrieval import DPPRetriever, MDLRetriever, VoteKRetriever  # noqa: E402
 from StaICC.subbenchmarks.extensions import Format_spread, Order_sens  # noqa: E402

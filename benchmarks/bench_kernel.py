@@ -189,8 +189,8 @@ def load_model(args: argparse.Namespace, texts: List[str]) -> Tuple[Any, Any, st
         shape = dict(PRESETS[args.preset])
         name = f"{args.preset}-shaped random Llama"
     else:
-        shape = dict(hidden_size=args.hidden, num_hidden_layers=args.layers, num_attention_heads=4,
-                     num_key_value_heads=2, intermediate_size=2 * args.hidden, vocab_size=len(tokenizer))
+        shape = {"hidden_size": args.hidden, "num_hidden_layers": args.layers, "num_attention_heads": 4,
+                     "num_key_value_heads": 2, "intermediate_size": 2 * args.hidden, "vocab_size": len(tokenizer)}
         name = f"tiny random Llama (hidden {args.hidden}, {args.layers} layers)"
     model = random_llama(shape, args.device, dtype)
     with torch.no_grad():
@@ -222,13 +222,13 @@ def over_groups(groups: List[Group], score: Callable[[Group], List[List[float]]]
 
 
 def build_methods(args: argparse.Namespace, groups: List[Group], model: Any, tokenizer: Any) -> List[Method]:
-    common = dict(token_budget=args.token_budget, dtype=model.dtype, compile_model=args.compile)
+    common = {"token_budget": args.token_budget, "dtype": model.dtype, "compile_model": args.compile}
 
     def scorer(**kwargs: Any) -> CausalLMScorer:
         return CausalLMScorer(model, tokenizer, **common, **kwargs)
 
     methods: List[Method] = []
-    tree = dict(packing="tree", pack_tokens=args.pack_tokens, tree_attention=args.tree_attention)
+    tree = {"packing": "tree", "pack_tokens": args.pack_tokens, "tree_attention": args.tree_attention}
     if args.workload == "suite":
         plain = scorer(packing="rows")
         methods.append(Method("last_token, one row per prompt", "last_token",
@@ -249,7 +249,7 @@ def build_methods(args: argparse.Namespace, groups: List[Group], model: Any, tok
         return methods
     methods.append(Method("per-prompt kernel", "last_token", over_groups(
         groups, lambda g: kernels.batched_ICL_inference_with_torch_Causal_LM(g.prompts, model, tokenizer, g.labels))))
-    for label, options in (("", dict(packing="prefix")), (", tree-packed", tree)):
+    for label, options in (("", {"packing": "prefix"}), (", tree-packed", tree)):
         last = scorer(**options)
         methods.append(Method("batched last_token" + label, "last_token",
                               over_groups(groups, lambda g, last=last: last.score(g.prompts, g.labels)), last,
@@ -258,13 +258,13 @@ def build_methods(args: argparse.Namespace, groups: List[Group], model: Any, tok
     if lm_eval is not None:
         methods.append(Method("lm-eval HFLM", "sequence", over_groups(groups, lambda g: lm_eval(g.prompts, g.labels))))
     reference = "lm-eval HFLM" if lm_eval else "sequence, unshared rows"
-    for name, options in (("sequence, unshared rows", dict(packing="rows")),
-                          ("sequence, context shared", dict(packing="prefix")), ("sequence, tree-packed", tree)):
+    for name, options in (("sequence, unshared rows", {"packing": "rows"}),
+                          ("sequence, context shared", {"packing": "prefix"}), ("sequence, tree-packed", tree)):
         seq = scorer(scoring="sequence", **options)
         methods.append(Method(name, "sequence", over_groups(groups, lambda g, seq=seq: seq.score(g.prompts, g.labels)),
                               seq, reference if name != reference else None))
-    for name, options in (("noisy channel, unshared", dict(packing="rows")),
-                          ("noisy channel, prefix-shared", dict(packing="prefix")),
+    for name, options in (("noisy channel, unshared", {"packing": "rows"}),
+                          ("noisy channel, prefix-shared", {"packing": "prefix"}),
                           ("noisy channel, tree-packed", tree)):
         noisy = scorer(**options)
         methods.append(Method(name, "noisy", over_groups(
@@ -383,11 +383,11 @@ def main() -> None:
                       if fp32 is not None and method.quantity == "last_token" and results[method.name] else None)
         speed = (f"{min(times[method.reference]) / wall:.2f}x {short(method.reference)}"
                  if method.reference in times else "")
-        rows.append(dict(name=method.name, quantity=method.quantity, count=count, wall=wall,
-                         work=work.get(method.name, kernel_table.Work(0, 0)), agree=fmt(agree, ".1f"),
-                         diff=fmt(diff, ".1e"), fp32=fmt(fp32_agree, ".1f"),
-                         largest=method.engine.largest_batch if method.engine is not None else "",
-                         peak=peaks[method.name], speed=speed))
+        rows.append({"name": method.name, "quantity": method.quantity, "count": count, "wall": wall,
+                         "work": work.get(method.name, kernel_table.Work(0, 0)), "agree": fmt(agree, ".1f"),
+                         "diff": fmt(diff, ".1e"), "fp32": fmt(fp32_agree, ".1f"),
+                         "largest": method.engine.largest_batch if method.engine is not None else "",
+                         "peak": peaks[method.name], "speed": speed})
     kernel_table.print_table(rows, shape, peak)
     if not cuda:
         print("\n* CPU: the process's resident-memory high-water mark after the method's first run")

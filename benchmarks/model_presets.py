@@ -6,10 +6,10 @@ Llama-3.2-1B's or Llama-3.1-8B's shape costs what the real one costs per token.
 from typing import Any, Dict
 
 PRESETS = {  # name -> LlamaConfig arguments (random weights)
-    "llama-3.2-1b": dict(hidden_size=2048, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
-                         intermediate_size=8192, vocab_size=128256, tie_word_embeddings=True),
-    "llama-3.1-8b": dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
-                         intermediate_size=14336, vocab_size=128256, tie_word_embeddings=False),
+    "llama-3.2-1b": {"hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
+                         "intermediate_size": 8192, "vocab_size": 128256, "tie_word_embeddings": True},
+    "llama-3.1-8b": {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                         "intermediate_size": 14336, "vocab_size": 128256, "tie_word_embeddings": False},
 }
 
 

@@ -3,7 +3,7 @@
     python examples/compare_retrievers.py [DATASET ...]     # default: rotten_tomatoes TREC
 
 Each retriever chooses k = 4 demonstrations per test query from the demonstration
-split; the built-in reference model ``StaICC.methods.reference_model.lexical_icl`` (a
+split; the built-in reference model ``StaICC.backends.reference_model.lexical_icl`` (a
 dependency-free lexical in-context learner) answers.  The "standard" row uses the
 standard's random sampler with R = 2 (1024 queries); a retriever gives one
 demonstration set per test item (R = 1, 512 queries), and its results are marked
@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from StaICC import Normal  # noqa: E402
 from StaICC.errors import TamperingWarning  # noqa: E402
-from StaICC.methods.reference_model import lexical_icl  # noqa: E402
+from StaICC.backends.reference_model import lexical_icl  # noqa: E402
 from StaICC.retrieval import BM25Retriever, MMRRetriever, RandomRetriever  # noqa: E402
 
 RETRIEVERS = [

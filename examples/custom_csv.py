@@ -4,7 +4,7 @@
 
 Uses the synthetic sample ``examples/data/sentiment.csv`` (600 rows, made by
 ``examples/data/make_sample.py``) and the built-in dependency-free reference model
-``StaICC.methods.reference_model.lexical_icl``; replace it with your model's
+``StaICC.backends.reference_model.lexical_icl``; replace it with your model's
 ``f(prompt, label_space) -> probabilities``.  Custom data is never a standard baseline:
 every result carries ``metadata["standard"] == False``.
 """
@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from StaICC import Demo_sens, Normal, Template_sens  # noqa: E402
 from StaICC.custom_datasets import from_csv, from_jsonl  # noqa: E402
 from StaICC.errors import TamperingWarning  # noqa: E402
-from StaICC.methods.reference_model import lexical_icl  # noqa: E402
+from StaICC.backends.reference_model import lexical_icl  # noqa: E402
 from StaICC.report import format_table  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

@@ -6,7 +6,7 @@ and prints one table per diagnosis.  Each one is described in docs/standard.md.
 import time
 
 from StaICC import GLER, Demo_sens, Template_sens, Triplet_bias
-from StaICC.methods.reference_model import lexical_icl
+from StaICC.backends.reference_model import lexical_icl
 from StaICC.report import format_table
 
 DATASETS = ["rotten_tomatoes", "TREC"]

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from StaICC import Normal  # noqa: E402
 from StaICC.extras import require  # noqa: E402
-from StaICC import calibration as sc  # noqa: E402
+from StaICC.methods import calibration as sc  # noqa: E402
 from StaICC.backends.causal_lm import CausalLMScorer  # noqa: E402
 
 CALIBRATIONS = ["none", "contextual", "domain", "batch", "hidden", "knn", "knn_centroid"]

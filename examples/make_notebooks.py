@@ -12,7 +12,7 @@ NOTEBOOKS = {
     "quick_start.ipynb": [
         ("markdown", "# Quick start\n\nEvaluate an inference function on the StaICC standard. A result shows as "
                      "a table, with any non-standard setting stated above it."),
-        ("code", "from StaICC import Normal\nfrom StaICC.methods.reference_model import lexical_icl\n\n"
+        ("code", "from StaICC import Normal\nfrom StaICC.backends.reference_model import lexical_icl\n\n"
                  "def my_inference(prompt, label_space):\n"
                  "    # a real model scores each label after the prompt; the built-in lexical learner stands in\n"
                  "    return lexical_icl(prompt, label_space)"),
@@ -23,7 +23,7 @@ NOTEBOOKS = {
     "preentered_predictions.ipynb": [
         ("markdown", "# Preentered predictions\n\nScore the prompts anywhere (a cluster, an API), then hand the "
                      "predictions back: one list per dataset, aligned with `prompt_set()`."),
-        ("code", "from StaICC import Normal\nfrom StaICC.methods.reference_model import lexical_icl\n\n"
+        ("code", "from StaICC import Normal\nfrom StaICC.backends.reference_model import lexical_icl\n\n"
                  "benchmark = Normal(datasets=[\"rotten_tomatoes\", \"TREC\"])\n"
                  "prompts = {e.dataset_name: (e.prompt_set(), e.get_label_space()) for e in benchmark}\n"
                  "{name: len(p) for name, (p, _) in prompts.items()}"),

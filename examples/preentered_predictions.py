@@ -8,7 +8,7 @@ import os
 import tempfile
 
 from StaICC import Normal
-from StaICC.methods.reference_model import lexical_icl
+from StaICC.backends.reference_model import lexical_icl
 
 benchmark = Normal(datasets=["rotten_tomatoes", "TREC"])
 folder = tempfile.mkdtemp()

@@ -4,7 +4,7 @@ Replace `my_inference` with your model: it receives the prompt and the label spa
 and returns probabilities, logits, or the index of the predicted label.
 """
 from StaICC import Normal
-from StaICC.methods.reference_model import lexical_icl
+from StaICC.backends.reference_model import lexical_icl
 from StaICC.report import format_table
 
 

@@ -47,7 +47,7 @@ def all_benchmarks(datasets: Sequence[str] = FIXTURE_DATASETS, retriever=None, *
 
 def make_lexical_and_uniform(root: str, datasets: Sequence[str] = FIXTURE_DATASETS) -> Dict[str, str]:
     """Two run directories on the same standard prompts: the lexical model and the chance model."""
-    from StaICC.methods.reference_model import lexical_icl, uniform
+    from StaICC.backends.reference_model import lexical_icl, uniform
     return {"lexical": write_run(os.path.join(root, "lexical"), "lexical", lexical_icl, all_benchmarks(datasets)),
             "uniform": write_run(os.path.join(root, "uniform"), "uniform", uniform, all_benchmarks(datasets))}
 
@@ -55,7 +55,7 @@ def make_lexical_and_uniform(root: str, datasets: Sequence[str] = FIXTURE_DATASE
 def make_bm25(root: str, datasets: Sequence[str] = FIXTURE_DATASETS) -> str:
     """The lexical model on BM25-retrieved demonstrations (Normal only): other prompts than the standard."""
     from StaICC import Normal
-    from StaICC.methods.reference_model import lexical_icl
+    from StaICC.backends.reference_model import lexical_icl
     from StaICC.retrieval import retriever_from_name
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TamperingWarning)
@@ -66,7 +66,7 @@ def make_bm25(root: str, datasets: Sequence[str] = FIXTURE_DATASETS) -> str:
 def make_k2(root: str, datasets: Sequence[str] = FIXTURE_DATASETS) -> str:
     """The lexical model with k = 2 (Normal only)."""
     from StaICC import Normal
-    from StaICC.methods.reference_model import lexical_icl
+    from StaICC.backends.reference_model import lexical_icl
     return write_run(os.path.join(root, "k2"), "lexical", lexical_icl, {"Normal": Normal(k=2, datasets=list(datasets))})
 
 

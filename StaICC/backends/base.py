@@ -83,7 +83,7 @@ class Backend(abc.ABC):
     def non_standard(self) -> List[str]:
         return []
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (an optional hook: most backends hold nothing to release)
         """Release what the backend holds (a server pool, GPU memory); idempotent."""
 
     def __repr__(self) -> str:
@@ -203,7 +203,7 @@ def code_digest(function: Callable) -> str:
     target = getattr(function, "__func__", function)
     code = getattr(target, "__code__", None)
     if code is None:
-        call = getattr(type(target), "__call__", None)
+        call = type(target).__call__ if callable(target) else None
         code = getattr(call, "__code__", None)
     digest = hashlib.sha256()
     if code is None:

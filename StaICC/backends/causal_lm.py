@@ -39,12 +39,13 @@ import warnings
 from typing import Any, Callable, List, Optional, Sequence
 
 from ..extras import require
-from ..metrics import softmax
+from ..numeric import softmax
 from ..validation import check_bool, check_int, check_label_space
 from . import prefix_tree
 from .joint_tokens import JointSplit, split_joint
 from .kernels import label_token_ids, model_device
 from .lm_engine import PACKING_MODES, SHARE_MODES, ForwardEngine
+from .hf_runtime import _pad_token_id, _prepared_model, _vocab_size_of_model
 from .tree_forward import TREE_ATTENTION
 
 __all__ = ["CausalLMScorer", "SCORING_MODES", "PADDING_SIDES"]
@@ -61,7 +62,34 @@ DEFAULT_PACKING_GPU = "tree"
 #: bytes of float32 logits that one batch may materialise (the kept positions × vocabulary)
 DEFAULT_LOGITS_BUDGET_BYTES = 1 << 30
 
-_JointSplit = JointSplit  # the name tests and older code used
+
+def _checked_arguments(scoring: str, padding_side: str, share_prefixes: Any, packing: str, tree_attention: str,
+                       batch_size: Optional[int], rows_per_forward: Optional[int], token_budget: Optional[int],
+                       prefix_overhead_tokens: Optional[int], pack_tokens: Optional[int], logits_budget_bytes: int,
+                       noisy_channel: bool, compile_model: bool) -> Optional[int]:
+    """CausalLMScorer's settings checked before a model is touched; returns the rows per forward
+    (``rows_per_forward``, or its older name ``batch_size``)."""
+    if scoring not in SCORING_MODES:
+        raise ValueError(f"CausalLMScorer: scoring must be one of {SCORING_MODES}, got {scoring!r}")
+    if padding_side not in PADDING_SIDES:
+        raise ValueError(f"CausalLMScorer: padding_side must be one of {PADDING_SIDES}, got {padding_side!r}")
+    if share_prefixes not in SHARE_MODES or isinstance(share_prefixes, int) and not isinstance(share_prefixes, bool):
+        raise ValueError(f"CausalLMScorer: share_prefixes must be 'auto', True or False, got {share_prefixes!r}")
+    if packing not in ("auto",) + PACKING_MODES:
+        raise ValueError(f"CausalLMScorer: packing must be one of {('auto',) + PACKING_MODES}, got {packing!r}")
+    if tree_attention not in TREE_ATTENTION:
+        raise ValueError(f"CausalLMScorer: tree_attention must be one of {TREE_ATTENTION}, got {tree_attention!r}")
+    if batch_size is not None and rows_per_forward is not None:
+        raise ValueError("CausalLMScorer: give rows_per_forward or its older name batch_size, not both")
+    rows_per_forward = rows_per_forward if rows_per_forward is not None else batch_size
+    for name, value in (("rows_per_forward", rows_per_forward), ("token_budget", token_budget),
+                        ("prefix_overhead_tokens", prefix_overhead_tokens), ("pack_tokens", pack_tokens)):
+        if value is not None:
+            check_int(value, name, minimum=0 if name == "prefix_overhead_tokens" else 1, at=" in CausalLMScorer")
+    check_int(logits_budget_bytes, "logits_budget_bytes", minimum=1, at=" in CausalLMScorer")
+    check_bool(noisy_channel, "noisy_channel", at=" in CausalLMScorer")
+    check_bool(compile_model, "compile_model", at=" in CausalLMScorer")
+    return rows_per_forward
 
 
 class CausalLMScorer(ForwardEngine):
@@ -135,26 +163,9 @@ class CausalLMScorer(ForwardEngine):
         tree_attention: str = "auto",
     ) -> None:
         torch = require("torch", "CausalLMScorer")
-        if scoring not in SCORING_MODES:
-            raise ValueError(f"CausalLMScorer: scoring must be one of {SCORING_MODES}, got {scoring!r}")
-        if padding_side not in PADDING_SIDES:
-            raise ValueError(f"CausalLMScorer: padding_side must be one of {PADDING_SIDES}, got {padding_side!r}")
-        if share_prefixes not in SHARE_MODES or isinstance(share_prefixes, int) and not isinstance(share_prefixes, bool):
-            raise ValueError(f"CausalLMScorer: share_prefixes must be 'auto', True or False, got {share_prefixes!r}")
-        if packing not in ("auto",) + PACKING_MODES:
-            raise ValueError(f"CausalLMScorer: packing must be one of {('auto',) + PACKING_MODES}, got {packing!r}")
-        if tree_attention not in TREE_ATTENTION:
-            raise ValueError(f"CausalLMScorer: tree_attention must be one of {TREE_ATTENTION}, got {tree_attention!r}")
-        if batch_size is not None and rows_per_forward is not None:
-            raise ValueError("CausalLMScorer: give rows_per_forward or its older name batch_size, not both")
-        rows_per_forward = rows_per_forward if rows_per_forward is not None else batch_size
-        for name, value in (("rows_per_forward", rows_per_forward), ("token_budget", token_budget),
-                            ("prefix_overhead_tokens", prefix_overhead_tokens), ("pack_tokens", pack_tokens)):
-            if value is not None:
-                check_int(value, name, minimum=0 if name == "prefix_overhead_tokens" else 1, at=" in CausalLMScorer")
-        check_int(logits_budget_bytes, "logits_budget_bytes", minimum=1, at=" in CausalLMScorer")
-        check_bool(noisy_channel, "noisy_channel", at=" in CausalLMScorer")
-        check_bool(compile_model, "compile_model", at=" in CausalLMScorer")
+        rows_per_forward = _checked_arguments(scoring, padding_side, share_prefixes, packing, tree_attention,
+                                              batch_size, rows_per_forward, token_budget, prefix_overhead_tokens,
+                                              pack_tokens, logits_budget_bytes, noisy_channel, compile_model)
         if label_space is not None:
             label_space = _checked_labels(label_space, "CausalLMScorer(label_space=...)")
         self.model = _prepared_model(torch, model, device, dtype)
@@ -365,33 +376,3 @@ def _checked_prompts(prompts: Any, where: str) -> List[str]:
 
 def _checked_labels(label_space: Sequence[str], where: str) -> List[str]:
     return check_label_space(label_space, at=f" in {where}", name="label_space")
-
-
-def _pad_token_id(tokenizer: Any) -> int:
-    """Any valid id works: padded positions are masked out and never read."""
-    for name in ("pad_token_id", "eos_token_id", "unk_token_id"):
-        value = getattr(tokenizer, name, None)
-        if isinstance(value, int):
-            return value
-    return 0
-
-
-def _vocab_size_of_model(model: Any) -> int:
-    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
-    if head is not None and hasattr(head, "weight"):
-        return int(head.weight.shape[0])
-    return int(getattr(getattr(model, "config", None), "vocab_size", 0) or 32000)
-
-
-def _prepared_model(torch: Any, model: Any, device: Any, dtype: Any) -> Any:
-    """Move/cast the model as asked, put it in eval mode and return it."""
-    if device is not None:
-        model = model.to(device)
-    current = next(model.parameters()).dtype if any(True for _ in model.parameters()) else torch.float32
-    on_cuda = model_device(model).type == "cuda"
-    if dtype is None and on_cuda and current == torch.float32:
-        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    if dtype is not None:
-        model = model.to(dtype)
-    model.eval()
-    return model

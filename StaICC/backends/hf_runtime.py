@@ -18,6 +18,8 @@ import json
 import os
 from typing import Any, Dict, Optional, Tuple
 
+from .kernels import model_device
+
 #: on the CPU, a model with fewer parameters than this runs on one thread by default (see the module docstring)
 ONE_THREAD_BELOW_PARAMETERS = 100_000_000
 #: file endings of weights that ``from_pretrained`` reads
@@ -107,3 +109,34 @@ def choose_threads(model: Any, asked: Optional[int]) -> Tuple[int, str]:
 def runtime(threads: int, why: str) -> Dict[str, Any]:
     """What provenance records of how the model ran (not part of the identity: it changes no answer)."""
     return {"threads": threads, "threads_rule": why}
+
+
+# what CausalLMScorer needs of a model and its tokenizer, once they are loaded
+def _pad_token_id(tokenizer: Any) -> int:
+    """Any valid id works: padded positions are masked out and never read."""
+    for name in ("pad_token_id", "eos_token_id", "unk_token_id"):
+        value = getattr(tokenizer, name, None)
+        if isinstance(value, int):
+            return value
+    return 0
+
+
+def _vocab_size_of_model(model: Any) -> int:
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    if head is not None and hasattr(head, "weight"):
+        return int(head.weight.shape[0])
+    return int(getattr(getattr(model, "config", None), "vocab_size", 0) or 32000)
+
+
+def _prepared_model(torch: Any, model: Any, device: Any, dtype: Any) -> Any:
+    """Move/cast the model as asked, put it in eval mode and return it."""
+    if device is not None:
+        model = model.to(device)
+    current = next(model.parameters()).dtype if any(True for _ in model.parameters()) else torch.float32
+    on_cuda = model_device(model).type == "cuda"
+    if dtype is None and on_cuda and current == torch.float32:
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if dtype is not None:
+        model = model.to(dtype)
+    model.eval()
+    return model

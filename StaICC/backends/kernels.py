@@ -20,7 +20,7 @@ which batches prompts and gives the same probabilities.
 from typing import Any, Callable, List, Optional, Sequence
 
 from ..extras import require
-from ..metrics import softmax
+from ..numeric import softmax
 from ..validation import check_label_space
 
 __all__ = ["model_device", "label_token_ids", "inference_standard_template", "standard_ICL_inference_with_torch_Causal_LM", "batched_ICL_inference_with_torch_Causal_LM", "noisy_channel_ICL_inference_with_torch_Causal_LM", "standard_ICL_inference_with_API_call"]
@@ -51,7 +51,7 @@ def label_token_ids(tokenizer: Any, label_space: Sequence[str]) -> List[int]:
     return ids
 
 
-def inference_standard_template(prompt: Any, label_space: Sequence[str]) -> List[float]:
+def inference_standard_template(prompt: Any, label_space: Sequence[str]) -> List[float]:  # noqa: ARG001  (a model function's signature: f(prompt, label_space))
     """The uniform distribution, a template for writing your own inference."""
     check_label_space(label_space, at=" in inference_standard_template", name="label_space")
     n = len(label_space)

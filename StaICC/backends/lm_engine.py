@@ -26,7 +26,7 @@ from ..extras import require
 from . import prefix_tree
 from .kv_cache import CACHE_ARGUMENTS, output_cache, selected_cache, why_no_prefix_sharing
 from .prefix_tree import Node
-from .tree_forward import TreeForward
+from .tree_forward import Reads, TreeForward, _is_out_of_memory, _kept_count
 
 #: output_hidden_states keeps all layers' activations: batches asking for them use budget / this
 HIDDEN_STATE_BUDGET_DIVISOR = 4
@@ -36,15 +36,6 @@ SHARE_MODES = ("auto", True, False)
 #: tree: each group of prompts as one flat row with a tree mask (:mod:`.tree_forward`); prefix: the prefix
 #: tree's levels continued from KV caches; rows: one padded row per distinct sequence
 PACKING_MODES = ("tree", "prefix", "rows")
-
-
-@dataclass
-class Reads:
-    """Per sequence and read: the gathered values (float32 NumPy arrays), optional states."""
-
-    values: List[List[Any]]
-    full: Optional[List[List[Any]]] = None  # full-vocabulary logits at the read position
-    hidden: Optional[List[List[Any]]] = None  # last-layer hidden state at the read position
 
 
 @dataclass
@@ -151,19 +142,19 @@ class ForwardEngine(TreeForward):
                     [[None] * len(p) for p in read_positions] if want_full else None,
                     [[None] * len(p) for p in read_positions] if want_hidden else None)
         self.stats.reads += sum(len(p) for p in read_positions)
-        if self.packing == "tree" and self._tree_usable(self.packing_asked):
+        if self.packing == "tree" and self._tree_usable():
             with self._torch.inference_mode():
                 self._run_tree(sequences, read_positions, read_ids, out, log_softmax, want_hidden)
             return out
         share = self.share_prefixes if self._can_share and self.packing != "rows" else False
         if share is False:
-            settings = dict(overhead_tokens=0, min_saved_fraction=0.0, max_depth=0)
+            settings = {"overhead_tokens": 0, "min_saved_fraction": 0.0, "max_depth": 0}
         elif share is True:
-            settings = dict(overhead_tokens=0, min_saved_fraction=0.0, max_depth=prefix_tree.DEFAULT_MAX_DEPTH)
+            settings = {"overhead_tokens": 0, "min_saved_fraction": 0.0, "max_depth": prefix_tree.DEFAULT_MAX_DEPTH}
         else:
-            settings = dict(overhead_tokens=self.prefix_overhead_tokens,
-                            min_saved_fraction=prefix_tree.DEFAULT_MIN_SAVED_FRACTION,
-                            max_depth=prefix_tree.DEFAULT_MAX_DEPTH)
+            settings = {"overhead_tokens": self.prefix_overhead_tokens,
+                            "min_saved_fraction": prefix_tree.DEFAULT_MIN_SAVED_FRACTION,
+                            "max_depth": prefix_tree.DEFAULT_MAX_DEPTH}
         nodes = prefix_tree.plan(prefix_tree.build(sequences, read_positions), **settings)
         self.stats.tokens_requested += sum(len(ids) for ids in sequences)
         self.stats.tokens_computed += prefix_tree.count_tokens(nodes)
@@ -234,7 +225,7 @@ class ForwardEngine(TreeForward):
         left = self.padding_side == "left"
         starts = [width - len(node.tokens) if left else 0 for node, _ in batch]
         ids_rows, mask_rows = [], []
-        for (node, _), start in zip(batch, starts):
+        for node, _ in batch:
             pad = width - len(node.tokens)
             ids_rows.append([self._pad_id] * pad + node.tokens if left else node.tokens + [self._pad_id] * pad)
             mask_rows.append([0] * pad + [1] * len(node.tokens) if left else [1] * len(node.tokens) + [0] * pad)
@@ -342,22 +333,9 @@ class ForwardEngine(TreeForward):
                       f"{self.rows_per_forward} per batch", stacklevel=5)
 
 
-def _kept_count(kept: Any, width: int) -> int:
-    """Positions per row where the output head runs, for a ``_kept_columns`` answer."""
-    if kept is None:
-        return width
-    return kept[0] if isinstance(kept[0], int) else int(kept[0].numel())
-
-
 def _grown(stats: _Batch, node: Node) -> _Batch:
     """Batch statistics after adding ``node``."""
     length = len(node.tokens)
     first_read = min((local for local, _, _ in node.reads), default=length - 1)
     return _Batch(stats.rows + 1, max(stats.longest, length), max(stats.deepest, length - first_read),
                   stats.positions | {local for local, _, _ in node.reads})
-
-
-def _is_out_of_memory(torch: Any, error: Exception) -> bool:
-    oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
-                                  getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)) if t)
-    return isinstance(error, oom_types) or "out of memory" in str(error).lower()

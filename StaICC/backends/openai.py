@@ -43,6 +43,8 @@ from ..requests import Answer, Request
 from . import _args
 from .base import Backend
 from . import openai_labels
+from .openai_echo import MAX_LOGPROB, MissingLogprobsError, _check_coverage, _finite, _token_end
+from .openai_labels import scoring_jobs
 from .generative import AnswerMapper, ScoringModes, answer_instruction, default_messages
 from .http import MAX_BACKOFF_SECONDS, RETRY_STATUSES, APIError, JSONClient, Limits  # noqa: F401  (re-exported)
 from .secrets import redact_prefix, redact_text, redact_url, register_secret
@@ -54,10 +56,6 @@ _OPENAI_ARGS = ("base_url", "model", "api_key_env", "scoring", "concurrency", "r
                 "max_tokens", "chat", "system", "stop", "unparsed", "aliases", "postprocess", "answer_hook",
                 "message_builder", "model_id", "requests_per_call", "deadline", "max_response_bytes",
                 "label_logprobs") + THINKING_ARGS
-
-
-class MissingLogprobsError(APIError):
-    """The server's answer lacks what log-probability scoring needs."""
 
 
 def openai_backend(**arguments: Any) -> "OpenAIBackend":
@@ -352,67 +350,6 @@ def reasoning_tokens(response: Dict[str, Any]) -> Optional[int]:
     details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
     value = details.get("reasoning_tokens") if isinstance(details, dict) else None
     return value if type(value) is int and value >= 0 else None
-
-
-def scoring_jobs(requests: Sequence[Request]) -> List[Tuple[int, str, Optional[str]]]:
-    """(request number, context, continuation or None: the whole text) of every echo request to score."""
-    jobs: List[Tuple[int, str, Optional[str]]] = []
-    for i, r in enumerate(requests):
-        if r.noisy_channel:
-            jobs.extend((i, p, None) for p in r.prompt)
-        else:
-            jobs.extend((i, r.prompt, label) for label in r.label_space)  # type: ignore[misc]
-    return jobs
-
-
-#: the largest log-probability accepted: 0 plus float rounding noise; anything above is impossible
-MAX_LOGPROB = 1e-6
-
-
-def _check_coverage(where: str, tokens: List[Any], offsets: List[Any], text: str, hint: str) -> int:
-    """How many echoed tokens are the prompt's, once they are shown to cover all of it, in order.
-
-    A partial echo would score a label on tokens that are not the label's (silently uniform or
-    wrong probabilities), so: offsets are integers in order, the prompt's tokens (offset before
-    the prompt's end) are strings that leave no uncovered character but whitespace between
-    them (some servers trim a token's leading space from its offset), the last of them reaches
-    the prompt's end, and at most one token (the one ``max_tokens=1`` generated) follows.
-    """
-    if not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets):
-        raise MissingLogprobsError(f"{where} returned text offsets that are not character positions." + hint)
-    if any(b < a for a, b in zip(offsets, offsets[1:])):
-        raise MissingLogprobsError(f"{where} returned text offsets out of order; the echoed tokens do not "
-                                   "follow the prompt")
-    count = sum(1 for offset in offsets if offset < len(text))
-    if not count:
-        raise MissingLogprobsError(f"{where} returned no log-probability for the prompt's tokens." + hint)
-    if len(offsets) - count > 1:
-        raise MissingLogprobsError(f"{where} returned {len(offsets) - count} tokens after the prompt's end; "
-                                   "max_tokens=1 generates one: the offsets do not fit the prompt." + hint)
-    if not all(isinstance(token, str) for token in tokens[:count]):
-        raise MissingLogprobsError(f"{where} returned echoed tokens that are not strings." + hint)
-    covered = 0
-    for token, offset in zip(tokens[:count], offsets[:count]):
-        if text[covered:offset].strip():
-            raise MissingLogprobsError(f"{where} returned log-probabilities that skip characters {covered}.."
-                                       f"{offset} of the prompt; the echoed tokens must cover all of it." + hint)
-        covered = max(covered, offset + len(token))
-    if text[covered:].strip():
-        raise MissingLogprobsError(f"{where} returned log-probabilities covering only the first {covered} of "
-                                   f"the prompt's {len(text)} characters; the label's tokens are missing")
-    return count
-
-
-def _finite(value: Any) -> bool:
-    """Whether a number is finite as a float (an integer of thousands of digits is not: it cannot be one)."""
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
-
-
-def _token_end(offsets: List[int], k: int, length: int) -> int:
-    return offsets[k + 1] if k + 1 < len(offsets) else length
 
 
 def _checked_url(url: str) -> str:

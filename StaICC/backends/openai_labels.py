@@ -17,6 +17,8 @@ records.  Requests whose labels are not single next tokens (multi-token labels i
 import urllib.parse
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..requests import Request
+
 LABEL_LOGPROBS = ("off", "on", "auto")
 FALLBACK_NOTE = "echo (the server offers no /tokenize or logprob_token_ids)"
 
@@ -112,7 +114,6 @@ def label_query(scoring: str, prompt: str, labels: Sequence[str], tokenizer: Rem
 def score_label_tokens(backend: Any, requests: Sequence[Any]) -> List[Any]:
     """The ``openai`` backend's answers: one ``/completions`` request per prompt whose labels are single
     next tokens, the echo path for the others (noisy channel, multi-token labels)."""
-    from .openai import scoring_jobs
     from .scores import answers_from_scores
     tokenizer = RemoteTokenizer(backend.tokenize)
     jobs: List[Tuple[Any, ...]] = []
@@ -132,3 +133,14 @@ def score_label_tokens(backend: Any, requests: Sequence[Any]) -> List[Any]:
         return read_label_logprobs(response, job[3], where)
     values = [v for found in backend._map(run, jobs) for v in found]
     return answers_from_scores(requests, values)
+
+
+def scoring_jobs(requests: Sequence[Request]) -> List[Tuple[int, str, Optional[str]]]:
+    """(request number, context, continuation or None: the whole text) of every echo request to score."""
+    jobs: List[Tuple[int, str, Optional[str]]] = []
+    for i, r in enumerate(requests):
+        if r.noisy_channel:
+            jobs.extend((i, p, None) for p in r.prompt)
+        else:
+            jobs.extend((i, r.prompt, label) for label in r.label_space)  # type: ignore[misc]
+    return jobs

@@ -16,7 +16,7 @@ class ReferenceBackend(FunctionBackend):
     reproducible_rows = True  # pure-Python arithmetic: the same bits on every route and machine
 
     def __init__(self, model: str = "lexical") -> None:
-        from ..methods.reference_model import REFERENCE_MODELS
+        from .reference_model import REFERENCE_MODELS
         if model not in REFERENCE_MODELS:
             raise ValueError(f"unknown reference model {model!r}; choose one of {', '.join(sorted(REFERENCE_MODELS))}")
         super().__init__(REFERENCE_MODELS[model], batch_size=256)

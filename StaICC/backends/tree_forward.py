@@ -28,6 +28,15 @@ from .kv_cache import full_attention
 TREE_ATTENTION = ("auto", "flex", "dense")
 
 
+@dataclasses.dataclass
+class Reads:
+    """Per sequence and read: the gathered values (float32 NumPy arrays), optional states."""
+
+    values: List[List[Any]]
+    full: Optional[List[List[Any]]] = None  # full-vocabulary logits at the read position
+    hidden: Optional[List[List[Any]]] = None  # last-layer hidden state at the read position
+
+
 class TreeForward:
     """Mixin of ForwardEngine: needs ``model``, ``device``, the budgets, ``_store_reads`` and ``_record``."""
 
@@ -41,12 +50,12 @@ class TreeForward:
     def _init_tree(self) -> None:
         self._tree_ok: Optional[bool] = None  # decided by the probe on first use
         self._flex = self.tree_attention == "flex" or (
-            self.tree_attention == "auto" and self.device.type == "cuda" and _has_flex(self._torch))
+            self.tree_attention == "auto" and self.device.type == "cuda" and _has_flex())
         self._shape: Optional[Tuple[int, int, int]] = None  # for the cost model, read on first use
 
-    def _tree_usable(self, asked: bool) -> bool:
+    def _tree_usable(self) -> bool:
         """Whether this model takes tree packs; probed once.  When it does not, one line says why and
-        the prefix-tree engine runs instead (``asked`` is kept for callers; the line is always said)."""
+        the prefix-tree engine runs instead."""
         if self._tree_ok is None:
             reason = self._why_no_tree()
             self._tree_ok = reason is None
@@ -82,7 +91,7 @@ class TreeForward:
                 try:
                     self._forward_packs(batch, read_ids, out, log_softmax, want_hidden)
                 except Exception as error:  # only out-of-memory is retried, with half the batch or half the pack
-                    if not _is_oom(self._torch, error) or (len(batch) == 1 and len(batch[0].members) == 1):
+                    if not _is_out_of_memory(self._torch, error) or (len(batch) == 1 and len(batch[0].members) == 1):
                         raise
                     if self.device.type == "cuda":
                         self._torch.cuda.empty_cache()
@@ -187,7 +196,6 @@ class TreeForward:
         rows = [ids[:7], ids[:5] + ids[7:9]]
         positions = [list(range(7)), list(range(7))]
         read_ids = [[list(range(min(vocab, 64)))] * 7 for _ in rows]
-        from .lm_engine import Reads
         out, saved = Reads([[None] * 7 for _ in rows]), dataclasses.replace(self.stats)
         try:
             with torch.inference_mode():
@@ -224,7 +232,7 @@ def model_shape(model: Any) -> Tuple[int, int, int]:
     return total, int(config.hidden_size), int(config.num_hidden_layers)
 
 
-def _has_flex(torch: Any) -> bool:
+def _has_flex() -> bool:
     try:
         from torch.nn.attention import flex_attention  # noqa: F401
     except ImportError:
@@ -233,10 +241,14 @@ def _has_flex(torch: Any) -> bool:
 
 
 def _kept_count(kept: Any, width: int) -> int:
-    from .lm_engine import _kept_count as count
-    return count(kept, width)
+    """Positions per row where the output head runs, for a ``_kept_columns`` answer."""
+    if kept is None:
+        return width
+    return kept[0] if isinstance(kept[0], int) else int(kept[0].numel())
 
 
-def _is_oom(torch: Any, error: Exception) -> bool:
-    from .lm_engine import _is_out_of_memory
-    return _is_out_of_memory(torch, error)
+def _is_out_of_memory(torch: Any, error: Exception) -> bool:
+    oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
+                                  getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)) if t)
+    return isinstance(error, oom_types) or "out of memory" in str(error).lower()
+

@@ -200,7 +200,7 @@ def flex_block_mask(torch: Any, ends: Sequence[int], device: Any, block: int = F
 
     keys_end = torch.cat([end, end.new_zeros(tiles * block - n)])  # a padding key (end 0) is never visible
 
-    def mask_mod(batch: Any, head: Any, q: Any, kv: Any) -> Any:
+    def mask_mod(batch: Any, head: Any, q: Any, kv: Any) -> Any:  # noqa: ARG001  (flex attention's mask_mod signature)
         return (kv <= q) & (q < keys_end[kv])
 
     kv_num, kv_index = indices(partial)

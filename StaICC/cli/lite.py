@@ -81,7 +81,7 @@ def print_lite_tables(result: Any, section: Dict[str, Any], config: Any, model: 
     """Each sub-benchmark's estimates (the subset's own numbers are only in results.json)."""
     from ..report.lite_tables import lite_tables
     from ..report.render import render_text
-    from ..subbenchmarks.spec import parts_of
+    from ..spec import parts_of
     parts: List[Tuple[str, str, Any]] = []
     for name, bench_result in result.items():
         pairs = parts_of(name)

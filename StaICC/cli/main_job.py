@@ -11,7 +11,7 @@ from .common import ArgumentError, OneLineParser, as_argument_error, dataset_spe
 
 def build_parser() -> argparse.ArgumentParser:
     from ..subbenchmarks.builtin import SUB_BENCHMARKS
-    from ..methods.reference_model import REFERENCE_MODELS
+    from ..backends.reference_model import REFERENCE_MODELS
     from . import COMMANDS
     from ..retrieval import RETRIEVERS
     parser = OneLineParser(prog="staicc", description="Run a StaICC sub-benchmark with a built-in, dependency-free "
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main_job(argv: List[str]) -> int:
     from ..subbenchmarks.builtin import SUB_BENCHMARKS
     from ..datasets import dataset_constants, standard_dataset_names
-    from ..methods.reference_model import REFERENCE_MODELS
+    from ..backends.reference_model import REFERENCE_MODELS
     from ..report import format_table
     args = build_parser().parse_args(argv)
     if args.list_datasets:
@@ -59,7 +59,7 @@ def main_job(argv: List[str]) -> int:
         bench = as_argument_error(SUB_BENCHMARKS[args.benchmark], k=args.k, **options)
         result = as_argument_error(bench, REFERENCE_MODELS[args.model])
     seconds = time.perf_counter() - started
-    from ..subbenchmarks.spec import SPECS
+    from ..spec import SPECS
     spec = SPECS.get(args.benchmark)
     parts = [(key, result[key]) for key, _ in spec.parts] if spec is not None and spec.compound \
         else [(args.benchmark, result)]

@@ -158,7 +158,7 @@ def methods_text(result: Any, comparisons: Dict[str, Any], config: Any) -> str:
 
 def _parts(result: Any) -> List[tuple]:
     """(sub-benchmark, result key, part name) of a suite result, compounds unfolded."""
-    from ..subbenchmarks.spec import parts_of
+    from ..spec import parts_of
     return [(name, key, part_name) for name in result for key, part_name in parts_of(name)]
 
 

@@ -279,7 +279,7 @@ def _print_tables(result: Any, config: Any, lite: Optional[Dict[str, Any]] = Non
         print(f"{counts_line(lite)}; {meta['asked']} asked, {meta['from_cache']} from the cache, "
               f"{meta['seconds']:.2f} s")
         return
-    from ..subbenchmarks.spec import parts_of
+    from ..spec import parts_of
     for name, bench_result in result.items():
         pairs = parts_of(name)
         compound = not (len(pairs) == 1 and pairs[0][1] == name)

@@ -30,14 +30,12 @@ The package is split by job: :mod:`.readers` (the four input forms), :mod:`.buil
 :mod:`.labels` (raw label values to label words and ids) and :mod:`.errors`.  Every
 name stays importable from ``StaICC.custom_datasets``.
 """
-# re-exports: every name the single module ``StaICC/custom_datasets.py`` defined stays importable from here
-from .builder import (MIN_ECE_PREDICTIONS, MIN_ROWS, Columns, _build, _check_alternate_template,  # noqa: F401
-                      _check_name, _check_split_sizes, _check_string, _check_string_list, _columns,
-                      default_input_text_prefixes, default_split_sizes)
-from .errors import CustomDatasetError, _Locator  # noqa: F401
-from .labels import _INTEGER, LabelWords, _check_words, _raw_label, _resolve_labels  # noqa: F401
-from .readers import (_class_label_names, _csv_records, _jsonl_records, _read_text, from_csv, from_hf,  # noqa: F401
-                      from_jsonl, from_records)
+# the public names of the single module ``StaICC/custom_datasets.py`` this package replaced stay importable here;
+# a private helper is imported from the module that defines it
+from .builder import MIN_ECE_PREDICTIONS, MIN_ROWS, Columns, default_input_text_prefixes, default_split_sizes  # noqa: F401
+from .errors import CustomDatasetError
+from .labels import LabelWords  # noqa: F401
+from .readers import from_csv, from_hf, from_jsonl, from_records
 from .split_files import from_files
 from .split_parts import DEFAULT_SPLIT_VALUES
 

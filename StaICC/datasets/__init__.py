@@ -7,11 +7,12 @@ Modules, by job:
 * :mod:`~StaICC.datasets.dataset` — :class:`Dataset` and :func:`verify_datasets`;
 * :mod:`~StaICC.datasets.loaders` — constants, the ten loaders, name resolution.
 """
-from .bundled import DataFileError, _all_constants, _read_data_file, data_path, manifest, manifest_sha256  # noqa: F401
+from .bundled import (DataFileError, _all_constants, _read_data_file, data_path, manifest,  # noqa: F401
+                      manifest_sha256, standard_dataset_aliases)
 from .dataset import Dataset, Row, basic_datasets_loader, template_of, verify_datasets  # noqa: F401
 from .loaders import (STANDARD_LOADERS, agnews, dataset_constants, financial_phrasebank, glue_sst2, hate_speech_18,
                       load_standard_dataset, resolve_dataset, resolve_datasets, rotten_tomatoes, sst5,
-                      standard_dataset_aliases, standard_dataset_names, subjective, trec, tweet_eval_emotion,
+                      standard_dataset_names, subjective, trec, tweet_eval_emotion,
                       tweet_eval_hate, un_reducted_agnews, un_reducted_sst5, un_reducted_trec,
                       un_reducted_tweet_eval_emotion)
 from .tables import DrawnSlice, DrawnTable, ListTable, bundled_table

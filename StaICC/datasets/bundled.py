@@ -13,7 +13,7 @@ importing StaICC reads and imports nothing of this.
 """
 import _thread  # the C lock of threading.RLock, without importing threading
 from array import array
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import pins
 from ..errors import StaICCError
@@ -25,6 +25,9 @@ _DATA_PACKAGE = "StaICC.data"
 _data_dir: Optional[str] = None
 _lock = _thread.RLock()
 _json_cache: Dict[str, Any] = {}
+#: ``clear`` of the caches other modules build from these files (``tables`` adds its own on import), emptied
+#: with this module's by :func:`_reset_caches`
+_CACHES_BUILT_ON_THESE_FILES: List[Callable[[], None]] = []
 
 MANIFEST_FILE = "manifest.json"
 CONSTANTS_FILE = "datasets.json"
@@ -219,7 +222,7 @@ def load_drawn_rows(name: str) -> Tuple[List[Row], "array"]:
     try:
         # newline="\n": texts contain U+2028 and friends, which are not row ends.
         with io.TextIOWrapper(gzip.GzipFile(fileobj=io.BytesIO(payload)), encoding="utf-8", newline="\n") as lines:
-            for number, line in enumerate(lines, start=1):
+            for number, line in enumerate(lines, start=1):  # noqa: B007  (`number` names the failing row in the error below)
                 index, inputs, label = json.loads(line)
                 if type(index) is not int or type(inputs) is not list or type(label) is not int \
                         or label not in labels or not all(type(text) is str for text in inputs):
@@ -247,7 +250,16 @@ def _raw_labels(name: str) -> frozenset:
 
 def _reset_caches() -> None:
     """Forget everything read (tests that point ``_data_dir`` elsewhere call this)."""
-    from . import tables
     with _lock:
         _json_cache.clear()
-        tables._table_cache.clear()
+        for clear in _CACHES_BUILT_ON_THESE_FILES:
+            clear()
+
+
+def standard_dataset_aliases() -> List[str]:
+    """Every name that designates a standard dataset: its name and its loader's name.
+
+    Custom datasets may not take one of these, so that their results cannot pass for the
+    standard's.
+    """
+    return [entry[key] for entry in _all_constants() for key in ("name", "loader")]

@@ -230,7 +230,7 @@ class Dataset:
         standard dataset warns "tampering" and marks it non-standard, since its results
         no longer key to the standard name.
         """
-        from .loaders import standard_dataset_aliases  # deferred: loaders imports this module
+        from .bundled import standard_dataset_aliases
         if not isinstance(name, str) or not name.strip():
             raise TypeError(f"rename_dataset: the name must be a non-empty string, got {name!r}")
         if name == self.dataset_name:

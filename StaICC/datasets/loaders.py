@@ -19,15 +19,6 @@ def standard_dataset_names() -> List[str]:
     return [entry["name"] for entry in _all_constants()]
 
 
-def standard_dataset_aliases() -> List[str]:
-    """Every name that designates a standard dataset: its name and its loader's name.
-
-    Custom datasets may not take one of these, so that their results cannot pass for the
-    standard's.
-    """
-    return [entry[key] for entry in _all_constants() for key in ("name", "loader")]
-
-
 def dataset_constants(name: str) -> Dict[str, Any]:
     """Per-dataset constants of the standard (templates, label words, sizes), a deep copy."""
     for entry in _all_constants():
@@ -88,7 +79,7 @@ def _make_loader(loader_name: str, dataset_name: str, full_labels: bool = False)
     ``full_labels`` gives the variant with the ground-truth label words, which the
     benchmarks never use; it switches the label words and warns like ``full_label_token``.
     """
-    def __new__(cls, from_cache: bool = True, long_text_classification: bool = False) -> Dataset:
+    def __new__(cls, from_cache: bool = True, long_text_classification: bool = False) -> Dataset:  # noqa: ARG001  (the original's class-call signature)
         dataset = load_standard_dataset(dataset_name, from_cache, long_text_classification)
         if full_labels:
             dataset.full_label_token()

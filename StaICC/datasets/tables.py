@@ -11,9 +11,10 @@ from typing import Dict, List, Optional, Sequence
 
 from ..rng import StableRandom
 from ..standard import SEED
-from .bundled import Row, _lock, load_drawn_rows, manifest
+from .bundled import _CACHES_BUILT_ON_THESE_FILES, Row, _lock, load_drawn_rows, manifest
 
 _table_cache: Dict[str, "DrawnTable"] = {}
+_CACHES_BUILT_ON_THESE_FILES.append(_table_cache.clear)
 
 
 class ListTable:

@@ -15,7 +15,7 @@ from .scoring import expand, predicted_labels
 from ..metrics.bias import bias_entropy
 from ..metrics.scores import averaged_truelabel_likelihood, expected_calibration_error_1
 from ..metrics.exact_sum import STANDARD_RULE, PassCensus, RowRule, census, rows_of_kind
-from ..metrics.numeric import all_read_rows_only, joined_rows
+from ..numeric import all_read_rows_only, joined_rows
 from .plan import Work
 from ..requests import Answer, Request
 from ..results.records import PlanRecords

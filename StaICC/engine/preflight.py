@@ -33,27 +33,3 @@ def check_experimentor(experimentor) -> None:
         raise ValueError(f"{experimentor.test_count()} test rows x {experimentor.repeat_times} repeats = {queries} "
                          f"queries{where(name)}, but the expected calibration error needs at least {ECE_BINS} (one "
                          f"per confidence bin); {fix}")
-
-
-def domain_conditions(triplet, k: int, want_label: bool):
-    """``keep(q, row)`` and ``feasible(q)`` for in-domain (``want_label``) or out-of-domain rows.
-
-    In-domain rows hold at least one demonstration with the query's true label;
-    out-of-domain rows hold none.  ``feasible`` says whether any row can satisfy that, so
-    that resampling raises instead of looping forever.
-    """
-    demo_labels = triplet.demonstration.label_indexes()
-    test_labels = triplet.test.label_indexes()
-    T, D = len(test_labels), len(demo_labels)
-
-    def keep(q: int, row) -> bool:
-        has = any(demo_labels[v] == test_labels[q % T] for v in row)
-        return has if want_label else not has
-
-    def feasible(q: int) -> bool:
-        matching = sum(1 for label in demo_labels if label == test_labels[q % T])
-        if want_label:
-            return k > 0 and matching > 0
-        return D - matching >= (1 if k > D else k)
-
-    return keep, feasible

@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..metrics import linear_regression
 from ..prompt.source import applied_template, with_label_wrong_rate
 from ..prompt.template import Template
+from ..spec import label_noise_rates, label_noise_x_values
 from ..standard import GLER_INTERPOLATIONS, ORTHOGONAL_TABLE, TEMPLATE_KEYS
 from ..validation import check_choice
 
@@ -98,18 +99,10 @@ class LabelNoiseProcedure(Procedure):
         self.abscissae = check_choice(abscissae, "abscissae", ("standard", "correctness"))
 
     def rates(self) -> List[float]:
-        rates = [0]
-        for _ in range(1, self.interpolations):
-            rates.append(rates[-1] + 1 / (self.interpolations - 1))
-        return rates
+        return label_noise_rates(self.interpolations)
 
     def x_values(self) -> List[float]:
-        if self.abscissae == "correctness":
-            return [1 - r for r in self.rates()]
-        xs = [1]
-        for i in range(1, self.interpolations):
-            xs.append(xs[-1] - i / (self.interpolations - 1))
-        return xs
+        return label_noise_x_values(self.interpolations, self.abscissae)
 
     def passes(self):
         return [PassSpec(label_noise_rate=rate) for rate in self.rates()]

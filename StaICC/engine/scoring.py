@@ -9,7 +9,7 @@ label space (the original used max(prediction) + 1 and crashed).
 import math
 import sys
 import time
-from itertools import repeat
+from itertools import repeat, takewhile
 from operator import attrgetter
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
@@ -108,7 +108,7 @@ def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optiona
     if not int_kind:
         return PredictionRows(predictions)
     one_hot = [[1 if c == label else 0 for c in range(label_count)] for label in range(label_count)]
-    if 0 <= min(predictions) and max(predictions) < label_count:
+    if min(predictions) >= 0 and max(predictions) < label_count:
         rows = map(one_hot.__getitem__, predictions)
         return PredictionRows.passing(rows if share_rows else map(list.copy, rows), list(map(int, predictions)))
     return PredictionRows([one_hot[p][:] if 0 <= p < label_count else [1 if c == p else 0 for c in range(label_count)]
@@ -381,12 +381,7 @@ def _copy_duplicates(answers: List[Optional[Answer]], duplicates: Dict[int, int]
 
 def leading_predictions(answers: Sequence[Optional[Answer]]) -> List[Prediction]:
     """The predictions of the answered requests before the first unanswered one (a failed run's partial work)."""
-    leading = []
-    for answer in answers:
-        if answer is None:
-            break
-        leading.append(answer.prediction)
-    return leading
+    return [answer.prediction for answer in takewhile(lambda answer: answer is not None, answers)]
 
 
 def check_preentered(predictions: Any, count: int, label_space: List[str], dataset: str) -> List[Prediction]:

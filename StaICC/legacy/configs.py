@@ -11,6 +11,8 @@ from ..standard import (CALIBRATION_SIZE, DEFAULT_REPEAT_TIMES, DEMONSTRATION_SI
                         LCG_MODULUS, LCG_MULTIPLIER, ORTHOGONAL_TABLE, SEED, SPLIT_SIZE_OVERRIDES,
                         STRICT_SETTING_WARNING, STRICT_TEMPLATE_WARNING, TAMPERING_WARNING, TEST_SIZE)
 
+#: the original's switch for refusing changed settings; the standard is always strict
+STRICT_MODE = True
 #: texts longer than this are dropped by a short-text build from source; shorter ones by a long-text build
 CUT_BY_LENGTH_REMAIN_SHORT = 1024
 CUT_BY_LENGTH_REMAIN_LONG = 8192

@@ -1,6 +1,6 @@
 """The original package's ``StaICC.util.functional``: its helper functions, with the same results.
 
-Thin names over the operations of :mod:`StaICC.metrics.numeric` and the original's
+Thin names over the operations of :mod:`StaICC.numeric` and the original's
 small list utilities, kept so that code written for the original keeps working; the
 benchmark itself does not call them.  The original module also held the metrics, so
 every public name of :mod:`StaICC.metrics` is importable from here too.
@@ -10,8 +10,8 @@ from typing import Any, List, Sequence
 
 from ..metrics import *  # noqa: F401,F403  (the original module held the metrics as well)
 from ..metrics.bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
-from ..metrics import numeric as _numeric
-from ..metrics.numeric import (Matrix, Vector, column_means, is_probability_matrix, is_probability_vector,
+from .. import numeric as _numeric
+from ..numeric import (Matrix, Vector, column_means, is_probability_matrix, is_probability_vector,
                                sequential_sum)
 
 #: an argument not given (None may be a value a caller passes on purpose)
@@ -29,22 +29,22 @@ def _either(function: str, given: Any, original: Any, name: str, original_name: 
 
 # the original's keyword names (argmax(x=...), exp_to_list(list=...)) are accepted beside the new ones
 def argmax(vector: Any = _UNSET, x: Any = _UNSET) -> int:
-    """The first index of the largest value (:func:`StaICC.metrics.numeric.argmax`)."""
+    """The first index of the largest value (:func:`StaICC.numeric.argmax`)."""
     return _numeric.argmax(_either("argmax", vector, x, "vector", "x"))
 
 
 def argmin(vector: Any = _UNSET, x: Any = _UNSET) -> int:
-    """The first index of the smallest value (:func:`StaICC.metrics.numeric.argmin`)."""
+    """The first index of the smallest value (:func:`StaICC.numeric.argmin`)."""
     return _numeric.argmin(_either("argmin", vector, x, "vector", "x"))
 
 
 def softmax(vector: Any = _UNSET, x: Any = _UNSET) -> List[float]:
-    """:func:`StaICC.metrics.numeric.softmax`."""
+    """:func:`StaICC.numeric.softmax`."""
     return _numeric.softmax(_either("softmax", vector, x, "vector", "x"))
 
 
 def entropy(vector: Any = _UNSET, x: Any = _UNSET) -> float:
-    """:func:`StaICC.metrics.numeric.entropy`."""
+    """:func:`StaICC.numeric.entropy`."""
     return _numeric.entropy(_either("entropy", vector, x, "vector", "x"))
 
 

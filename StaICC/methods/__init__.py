@@ -2,6 +2,5 @@
 
 - :mod:`.calibration`: the standard calibrations (contextual, domain, batch, hidden, kNN);
 - :mod:`.prompt_edits`: PPL-ICL instruction choice, SA-ICL and TopK;
-- :mod:`.reference_model`: the built-in lexical model;
 - :mod:`.vectors`: vector helpers for the calibrations.
 """

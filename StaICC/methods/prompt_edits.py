@@ -199,7 +199,7 @@ class SA_ICL:
         prompts = self._candidate_prompts(query_index, nearest_k, inference_demos_number, return_length, _encoded)
         return self._lowest_entropy(self._predict(prompts))
 
-    def inference_interface(self, prompt: Sequence[Any], label_space: Sequence[str] = None, nearest_k: int = 5,
+    def inference_interface(self, prompt: Sequence[Any], label_space: Sequence[str] = None, nearest_k: int = 5,  # noqa: ARG002  (the original's inference_interface signature)
                             inference_demos_number: int = 4, return_length: int = 10) -> List[Any]:
         """Batched inference: prediction i is test item i's (the prompt texts are not used).
 

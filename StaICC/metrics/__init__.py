@@ -7,7 +7,7 @@ reads, which direction is better, how to display it); :func:`get_metric` finds o
 
 The package is split by job; every name is importable from ``StaICC.metrics`` itself:
 
-- :mod:`.numeric`: the elementary operations (left-to-right sums, softmax, argmax and
+- :mod:`StaICC.numeric` (re-exported here): the elementary operations (left-to-right sums, softmax, argmax and
   argmin, the exact probability checks, column means, entropy, linear regression);
 - :mod:`.scores`: the score metrics (accuracy, likelihood, macro-F1, ECE, consistency)
   and their formulas on per-row summaries, shared with :mod:`StaICC.stats`;
@@ -24,7 +24,7 @@ The original's helper functions (``StaICC.util.functional``) live in :mod:`StaIC
 Only the standard library and :mod:`StaICC.standard` / :mod:`StaICC.errors` are imported.
 """
 from .bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
-from .numeric import (Matrix, PredictionRows, Vector, argmax, argmin, column_means, entropy, is_probability_matrix,
+from ..numeric import (Matrix, PredictionRows, Vector, argmax, argmin, column_means, entropy, is_probability_matrix,
                       is_probability_vector, linear_regression, sequential_sum, softmax, softmax_unless_probabilities)
 from .calibration_metrics import (brier_score, classwise_ece, coverage_accuracy_area, ece_equal_mass_1,
                                   ece_equal_mass_10, ece_platt, selective_accuracy)

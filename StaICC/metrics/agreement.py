@@ -13,7 +13,7 @@ Pure standard library.
 from itertools import combinations
 from typing import Callable, Dict, List, Sequence
 
-from .numeric import Matrix, normalized_labels, sequential_sum
+from ..numeric import Matrix, normalized_labels, sequential_sum
 from .scores import consistency_from_labels
 
 GroupedMetric = Callable[[Sequence[int], Matrix, int], float]
@@ -88,7 +88,7 @@ def block_accuracies(ground_truth: Sequence[int], prediction: Matrix, loop_lengt
             for block in label_blocks(prediction, loop_length)]
 
 
-def grouped_consistency(ground_truth: Sequence[int], prediction: Matrix, loop_length: int) -> float:
+def grouped_consistency(ground_truth: Sequence[int], prediction: Matrix, loop_length: int) -> float:  # noqa: ARG001  (every metric takes (ground_truth, prediction))
     """The standard's consistency: mean over items of the majority share of their B labels."""
     return consistency_from_labels([a for block in label_blocks(prediction, loop_length) for a in block], loop_length)
 
@@ -115,14 +115,14 @@ def accuracy_mean(ground_truth: Sequence[int], prediction: Matrix, loop_length: 
     return sequential_sum(values) / len(values)
 
 
-def mean_cohen_kappa(ground_truth: Sequence[int], prediction: Matrix, loop_length: int) -> float:
+def mean_cohen_kappa(ground_truth: Sequence[int], prediction: Matrix, loop_length: int) -> float:  # noqa: ARG001  (every metric takes (ground_truth, prediction))
     """Mean of Cohen's kappa over every pair of blocks (1.0 with a single block)."""
     blocks = label_blocks(prediction, loop_length)
     pairs = [cohen_kappa(a, b) for a, b in combinations(blocks, 2)]
     return sequential_sum(pairs) / len(pairs) if pairs else 1.0
 
 
-def grouped_fleiss_kappa(ground_truth: Sequence[int], prediction: Matrix, loop_length: int) -> float:
+def grouped_fleiss_kappa(ground_truth: Sequence[int], prediction: Matrix, loop_length: int) -> float:  # noqa: ARG001  (every metric takes (ground_truth, prediction))
     """Fleiss' kappa with the blocks as raters of the L items (1.0 with a single block)."""
     blocks = label_blocks(prediction, loop_length)
     return fleiss_kappa(blocks) if len(blocks) > 1 else 1.0

@@ -12,18 +12,18 @@ runs unchanged, so its numbers stay bit-identical.
 import math
 from typing import List, Sequence
 
-from .numeric import SOFTMAX, Matrix, column_means, entropy, reads_rows_only, rule_of, softmax
+from ..numeric import SOFTMAX, Matrix, column_means, entropy, reads_rows_only, rule_of, softmax
 
 
 @reads_rows_only
-def bias_distribution(ground_truth: Sequence[int], prediction: Matrix) -> List[float]:
+def bias_distribution(ground_truth: Sequence[int], prediction: Matrix) -> List[float]:  # noqa: ARG001  (every metric takes (ground_truth, prediction))
     """Mean of the raw rows (never softmaxed)."""
     _check_rows("bias_distribution", prediction)
     return column_means(prediction)
 
 
 @reads_rows_only
-def bias_entropy(ground_truth: Sequence[int], prediction: Matrix) -> float:
+def bias_entropy(ground_truth: Sequence[int], prediction: Matrix) -> float:  # noqa: ARG001  (every metric takes (ground_truth, prediction))
     """Entropy of the mean raw row; the mean is softmaxed first if it fails the exact check
     (always, for rows that declare the softmax branch)."""
     _check_rows("bias_entropy", prediction)

@@ -21,7 +21,7 @@ import bisect
 import math
 from typing import List, Sequence, Tuple
 
-from .numeric import Matrix, argmax, softmax_unless_probabilities
+from ..numeric import Matrix, argmax, softmax_unless_probabilities
 from .scores import _check_lengths
 
 #: the calibration metrics outside the standard, by registry name, in display order

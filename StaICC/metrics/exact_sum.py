@@ -29,7 +29,7 @@ import math
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..validation import PREDICTION_KINDS, check_prediction_kind  # noqa: F401  (re-exported: the kinds' one home)
-from .numeric import CHECK, SOFTMAX, Matrix, PredictionRows, rule_of, sequential_sum, softmax
+from ..numeric import CHECK, SOFTMAX, Matrix, PredictionRows, rule_of, sequential_sum, softmax
 
 #: a branch decided by at most this many rows rests on rounding: with a share q ~ 0.2-0.35 of
 #: floating-point probability rows failing the check, f failing rows all pass on another route
@@ -72,7 +72,7 @@ def own_distribution(matrix: Matrix) -> Matrix:
     probabilities up to rounding, divided by their exact sum) or softmaxed once (anything else).
 
     It depends on the rows only, not on their declared rule, so statistics recomputed from the
-    records give the same bits.  Computed once per :class:`~StaICC.metrics.numeric.PredictionRows`.
+    records give the same bits.  Computed once per :class:`~StaICC.numeric.PredictionRows`.
     """
     cached = getattr(matrix, "own", None)
     if cached is not None:

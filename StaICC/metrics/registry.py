@@ -8,7 +8,7 @@ and the statistics read it instead of hard-coding metric names.
 from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
 from ..standard import CONSISTENCY_LOOP_LENGTH
-from ..subbenchmarks.spec import SPECS
+from ..spec import SPECS
 from .bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
 from .calibration_metrics import (CALIBRATION_METRICS, brier_score, classwise_ece,  # noqa: F401  (re-exported)
                                   coverage_accuracy_area, ece_equal_mass_1, ece_equal_mass_10, ece_platt,

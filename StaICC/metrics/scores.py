@@ -15,9 +15,9 @@ from operator import eq, getitem, truth
 from typing import Callable, Dict, List, Optional, Sequence
 
 from ..errors import warn, warn_tampering
-from ..standard import CONSISTENCY_LOOP_LENGTH, ECE_BINS, STRICT_MODE, STRICT_SETTING_WARNING
+from ..standard import CONSISTENCY_LOOP_LENGTH, ECE_BINS, STRICT_SETTING_WARNING
 from .exact_sum import own_distribution
-from .numeric import Matrix, argmax, normalized_labels, reads_rows_only, sequential_sum, softmax_unless_probabilities
+from ..numeric import Matrix, argmax, normalized_labels, reads_rows_only, sequential_sum, softmax_unless_probabilities
 
 
 def _check_lengths(ground_truth: Sequence[int], prediction: Matrix) -> None:
@@ -58,9 +58,8 @@ def expected_calibration_error_1(ground_truth: Sequence[int], prediction: Matrix
         raise ValueError(f"bins should be larger than 1, got {bins}")
     if bins != ECE_BINS:
         warn_tampering(f"ECE with {bins} bins")
-        if STRICT_MODE:
-            warn(STRICT_SETTING_WARNING)
-            bins = ECE_BINS
+        warn(STRICT_SETTING_WARNING)  # the standard is strict: the setting returns to its default
+        bins = ECE_BINS
     _check_lengths(ground_truth, prediction)
     _check_bins_fit(bins, len(ground_truth))
     confidence = list(map(max, softmax_unless_probabilities(prediction)))
@@ -69,7 +68,7 @@ def expected_calibration_error_1(ground_truth: Sequence[int], prediction: Matrix
 
 
 @reads_rows_only
-def consistency(ground_truth: Sequence[int], prediction: Matrix,
+def consistency(ground_truth: Sequence[int], prediction: Matrix,  # noqa: ARG001  (every metric takes (ground_truth, prediction))
                 loop_length: int = CONSISTENCY_LOOP_LENGTH) -> float:
     """Mean, over the L items, of the majority share of their predictions (items repeat every L)."""
     if loop_length <= 0 or len(prediction) % loop_length != 0:

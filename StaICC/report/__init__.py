@@ -14,7 +14,7 @@ from .tables import _format_value, flatten, format_table  # noqa: F401
 __all__ = ["ResultDict", "format_table", "flatten", "load_run", "html_report", "HTMLReport"]
 
 #: public name -> module of this package that defines it, imported when the name is first read
-_LAZY = {"html_report": "page", "HTMLReport": "page", "load_run": "runs"}
+_LAZY = {"html_report": "page", "HTMLReport": "html", "load_run": "runs"}
 
 
 def __getattr__(name: str) -> Any:

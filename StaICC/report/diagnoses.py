@@ -2,8 +2,7 @@
 
 As in :mod:`.plots`, every ``*_data`` function returns plain numbers computed from a
 loaded run with the package's own metric functions, and the ``draw_*`` functions only
-turn them into matplotlib figures.  :func:`diagnosis_tables` and
-:func:`diagnosis_figures` are what the HTML page calls.
+turn them into matplotlib figures; the HTML page (:mod:`.html`, :mod:`.figures`) calls them.
 """
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -11,13 +10,11 @@ from ..metrics import CALIBRATION_METRICS, METRICS
 from ..metrics.agreement import cohen_kappa, fleiss_kappa
 from ..metrics.calibration_metrics import confidence_and_correctness, expected_correct_prefix
 from .tables import Cell, Table
-from ..metrics.numeric import sequential_sum
+from ..numeric import sequential_sum
+from ..spec import AGREEMENT_FACTORS, SCORE_PARTS  # noqa: F401  (SCORE_PARTS: read by .html)
 
-#: the factors of the per-factor agreement table: (sub-benchmark, what its raters are)
-FACTORS: Tuple[Tuple[str, str], ...] = (("Template_sens", "templates"), ("Demo_sens", "demonstration sets"),
-                                        ("Order_sens", "demonstration orders"))
-#: sub-benchmarks whose rows are scored predictions of the test items (calibration applies)
-SCORE_PARTS = ("Normal",)
+#: the factors of the per-factor agreement table: (sub-benchmark, what its raters are), from the spec table
+FACTORS: Tuple[Tuple[str, str], ...] = AGREEMENT_FACTORS
 
 
 def _table(part, dataset):
@@ -225,19 +222,3 @@ def draw_coverage(series: List[Tuple[str, Dict[str, Dict[str, Any]]]]):
             ax.set_xlabel("share kept (most confident)")
     legend_above(fig, run_handles([label for label, _ in series]), [label for label, _ in series])
     return fig
-
-
-# ----------------------------------------------------------------------------
-# what the HTML page calls
-# ----------------------------------------------------------------------------
-def diagnosis_tables(run) -> List[Table]:
-    """The per-factor kappa table and the calibration table of a run (those its records allow)."""
-    tables = []
-    agreement = agreement_table(run)
-    if agreement is not None:
-        tables.append(agreement)
-    for name in SCORE_PARTS:
-        part = run.parts.get(name)
-        if part is not None and part.records:
-            tables.append(calibration_table(run, name, calibration_data(part)))
-    return tables

@@ -122,9 +122,9 @@ def bias_figures(runs: Sequence[Any], figures: Figures) -> List[str]:
     out = []
     key = "; ".join(_swatch(plots.BIAS_COLOURS[k], meaning) for k, meaning in (
         ("true label frequency", "grey: the test items' label frequencies"),
-        ("Contextual_bias", "orange: the mean prediction for content-free queries (Contextual_bias)"),
-        ("Domain_bias", "green: for random in-domain text (Domain_bias)"),
-        ("Post_bias", "purple: for the test items themselves (Post_bias, or Normal when no bias diagnosis ran)")))
+        ("contextual", "orange: the mean prediction for content-free queries (Contextual_bias)"),
+        ("domain", "green: for random in-domain text (Domain_bias)"),
+        ("post", "purple: for the test items themselves (Post_bias, or Normal when no bias diagnosis ran)")))
     for run in runs:
         data = plot_data.bias_data(run)
         if data:
@@ -149,7 +149,7 @@ def agreement_figures(runs: Sequence[Any], figures: Figures) -> List[str]:
 
 def blocks_figures(runs: Sequence[Any], name: str, figures: Figures) -> List[str]:
     """Order_sens / Format_spread: one full-width figure per run."""
-    from ..subbenchmarks.spec import SPECS
+    from ..spec import SPECS
     what = "order" if SPECS[name].procedure == "demonstration_order" else "format"
     out = []
     for run in runs:

@@ -9,6 +9,7 @@ inline in a notebook (:meth:`~.page.HTMLReport._repr_html_`) without restyling t
 """
 import datetime
 import html
+import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import diagnoses, figures as figure_sections
@@ -84,7 +85,7 @@ def sections(runs: Sequence[Any]) -> List[Tuple[str, List[str], bool]]:
     """(title, part names, whether the bias figure goes there) of the page's sections, in the spec table's
     order, a compound's parts (the bias diagnoses) together.  The bias figure goes with the bias diagnoses,
     or, when none ran, with the scored predictions (their mean prediction against the label frequencies)."""
-    from ..subbenchmarks.spec import SPECS
+    from ..spec import SPECS
     present = list(dict.fromkeys(name for run in runs for name in run.parts))
     out: List[Tuple[str, List[str], bool]] = []
     placed = set()
@@ -101,7 +102,7 @@ def sections(runs: Sequence[Any]) -> List[Tuple[str, List[str], bool]]:
 
 
 def _part_figures(name: str, runs: Sequence[Any], figures: figure_sections.Figures) -> List[str]:
-    from ..subbenchmarks.spec import SPECS
+    from ..spec import SPECS
     procedure = SPECS[name].procedure if name in SPECS else None
     if name in diagnoses.SCORE_PARTS:
         return figure_sections.normal_figures(runs, name, figures)
@@ -195,11 +196,34 @@ def _head(runs: Sequence[Any], title: str) -> List[str]:
     return body
 
 
+class HTMLReport:
+    """A finished report: ``page`` (the self-contained HTML page) and ``figures`` ({file name: bytes}, PNG and
+    SVG of every figure).  Jupyter shows it inline (:meth:`_repr_html_`); :meth:`save` writes it."""
+
+    def __init__(self, page: str, fragment: str, figures: dict) -> None:
+        self.page, self.fragment, self.figures = page, fragment, figures
+
+    def _repr_html_(self) -> str:
+        """The report's body with its styles scoped to it, so the notebook's own styles stay as they are."""
+        return self.fragment
+
+    def save(self, path: str, figures_dir: Optional[str] = None) -> List[str]:
+        """Write the page to ``path`` (its folder is created) and every figure into ``figures_dir`` (default:
+        ``<page name>_figures`` beside it); the files written."""
+        from ..results.safe_files import staged_directory, write_bytes, write_text
+        figures_dir = figures_dir or os.path.splitext(path)[0] + "_figures"
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with staged_directory(figures_dir) as staging:  # a killed save never mixes old and new figures
+            for name, data in self.figures.items():
+                write_bytes(os.path.join(staging, name), data)
+        write_text(path, self.page)
+        return [path] + [os.path.join(figures_dir, name) for name in self.figures]
+
+
 def build_report(runs: List[Any], estimates: List[Any], comparisons: List[Any], *, title: str = "StaICC report",
                  progress: Optional[Callable[[str], None]] = None):
-    """The report (:class:`~.page.HTMLReport`: the page, its inline fragment, its figure files).  Needs
+    """The report (:class:`HTMLReport`: the page, its inline fragment, its figure files).  Needs
     matplotlib (the ``plot`` extra)."""
-    from .page import HTMLReport
     from .plots import pyplot
     pyplot()  # fail early, naming the extra, before any work
     figures = figure_sections.Figures(progress)

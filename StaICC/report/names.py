@@ -37,7 +37,7 @@ def metric_display_name(benchmark: str, metric: str) -> str:
 
 def metric_label(benchmark: str, metric: str) -> Name:
     """Column name of a metric: GLER's numbers are regression slopes, and say so."""
-    from ..subbenchmarks.spec import SPECS
+    from ..spec import SPECS
     spec = SPECS.get(benchmark)
     slope = spec is not None and spec.has_slopes
     human = metric_display_name(benchmark, metric)

@@ -12,6 +12,7 @@ import os
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from ..stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+from .html import HTMLReport, build_report
 
 Progress = Optional[Callable[[str], None]]
 
@@ -48,30 +49,6 @@ def report_statistics(runs: Sequence[Any], *, paired: bool = True, resamples: in
     return estimates, comparisons
 
 
-class HTMLReport:
-    """A finished report: ``page`` (the self-contained HTML page) and ``figures`` ({file name: bytes}, PNG and
-    SVG of every figure).  Jupyter shows it inline (:meth:`_repr_html_`); :meth:`save` writes it."""
-
-    def __init__(self, page: str, fragment: str, figures: dict) -> None:
-        self.page, self.fragment, self.figures = page, fragment, figures
-
-    def _repr_html_(self) -> str:
-        """The report's body with its styles scoped to it, so the notebook's own styles stay as they are."""
-        return self.fragment
-
-    def save(self, path: str, figures_dir: Optional[str] = None) -> List[str]:
-        """Write the page to ``path`` (its folder is created) and every figure into ``figures_dir`` (default:
-        ``<page name>_figures`` beside it); the files written."""
-        from ..results.safe_files import staged_directory, write_bytes, write_text
-        figures_dir = figures_dir or os.path.splitext(path)[0] + "_figures"
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with staged_directory(figures_dir) as staging:  # a killed save never mixes old and new figures
-            for name, data in self.figures.items():
-                write_bytes(os.path.join(staging, name), data)
-        write_text(path, self.page)
-        return [path] + [os.path.join(figures_dir, name) for name in self.figures]
-
-
 def html_report(*runs: Union[str, Any], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                 level: float = DEFAULT_LEVEL, alpha: float = DEFAULT_ALPHA, paired: bool = True,
                 calibration: bool = False, agreement: bool = False, title: str = "StaICC report",
@@ -80,7 +57,6 @@ def html_report(*runs: Union[str, Any], resamples: int = DEFAULT_RESAMPLES, seed
     bootstrap intervals, the differences from the first run and every figure their records allow, as
     ``staicc report --html`` makes it.  Needs matplotlib (``pip install "StaICC[plot]"``)."""
     from ..metrics import CALIBRATION_METRICS
-    from .html import build_report
     from .plots import pyplot
     from .runs import load_run, run_labels
     pyplot()  # names the extra to install before any work

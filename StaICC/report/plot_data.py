@@ -6,7 +6,7 @@ loaded run with the package's own rules; :mod:`.plots` and :mod:`.diagnoses` onl
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..metrics import column_means
-from ..metrics.numeric import sequential_sum
+from ..numeric import sequential_sum
 from ..standard import ECE_BINS
 
 
@@ -54,18 +54,15 @@ def gler_data(part, dataset: str) -> Dict[str, Any]:
     The points are the recorded per-pass results; the regression is on the standard's
     abscissae (``x``), which are not the noise rates; both are returned.
     """
-    from ..engine.procedures import LabelNoiseProcedure
+    from ..spec import abscissae_of, label_noise_rates, label_noise_x_values
     result = part.divided[dataset]
     passes = sorted((k for k in result if k.isdigit()), key=int)
-    procedure = part.metadata.get("procedure") or {}
-    from ..subbenchmarks.spec import SPECS
-    spec = SPECS.get(part.name)
-    abscissae = procedure.get("abscissae") or (spec.abscissae if spec is not None else None) or "standard"
-    noise = LabelNoiseProcedure(len(passes), abscissae)
+    abscissae = abscissae_of(part.name, part.metadata.get("procedure"))
     curves = {}
     for metric, (slope, intercept) in result["sensitivity"].items():
         curves[metric] = {"y": [result[p][metric] for p in passes], "slope": slope, "intercept": intercept}
-    return {"dataset": dataset, "rates": noise.rates(), "x": noise.x_values(), "metrics": curves}
+    return {"dataset": dataset, "rates": label_noise_rates(len(passes)),
+            "x": label_noise_x_values(len(passes), abscissae), "metrics": curves}
 
 
 def _majority(labels: Sequence[int]) -> int:
@@ -159,11 +156,13 @@ def bias_data(run) -> Dict[str, Any]:
     The mean of raw rows (as the bias metrics take it); the frequencies are those of the
     test items' labels in the records.
     """
+    from ..spec import BIAS_FIGURE_PARTS, SPECS
     out: Dict[str, Any] = {}
-    for name in ("Contextual_bias", "Domain_bias", "Post_bias", "Normal"):
+    for name in BIAS_FIGURE_PARTS:
         part = run.parts.get(name)
-        if part is None or not part.records or (name == "Normal" and out):
-            continue  # Normal's rows are Post_bias's rows: shown only when no bias diagnosis ran
+        role = SPECS[name].bias_role
+        if part is None or not part.records or (role == "post_fallback" and out):
+            continue  # the fallback's rows are the post part's rows: shown only when no bias diagnosis ran
         for dataset in part.datasets():
             records = [r for r in part.records.get(dataset, []) if r["pass"] == 0]
             if not records:
@@ -172,7 +171,7 @@ def bias_data(run) -> Dict[str, Any]:
             entry = out.setdefault(dataset, {"labels": label_names(dataset, width, part, run.provenance),
                                              "frequencies": None, "means": {}})
             entry["means"][name] = column_means([r["prediction"] for r in records])
-            if entry["frequencies"] is None or name in ("Post_bias", "Normal"):
+            if entry["frequencies"] is None or role in ("post", "post_fallback"):
                 counts = [0] * width
                 for r in records:
                     counts[r["label"]] += 1

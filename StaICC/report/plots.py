@@ -239,9 +239,17 @@ def draw_demo_consistency(series: Series):
     return fig
 
 
-#: the colours of the bias figure's bars: the true frequencies, then each diagnosis's mean prediction
-BIAS_COLOURS = {"true label frequency": "#B0B0B0", "Contextual_bias": "#DD8452", "Domain_bias": "#55A868",
-                "Post_bias": "#8172B3", "Normal": "#8172B3"}
+#: the colours of the bias figure's bars: the true frequencies, then each role's mean prediction
+#: (the roles of :data:`StaICC.spec.BIAS_ROLES`, read from each sub-benchmark's row)
+BIAS_COLOURS = {"true label frequency": "#B0B0B0", "contextual": "#DD8452", "domain": "#55A868",
+                "post": "#8172B3", "post_fallback": "#8172B3"}
+
+
+def bias_role(series: str) -> str:
+    """The colour key of a bias figure's series: the true frequencies, or the sub-benchmark's role."""
+    from ..spec import SPECS
+    spec = SPECS.get(series)
+    return series if spec is None else str(spec.bias_role)
 
 
 def draw_bias(data: Dict[str, Any], title: str = ""):
@@ -255,7 +263,7 @@ def draw_bias(data: Dict[str, Any], title: str = ""):
         positions = range(len(d["labels"]))
         for s, (name, values) in enumerate(series):
             bars = ax.bar([p + s * width - 0.4 + width / 2 for p in positions], values, width=width,
-                          color=BIAS_COLOURS.get(name, "#4C72B0"), edgecolor="black", linewidth=0.3)
+                          color=BIAS_COLOURS.get(bias_role(name), "#4C72B0"), edgecolor="black", linewidth=0.3)
             handles.setdefault(name if name == "true label frequency" else f"{name}: mean prediction", bars)
         ax.set_xticks(list(positions))
         ax.set_xticklabels([short(w, 12) for w in d["labels"]], rotation=30, ha="right")

@@ -10,7 +10,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-RESULTS_FORMAT = "staicc-results/1"
 RESULTS_FILE = "results.json"
 #: the largest records file read (bytes; records are held in memory, about 5x their file size; a full
 #: standard suite writes a few tens of MB):
@@ -20,7 +19,8 @@ MAX_SAMPLES_BYTES = 256 << 20
 MAX_RESULTS_BYTES = 256 << 20
 MAX_LINE_BYTES = 1 << 20
 
-from ..subbenchmarks.spec import SPECS
+from ..results.rundir import RESULTS_FORMAT
+from ..spec import SPECS
 from ..errors import RunFormatError  # noqa: F401  (defined with the other errors; importable here)
 
 #: Triplet_bias's parts and the benchmark name their records carry (from the spec table)
@@ -308,8 +308,3 @@ def run_labels(paths: List[str]) -> List[str]:
     if len(set(names)) < len(names):
         names = [f"{n} ({i + 1})" for i, n in enumerate(names)]
     return names
-
-
-def record_key(record: Dict[str, Any]) -> Tuple[int, int, int]:
-    """(pass, repeat, test index): where a record sits in a run, the same in every run of the same plan."""
-    return record["pass"], record["repeat"], record["test_index"]

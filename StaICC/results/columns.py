@@ -19,7 +19,7 @@ Format ``staicc-samples-columns/1``::
 """
 import json
 import math
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .records import RecordSequence
 
@@ -60,14 +60,6 @@ class ColumnsWriter:
     def write_to(self, fh: Any, samples_sha256: Optional[str] = None) -> None:
         document = {"format": COLUMNS_FORMAT, "samples_sha256": samples_sha256, "parts": list(self.parts.values())}
         json.dump(document, fh, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-
-
-def write_columns(records: Iterable[Dict[str, Any]], path: str) -> int:
-    """Write records grouped by (benchmark, dataset) as columns; returns the record count."""
-    writer = ColumnsWriter()
-    count = sum(1 for record in records if writer.add(record) is not None)
-    writer.write(path)
-    return count
 
 
 class ColumnRecords(RecordSequence):

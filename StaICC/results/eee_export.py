@@ -156,7 +156,7 @@ def eval_library(run: Any, unscored: Dict[str, List[Any]], intervals: Dict[str, 
 
 
 def _compound(part: str) -> List[Any]:
-    from ..subbenchmarks.spec import compound_of
+    from ..spec import compound_of
     found = compound_of(part)
     return [part, found[0], found[1]] if found else [part, None, None]
 

@@ -106,7 +106,7 @@ def _method(record: Dict[str, Any]) -> str:
 def _accuracy_result(record: Dict[str, Any]) -> Optional[str]:
     """The aggregate accuracy this record counts in (a dataset's, or its pass's for a slope sub-benchmark
     such as GLER), if its sub-benchmark reports accuracy per dataset."""
-    from ..subbenchmarks.spec import SPECS
+    from ..spec import SPECS
     benchmark, dataset = record["benchmark"], record["dataset"]
     spec = SPECS.get(benchmark)
     if spec is None or "accuracy" not in spec.metrics or spec.result == "sensitivity":

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from ..subbenchmarks.spec import SPECS
+from ..spec import SPECS
 
 AVERAGED, DIVIDED = "Averaged results", "Divided results"
 #: the export formats of ``staicc export``

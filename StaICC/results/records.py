@@ -140,13 +140,6 @@ class Records(Sequence):
         raise IndexError(i)
 
 
-def write_samples(records: Iterable[Dict[str, Any]], path: str) -> int:
-    """Write records as JSON Lines to ``path`` (atomically, see :mod:`.safe_files`); returns the count."""
-    from .safe_files import atomic_writer
-    with atomic_writer(path) as fh:
-        return write_records(records, fh)
-
-
 def write_records(records: Iterable[Dict[str, Any]], fh: Any) -> int:
     """Write records as JSON Lines (strict JSON: non-finite numbers as null) to an open file."""
     from .provenance import strict_json_value

@@ -15,7 +15,7 @@ from ..validation import check_int
 from .base import EmbedFn, Progress, Retriever, _check_pool, _top_k, check_order, check_parameter, resolve_backend
 from .embedding import EmbeddingSpace
 from .reference_embedder import reference_embedder
-from ..metrics.numeric import sequential_sum
+from ..numeric import sequential_sum
 
 
 def dpp_kernel(relevance: List[float], vectors: List[List[float]], scale_factor: float,

@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
 from ..extras import require
 from ..validation import check_bool, check_choice
 from .base import METRICS, EmbedFn, Retriever, _in_prompt_order, _top_k, callable_name, check_callable, check_order
-from ..metrics.numeric import sequential_sum
+from ..numeric import sequential_sum
 
 class EmbeddingTopKRetriever(Retriever):
     """Top-k demonstrations by embedding similarity (OpenICL's TopK).

@@ -15,7 +15,7 @@ from ..validation import check_int
 from .base import EmbedFn, Retriever, _check_pool, _top_k, callable_name, check_callable, check_order
 from .embedding import EmbeddingSpace
 from .reference_embedder import reference_embedder
-from ..metrics.numeric import sequential_sum
+from ..numeric import sequential_sum
 
 #: ``model(prompt, label_space) -> one score per label``: the package's model interface
 ModelFn = Callable[[str, List[str]], Sequence[float]]

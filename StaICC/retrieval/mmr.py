@@ -9,7 +9,7 @@ from .base import (EmbedFn, Retriever, Tokenizer, _candidate_pool, _label_groups
                    check_order, check_parameter)
 from .embedding import EmbeddingSpace
 from .lexical import BM25Index, bm25_settings
-from ..metrics.numeric import sequential_sum
+from ..numeric import sequential_sum
 
 class MMRRetriever(Retriever):
     """Maximal marginal relevance: relevant AND mutually different demonstrations.

@@ -20,7 +20,7 @@ strata, keyed by the sub-benchmark too.
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
-from ..subbenchmarks.spec import SPECS
+from ..spec import SPECS
 from .subsets import check_fraction, pick_test_items
 
 

@@ -140,7 +140,7 @@ def validate_sampler(sampler, k: Optional[int], test_count: int, demonstration_c
     that is not the test items).
     """
     try:
-        rows = [row for row in sampler]
+        rows = list(sampler)
     except TypeError as exc:
         raise TypeError(f"the sampler must be a list of index lists, got {type(sampler).__name__} "
                         f"(dataset {dataset!r})") from exc

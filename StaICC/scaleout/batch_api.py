@@ -43,7 +43,7 @@ def export_tag(backend: Any) -> str:
 
 def export_entries(backend: Any, requests: Iterable[Request]) -> Iterator[Entry]:
     """Every Batch-API request needed to answer ``requests``, as :data:`Entry` tuples, in order."""
-    from ..backends.openai import scoring_jobs
+    from ..backends.openai_labels import scoring_jobs
     tag = export_tag(backend)
     for request in requests:
         key = request.key()

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from ..subbenchmarks.spec import SPECS
+from ..spec import SPECS
 from .items import ItemTable
 
 FIXED, BROKEN, CHANGED = "fixed", "broken", "changed"

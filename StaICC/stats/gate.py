@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
-from ..subbenchmarks.spec import SPECS
+from ..spec import SPECS
 
 #: the exit status of ``staicc compare`` when a --fail-if condition holds (1: an error, 2: an argument error)
 GATE_EXIT_STATUS = 3

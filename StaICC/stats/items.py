@@ -19,14 +19,14 @@ import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..metrics import PredictionRows, argmax, is_probability_matrix, softmax
-from ..metrics.numeric import CHECK
+from ..numeric import CHECK
 from ..metrics.scores import _bin_among, _ece_bounds
 from ..standard import ECE_BINS
 
 #: the ECE bin bounds, computed once (ece_bin recomputes them per call)
 _ECE_BOUNDS = _ece_bounds(ECE_BINS)
 
-from ..subbenchmarks.spec import SPECS
+from ..spec import SPECS
 
 #: sub-benchmarks whose metric is the consistency over all passes of an item (from the spec table)
 CONSISTENCY_BENCHMARKS = tuple(s.name for s in SPECS.values() if s.has_consistency)

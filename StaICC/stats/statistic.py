@@ -13,7 +13,7 @@ from .. import metrics as _metrics
 from ..metrics import (accuracy_from_labels, column_means, consistency_from_labels, ece_from_confidence,
                        is_probability_vector, linear_regression, macro_f1_from_labels, sequential_sum, softmax)
 from ..standard import ECE_BINS
-from ..subbenchmarks.spec import SPECS
+from ..spec import SPECS, abscissae_of, label_noise_x_values
 from .items import ItemTable, is_consistency, is_slope
 
 #: direction of the metrics of the standard (None: no better direction)
@@ -87,7 +87,6 @@ def entropy_on_branch(means: Sequence[float], probabilities: bool) -> float:
 def _metric_table(benchmark: str) -> Dict[str, Callable]:
     """The sub-benchmark's default metrics by result key, from the spec table (Normal's for an unknown name)."""
     from ..metrics.registry import METRICS
-    from ..subbenchmarks.spec import SPECS
     spec = SPECS.get(benchmark)
     if spec is None or not spec.metrics:
         return _metrics.normal_metrics()
@@ -129,10 +128,8 @@ class Statistic:
                     self.functions[name] = f
         self.x_values: Optional[List[float]] = None
         if is_slope(benchmark):
-            procedure = (metadata or {}).get("procedure") or {}
-            abscissae = procedure.get("abscissae") or SPECS[benchmark].abscissae or "standard"
-            from ..engine.procedures import LabelNoiseProcedure
-            self.x_values = LabelNoiseProcedure(table.passes, abscissae).x_values()
+            abscissae = abscissae_of(benchmark, (metadata or {}).get("procedure"))
+            self.x_values = label_noise_x_values(table.passes, abscissae)
         #: the exact-check branch of the bias entropy on the whole run (see entropy_on_branch); None: no entropy
         self.entropy_branch: Optional[bool] = None
         if any(f is _metrics.bias_entropy for f in self.functions.values()):

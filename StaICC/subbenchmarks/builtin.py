@@ -12,7 +12,7 @@ from ..results import ResultDict
 from ..standard import DEFAULT_K, DOMAIN_QUERY_LENGTH, GLER_INTERPOLATIONS
 from .generic import SubBenchmark, average_sensitivity, average_slopes  # noqa: F401  (their old import path)
 from .extensions import EXTENSION_BENCHMARKS
-from .spec import SPECS
+from ..spec import SPECS
 from .generic import FUNCTION_COUNT_ERROR, average_metrics  # noqa: F401  (their old import path)
 
 
@@ -51,7 +51,7 @@ class Post_bias(SubBenchmark):
     spec = SPECS["Post_bias"]
 
     def __init__(self, k: int = DEFAULT_K, noisy_channel: bool = False, metrics=None, datasets=None,
-                 domain_query_length: int = DOMAIN_QUERY_LENGTH, **options) -> None:
+                 domain_query_length: int = DOMAIN_QUERY_LENGTH, **options) -> None:  # noqa: ARG002  (the original's signature; unused, as in the standard)
         super().__init__(k, noisy_channel, metrics, datasets, **options)  # domain_query_length: unused, as in the standard
 
 

@@ -21,8 +21,8 @@ from ..standard import DEFAULT_K
 from ..validation import check_int
 from .formats import FORMAT_GRAMMAR_SIZE, describe_format, format_template, sample_formats
 from .generic import SubBenchmark
-from .spec import SPECS
-from ..metrics.numeric import sequential_sum
+from ..spec import SPECS
+from ..numeric import sequential_sum
 
 #: the permutations per query of Order_sens, and its test items (the sub-benchmark table's row)
 ORDER_PERMUTATIONS = SPECS["Order_sens"].repeat_times
@@ -175,7 +175,7 @@ class Order_sens(SubBenchmark):
         loop_length = test_size or ORDER_TEST_SIZE
         return {**bind_grouped(ORDER_METRICS, loop_length), PER_BLOCK: _per_block_metric(loop_length)}
 
-    def make_procedure(self, dataset):
+    def make_procedure(self, dataset):  # noqa: ARG002  (the SubBenchmark.make_procedure signature)
         return OrderProcedure(self.permutations, self.seed)
 
     def _build(self, dataset, k, noisy_channel):

@@ -19,60 +19,11 @@ from ..engine.selection import QuerySubset
 from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K, GLER_INTERPOLATIONS
-from .spec import SubBenchmarkSpec
+from ..spec import SubBenchmarkSpec
+from .averaging import AVERAGING, average_metrics, average_sensitivity, average_slopes  # noqa: F401  (importable here)
 
 FUNCTION_COUNT_ERROR = ("The length of list_of_forward_inference must be the same as the number of datasets in "
                         "the benchmark. You can use the get_experiment_data method to get the datasets and their order.")
-
-
-# ----------------------------------------------------------------------------
-# averaging rules
-# ----------------------------------------------------------------------------
-def average_metrics(divided: Dict[str, Dict[str, Any]], dataset_count: int) -> Dict[str, Any]:
-    """Normal-style average: per metric, a left-to-right sum over datasets / dataset count.
-
-    A value that cannot be added (the list-valued "distribution") contributes 0, so its
-    average is 0.0, exactly as the standard reports it.
-    """
-    names: List[str] = []
-    for result in divided.values():
-        names.extend(n for n in result if n not in names)
-    averaged = {}
-    for name in names:
-        total = 0
-        for result in divided.values():
-            try:
-                total = total + result[name]
-            except (TypeError, KeyError):
-                total = total + 0
-        averaged[name] = total / dataset_count
-    return averaged
-
-
-def _average_sensitivity(divided: Dict[str, Dict[str, Any]], dataset_count: int, slope: bool) -> Dict[str, Any]:
-    first = next(iter(divided.values()))["sensitivity"]
-    averaged = {}
-    for metric in first:
-        total = 0
-        for result in divided.values():
-            value = result["sensitivity"][metric]
-            total += value[0] if slope else value
-        averaged[metric] = total / dataset_count
-    return averaged
-
-
-def average_slopes(divided: Dict[str, Dict[str, Any]], dataset_count: int) -> Dict[str, Any]:
-    """GLER: mean slope per metric."""
-    return _average_sensitivity(divided, dataset_count, slope=True)
-
-
-def average_sensitivity(divided: Dict[str, Dict[str, Any]], dataset_count: int) -> Dict[str, Any]:
-    """Template_sens, Demo_sens: mean of each sensitivity value."""
-    return _average_sensitivity(divided, dataset_count, slope=False)
-
-
-#: the spec table's averaging names
-AVERAGING: Dict[str, Callable] = {"mean": average_metrics, "slope": average_slopes, "sensitivity": average_sensitivity}
 
 
 def make_procedure(spec: SubBenchmarkSpec, dataset: Dataset, interpolations: int = GLER_INTERPOLATIONS) -> Procedure:
@@ -105,7 +56,7 @@ class SubBenchmark:
 
     A subclass with ``spec = SPECS["Name"]`` takes its name, pseudo query, repeat count,
     test size, noisy-channel support, averaging, metrics and procedure from that row of
-    the table (:mod:`StaICC.subbenchmarks.spec`); a subclass without one sets the class
+    the table (:mod:`StaICC.spec`); a subclass without one sets the class
     attributes below itself, as before.
     """
 

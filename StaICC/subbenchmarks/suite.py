@@ -26,7 +26,7 @@ from ..engine.selection import EVERYTHING, SUMMARIZE, AnswerPolicy, Selection, S
 from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K
-from .spec import STANDARD_SUITE, parts_of
+from ..spec import STANDARD_SUITE, parts_of
 
 __all__ = ["STANDARD_SUITE", "build_suite", "plan_suite", "resolve_benchmark_names", "run_suite"]
 
@@ -135,7 +135,7 @@ def fewer_collections() -> Iterator[None]:
         gc.set_threshold(*thresholds)
 
 
-def plan_suite(backend: Backend, benches: Dict[str, Any]) -> Dict[str, List[Work]]:
+def plan_suite(backend: Backend, benches: Dict[str, Any]) -> Dict[str, List[Work]]:  # noqa: ARG001  (public signature; the backend is chosen when the works run)
     """Every check of the suite, before the first inference: the works of each part, by part name.
 
     Each work iterates as ``(plan, requests)`` (its prompts are written when read).

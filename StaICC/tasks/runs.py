@@ -7,6 +7,7 @@ sub-benchmarks, k, the backend) is refused rather than silently chosen.
 """
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..spec import DEFAULT_BENCHMARK, SCORE_PARTS
 from ..standard import DEFAULT_K
 from .task import Task
 
@@ -27,7 +28,7 @@ def run_settings(tasks: Sequence[Task], benchmarks: Optional[str], k: Optional[i
     """The sub-benchmarks and k of a run: the command's, else the tasks' (which must agree), else the defaults."""
     if benchmarks is None:
         chosen = _agreed([(t, t.config.run.benchmarks) for t in tasks], "sub-benchmarks", "--benchmarks")
-        benchmarks = ",".join(chosen) if chosen is not None else "Normal"
+        benchmarks = ",".join(chosen) if chosen is not None else DEFAULT_BENCHMARK
     if k is None:
         chosen_k = _agreed([(t, t.config.run.k) for t in tasks], "k", "--k")
         silent = [t for t in tasks if t.config.run.k is None]
@@ -58,14 +59,15 @@ def model_choice(tasks: Sequence[Task], model: Optional[str], arguments: Dict[st
 
 def task_options(tasks: Sequence[Task]) -> Tuple[Dict[str, Any], Dict[str, Dict[str, Any]]]:
     """What the tasks give the sub-benchmarks when they are built: (each task's retriever by dataset name,
-    the options of each sub-benchmark by name: Normal's extra metrics and evaluator, by dataset name)."""
+    the options of each sub-benchmark by name: the extra metrics and evaluator, by dataset name, of each
+    sub-benchmark that scores the test items)."""
     retrievers = {}
     for task in tasks:
         retriever = task.retriever()
         if retriever is not None:
             retrievers[task.dataset.name] = retriever
     metrics = {task.dataset.name: task.extra_metrics() for task in tasks}
-    return retrievers, {"Normal": {"extra_metrics": metrics}}
+    return retrievers, {name: {"extra_metrics": metrics} for name in SCORE_PARTS}
 
 
 def provenance(tasks: Sequence[Task]) -> List[Dict[str, Any]]:

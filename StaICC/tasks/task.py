@@ -101,7 +101,7 @@ class Task:
     def check_for_run(self, benchmarks: Sequence[str], k: int) -> None:
         """Refuse, naming the key, what the dataset cannot run: before any model loads."""
         path = self.source.path
-        from ..subbenchmarks.spec import SPECS
+        from ..spec import SPECS
         templated = [b for b in benchmarks if b in SPECS and SPECS[b].procedure == "template"]
         if templated and self.dataset.alternate_template is None:
             raise TaskError(f"{templated[0]} needs 3 options for instruction, input_text_prefixes, label_prefix and "
@@ -113,7 +113,7 @@ class Task:
         if k > sizes[1] and retriever not in ("zero",):
             raise TaskError(f"k = {k} demonstrations but the demonstration part has {sizes[1]} rows", path=path,
                             key="run.k" if self.config.run.k is not None else "split.demonstration")
-        from ..subbenchmarks.spec import reports_metric
+        from ..spec import reports_metric
         binned = [b for b in benchmarks if reports_metric(b, "expected_calibration_error_1")]
         if binned and 2 * sizes[2] < 10:
             raise TaskError(f"the ECE of {', '.join(binned)} needs 10 predictions (test rows x 2); the test "

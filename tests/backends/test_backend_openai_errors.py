@@ -90,16 +90,14 @@ def test_timeouts_are_retried_then_reported():
                                                     "text_offset": [0]}}]}, "did not echo the prompt"),
 ])
 def test_missing_logprobs_name_what_is_missing_and_suggest_generate(payload, message):
-    with ScriptedServer([(200, payload, 0)]) as server:
-        with pytest.raises(MissingLogprobsError, match=message) as info:
-            backend(server).score([request()])
+    with ScriptedServer([(200, payload, 0)]) as server, pytest.raises(MissingLogprobsError, match=message) as info:
+        backend(server).score([request()])
     assert "scoring=generate" in str(info.value)
 
 
 def test_malformed_json_is_an_error():
-    with ScriptedServer([(200, b"{not json", 0)]) as server:
-        with pytest.raises(APIError, match="malformed JSON"):
-            backend(server).score([request()])
+    with ScriptedServer([(200, b"{not json", 0)]) as server, pytest.raises(APIError, match="malformed JSON"):
+        backend(server).score([request()])
 
 
 def test_generate_mode_chat_messages_and_unparsed_policy():

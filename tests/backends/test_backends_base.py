@@ -79,7 +79,7 @@ def test_registry_and_model_arguments():
 
 
 def test_reference_backend_equals_the_reference_function():
-    from StaICC.methods.reference_model import lexical_icl
+    from StaICC.backends.reference_model import lexical_icl
     bench = Normal(datasets=["financial_phrasebank"])
     assert bench(make_backend("reference")) == bench(lexical_icl)
     assert make_backend("reference").identity() == {"backend": "reference", "model": "lexical", "version": 1}

@@ -10,8 +10,8 @@ import pytest
 
 from StaICC.backends.prefix_tree import build, count_tokens, plan
 
-UNSHARED = dict(overhead_tokens=0, min_saved_fraction=0.0, max_depth=0)
-ALWAYS = dict(overhead_tokens=0, min_saved_fraction=0.0, max_depth=6)
+UNSHARED = {"overhead_tokens": 0, "min_saved_fraction": 0.0, "max_depth": 0}
+ALWAYS = {"overhead_tokens": 0, "min_saved_fraction": 0.0, "max_depth": 6}
 
 
 def _reads_once_in_context(sequences, positions, nodes):
@@ -40,7 +40,7 @@ def test_plans_read_everything_once_in_the_right_context(seed):
         cut = rng.randint(0, len(base))
         sequences.append(base[:cut] + [rng.randrange(4) for _ in range(rng.randint(0 if cut else 1, 6))])
     positions = [sorted(rng.sample(range(len(s)), rng.randint(0, len(s)))) for s in sequences]
-    for settings in (UNSHARED, ALWAYS, dict(overhead_tokens=3, min_saved_fraction=0.2, max_depth=2)):
+    for settings in (UNSHARED, ALWAYS, {"overhead_tokens": 3, "min_saved_fraction": 0.2, "max_depth": 2}):
         nodes = plan(build(sequences, positions), **settings)
         _reads_once_in_context(sequences, positions, nodes)
         if settings is UNSHARED:

@@ -190,7 +190,7 @@ def test_out_of_memory_halves_the_pack_and_agrees(monkeypatch):
     prompts = shared_demo_prompts(6, 3)
     expected = CausalLMScorer(model, tok, scoring="sequence", packing="rows")(prompt=prompts, label_space=LABELS)
     scorer = CausalLMScorer(model, tok, scoring="sequence", packing="tree", pack_tokens=4096)
-    scorer._tree_usable(True)  # probe with the real forward first
+    scorer._tree_usable()  # probe with the real forward first
     limit = max(len(ids) for ids in tok([p + " very positive" for p in prompts])["input_ids"]) + 4
     original = model.forward
 

@@ -39,7 +39,7 @@ def test_other_benchmarks_and_k():
 
 
 def test_import_uses_only_the_standard_library():
-    code = ("import sys; before = set(sys.modules); import StaICC, StaICC.cli, StaICC.methods.reference_model, "
+    code = ("import sys; before = set(sys.modules); import StaICC, StaICC.cli, StaICC.backends.reference_model, "
             "StaICC.retrieval; from StaICC import Normal; Normal(datasets=[0]); "
             "new = {m.split('.')[0] for m in set(sys.modules) - before}; "
             "stdlib = set(sys.stdlib_module_names) if hasattr(sys, 'stdlib_module_names') else None; "

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from StaICC import GLER, Normal
-from StaICC.methods.reference_model import lexical_icl
+from StaICC.backends.reference_model import lexical_icl
 from StaICC.metrics import normal_metrics, with_own_distribution_metrics
 from conftest import REPO_ROOT
 

@@ -13,7 +13,7 @@ from StaICC.custom_datasets import (MIN_ROWS, CustomDatasetError, default_input_
 from StaICC.datasets import Dataset
 from StaICC.errors import TamperingWarning
 from StaICC.metrics import accuracy
-from StaICC.methods.reference_model import lexical_icl
+from StaICC.backends.reference_model import lexical_icl
 from StaICC.rng import StableRandom
 from StaICC.standard import ORTHOGONAL_TABLE, TEMPLATE_KEYS
 from conftest import REPO_ROOT
@@ -30,7 +30,7 @@ def review_records(n=600):
 
 
 def reviews(n=600, **kwargs):
-    options = dict(name="my_reviews", input_columns="text", label_column="label")
+    options = {"name": "my_reviews", "input_columns": "text", "label_column": "label"}
     options.update(kwargs)
     return from_records(review_records(n), **options)
 

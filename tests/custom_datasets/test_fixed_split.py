@@ -8,7 +8,7 @@ from StaICC import Demo_sens, Normal, Template_sens
 from StaICC.errors import TamperingWarning
 from StaICC.custom_datasets import CustomDatasetError, from_files, from_records
 from StaICC.datasets.split import fix_split, triplet_dataset
-from StaICC.methods.reference_model import lexical_icl
+from StaICC.backends.reference_model import lexical_icl
 from StaICC.rng import StableRandom
 
 

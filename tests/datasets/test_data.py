@@ -31,7 +31,7 @@ SPEC_TABLE = {
     "hate_speech_18": (["normal", "hate", "skip", "relation"], "hate speech: ", "tweet: "),
 }
 ROW_COUNTS = [67349, 8530, 2264, 8544, 5952, 127600, 8000, 5052, 9000, 10939]
-SIZES = {name: (1024, 4096, 512) for name in DATASET_NAMES}
+SIZES = dict.fromkeys(DATASET_NAMES, (1024, 4096, 512))
 SIZES["financial_phrasebank"] = (1024, 512, 512)
 SIZES["tweet_eval_emotion"] = (1024, 3192, 512)
 

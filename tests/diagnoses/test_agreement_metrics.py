@@ -8,7 +8,7 @@ from StaICC.metrics import consistency
 from StaICC.metrics.agreement import (GROUPED_METRICS, accuracy_spread, block_accuracies, bind_grouped, cohen_kappa,
                                       fleiss_kappa, grouped_fleiss_kappa, mean_cohen_kappa)
 
-TOL = dict(rel=1e-9, abs=1e-12)
+TOL = {"rel": 1e-9, "abs": 1e-12}
 
 
 def np_fleiss(ratings, categories):

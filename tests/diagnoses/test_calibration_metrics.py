@@ -14,7 +14,7 @@ from StaICC.metrics import (CALIBRATION_METRICS, METRICS, brier_score, classwise
                             ece_equal_mass_1, ece_equal_mass_10, ece_platt, selective_accuracy)
 from StaICC.metrics.calibration_metrics import platt_fit
 
-TOL = dict(rel=1e-9, abs=1e-9)
+TOL = {"rel": 1e-9, "abs": 1e-9}
 
 
 def random_case(seed, n=None, width=None, scale=None):

@@ -5,7 +5,7 @@ import random
 import numpy as np
 import pytest
 
-from StaICC.methods.reference_model import lexical_icl
+from StaICC.backends.reference_model import lexical_icl
 from StaICC.retrieval import (ConERetriever, DPPRetriever, MDLRetriever, VoteKRetriever, causal_lm_loglik,
                               reference_embedder, retriever_from_name)
 from StaICC.retrieval.cone import default_blocks

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from StaICC.datasets import resolve_datasets
-from StaICC.methods.reference_model import last_token, lexical_icl
+from StaICC.backends.reference_model import last_token, lexical_icl
 from StaICC.metrics.agreement import cohen_kappa
 from StaICC.retrieval import BM25Retriever
 from StaICC.sampling.rows import default_rows
@@ -22,7 +22,7 @@ def last_demonstration_label(prompt, label_space):
     if len(segments) < 3:
         return [1.0] + [0.0] * (len(label_space) - 1)
     shown = segments[-2]
-    for i, word in enumerate(sorted(label_space, key=len, reverse=True)):
+    for word in sorted(label_space, key=len, reverse=True):
         if shown.startswith(word):
             index = label_space.index(word)
             return [1.0 if j == index else 0.0 for j in range(len(label_space))]

@@ -8,7 +8,7 @@ import pytest
 
 from StaICC import Contextual_bias, Domain_bias, Normal
 from StaICC.custom_datasets import from_records
-from StaICC.engine.preflight import domain_conditions
+from StaICC.sampling.demonstrations import domain_conditions
 from StaICC.errors import TamperingWarning
 
 

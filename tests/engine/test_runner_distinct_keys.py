@@ -87,6 +87,6 @@ def test_distinct_requests_follows_the_plain_rule(seed):
     works, requests, backends = _random_works(rng)
     for distinct in (True, False):
         for in_text_order in (False, True):
-            options = dict(distinct=distinct, in_text_order=in_text_order)
+            options = {"distinct": distinct, "in_text_order": in_text_order}
             assert _shape(runner.distinct_requests(works, requests, backends, **options)) == \
                 _shape(_plain_rule(works, requests, backends, **options))

@@ -1,5 +1,5 @@
 """reports_metric reads the spec table (compounds through their parts), for checks made before a run."""
-from StaICC.subbenchmarks.spec import SPECS, reports_metric
+from StaICC.spec import SPECS, reports_metric
 
 ECE = "expected_calibration_error_1"
 

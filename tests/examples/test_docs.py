@@ -59,7 +59,7 @@ def test_guides_speak_to_users_not_to_the_tracker(guide):
 def test_the_built_in_models_table_is_what_staicc_prints():
     """docs/standard.md's table of the lexical model's Normal scores is the main job's output, row by row."""
     from StaICC import Normal
-    from StaICC.methods.reference_model import lexical_icl
+    from StaICC.backends.reference_model import lexical_icl
 
     result = Normal()(lexical_icl)
     rows = dict(result["Divided results"], average=result["Averaged results"])

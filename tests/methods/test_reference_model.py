@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 from StaICC import Contextual_bias, Normal
-from StaICC.methods.reference_model import last_token, lexical_icl, lexical_scores, parse_direct, parse_noisy_channel
+from StaICC.backends.reference_model import last_token, lexical_icl, lexical_scores, parse_direct, parse_noisy_channel
 
 _OLD_LAST_TOKEN = re.compile(r"(\S+\s*)$")
 

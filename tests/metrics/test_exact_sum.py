@@ -15,7 +15,7 @@ from StaICC.metrics import (METRICS, PredictionRows, averaged_truelabel_likeliho
                             own_likelihood_nonstandard, with_own_distribution_metrics, normal_metrics)
 from StaICC.metrics.exact_sum import (FEW_ROWS, RowRule, census, check_prediction_kind, notice, recorded_rule,
                                       rows_of_kind)
-from StaICC.metrics.numeric import CHECK, SOFTMAX
+from StaICC.numeric import CHECK, SOFTMAX
 
 
 def softmax(row):

@@ -16,7 +16,7 @@ import pytest
 from StaICC.metrics import (PredictionRows, accuracy, accuracy_from_labels, argmax, averaged_truelabel_likelihood,
                             bias_distribution, bias_entropy, consistency, ece_bin, expected_calibration_error_1,
                             macro_F1, make_consistency, post_bias_distribution, post_bias_dl_div, softmax)
-from StaICC.metrics.numeric import all_read_rows_only, column_means, joined_rows, normalized_labels
+from StaICC.numeric import all_read_rows_only, column_means, joined_rows, normalized_labels
 from StaICC.metrics.scores import _bin_among, _ece_bounds
 
 
@@ -219,7 +219,7 @@ def test_score_metrics_equal_the_straightforward_rule(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_consistency_equals_the_straightforward_rule(seed):
-    for rng, _width, n, matrix, truth in cases(seed):
+    for _rng, _width, n, matrix, truth in cases(seed):
         for loop in (1, n, max(1, n // 2), 3, 0, -1):
             want = outcome(ref_consistency, truth, matrix, loop)
             assert same_outcome(outcome(consistency, truth, PredictionRows(matrix), loop), want)

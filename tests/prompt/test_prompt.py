@@ -295,9 +295,8 @@ def test_cut_by_length_noisy_applies_per_prompt():
 def test_mutator_type_errors(rtx, method, bad, message):
     writer = rtx.prompt_former
     before = writer.get_config_dict()
-    with tamper_ok():
-        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
-            getattr(writer, method)(bad)
+    with tamper_ok(), pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        getattr(writer, method)(bad)
     assert writer.get_config_dict() == before
 
 
@@ -675,9 +674,8 @@ def test_snapshot_and_restore(quiet, rtx):
 
 def test_a_refused_mutation_changes_nothing(rtx):
     writer = rtx.prompt_former
-    with tamper_ok():
-        with pytest.raises(ValueError):
-            writer.change_label_prefix(3)
+    with tamper_ok(), pytest.raises(ValueError):
+        writer.change_label_prefix(3)
     assert writer.non_standard_settings() == [] and writer.template == writer.standard_template()
 
 

@@ -2,7 +2,7 @@
 from collections import Counter
 
 from StaICC.metrics import argmax
-from StaICC.methods.reference_model import CHANCE_TILT, REFERENCE_MODELS, chance
+from StaICC.backends.reference_model import CHANCE_TILT, REFERENCE_MODELS, chance
 
 
 def test_chance_draws_every_label_and_stays_near_uniform():

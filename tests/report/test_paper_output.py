@@ -21,7 +21,7 @@ def ten_datasets(tmp_path_factory):
     """Normal on all ten standard datasets (the widest dataset names), the lexical model and chance."""
     from run_fixtures import write_run
     from StaICC import Normal
-    from StaICC.methods.reference_model import lexical_icl, uniform
+    from StaICC.backends.reference_model import lexical_icl, uniform
     root = tmp_path_factory.mktemp("ten")
     return [write_run(str(root / name), name, model, {"Normal": Normal()})
             for name, model in (("lexical", lexical_icl), ("chance", uniform))]

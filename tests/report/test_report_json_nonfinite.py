@@ -18,7 +18,7 @@ def _always_first(prompt, label_space):
 
 def _runs(tmp_path):
     from StaICC import Normal, Triplet_bias
-    from StaICC.methods.reference_model import lexical_icl
+    from StaICC.backends.reference_model import lexical_icl
 
     def benchmarks():  # hate_speech_18 has a rare label: resamples without it make Post_bias's KL infinite
         return {"Normal": Normal(datasets=["hate_speech_18"]), "Triplet_bias": Triplet_bias(datasets=["hate_speech_18"])}

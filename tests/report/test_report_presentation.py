@@ -31,7 +31,7 @@ def test_significant_differences_are_better_or_worse_by_the_registry():
 
 
 def test_a_result_renders_as_a_table_in_a_notebook():
-    from StaICC.methods.reference_model import lexical_icl
+    from StaICC.backends.reference_model import lexical_icl
     from StaICC.subbenchmarks.builtin import Normal
     bench = Normal(datasets=["TREC"])
     with pytest.warns(Warning):

@@ -6,7 +6,7 @@ on 3.9-3.11.  These vectors make the two disagree outright: left to right,
 1e16 + 1 rounds back to 1e16 and the dot product below is 0.0; compensated, it is 1.0.
 """
 from StaICC.metrics.agreement import accuracy_mean, mean_cohen_kappa
-from StaICC.metrics.numeric import sequential_sum
+from StaICC.numeric import sequential_sum
 from StaICC.retrieval.dpp import dpp_kernel
 from StaICC.retrieval.embedding import EmbeddingSpace
 

@@ -8,7 +8,7 @@ import pytest
 from StaICC import Normal
 from StaICC.custom_datasets import from_records
 from StaICC.errors import TamperingWarning
-from StaICC.methods.reference_model import lexical_icl
+from StaICC.backends.reference_model import lexical_icl
 from StaICC.retrieval import BM25Retriever, RandomRetriever, ZeroRetriever
 
 DATASET = "rotten_tomatoes"

@@ -283,9 +283,8 @@ def test_validate_sampler_returns_plain_copies():
 @pytest.mark.xfail(strict=True, reason="spec §4.4: set_demonstration_sampler warns 'tampering' first and then "
                                        "validates; our code validates first, so a rejected sampler emits no warning")
 def test_set_demonstration_sampler_warns_before_validating(fp):
-    with pytest.warns(TamperingWarning):
-        with pytest.raises(ValueError):
-            fp.set_demonstration_sampler([[0, 1, 2, 3]])
+    with pytest.warns(TamperingWarning), pytest.raises(ValueError):
+        fp.set_demonstration_sampler([[0, 1, 2, 3]])
 
 
 # -- §6.1 construction and §4.3 --------------------------------------------------------------------------

@@ -14,13 +14,13 @@ from conftest import REPO_ROOT
 from StaICC.cli import main
 from StaICC.engine.selection import QuerySubset
 from StaICC.errors import TamperingWarning
-from StaICC.methods.reference_model import lexical_icl, uniform
+from StaICC.backends.reference_model import lexical_icl, uniform
 from StaICC.report.runs import load_run
 from StaICC.sampling.lite import LiteSample
 from StaICC.sampling.subsets import pick_test_items
 from StaICC.stats.lite import lite_estimates
 from StaICC.stats.lite_run import items_sha256, populations, run_lite
-from StaICC.subbenchmarks.spec import SPECS
+from StaICC.spec import SPECS
 from StaICC.subbenchmarks.suite import build_suite, plan_suite, run_suite, suite_parts
 
 pytest.importorskip("numpy")

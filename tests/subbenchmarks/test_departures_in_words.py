@@ -3,7 +3,7 @@ import warnings
 
 from StaICC import Normal
 from StaICC.errors import TamperingWarning
-from StaICC.methods.reference_model import lexical_icl
+from StaICC.backends.reference_model import lexical_icl
 from StaICC.retrieval import retriever_from_name
 from StaICC.subbenchmarks.experimentor import in_words
 

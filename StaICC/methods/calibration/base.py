@@ -127,7 +127,7 @@ class contextual_calibration(calibration):
         self.calibrationA: List[Any] = [INITIAL_CONTEXT_MASS] * len(self.label_space)
         self.trained = False
 
-    def _query_lines(self, calibration_set: Any, input_count: int) -> Iterator[List[str]]:
+    def _query_lines(self, calibration_set: Any, input_count: int) -> Iterator[List[str]]:  # noqa: ARG002  (the calibration protocol's signature)
         while True:
             yield [""] * input_count
 
@@ -163,7 +163,7 @@ class contextual_calibration(calibration):
         self.calibrationA = [a / len(predictions) for a in total]
         self.trained = True
 
-    def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> List[float]:
+    def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> List[float]:  # noqa: ARG002  (the calibration protocol's signature)
         """softmax([p_c / A_c]); untrained, A = [1e-5]·n as in the original."""
         probs = _probabilities(label_space_prob, len(self.calibrationA), f"{type(self).__name__}.inference")
         return softmax([p / a for p, a in zip(probs, self.calibrationA)])
@@ -190,7 +190,7 @@ class domain_calibration(contextual_calibration):
         self._sample_length = sample_length
         super().train(default_prompt_maker, feedforward, calibration_set, calibration_number, k)
 
-    def _query_lines(self, calibration_set: Any, input_count: int) -> Iterator[List[str]]:
+    def _query_lines(self, calibration_set: Any, input_count: int) -> Iterator[List[str]]:  # noqa: ARG002  (the calibration protocol's signature)
         from ...prompt import domain_query_generator
         if not hasattr(calibration_set, "table"):  # a plain sequence of rows: give the generator its table
             calibration_set = _RowTable([calibration_set[i] for i in range(len(calibration_set))])

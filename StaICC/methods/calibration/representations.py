@@ -103,7 +103,7 @@ class hidden_calibration(_demonstration_query_trained):
         self.centroids = _stack([_sequential_mean(vectors) for vectors in groups])
         self.trained = True
 
-    def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> Any:
+    def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> Any:  # noqa: ARG002  (the calibration protocol's signature)
         """softmax([d₀ − d_c]) over hidden-to-centroid distances; label_probs if training failed."""
         if self.failed:
             return label_space_prob
@@ -168,7 +168,7 @@ class knn_prompting(_demonstration_query_trained):
                              f"length {self.anchors.shape[1]}")
         return vector
 
-    def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> Any:
+    def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> Any:  # noqa: ARG002  (the calibration protocol's signature)
         """softmax(votes of the knn_k nearest anchors); label_probs if training failed."""
         if self.failed:
             return label_space_prob
@@ -197,7 +197,7 @@ class knn_prompt_centroid(knn_prompting):
     def _after_train(self, groups: List[List[Any]]) -> None:
         self.centroids = _stack([_sequential_mean(vectors) for vectors in groups])
 
-    def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> Any:
+    def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> Any:  # noqa: ARG002  (the calibration protocol's signature)
         """softmax([d₀ − d_c]) over full-vocab-to-centroid distances; label_probs if training failed."""
         if self.failed:
             return label_space_prob

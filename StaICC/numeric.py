@@ -1,8 +1,9 @@
 """The elementary operations every metric is built on: sums, softmax, argmax/argmin, checks, means.
 
 These are the package's single copies of the operations the standard's numbers depend
-on bit for bit; the inference code, the results writers and the statistics import them
-from here (through :mod:`StaICC.metrics`) instead of keeping their own.
+on bit for bit; the backends, the retrievers, the metrics, the results writers and the
+statistics import them from here instead of keeping their own (this module sits on the
+ground floor, below every package that computes with rows).
 
 Sums are explicit left-to-right additions starting at the integer 0: CPython 3.12
 changed ``sum()`` of floats to compensated summation, and the standard's numbers were
@@ -12,7 +13,7 @@ The probability check uses exact float equality of the row sum, a quirk of the
 standard reproduced on purpose: rows that "should" be probabilities are often
 softmaxed a second time, and published numbers depend on it.  Rows that declare the
 softmax branch (:data:`SOFTMAX`: a model's floating-point probabilities, see
-:mod:`.exact_sum`) take it without the check, so that a last bit cannot choose it.
+:mod:`StaICC.metrics.exact_sum`) take it without the check, so that a last bit cannot choose it.
 """
 import math
 import weakref
@@ -23,7 +24,7 @@ Matrix = Sequence[Vector]
 
 #: the standard's exact-sum rule: the score metrics softmax every row unless every row passes the check
 CHECK = "check"
-#: the rule's softmax branch, always: every row softmaxed, and the bias entropy's mean too (see :mod:`.exact_sum`)
+#: the rule's softmax branch, always: every row softmaxed, and the bias entropy's mean too (see :mod:`StaICC.metrics.exact_sum`)
 SOFTMAX = "softmax"
 
 

@@ -111,7 +111,7 @@ def lexical_icl(prompt, label_space: Sequence[str]) -> List[float]:
     return lexical_scores(demos, query, label_space)
 
 
-def uniform(prompt, label_space: Sequence[str]) -> List[float]:
+def uniform(prompt, label_space: Sequence[str]) -> List[float]:  # noqa: ARG001  (a model function's signature: f(prompt, label_space))
     """The chance baseline: every label equally likely."""
     return [1 / len(label_space)] * len(label_space)
 

@@ -18,7 +18,16 @@ sub-benchmark's name to decide what to do:
 - ``pseudo_query``: ``"contextual"`` / ``"domain"`` for the bias diagnoses;
 - ``consistency_loop``: consistency's loop length (the number of test items it spans);
 - ``noisy_channel``: whether noisy-channel prompts are supported;
-- ``in_standard_suite``: part of ``benchmarks="all"`` (in table order).
+- ``in_standard_suite``: part of ``benchmarks="all"`` (in table order);
+- ``bias_role``: what its mean prediction shows in the report's bias figure: ``"contextual"``,
+  ``"domain"``, ``"post"`` (the test items themselves), or ``"post_fallback"`` (the same rows as
+  ``"post"``, shown only when no bias diagnosis ran);
+- ``agreement_raters``: what the raters of its per-factor agreement (kappa) table are, if it has one;
+- ``scores_test_items``: its rows are scored predictions of the test items (the report's calibration
+  table applies, and a task file's extra metrics are reported on it).
+
+:func:`label_noise_rates` and :func:`label_noise_x_values` are the label-noise passes' rates and
+the regression's x-values, computed once here for the engine, the statistics and the report.
 
 Adding a sub-benchmark is a one-place change: add its row here (every reader picks it up:
 ``StaICC.metrics.get_metric(..., benchmark=)``, the statistics, the report, the suite and
@@ -29,10 +38,10 @@ pseudo query, test size, repeat count, averaging and noisy-channel support from 
 This module imports nothing but :mod:`StaICC.standard`, so any layer may read it.
 """
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from ..standard import (DEFAULT_REPEAT_TIMES, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE,
-                        TEMPLATE_SENS_TEST_SIZE)
+from .standard import (DEFAULT_REPEAT_TIMES, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE,
+                       TEMPLATE_SENS_TEST_SIZE)
 
 SCORE_METRICS = ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1")
 BIAS_METRICS = ("bias_entropy", "bias_distribution")
@@ -55,6 +64,9 @@ class SubBenchmarkSpec:
     consistency_loop: Optional[int] = None
     noisy_channel: bool = True
     in_standard_suite: bool = False
+    bias_role: Optional[str] = None
+    agreement_raters: Optional[str] = None
+    scores_test_items: bool = False
 
     @property
     def compound(self) -> bool:
@@ -70,28 +82,29 @@ class SubBenchmarkSpec:
 
 
 _TABLE = (
-    SubBenchmarkSpec("Normal", in_standard_suite=True),
+    SubBenchmarkSpec("Normal", in_standard_suite=True, bias_role="post_fallback", scores_test_items=True),
     SubBenchmarkSpec("Triplet_bias", metrics=(), in_standard_suite=True,
                      parts=(("contextual", "Contextual_bias"), ("domain", "Domain_bias"), ("post", "Post_bias"))),
-    SubBenchmarkSpec("Contextual_bias", metrics=BIAS_METRICS, pseudo_query="contextual"),
-    SubBenchmarkSpec("Domain_bias", metrics=BIAS_METRICS, pseudo_query="domain"),
-    SubBenchmarkSpec("Post_bias", metrics=("post_bias_dl_div", "post_bias_distribution")),
+    SubBenchmarkSpec("Contextual_bias", metrics=BIAS_METRICS, pseudo_query="contextual", bias_role="contextual"),
+    SubBenchmarkSpec("Domain_bias", metrics=BIAS_METRICS, pseudo_query="domain", bias_role="domain"),
+    SubBenchmarkSpec("Post_bias", metrics=("post_bias_dl_div", "post_bias_distribution"), bias_role="post"),
     SubBenchmarkSpec("GLER", result="slopes", averaging="slope", procedure="label_noise", abscissae="standard",
                      in_standard_suite=True),
     SubBenchmarkSpec("GLER_corrected", result="slopes", averaging="slope", procedure="label_noise",
                      abscissae="correctness", noisy_channel=False),
     SubBenchmarkSpec("Template_sens", metrics=("consistency",), result="sensitivity", averaging="sensitivity",
                      test_size=TEMPLATE_SENS_TEST_SIZE, repeat_times=1, procedure="template",
-                     consistency_loop=TEMPLATE_SENS_TEST_SIZE, noisy_channel=False, in_standard_suite=True),
+                     consistency_loop=TEMPLATE_SENS_TEST_SIZE, noisy_channel=False, in_standard_suite=True,
+                     agreement_raters="templates"),
     SubBenchmarkSpec("Demo_sens", metrics=("consistency",), result="sensitivity", averaging="sensitivity",
                      test_size=DEMO_SENS_TEST_SIZE, repeat_times=DEMO_SENS_REPEAT_TIMES,
                      procedure="demonstration_sensitivity", consistency_loop=DEMO_SENS_TEST_SIZE,
-                     noisy_channel=False, in_standard_suite=True),
+                     noisy_channel=False, in_standard_suite=True, agreement_raters="demonstration sets"),
     # diagnoses outside the standard (StaICC.subbenchmarks.extensions): never part of "all", their results are
     # marked non-standard; beside consistency they report the agreement metrics of StaICC.metrics.agreement
     SubBenchmarkSpec("Order_sens", metrics=("consistency",), result="sensitivity", averaging="sensitivity",
                      test_size=DEMO_SENS_TEST_SIZE, repeat_times=6, procedure="demonstration_order",
-                     consistency_loop=DEMO_SENS_TEST_SIZE, noisy_channel=False),
+                     consistency_loop=DEMO_SENS_TEST_SIZE, noisy_channel=False, agreement_raters="demonstration orders"),
     SubBenchmarkSpec("Format_spread", metrics=("consistency",), result="sensitivity", averaging="sensitivity",
                      test_size=DEMO_SENS_TEST_SIZE, repeat_times=1, procedure="format_spread",
                      consistency_loop=DEMO_SENS_TEST_SIZE, noisy_channel=False),
@@ -102,25 +115,51 @@ SPECS: Dict[str, SubBenchmarkSpec] = {spec.name: spec for spec in _TABLE}
 
 #: what ``benchmarks="all"`` runs, in order
 STANDARD_SUITE: Tuple[str, ...] = tuple(spec.name for spec in _TABLE if spec.in_standard_suite)
+#: what a run asks when it names no sub-benchmark
+DEFAULT_BENCHMARK = _TABLE[0].name
+#: the bias figure's roles, in the order its bars are drawn
+BIAS_ROLES: Tuple[str, ...] = ("contextual", "domain", "post", "post_fallback")
+#: the sub-benchmarks the bias figure reads, in BIAS_ROLES order
+BIAS_FIGURE_PARTS: Tuple[str, ...] = tuple(spec.name for role in BIAS_ROLES for spec in _TABLE
+                                           if spec.bias_role == role)
+#: (sub-benchmark, what its raters are) of the per-factor agreement table, in table order
+AGREEMENT_FACTORS: Tuple[Tuple[str, str], ...] = tuple((spec.name, spec.agreement_raters) for spec in _TABLE
+                                                       if spec.agreement_raters)
+#: the sub-benchmarks whose rows are scored predictions of the test items
+SCORE_PARTS: Tuple[str, ...] = tuple(spec.name for spec in _TABLE if spec.scores_test_items)
 
 
-def spec_of(name: str) -> SubBenchmarkSpec:
-    """The row of ``name``; an unknown name raises with the known ones listed."""
-    try:
-        return SPECS[name]
-    except KeyError:
-        raise ValueError(f"unknown sub-benchmark {name!r}; known: {', '.join(SPECS)}") from None
+def label_noise_rates(passes: int) -> List[float]:
+    """The label-noise rate of each of ``passes`` passes: 0, then adding 1 / (passes - 1), as the standard
+    does (so at 10 passes the last rate is 1.0000000000000002 and the prompt writer refuses it)."""
+    rates: List[float] = [0]
+    for _ in range(1, passes):
+        rates.append(rates[-1] + 1 / (passes - 1))
+    return rates
+
+
+def label_noise_x_values(passes: int, abscissae: str = "standard") -> List[float]:
+    """The x-values the label-noise regression runs on: ``"standard"``, the standard's cumulative values
+    (1, 0.75, 0.25, -0.5, -1.5 at 5 passes); ``"correctness"``, the label-correctness fractions 1 - rate."""
+    if abscissae == "correctness":
+        return [1 - r for r in label_noise_rates(passes)]
+    xs: List[float] = [1]
+    for i in range(1, passes):
+        xs.append(xs[-1] - i / (passes - 1))
+    return xs
+
+
+def abscissae_of(name: str, procedure: Optional[Dict[str, Any]] = None) -> str:
+    """The abscissae a label-noise result was regressed on: its recorded procedure's, else its row's."""
+    recorded = (procedure or {}).get("abscissae")
+    spec = SPECS.get(name)
+    return recorded or (spec.abscissae if spec is not None else None) or "standard"
 
 
 def parts_of(name: str) -> Tuple[Tuple[str, str], ...]:
     """(result key, part name) pairs: a compound's parts, or ``((name, name),)`` for a simple one."""
     spec = SPECS.get(name)
     return spec.parts if spec is not None and spec.parts else ((name, name),)
-
-
-def part_names() -> Tuple[str, ...]:
-    """Every sub-benchmark that records carry as their ``benchmark`` (compounds unfolded)."""
-    return tuple(spec.name for spec in _TABLE if not spec.compound)
 
 
 def reports_metric(name: str, metric: str) -> bool:
