@@ -188,10 +188,9 @@ def test_no_import_circle_crosses_packages():
 ALLOWED_CIRCLES: Dict[Tuple[str, ...], str] = {
     ("StaICC.report.commands", "StaICC.report.compare_command"):
         "left for now: the compare command shares the report command's option helpers, which list it back",
-    ("StaICC.cli", "StaICC.cli.batch", "StaICC.cli.cache", "StaICC.cli.common", "StaICC.cli.export",
-     "StaICC.cli.launchers", "StaICC.cli.main_job", "StaICC.cli.methods", "StaICC.cli.run", "StaICC.cli.run_config",
-     "StaICC.cli.scaleout", "StaICC.cli.tasks"):
-        "left for now: each sub-command imports the parser's shared helpers from StaICC.cli, which dispatches to it",
+    ("StaICC.cli", "StaICC.cli.batch", "StaICC.cli.launchers", "StaICC.cli.lite", "StaICC.cli.methods",
+     "StaICC.cli.run", "StaICC.cli.run_config", "StaICC.cli.scaleout"):
+        "left for now: a Ray worker re-enters the CLI's main, and run, lite, methods and batch share run's helpers",
 }
 
 
@@ -202,7 +201,6 @@ def test_no_import_circle_inside_a_package():
 
 #: files over the size limit, and why they are left for now
 LONG_FILES_LEFT: Dict[str, str] = {
-    "backends/hf.py": "407 lines; edited on another branch at the same time, split after the merge",
 }
 
 

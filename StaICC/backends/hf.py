@@ -31,7 +31,7 @@ from ..requests import FULL_VOCAB, HIDDEN, LABELS, Answer, Request, state_vector
 from . import _args
 from .base import Backend
 from .hf_identity import in_memory_digest, tokenizer_digest, weights_digest  # noqa: F401  (re-exported)
-from .hf_runtime import check_model_folder, choose_threads, loading_error, runtime
+from .hf_runtime import check_model_folder, choose_threads, load_pretrained, runtime
 from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
                          multiturn_messages, parse_aliases)
 from .thinking import THINKING_ARGS, ThinkingRule
@@ -140,26 +140,6 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
     if out["fewshot_as_multiturn"] and out["message_builder"] is not None:
         raise ValueError("model arguments fewshot_as_multiturn and message_builder both build the chat; give one")
     return out
-
-
-def load_pretrained(pretrained: str, *, revision: Optional[str], trust_remote_code: bool, dtype: str,
-                    device: Optional[str]) -> Tuple[Any, Any]:
-    from ..extras import require
-    torch = require("torch", "the hf backend")
-    transformers = require("transformers", "the hf backend")
-    kwargs: Dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
-    if dtype != "auto":
-        major_minor = tuple(int(p) for p in transformers.__version__.split(".")[:2] if p.isdigit())
-        kwargs["dtype" if major_minor >= (4, 56) else "torch_dtype"] = getattr(torch, dtype)
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(pretrained, revision=revision,
-                                                               trust_remote_code=trust_remote_code)
-        model = transformers.AutoModelForCausalLM.from_pretrained(pretrained, **kwargs)
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
-        raise loading_error(pretrained, exc) from None
-    if device is None:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    return model.to(device), tokenizer
 
 
 class HFBackend(ScoringModes, Backend):

@@ -140,3 +140,25 @@ def _prepared_model(torch: Any, model: Any, device: Any, dtype: Any) -> Any:
         model = model.to(dtype)
     model.eval()
     return model
+
+
+def load_pretrained(pretrained: str, *, revision: Optional[str], trust_remote_code: bool, dtype: str,
+                    device: Optional[str]) -> Tuple[Any, Any]:
+    """(model, tokenizer) from a folder or hub name, on ``device`` (CUDA when there is one): a folder that does
+    not hold a model is one error line naming it, not transformers' traceback."""
+    from ..extras import require
+    torch = require("torch", "the hf backend")
+    transformers = require("transformers", "the hf backend")
+    kwargs: Dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
+    if dtype != "auto":
+        major_minor = tuple(int(p) for p in transformers.__version__.split(".")[:2] if p.isdigit())
+        kwargs["dtype" if major_minor >= (4, 56) else "torch_dtype"] = getattr(torch, dtype)
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(pretrained, revision=revision,
+                                                               trust_remote_code=trust_remote_code)
+        model = transformers.AutoModelForCausalLM.from_pretrained(pretrained, **kwargs)
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        raise loading_error(pretrained, exc) from None
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return model.to(device), tokenizer

@@ -9,9 +9,7 @@ inference: a bad one prints one line and exits with status 2.
 import sys
 from typing import Any, List, Optional, Tuple
 
-from .common import ArgumentError, OneLineParser, one_line  # noqa: F401  (the CLI's error type, importable here)
-
-COMMANDS = ("run", "compare", "report", "tasks", "batch", "cache", "export")
+from .common import COMMANDS, ArgumentError, OneLineParser, one_line  # noqa: F401  (the CLI's error type, importable here)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -6,6 +6,9 @@ import sys
 from typing import Any, Iterator, List, Optional
 from ..errors import StaICCError
 
+#: the sub-commands of `staicc`; anything else is the original release's CLI
+COMMANDS = ("run", "compare", "report", "tasks", "batch", "cache", "export")
+
 
 class ArgumentError(StaICCError):
     """A command-line argument is wrong: printed as one line, exit status 2."""
@@ -52,7 +55,6 @@ def argument_hint(parser: argparse.ArgumentParser, message: str) -> str:
         name = word.split("=")[0]
         if not name.startswith("-"):  # a word: a misspelt command, where the bare ``staicc`` took it for one
             from ..validation import closest_name
-            from . import COMMANDS
             command = closest_name(name, COMMANDS, cutoff=0.6) if legacy else None
             if command is not None:
                 return f"; did you mean 'staicc {command}'?"

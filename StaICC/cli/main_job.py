@@ -12,7 +12,7 @@ from .common import ArgumentError, OneLineParser, as_argument_error, dataset_spe
 def build_parser() -> argparse.ArgumentParser:
     from ..subbenchmarks.builtin import SUB_BENCHMARKS
     from ..backends.reference_model import REFERENCE_MODELS
-    from . import COMMANDS
+    from .common import COMMANDS
     from ..retrieval import RETRIEVERS
     parser = OneLineParser(prog="staicc", description="Run a StaICC sub-benchmark with a built-in, dependency-free "
                            "reference model and print the results. Commands (each with --help): "
