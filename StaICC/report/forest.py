@@ -5,6 +5,7 @@ whose every difference and interval end is under :func:`resolvable_difference` d
 axis (which would read in units of 1e-15) but says "no resolvable difference".
 """
 import math
+import textwrap
 from typing import Any, Dict, List
 
 from .names import metric_label
@@ -77,7 +78,8 @@ def draw_differences(rows: List[Dict[str, Any]], benchmark: str):
         ax.axis("off")
     for ax, metric in zip(flat, metrics):
         _draw_panel(ax, [r for r in rows if r["metric"] == metric], datasets)
-        ax.set_title(metric_label(benchmark, metric).human)
+        # a long name (the own-distribution metrics) wraps inside its panel instead of running into the next
+        ax.set_title(textwrap.fill(metric_label(benchmark, metric).human, width=136 // columns, break_on_hyphens=False))
         ax.set_ylim(len(datasets) - 0.5, -0.5)
     flat[0].set_yticks(range(len(datasets)))
     flat[0].set_yticklabels([short(d, 22) for d in datasets])

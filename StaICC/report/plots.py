@@ -7,6 +7,7 @@ colour per run (:data:`RUN_COLOURS`, the same in every figure), named in a legen
 the panels, never on the data; where runs cannot share a panel (the bias bars), each run
 gets a full-width figure of its own.
 """
+import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
 from .names import metric_display_name
@@ -173,7 +174,8 @@ def draw_gler(series: Series):
             ax.set_xticklabels([f"{x:g}\n{r:.0%}" for x, r in zip(data[0]["x"], data[0]["rates"])])
         ax.set_title(f"{short(label, 24)}: {metric_display_name('', metric)}")
         if number % columns == 0:
-            ax.set_ylabel(metric_display_name("", metric))
+            # wrapped: the own-distribution metrics' names are longer than a panel is high
+            ax.set_ylabel(textwrap.fill(metric_display_name("", metric), width=26, break_on_hyphens=False))
     from matplotlib.lines import Line2D
     handles = [Line2D([], [], color=DATASET_COLOURS[i % len(DATASET_COLOURS)], marker="o", markersize=5, linewidth=1)
                for i in range(len(datasets))]
