@@ -149,11 +149,14 @@ def methods_text(result: Any, comparisons: Dict[str, Any], config: Any) -> str:
     from ..report.notices import notices
     from ..report.render import render
     model = config.model + (f" ({one_line(config.model_args_text)})" if config.model_args_text else "")
-    for line in notices([_part_metadata(result[VANILLA], part) for part in _parts(result[VANILLA])]):
+    from ..report.escaping import terminal_escape
+    lines = notices([_part_metadata(result[VANILLA], part) for part in _parts(result[VANILLA])])
+    for line in lines:
         print(f"staicc: warning: {line}", file=sys.stderr)
-    heading = f"Methods against vanilla (k={config.k}, model={model}):"
+    heading = [f"Methods against vanilla (k={config.k}, model={model}):"] + [f"!! {terminal_escape(line)}"
+                                                                            for line in lines]
     tables = render(methods_tables(result, comparisons), "table", None)
-    return "\n".join([heading, "", tables, ""] + _notes(comparisons)) + "\n"
+    return "\n".join(heading + ["", tables, ""] + _notes(comparisons)) + "\n"
 
 
 def _parts(result: Any) -> List[tuple]:

@@ -51,6 +51,8 @@ def test_hf_methods_table_equals_the_python_route(tmp_path, capsys):
             "--resamples", "200", "--cache", str(tmp_path / "answers.sqlite"), "--no-progress"]
     text = run_cli(argv + ["--output-dir", str(out)], capsys)
     assert "Methods against vanilla (k=4, model=hf (pretrained=" in text
+    heading = next(line for line in text.splitlines() if line.startswith("Methods against vanilla"))
+    assert text.split(heading + "\n", 1)[1].startswith(f"!! NOT STANDARD: limited to the first {LIMIT} test items")
     assert "* differs from vanilla at 0.05 (per dataset: Holm-adjusted across datasets; McNemar's exact" in text
     expected = hand_wired("Normal")
     accuracy = _table_rows(text, "Normal: accuracy")
