@@ -5,7 +5,7 @@
 #   OUT/gpu_table.md      the same as tables, the README's GPU rows first
 #   OUT/gpu_log.txt       the whole output (also printed)
 #     PYTHONUNBUFFERED=1 bash benchmarks/gpu_run.sh "$OUT"            # on the device, from the repository root
-#     PYTHON=/work/venv/bin/python bash benchmarks/gpu_run.sh /tmp/gpu-smoke --smoke   # here, on CPU
+#     PYTHON=.venv/bin/python bash benchmarks/gpu_run.sh /tmp/gpu-smoke --smoke   # on CPU, in seconds
 set -uo pipefail
 export STAICC_GPU_T0="${STAICC_GPU_T0:-$(date +%s.%N)}"
 cd "$(dirname "$0")/.."

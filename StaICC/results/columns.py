@@ -53,10 +53,6 @@ class ColumnsWriter:
         part["count"] += 1
         return record
 
-    def write(self, path: str, samples_sha256: Optional[str] = None) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
-            self.write_to(fh, samples_sha256)
-
     def write_to(self, fh: Any, samples_sha256: Optional[str] = None) -> None:
         document = {"format": COLUMNS_FORMAT, "samples_sha256": samples_sha256, "parts": list(self.parts.values())}
         json.dump(document, fh, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
