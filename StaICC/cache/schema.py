@@ -89,6 +89,7 @@ class _CacheFile:
 
     def _open(self) -> sqlite3.Connection:
         path = self.path
+        self._refuse_links(path)
         if os.path.isdir(path):
             raise self._fail("is a directory; give a file path such as 'predictions.sqlite'")
         if os.path.exists(path):
@@ -116,6 +117,14 @@ class _CacheFile:
             connection.close()
             raise
         return connection
+
+    def _refuse_links(self, path: str) -> None:
+        """A cache is opened at its own path only: SQLite would write through a symbolic link planted at the file's
+        name or at one of its side files (journal, WAL), in a shared folder, into whatever the link points to."""
+        for name in (path, path + "-journal", path + "-wal", path + "-shm"):
+            if os.path.islink(name):
+                raise self._fail(f"{os.path.basename(name)!r} is a symbolic link (to {os.readlink(name)!r}); a cache "
+                                 "is never opened through a link: give the path of the file itself")
 
     def _prepare(self, connection: sqlite3.Connection) -> None:
         """Verify (or create) the schema; a foreign or newer file is never written to."""

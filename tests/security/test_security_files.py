@@ -125,3 +125,17 @@ def test_report_output_on_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
     assert len(done.stderr.strip().splitlines()) == 1 and "File too large" in done.stderr, done.stderr
     assert target.read_text() == "previous tables"
     assert sorted(os.listdir(tmp_path)) == ["run", "tables.txt"]
+
+
+@pytest.mark.parametrize("side", ["", "-journal", "-wal"])
+def test_a_cache_is_never_opened_through_a_planted_link(tmp_path, side):
+    from StaICC.cache import CacheError, PredictionCache
+    victim = tmp_path / "victim.sqlite"
+    victim.write_bytes(b"precious")
+    cache = tmp_path / "shared.sqlite"
+    if side:
+        PredictionCache(str(cache)).close()
+    os.symlink(victim, str(cache) + side)
+    with pytest.raises(CacheError, match=r"is a symbolic link .*never opened through a link"):
+        PredictionCache(str(cache))
+    assert victim.read_bytes() == b"precious"
