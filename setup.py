@@ -52,6 +52,7 @@ setup(
         "vllm": ["vllm"],
         "ray": ["ray"],
         "plot": ["matplotlib"],
+        "stats": ["numpy"],  # lite runs' estimates and the vectorised bootstrap
         "rich": ["rich"],
         "progress": ["tqdm"],
         "embeddings": ["sentence-transformers"],

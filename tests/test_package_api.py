@@ -50,3 +50,20 @@ def test_every_name_in_all_imports_in_a_fresh_interpreter():
 def test_order_sens_and_format_spread_are_package_attributes():
     from StaICC.subbenchmarks.extensions import Format_spread, Order_sens
     assert StaICC.Order_sens is Order_sens and StaICC.Format_spread is Format_spread
+
+
+def test_every_extra_a_message_or_a_document_names_exists_in_setup_py():
+    import ast
+    root = Path(__file__).resolve().parent.parent
+    tree = ast.parse((root / "setup.py").read_text(encoding="utf-8"))
+    call = next(node for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "extras_require")
+    extras = {key.value for key in call.value.keys}
+    named = {}
+    for path in list((root / "StaICC").rglob("*.py")) + list((root / "docs").glob("*.md")) + [root / "README.md"]:
+        for extra in re.findall(r"StaICC\[([a-z0-9_,-]+)\]", path.read_text(encoding="utf-8")):
+            for name in extra.split(","):
+                named.setdefault(name, path.relative_to(root).as_posix())
+    from StaICC.extras import EXTRA_OF
+    named.update(dict.fromkeys(EXTRA_OF.values(), "StaICC/extras.py"))
+    missing = {name: where for name, where in named.items() if name not in extras}
+    assert not missing, f"extras named but not in setup.py: {missing}"

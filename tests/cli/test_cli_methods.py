@@ -103,6 +103,7 @@ def test_a_methods_run_refuses_what_it_cannot_do_in_one_line(argv, message, caps
 
 
 def test_a_method_file_runs_by_path_into_the_table_and_the_provenance(tmp_path, capsys):
+    pytest.importorskip("numpy", reason="the calibrations need numpy (pip install \"StaICC[methods]\")")
     out = tmp_path / "run"
     argv = ["run", "--methods", f"vanilla,contextual,{EXAMPLE}", "--datasets", "TREC", "rotten_tomatoes",
             "--limit", "8", "--resamples", "100", "--output-dir", str(out), "--log-samples"]

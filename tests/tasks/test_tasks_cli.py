@@ -226,6 +226,7 @@ def test_dry_run_counts_a_tasks_prompts_without_inference(capsys):
 
 
 def test_new_from_a_task_file_keeps_finding_its_data(tmp_path, capsys):
+    pytest.importorskip("yaml", reason="a YAML task file needs pyyaml (pip install \"StaICC[tasks]\")")
     target = tmp_path / "deeper" / "copy.toml"
     target.parent.mkdir()
     run(["tasks", "new", "--from", os.path.join(EXAMPLES, "nli.yaml"), "-o", str(target)], capsys)
