@@ -71,7 +71,7 @@ def legend_above(fig, handles: Sequence[Any], labels: Sequence[str], columns: in
     widest = max((_entry_width(label) for label in labels), default=1.0)
     columns = max(1, min(columns, len(labels), int((fig.get_figwidth() - 0.2) // widest)))
     rows = (len(labels) + columns - 1) // columns + (1 if title else 0)
-    room = 0.27 * rows + 0.12
+    room = 0.21 * rows + 0.2  # a 9 pt legend row with its spacing, and a margin
     fig.set_figheight(fig.get_figheight() + room)
     fig.tight_layout(rect=(0, 0, 1, 1 - room / fig.get_figheight()))
     if handles:
