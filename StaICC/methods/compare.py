@@ -8,32 +8,12 @@ compared unpaired, as ``staicc compare --unpaired`` would (the statistics refuse
 whose prompts differ).
 """
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, Optional
 
+from ..results.rundir import Part
 from ..stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, compare_runs, prompt_differences
 from ..spec import parts_of
 from .protocol import VANILLA
-
-
-@dataclass
-class ResultPart:
-    """One sub-benchmark of an in-memory result, as the statistics read a run's part (``report.runs.Part``)."""
-
-    name: str
-    results: Dict[str, Any]
-    metadata: Dict[str, Any]
-    records: Dict[str, Sequence[Dict[str, Any]]] = field(default_factory=dict)
-
-    @property
-    def divided(self) -> Dict[str, Any]:
-        return self.results.get("Divided results", {})
-
-    @property
-    def averaged(self) -> Dict[str, Any]:
-        return self.results.get("Averaged results", {})
-
-    def datasets(self) -> List[str]:
-        return list(self.divided) or list(self.metadata.get("datasets", []))
 
 
 @dataclass
@@ -41,20 +21,20 @@ class ResultRun:
     """A suite result held in memory, as the statistics read a run (``report.runs.Run``)."""
 
     label: str
-    parts: Dict[str, ResultPart]
+    parts: Dict[str, Part]
     path: str = "(in memory)"
     provenance: Dict[str, Any] = field(default_factory=dict)
 
 
 def result_run(result: Any, label: str) -> ResultRun:
     """The run view of a suite result: its sub-benchmarks unfolded into parts, each with its records by dataset."""
-    parts: Dict[str, ResultPart] = {}
+    parts: Dict[str, Part] = {}
     for name, bench in result.items():
         for key, part_name in parts_of(name):
             part = bench if part_name == name else bench[key]
             records = {plan_records.dataset: plan_records  # one dataset's records each (as the part collected them)
                        for plan_records in getattr(getattr(part, "records", None), "_parts", ())}
-            parts[part_name] = ResultPart(part_name, dict(part), dict(part.metadata), records)
+            parts[part_name] = Part(part_name, dict(part), dict(part.metadata), records)
     return ResultRun(label, parts)
 
 

@@ -50,14 +50,11 @@ class MethodPlan:
 
 
 @dataclass(frozen=True, eq=False)
-class MethodWork:
-    """One method on one sub-benchmark work (see the module docstring); every field fixed when planned."""
+class _MethodShare:
+    """What a method's share of a run names the same way, whatever it asks: its dataset, its part and its batches."""
 
     method: Method
     work: Work = field(repr=False)
-    training: Tuple[Training, ...] = field(repr=False)
-    pass_fits: Tuple[int, ...]  # the training (fit) each pass of the work applies
-    plan: MethodPlan
 
     @property
     def dataset(self) -> str:
@@ -71,6 +68,15 @@ class MethodWork:
     def batch_group(self) -> str:
         """The method's new prompts are asked in batches of their own (see :func:`~StaICC.engine.batches.distinct_requests`)."""
         return self.method.name
+
+
+@dataclass(frozen=True, eq=False)
+class MethodWork(_MethodShare):
+    """One method on one sub-benchmark work (see the module docstring); every field fixed when planned."""
+
+    training: Tuple[Training, ...] = field(repr=False)
+    pass_fits: Tuple[int, ...]  # the training (fit) each pass of the work applies
+    plan: MethodPlan
 
     def requests(self, rendered: Optional[Dict[Any, Any]] = None, *, segments: bool = False,
                  only: Optional[Sequence[Sequence[int]]] = None) -> List[Request]:
@@ -140,28 +146,13 @@ class MethodWork:
 
 
 @dataclass(frozen=True, eq=False)
-class PromptModeWork:
+class PromptModeWork(_MethodShare):
     """A sub-benchmark work written in a method's prompt mode (noisy_channel): asked in batches of the method's
     own, summarised as the sub-benchmark's."""
-
-    method: Method
-    work: Work = field(repr=False)
-
-    @property
-    def dataset(self) -> str:
-        return self.work.dataset
-
-    @property
-    def part(self) -> str:
-        return f"{self.method.name}:{self.work.part}"
 
     @property
     def plan(self) -> Any:
         return self.work.plan
-
-    @property
-    def batch_group(self) -> str:
-        return self.method.name
 
     def requests(self, rendered: Optional[Dict[Any, Any]] = None, *, segments: bool = False,
                  only: Optional[Sequence[Sequence[int]]] = None) -> List[Request]:

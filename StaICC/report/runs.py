@@ -7,7 +7,7 @@ malformed input is refused with the file, the line and the field that is wrong.
 """
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 RESULTS_FILE = "results.json"
@@ -19,7 +19,7 @@ MAX_SAMPLES_BYTES = 256 << 20
 MAX_RESULTS_BYTES = 256 << 20
 MAX_LINE_BYTES = 1 << 20
 
-from ..results.rundir import RESULTS_FORMAT
+from ..results.rundir import RESULTS_FORMAT, Part  # noqa: F401  (Part: a run's sub-benchmark, importable here)
 from ..spec import SPECS
 from ..errors import RunFormatError  # noqa: F401  (defined with the other errors; importable here)
 
@@ -31,27 +31,6 @@ _REQUIRED_FIELDS: Dict[str, tuple] = {
     "benchmark": (str,), "dataset": (str,), "query_index": (int,), "pass": (int,), "test_index": (int,),
     "repeat": (int,), "label": (int,), "prediction": (list,), "prompt_sha256": (str,),
 }
-
-
-@dataclass
-class Part:
-    """One sub-benchmark of a run: its result dict, its metadata and its records by dataset."""
-
-    name: str
-    results: Dict[str, Any]
-    metadata: Dict[str, Any]
-    records: Dict[str, List[Dict[str, Any]]] = field(default_factory=dict)
-
-    @property
-    def divided(self) -> Dict[str, Any]:
-        return self.results.get("Divided results", {})
-
-    @property
-    def averaged(self) -> Dict[str, Any]:
-        return self.results.get("Averaged results", {})
-
-    def datasets(self) -> List[str]:
-        return list(self.divided) or list(self.metadata.get("datasets", []))
 
 
 @dataclass

@@ -8,7 +8,8 @@ shared output directory is replaced, never followed.
 """
 import json
 import os
-from typing import Any, Dict, Optional
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
 
 from .columns import COLUMNS_FILE, ColumnsWriter, file_sha256
 from .provenance import strict_json_value
@@ -23,6 +24,28 @@ SAMPLES_FILE = "samples.jsonl"
 #: every file a run directory may hold: what ``--overwrite`` removes, what marks a directory as a run's
 RUN_FILES = (RESULTS_FILE, SAMPLES_FILE, COLUMNS_FILE, RESULTS_FILE + ".tmp", SAMPLES_FILE + ".tmp",
              COLUMNS_FILE + ".tmp")
+
+
+@dataclass
+class Part:
+    """One sub-benchmark of a run, as the statistics read it: its result dict, its metadata and its records by
+    dataset (loaded from a run directory by ``report.runs.load_run``, or taken from a result in memory)."""
+
+    name: str
+    results: Dict[str, Any]
+    metadata: Dict[str, Any]
+    records: Dict[str, Sequence[Dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def divided(self) -> Dict[str, Any]:
+        return self.results.get("Divided results", {})
+
+    @property
+    def averaged(self) -> Dict[str, Any]:
+        return self.results.get("Averaged results", {})
+
+    def datasets(self) -> List[str]:
+        return list(self.divided) or list(self.metadata.get("datasets", []))
 
 
 def existing_run_files(directory: str) -> list:
