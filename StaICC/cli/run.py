@@ -239,12 +239,17 @@ def _write_failed(config: Any, exc: OSError) -> int:
     return 1
 
 
+def _model_name(config: Any) -> str:
+    """The model as the command line named it: the backend, then its arguments (secrets are never arguments)."""
+    return config.model + (f" ({one_line(config.model_args_text)})" if config.model_args_text else "")
+
+
 def _print_dry_run(metadata: Dict[str, Any], config: Any, backend: Any, counter: Any, shape: Any) -> int:
     """What a run would send: prompts, distinct prompts, how many the cache already answers, what a lite run
     saves, and what the rest costs (tokens, the FLOP bound's time, money) where it was counted."""
     distinct, cached = metadata["distinct_prompts"], metadata["from_cache"]
     print(f"{metadata['prompts']} prompts, {distinct} distinct, {cached} already in the cache, "
-          f"{distinct - cached} to ask (model {metadata['fingerprint'][:12]})")
+          f"{distinct - cached} to ask (model {_model_name(config)}, fingerprint {metadata['fingerprint'][:12]})")
     if config.test_items is not None and config.test_items.lite_sample is not None:
         from .lite import dry_run_line
         print(dry_run_line(config, backend, metadata))
@@ -271,7 +276,7 @@ def _print_tables(result: Any, config: Any, lite: Optional[Dict[str, Any]] = Non
     from ..report import format_table
     from ..report.notices import notices
     metadatas = []
-    model = config.model + (f" ({one_line(config.model_args_text)})" if config.model_args_text else "")
+    model = _model_name(config)
     if lite is not None:
         from .lite import counts_line, print_lite_tables
         print_lite_tables(result, lite, config, model)

@@ -201,7 +201,7 @@ def calibration_table(run, part_name: str, data: Dict[str, Dict[str, Any]]) -> T
 def draw_coverage(series: List[Tuple[str, Dict[str, Dict[str, Any]]]]):
     """Per dataset, one line per run: accuracy on the most confident share of predictions kept (selective
     prediction); the area under each line in the panel's title.  ``series``: (run label, :func:`calibration_data`)."""
-    from .plots import datasets_of, legend_above, panels, run_colour, run_handles, short, values_line
+    from .plots import datasets_of, legend_above, panels, run_colour, run_handles, short, values_title
     datasets = datasets_of(series)
     fig, axes = panels(len(datasets), 5, 2.75)
     for number, (ax, dataset) in enumerate(zip(axes, datasets)):
@@ -215,7 +215,7 @@ def draw_coverage(series: List[Tuple[str, Dict[str, Dict[str, Any]]]]):
             areas.append(f"{d['metrics']['coverage_accuracy_area']:.3f}")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1.02)
-        ax.set_title(f"{short(dataset, 22)}\n{values_line('area', areas)}", fontsize=9)
+        values_title(ax, short(dataset, 22), "area", areas)
         if number % 5 == 0:
             ax.set_ylabel("accuracy of those kept")
         if number >= len(datasets) - 5:

@@ -107,9 +107,26 @@ def datasets_of(series: Series) -> List[str]:
     return seen
 
 
-def values_line(name: str, values: Sequence[str]) -> str:
-    """``ECE 0.078 · 0.032``: one number per run, in run order, under a panel's title."""
-    return f"{name} " + " · ".join(values)
+def values_title(ax, heading: str, name: str, values: Sequence[str]) -> None:
+    """A panel's title: ``heading``, and under it ``name`` with one number per run (``ECE 0.078 · 0.032``).
+
+    With several runs each number is written in its run's colour (the legend above names the colours), so a
+    reader never has to count positions to know which run a number belongs to.
+    """
+    if len(values) <= 1:
+        ax.set_title(f"{heading}\n{name} {values[0] if values else ''}".rstrip(), fontsize=9)
+        return
+    from matplotlib.offsetbox import AnchoredOffsetbox, HPacker, TextArea
+    from matplotlib.transforms import offset_copy
+    ax.set_title(f"{heading}\n ", fontsize=9)  # the second line keeps the room the coloured numbers take
+    parts = [TextArea(f"{name} ", textprops={"fontsize": 9})]
+    for index, value in enumerate(values):
+        if index:
+            parts.append(TextArea(" · ", textprops={"fontsize": 9}))
+        parts.append(TextArea(value, textprops={"fontsize": 9, "color": run_colour(index), "fontweight": "bold"}))
+    anchor = offset_copy(ax.transAxes, fig=ax.figure, y=6, units="points")  # where the title's last line sits
+    ax.add_artist(AnchoredOffsetbox(loc="lower center", child=HPacker(children=parts, pad=0, sep=0), pad=0,
+                                    borderpad=0, frameon=False, bbox_to_anchor=(0.5, 1.0), bbox_transform=anchor))
 
 
 # ----------------------------------------------------------------------------
@@ -137,7 +154,7 @@ def draw_reliability(series: Series):
         ax.plot([0, 1], [0, 1], "--", color="#999999", linewidth=1)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
-        ax.set_title(f"{short(dataset, 22)}\n{values_line('ECE', eces)}", fontsize=9)
+        values_title(ax, short(dataset, 22), "ECE", eces)
         if number % 5 == 0:
             ax.set_ylabel("accuracy of the bin")
         if number >= len(datasets) - 5:
@@ -232,7 +249,7 @@ def draw_demo_consistency(series: Series):
             means.append(f"{d['mean']:.3f}")
         ax.set_xlim(0, 1.0 + 0.5 / max(len(series), 1) * 0.25)
         ax.set_xticks([0.25, 0.5, 0.75, 1.0])
-        ax.set_title(f"{short(dataset, 22)}\n{values_line('consistency', means)}", fontsize=9)
+        values_title(ax, short(dataset, 22), "consistency", means)
         if number % 5 == 0:
             ax.set_ylabel("test items")
         if number >= len(datasets) - 5:
