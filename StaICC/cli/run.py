@@ -248,8 +248,12 @@ def _print_dry_run(metadata: Dict[str, Any], config: Any, backend: Any, counter:
     """What a run would send: prompts, distinct prompts, how many the cache already answers, what a lite run
     saves, and what the rest costs (tokens, the FLOP bound's time, money) where it was counted."""
     distinct, cached = metadata["distinct_prompts"], metadata["from_cache"]
-    print(f"{metadata['prompts']} prompts, {distinct} distinct, {cached} already in the cache, "
-          f"{distinct - cached} to ask (model {_model_name(config)}, fingerprint {metadata['fingerprint'][:12]})")
+    shard = metadata.get("shard")
+    counted = (f"{metadata['prompts']} prompts, {distinct} distinct" if shard is None else
+               f"shard {shard['index']}/{shard['count']} (plan {shard['plan_sha256'][:12]}): {distinct} distinct "
+               f"prompts of {shard['run_distinct_requests']}")
+    print(f"{counted}, {cached} already in the cache, {distinct - cached} to ask "
+          f"(model {_model_name(config)}, fingerprint {metadata['fingerprint'][:12]})")
     if config.test_items is not None and config.test_items.lite_sample is not None:
         from .lite import dry_run_line
         print(dry_run_line(config, backend, metadata))

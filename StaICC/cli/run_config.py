@@ -87,7 +87,7 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
         shard = as_argument_error(Shard, launch.index, launch.count, args.shard_unit)
         from .launchers import rank_model_arguments
         arguments = rank_model_arguments(settings["model"], arguments, launch)
-    selection: Selection = Nothing() if _option(args, "dry_run") else shard or Everything()
+    selection: Selection = Nothing(shard) if _option(args, "dry_run") else shard or Everything()
     from .cost import check_cost_backend, cost_options
     cost = cost_options(args)
     check_cost_backend(settings["model"], cost)

@@ -20,7 +20,7 @@ def launch_of(args: argparse.Namespace) -> Launch:
     launch = as_argument_error(resolve_launch, args.shard, args.launcher, os.environ)
     if launch.kind != "single":
         what = "--shard" if launch.kind == "shard" else f"--launcher {launch.kind}"
-        if not args.cache:
+        if not args.cache and not (args.dry_run and launch.kind == "shard"):  # a shard's dry run stores nothing
             raise ArgumentError(f"{what} needs --cache FILE: the shards' answers are stored there and merged")
         if args.dry_run and launch.kind == "ray":
             raise ArgumentError("--dry-run counts one process's prompts; use it without --launcher ray")

@@ -115,3 +115,34 @@ def test_a_plain_run_imports_only_what_it_uses():
                           env=dict(os.environ, PYTHONPATH=ROOT))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_shards_dry_run_counts_that_shard_and_needs_no_cache(tmp_path, capsys):
+    """``--dry-run --shard I/N`` counts what that shard will ask (the shards add up to the whole run), names the
+    same plan as the shard run, and sees what the shard's cache already holds."""
+    import re
+
+    from StaICC.cli import main
+    base = ["run", "--benchmarks", "Normal,GLER", "--datasets", "0", "--limit", "16", "--no-progress"]
+    shape = re.compile(r"^shard (\d)/2 \(plan (\w{12})\): (\d+) distinct prompts of (\d+), (\d+) already in the "
+                       r"cache, (\d+) to ask \(model reference, fingerprint \w{12}\)$")
+    shards = []
+    for index in range(2):
+        assert main([*base, "--dry-run", "--shard", f"{index}/2"]) == 0
+        found = shape.match(capsys.readouterr().out.strip())
+        assert found, "a shard's dry run prints one line naming the shard"
+        shards.append(found.groups())
+    assert main([*base, "--dry-run"]) == 0
+    whole = re.match(r"^(\d+) prompts, (\d+) distinct, 0 already in the cache, (\d+) to ask", capsys.readouterr().out)
+    distinct = int(whole.group(2))
+    assert [int(s[3]) for s in shards] == [distinct, distinct] and sum(int(s[2]) for s in shards) == distinct
+    assert shards[0][1] == shards[1][1] and all(s[4] == "0" and s[5] == s[2] for s in shards)
+
+    cache = str(tmp_path / "shard0.sqlite")
+    assert main([*base, "--shard", "0/2", "--cache", cache]) == 0
+    ran = capsys.readouterr().out
+    assert ran.startswith(f"shard 0/2 (plan {shards[0][1]}): {shards[0][2]} distinct prompts of {distinct}, "
+                          f"{shards[0][2]} asked")
+    assert main([*base, "--dry-run", "--shard", "0/2", "--cache", cache]) == 0
+    again = shape.match(capsys.readouterr().out.strip()).groups()
+    assert again[4:] == (shards[0][2], "0")
