@@ -11,7 +11,7 @@ import warnings
 from typing import Any, Iterator, List, Tuple
 
 from ..errors import TamperingWarning
-from .common import ArgumentError, as_argument_error
+from .common import ArgumentError, as_argument_error, needs_a_command
 from .run import _open_cache, add_selection_arguments
 
 
@@ -30,7 +30,7 @@ def add_batch_parser(sub: Any) -> None:
     add_selection_arguments(imports)
     imports.add_argument("--cache", required=True, metavar="FILE", help="the cache that receives the answers")
     imports.set_defaults(func=import_command)
-    p.set_defaults(func=lambda _args: (_ for _ in ()).throw(ArgumentError("batch needs a command: export or import")))
+    needs_a_command(p, "batch", ["export", "import"])
 
 
 def _planned(args: argparse.Namespace) -> Tuple[Any, List[Any]]:

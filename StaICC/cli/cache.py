@@ -5,7 +5,7 @@ import sqlite3
 import sys
 from typing import Any
 
-from .common import ArgumentError
+from .common import ArgumentError, needs_a_command
 
 
 def add_cache_parser(sub: Any) -> None:
@@ -21,7 +21,7 @@ def add_cache_parser(sub: Any) -> None:
                        help="merge answers computed under settings that can differ beyond the last bits (another "
                             "device, dtype or library version); without it such inputs are refused")
     merge.set_defaults(func=merge_command)
-    p.set_defaults(func=lambda _args: (_ for _ in ()).throw(ArgumentError("cache needs a command: merge")))
+    needs_a_command(p, "cache", ["merge"])
 
 
 def merge_command(args: argparse.Namespace) -> int:

@@ -32,6 +32,15 @@ NUMBER_HINTS = {"--batch-size": "--batch-size is how many requests one backend c
                                 "fits its forward passes to a token budget itself, so there is no 'auto'"}
 
 
+def needs_a_command(parser: argparse.ArgumentParser, name: str, commands: List[str]) -> None:
+    """``staicc NAME`` without one of its ``commands``: one line naming them (exit status 2), not a usage dump."""
+    listed = commands[0] if len(commands) == 1 else ", ".join(commands[:-1]) + " or " + commands[-1]
+
+    def refuse(_args: argparse.Namespace) -> int:
+        raise ArgumentError(f"{name} needs a command: {listed} (staicc {name} --help says what each does)")
+    parser.set_defaults(func=refuse)
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but an argument error is one line on stderr and exit status 2, with a hint where the
     mistake has a likely intent (another tool's spelling, ``_`` for ``-``, a misspelt command)."""

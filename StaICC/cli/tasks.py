@@ -15,8 +15,7 @@ from typing import Any, List
 def add_tasks_parser(sub: Any, parser_class: Any) -> None:
     p = sub.add_parser("tasks", help="list, show, validate or start task files",
                        description="Task files: your own classification task, run with staicc run --tasks.")
-    commands = p.add_subparsers(dest="tasks_command", metavar="list|show|validate|new", parser_class=parser_class,
-                                required=True)
+    commands = p.add_subparsers(dest="tasks_command", metavar="list|show|validate|new", parser_class=parser_class)
     listing = commands.add_parser("list", help="the tasks --tasks accepts: the standard datasets and included files")
     show = commands.add_parser("show", help="print a task as a TOML task file")
     show.add_argument("name", help="a standard dataset, a task file, or a task in --include-path")
@@ -31,7 +30,10 @@ def add_tasks_parser(sub: Any, parser_class: Any) -> None:
     for command in (listing, show, validate, new):
         command.add_argument("--include-path", action="append", default=[], metavar="DIR",
                              help="a folder of task files (.toml, .json, .yaml, .py); may be repeated")
-    p.set_defaults(func=tasks_command)
+    for command in (listing, show, validate, new):
+        command.set_defaults(func=tasks_command)
+    from .common import needs_a_command
+    needs_a_command(p, "tasks", ["list", "show", "validate", "new"])
 
 
 def tasks_command(args: argparse.Namespace) -> int:

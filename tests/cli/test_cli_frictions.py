@@ -92,3 +92,10 @@ def test_closest_name():
     assert closest_name("hate", names) is None  # two names hold it: no guess
     assert closest_name("mnli", names) is None and closest_name("", names) is None
     assert closest_name("rnu", ["run", "report"], cutoff=0.6) == "run"
+
+
+@pytest.mark.parametrize("command, listed", [("tasks", "list, show, validate or new"), ("cache", "merge"),
+                                             ("batch", "export or import")])
+def test_a_command_without_its_subcommand_names_them_in_one_line(command, listed, capsys):
+    assert error_of([command], capsys) == (f"staicc: error: {command} needs a command: {listed} "
+                                           f"(staicc {command} --help says what each does)")
