@@ -48,6 +48,14 @@ def run_key(runs: Sequence[Any]) -> str:
                      f"{COLOUR_NAMES[i % len(COLOUR_NAMES)]}: {html.escape(run.label)}" for i, run in enumerate(runs))
 
 
+def under_names(runs: Sequence[Any], what: str) -> str:
+    """The caption's sentence on the numbers under each panel's title: with several runs, one per run in its
+    colour (:func:`StaICC.report.plots.values_title`)."""
+    if len(runs) == 1:
+        return f"Under each dataset's name: the run's {what}."
+    return f"Under each dataset's name: each run's {what}, in the run's colour."
+
+
 def _swatch(colour: str, meaning: str) -> str:
     return f'<span class="swatch" style="background:{colour}"></span>{meaning}'
 
@@ -70,11 +78,11 @@ def normal_figures(runs: Sequence[Any], name: str, figures: Figures) -> List[str
                       "Reliability: one panel per dataset, one line per run (" + run_key(runs) + "). Each point is "
                       "one of the standard's 10 confidence bins [j/10, (j+1)/10): the mean confidence of its "
                       "predictions (x) and their accuracy (y); a point under the grey dashed diagonal is a bin where "
-                      "the model is overconfident. Under each dataset's name: each run's ECE, in run order."),
+                      "the model is overconfident. " + under_names(runs, "ECE")),
         figures.embed(lambda: diagnoses.draw_coverage(coverage), f"{name.lower()}_coverage", "coverage curves",
                       "Selective prediction: one panel per dataset, one line per run (" + run_key(runs) + "): the "
-                      "accuracy of the most confident share of predictions kept (x: the share). Under each "
-                      "dataset's name: the area under each run's line, in run order (outside the standard)."),
+                      "accuracy of the most confident share of predictions kept (x: the share); outside the standard. "
+                      + under_names(runs, "area under its line")),
     ]
 
 
@@ -113,8 +121,8 @@ def demonstration_figures(runs: Sequence[Any], name: str, figures: Figures) -> L
                           "per-query consistency",
                           f"{html.escape(name)}: one panel per dataset, one bar colour per run ({run_key(runs)}). "
                           "A bar counts the test items whose most frequent prediction over the demonstration sets "
-                          "has the share on the x axis (1: the same prediction with every set). Under each "
-                          "dataset's name: each run's consistency, in run order.")]
+                          "has the share on the x axis (1: the same prediction with every set). "
+                          + under_names(runs, "consistency"))]
 
 
 def bias_figures(runs: Sequence[Any], figures: Figures) -> List[str]:
