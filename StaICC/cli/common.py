@@ -3,7 +3,7 @@ import argparse
 import contextlib
 import os
 import sys
-from typing import Any, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple, Union
 from ..errors import StaICCError
 
 #: the sub-commands of `staicc`; anything else is the original release's CLI
@@ -14,11 +14,12 @@ class ArgumentError(StaICCError):
     """A command-line argument is wrong: printed as one line, exit status 2."""
 
 
-#: other tools' spellings of StaICC's options (lm-evaluation-harness's above all) -> what to write instead
-OTHER_TOOLS_FLAGS = {
+#: other tools' spellings of StaICC's options (lm-evaluation-harness's above all) -> what to write instead (where
+#: commands differ, each candidate in turn: the first whose option the command has is named)
+OTHER_TOOLS_FLAGS: Dict[str, Union[str, Tuple[str, ...]]] = {
     "--model_args": "--model-args", "--num_fewshot": "--k N (demonstrations per query; the standard's is 4)",
     "--batch_size": "--batch-size N (requests per backend call)", "--max_batch_size": "--batch-size N",
-    "--output_path": "--output-dir DIR", "--log_samples": "--log-samples", "--include_path": "--include-path",
+    "--output_path": ("--output-dir DIR", "--output PATH"), "--log_samples": "--log-samples", "--include_path": "--include-path",
     "--write_out": "--write-out N", "--show_config": "--show-config", "--use_cache": "--cache FILE",
     "--cache_requests": "--cache FILE", "--apply_chat_template": "--model-args apply_chat_template=true",
     "--system_instruction": "--model-args system_instruction=TEXT",
@@ -68,7 +69,7 @@ def argument_hint(parser: argparse.ArgumentParser, message: str) -> str:
             if command is not None:
                 return f"; did you mean 'staicc {command}'?"
             continue
-        suggestion = OTHER_TOOLS_FLAGS.get(name)
+        suggestion = _other_tools_suggestion(name, options, legacy)
         if suggestion is None:
             spelled = name.replace("_", "-")
             suggestion = spelled if spelled in options or (legacy and spelled in _RUN_FLAGS) else None
@@ -77,6 +78,17 @@ def argument_hint(parser: argparse.ArgumentParser, message: str) -> str:
                 else ""
             return f"; did you mean {where}{suggestion}?" if suggestion.startswith("-") else f" ({suggestion})"
     return ""
+
+
+def _other_tools_suggestion(name: str, options: Set[str], legacy: bool) -> Optional[str]:
+    """What to write instead of another tool's ``name``: a plain remark, or the first candidate option this
+    command has (the bare ``staicc`` names ``staicc run``'s)."""
+    candidates = OTHER_TOOLS_FLAGS.get(name, ())
+    for candidate in (candidates,) if isinstance(candidates, str) else candidates:
+        flag = candidate.split()[0]
+        if not flag.startswith("--") or flag in options or legacy:
+            return candidate
+    return None
 
 
 def _choice_hint(message: str) -> str:

@@ -22,7 +22,15 @@ class CommandError(StaICCError):
 
 
 def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Make argparse's errors one line on stderr (exit status 2), without the usage block."""
+    """Make argparse's errors one line on stderr (exit status 2), without the usage block.
+
+    A parser of the ``staicc`` command line already does (its class raises the CLI's one-line argument error,
+    with a hint, and ``staicc``'s ``main`` returns 2): it is left as it is, so ``staicc report`` and
+    ``staicc compare`` fail like every other command.  This is for :func:`build_parser`'s plain parsers.
+    """
+    if type(parser).error is not argparse.ArgumentParser.error:
+        return parser
+
     def error(message: str) -> None:
         sys.stderr.write(f"{parser.prog}: error: {message}\n")
         raise SystemExit(2)

@@ -29,8 +29,8 @@ def error_of(argv, capsys):
     (["run", "--apply_chat_template"], "; did you mean --model-args apply_chat_template=true?"),
     (["run", "--seed", "1"], "(no seed option: the standard's generator is seeded with 42"),
     (["run", "--show_config"], "; did you mean --show-config?"),
-    (["compare", "a", "b", "--num_fewshot", "3"], "; did you mean --k N"),
-    (["report", "a", "--output_path", "x"], "; did you mean --output-dir DIR?"),
+    (["report", "a", "--output_path", "x"], "; did you mean --output PATH?"),  # report writes one file: --output
+    (["compare", "a", "b", "--output_path", "x"], "; did you mean --output PATH?"),
     (["batch", "export", "-o", "x.jsonl", "--model_args", "x"], "; did you mean --model-args?"),
     (["--model_args", "x"], "; did you mean staicc run --model-args?"),  # no command: the main job's parser
     (["run", "--dry_run"], "; did you mean --dry-run?"),  # any option, with _ for -
@@ -99,3 +99,17 @@ def test_closest_name():
 def test_a_command_without_its_subcommand_names_them_in_one_line(command, listed, capsys):
     assert error_of([command], capsys) == (f"staicc: error: {command} needs a command: {listed} "
                                            f"(staicc {command} --help says what each does)")
+
+
+def test_no_hint_names_an_option_the_command_lacks(capsys):
+    """lm-eval's --num_fewshot is staicc run's --k; compare has no k (the runs chose it), so it gets no hint."""
+    assert error_of(["compare", "a", "b", "--num_fewshot", "3"], capsys) == \
+        "staicc: error: unrecognized arguments: --num_fewshot 3"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["report"], "staicc: error: the following arguments are required: RUN"),
+    (["compare", "a", "b", "--format", "xls"], "staicc: error: argument --format: invalid choice: 'xls'"),
+])
+def test_report_and_compare_argument_errors_return_2_like_every_command(argv, message, capsys):
+    assert error_of(argv, capsys).startswith(message)  # error_of: main returns 2, one line (no SystemExit)
