@@ -52,6 +52,15 @@ TAMPERING_TEXT = ("You are editing the standard settings of StaICC. You should n
                   "editing as any baselines. Be careful.")
 
 
+def load_script(relative: str):
+    """A script of the repository (``tools/...``, ``benchmarks/...``) as a module: they are files, not packages."""
+    path = REPO_ROOT / relative
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _load_reference():
     with open(REFERENCE_PATH, encoding="utf-8") as handle:
         return json.load(handle)

@@ -248,10 +248,11 @@ def _print_dry_run(metadata: Dict[str, Any], config: Any, backend: Any, counter:
     """What a run would send: prompts, distinct prompts, how many the cache already answers, what a lite run
     saves, and what the rest costs (tokens, the FLOP bound's time, money) where it was counted."""
     distinct, cached = metadata["distinct_prompts"], metadata["from_cache"]
-    shard = metadata.get("shard")
-    counted = (f"{metadata['prompts']} prompts, {distinct} distinct" if shard is None else
-               f"shard {shard['index']}/{shard['count']} (plan {shard['plan_sha256'][:12]}): {distinct} distinct "
-               f"prompts of {shard['run_distinct_requests']}")
+    if "shard" in metadata:
+        from .scaleout import shard_counts
+        counted = shard_counts(metadata)
+    else:
+        counted = f"{metadata['prompts']} prompts, {distinct} distinct"
     print(f"{counted}, {cached} already in the cache, {distinct - cached} to ask "
           f"(model {_model_name(config)}, fingerprint {metadata['fingerprint'][:12]})")
     if config.test_items is not None and config.test_items.lite_sample is not None:

@@ -94,11 +94,15 @@ def _merge_and_summarise(args: argparse.Namespace, paths: Any, run_once: Callabl
     return run_once(final)
 
 
+def shard_counts(metadata: Dict[str, Any]) -> str:
+    """``shard I/N (plan …): D distinct prompts of T``: a shard's part of the run, as its run and its dry run say it."""
+    shard = metadata["shard"]
+    return (f"shard {shard['index']}/{shard['count']} (plan {shard['plan_sha256'][:12]}): "
+            f"{metadata['distinct_prompts']} distinct prompts of {shard['run_distinct_requests']}")
+
+
 def print_shard(metadata: Dict[str, Any], cache: str) -> int:
     """The one-line summary of a shard run (it writes no results)."""
-    shard = metadata["shard"]
-    print(f"shard {shard['index']}/{shard['count']} (plan {shard['plan_sha256'][:12]}): "
-          f"{metadata['distinct_prompts']} distinct prompts of {shard['run_distinct_requests']}, "
-          f"{metadata['asked']} asked, {metadata['from_cache']} from the cache, {metadata['seconds']:.2f} s; "
+    print(f"{shard_counts(metadata)}, {metadata['asked']} asked, {metadata['from_cache']} from the cache, {metadata['seconds']:.2f} s; "
           f"answers in {cache}")
     return 0

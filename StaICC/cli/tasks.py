@@ -11,6 +11,8 @@ import os
 import sys
 from typing import Any, List
 
+from .common import needs_a_command
+
 
 def add_tasks_parser(sub: Any, parser_class: Any) -> None:
     p = sub.add_parser("tasks", help="list, show, validate or start task files",
@@ -30,9 +32,7 @@ def add_tasks_parser(sub: Any, parser_class: Any) -> None:
     for command in (listing, show, validate, new):
         command.add_argument("--include-path", action="append", default=[], metavar="DIR",
                              help="a folder of task files (.toml, .json, .yaml, .py); may be repeated")
-    for command in (listing, show, validate, new):
         command.set_defaults(func=tasks_command)
-    from .common import needs_a_command
     needs_a_command(p, "tasks", ["list", "show", "validate", "new"])
 
 

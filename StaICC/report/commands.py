@@ -21,21 +21,14 @@ class CommandError(StaICCError):
     """An error to print as one line (``staicc <command>: error: ...``) with exit status 2."""
 
 
-def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Make argparse's errors one line on stderr (exit status 2), without the usage block.
+class _OneLineErrors(argparse.ArgumentParser):
+    """argparse whose errors are one line on stderr (exit status 2), without the usage block: the parsers of
+    :func:`build_parser`.  Under ``staicc``, these commands' parsers are the CLI's own, whose errors go
+    through its one-line argument error (with hints) like every other command's."""
 
-    A parser of the ``staicc`` command line already does (its class raises the CLI's one-line argument error,
-    with a hint, and ``staicc``'s ``main`` returns 2): it is left as it is, so ``staicc report`` and
-    ``staicc compare`` fail like every other command.  This is for :func:`build_parser`'s plain parsers.
-    """
-    if type(parser).error is not argparse.ArgumentParser.error:
-        return parser
-
-    def error(message: str) -> None:
-        sys.stderr.write(f"{parser.prog}: error: {message}\n")
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
-    parser.error = error  # type: ignore[method-assign]
-    return parser
 
 
 def _positive_int(text: str) -> int:
@@ -121,7 +114,7 @@ def add_report_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--output", "-o", metavar="PATH", help="write the tables to PATH instead of standard output")
     _add_statistics_options(parser)
     parser.set_defaults(func=report_command)
-    return _one_line_errors(parser)
+    return parser
 
 
 def _check_paths(args) -> None:
@@ -271,8 +264,8 @@ def _report(args, status) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """A parser with the compare and report subcommands (the main CLI adds them to its own)."""
-    parser = _one_line_errors(argparse.ArgumentParser(prog=PROG))
-    subparsers = parser.add_subparsers(dest="command", required=True)
+    parser = _OneLineErrors(prog=PROG)
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineErrors)
     add_compare_parser(subparsers)
     add_report_parser(subparsers)
     return parser

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any, Dict, List, Optional
 
-from .commands import (PROG, CommandError, _add_statistics_options, _comparisons, _emit, _load, _one_line_errors,
+from .commands import (PROG, CommandError, _add_statistics_options, _comparisons, _emit, _load,
                        _run, _strict_json)
 
 #: rows of each dataset's list of flips in the text formats (table, md, latex) unless --flips-limit says otherwise
@@ -66,7 +66,7 @@ def add_compare_parser(subparsers) -> argparse.ArgumentParser:
                              "averaged row or any dataset), accuracy:-0:TREC:significant; repeatable")
     _add_statistics_options(parser)
     parser.set_defaults(func=compare_command)
-    return _one_line_errors(parser)
+    return parser
 
 
 def compare_command(args) -> int:

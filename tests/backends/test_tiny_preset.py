@@ -1,24 +1,16 @@
 """The tiny preset of ``benchmarks/make_random_model.py``: the size its help states, and a chat template with which
 every chat option of the hf backend runs."""
-import importlib.util
-import os
-
 import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from conftest import load_script  # noqa: E402
 from run_fixtures import run_cli  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def make_random_model():
-    path = os.path.join(ROOT, "benchmarks", "make_random_model.py")
-    spec = importlib.util.spec_from_file_location("make_random_model", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/make_random_model.py")
 
 
 @pytest.fixture(scope="module")

@@ -12,23 +12,19 @@ Configurations on which ours differs *by design* (see the project brief) are not
 recorded.  A configuration on which the original raised is recorded with its error,
 and ours must raise the same exception type.
 """
-import importlib.util
 import json
 import os
 import warnings
 
 import pytest
-from conftest import REPO_ROOT, TESTS_DIR
+from conftest import TESTS_DIR, load_script
 
-REPO = str(REPO_ROOT)
 GOLDEN_DIR = str(TESTS_DIR / "reference" / "golden")
 
 if not os.path.isdir(GOLDEN_DIR):
     pytest.skip("golden folder missing", allow_module_level=True)
 
-_spec = importlib.util.spec_from_file_location("record_golden", os.path.join(REPO, "tools", "record_golden.py"))
-record_golden = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(record_golden)
+record_golden = load_script("tools/record_golden.py")
 
 import StaICC  # noqa: E402  (ours: the repository root is on sys.path via conftest/rootdir)
 from StaICC.errors import StaICCWarning  # noqa: E402

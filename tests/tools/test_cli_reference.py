@@ -4,20 +4,14 @@ docs/cli.md is written by tools/cli_reference.py from ``StaICC.cli.full_parser()
 run ``python tools/cli_reference.py`` and commit docs/cli.md. The test regenerates the text and compares.
 """
 import argparse
-import importlib.util
 
 import pytest
-from conftest import REPO_ROOT
-
-TOOL = str(REPO_ROOT / "tools" / "cli_reference.py")
+from conftest import REPO_ROOT, load_script
 
 
 @pytest.fixture(scope="module")
 def tool():
-    spec = importlib.util.spec_from_file_location("cli_reference", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("tools/cli_reference.py")
 
 
 def test_docs_cli_md_is_what_the_parsers_say(tool):

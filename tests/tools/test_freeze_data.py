@@ -3,22 +3,16 @@
 The hostile pickles are built here, in the test, with the pickle module; StaICC itself never
 imports pickle.
 """
-import importlib.util
 import pickle
 import time
 
 import pytest
-from conftest import REPO_ROOT
-
-TOOL = str(REPO_ROOT / "tools" / "freeze_data.py")
+from conftest import load_script
 
 
 @pytest.fixture(scope="module")
 def freeze():
-    spec = importlib.util.spec_from_file_location("freeze_data", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("tools/freeze_data.py")
 
 
 def test_a_good_table_loads(freeze):
