@@ -14,6 +14,25 @@ from typing import Any, Dict, List, Sequence, Tuple
 Interval = Tuple[float, float]
 
 
+def softmax_bounds(bounds: Sequence[Interval]) -> List[Interval]:
+    """Each entry's range of softmax(q) for q in a box: e^{q_c} / sum_m e^{q_m} rises with q_c and falls
+    with every other q_m, so its extremes are at the corners (q_c at one end, the others at the other)."""
+    out = []
+    for c, (low, high) in enumerate(bounds):
+        others_high = math.fsum(math.exp(h) for m, (_, h) in enumerate(bounds) if m != c)
+        others_low = math.fsum(math.exp(lo) for m, (lo, _) in enumerate(bounds) if m != c)
+        out.append((math.exp(low) / (math.exp(low) + others_high), math.exp(high) / (math.exp(high) + others_low)))
+    return out
+
+
+def read_bounds(box: Any, softmax_branch: bool) -> List[Interval]:
+    """The interval of each entry of the row a score metric reads: the label probabilities q, or, on the
+    exact-sum rule's softmax branch (the branch the standard takes for a model's floating-point
+    probabilities), softmax(q)."""
+    bounds = box.probability_bounds()
+    return softmax_bounds(bounds) if softmax_branch else bounds
+
+
 def _possible_and_certain(box: Any) -> Tuple[List[bool], List[bool]]:
     """Per label: whether it can be the argmax (the first largest), and whether it surely is.
 
@@ -40,12 +59,12 @@ def accuracy_interval(truth: Sequence[int], boxes: Sequence[Any]) -> Interval:
     return sure / len(truth), maybe / len(truth)
 
 
-def likelihood_interval(truth: Sequence[int], boxes: Sequence[Any]) -> Interval:
-    """Mean of q[true label]: each term lies in its label's renormalised interval (all the unlisted mass on
-    the other labels, or all of it on this one), and the mean is monotone in each term."""
+def likelihood_interval(truth: Sequence[int], boxes: Sequence[Any], softmax_branch: bool = False) -> Interval:
+    """Mean of the read row's true-label entry: each term lies in its interval (for q: all the unlisted
+    mass on the other labels, or all of it on this one), and the mean is monotone in each term."""
     lows, highs = [], []
     for g, box in zip(truth, boxes):
-        low, high = box.probability_bounds()[g]
+        low, high = read_bounds(box, softmax_branch)[g]
         lows.append(low)
         highs.append(high)
     return math.fsum(lows) / len(truth), math.fsum(highs) / len(truth)
@@ -80,9 +99,9 @@ def macro_f1_interval(truth: Sequence[int], boxes: Sequence[Any], width: int) ->
     return math.fsum(lows) / width, math.fsum(highs) / width
 
 
-def _confidence(box: Any) -> Interval:
-    """max_L q[L] over the box: at least the largest lower bound, at most the largest upper bound."""
-    bounds = box.probability_bounds()
+def _confidence(box: Any, softmax_branch: bool) -> Interval:
+    """The read row's largest entry over the box: at least the largest lower bound, at most the largest upper."""
+    bounds = read_bounds(box, softmax_branch)
     return max(low for low, _ in bounds), max(high for _, high in bounds)
 
 
@@ -97,7 +116,8 @@ def _bins_of(low: float, high: float, bins: int) -> List[int]:
     return list(range(max(first, 0), last + 1))
 
 
-def ece_interval(truth: Sequence[int], boxes: Sequence[Any], bins: int = 10) -> Interval:
+def ece_interval(truth: Sequence[int], boxes: Sequence[Any], bins: int = 10, softmax_branch: bool = False
+                 ) -> Interval:
     """ECE = sum over bins of |sum_{i in bin} (right_i - conf_i)| / N (the standard's equal-width bins).
 
     Each item's x_i = right_i - conf_i lies in [a_i, b_i] (right_i from its argmax sets,
@@ -110,7 +130,7 @@ def ece_interval(truth: Sequence[int], boxes: Sequence[Any], bins: int = 10) -> 
     loose = 0.0
     for g, box in zip(truth, boxes):
         possible, certain = _possible_and_certain(box)
-        c_low, c_high = _confidence(box)
+        c_low, c_high = _confidence(box, softmax_branch)
         a = float(certain[g]) - c_high
         b = float(possible[g]) - c_low
         where = _bins_of(c_low, c_high, bins)
@@ -141,10 +161,12 @@ def _plogp_range(low: float, high: float) -> Interval:
     return min(h(low), h(high)), top
 
 
-def entropy_interval(boxes: Sequence[Any]) -> Interval:
-    """Entropy of the mean row, -sum m log m: each term's range over its mean's interval, summed (the means'
-    sum-to-one coupling dropped: looser, sound), within [0, log n]."""
+def entropy_interval(boxes: Sequence[Any], softmax_branch: bool = False) -> Interval:
+    """Entropy of the mean row (softmaxed first on the softmax branch), -sum m log m: each term's range over
+    its entry's interval, summed (the sum-to-one coupling dropped: looser, sound), within [0, log n]."""
     means = mean_row_interval(boxes)
+    if softmax_branch:
+        means = softmax_bounds(means)
     ranges = [_plogp_range(lo, hi) for lo, hi in means]
     return max(0.0, math.fsum(r[0] for r in ranges)), min(math.log(len(means)), math.fsum(r[1] for r in ranges))
 
@@ -166,13 +188,20 @@ def kl_interval(truth: Sequence[int], boxes: Sequence[Any]) -> Interval:
     return max(0.0, math.fsum(lows)), math.fsum(highs)
 
 
-def standard_intervals(truth: Sequence[int], boxes: Sequence[Any]) -> Dict[str, Any]:
-    """Every interval above for one dataset's answers, by the metric names results use."""
+def standard_intervals(truth: Sequence[int], boxes: Sequence[Any], softmax_branch: bool = True) -> Dict[str, Any]:
+    """Every interval above for one dataset's answers, by the metric names results use.
+
+    ``softmax_branch``: the rows take the exact-sum rule's softmax branch, as a server backend's
+    floating-point probabilities do (``prediction_kind="probabilities"``): the standard's likelihood,
+    ECE and bias entropy read softmax(q); the ``own_*`` columns read q itself.
+    """
     width = len(boxes[0].lo)
     return {"accuracy": accuracy_interval(truth, boxes),
-            "averaged_truelabel_likelihood": likelihood_interval(truth, boxes),
+            "averaged_truelabel_likelihood": likelihood_interval(truth, boxes, softmax_branch),
             "macro_F1": macro_f1_interval(truth, boxes, width),
-            "expected_calibration_error_1": ece_interval(truth, boxes),
+            "expected_calibration_error_1": ece_interval(truth, boxes, softmax_branch=softmax_branch),
+            "own_likelihood_nonstandard": likelihood_interval(truth, boxes),
+            "own_ece_nonstandard": ece_interval(truth, boxes),
             "bias_distribution": mean_row_interval(boxes),
-            "bias_entropy": entropy_interval(boxes),
+            "bias_entropy": entropy_interval(boxes, softmax_branch),
             "post_bias_dl_div": kl_interval(truth, boxes)}

@@ -94,6 +94,7 @@ def recompute_aggregates(run: Any, findings: Findings) -> None:
             if dataset not in part.records:
                 findings.mismatches.append(f"{part.name} / {dataset}: no records for this dataset")
                 continue
+            _check_count(part, dataset)
             recorded = _recorded(part.divided.get(dataset, {}))
             point = dataset_statistic(part, dataset, check=False).point()
             for name, value in point.items():
@@ -104,6 +105,16 @@ def recompute_aggregates(run: Any, findings: Findings) -> None:
                     findings.mismatches.append(f"{part.name} / {dataset}: {name} is {recorded[name]!r} in the "
                                                f"results, {value!r} recomputed from the records")
         _check_average(part, findings)
+
+
+def _check_count(part: Any, dataset: str) -> None:
+    """Refuse a dataset whose records are fewer or more than the run answered (a truncated or padded file)."""
+    counts = part.metadata.get("answer_counts")
+    expected = counts.get(dataset) if isinstance(counts, dict) else None
+    found = len(part.records[dataset])
+    if isinstance(expected, int) and found != expected:
+        raise ValueError(f"{part.name} / {dataset}: the records file holds {found} records, the run answered "
+                         f"{expected}: a truncated or edited records file")
 
 
 def _check_average(part: Any, findings: Findings) -> None:
