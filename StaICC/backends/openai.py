@@ -270,13 +270,21 @@ class OpenAIBackend(ScoringModes, Backend):
 
     def top_one(self, request: Request) -> Answer:
         """The answer read from the first answer token's top-k list (one line naming the answer if it is bad)."""
+        path, body = self.top_request(request)
+        return self.post(path, body, read=lambda response: self.top_answer(response, path, request))
+
+    def top_request(self, request: Request) -> Tuple[str, Dict[str, Any]]:
+        """(path, body) asking for one answer token and its top-k list (the Batch API sends the same)."""
         path, body = self.generation_request(request)
-        body = top_logprobs.request_body(body, self.chat, self.top_k)
+        return path, top_logprobs.request_body(body, self.chat, self.top_k)
+
+    def top_answer(self, response: Any, path: str, request: Request) -> Answer:
+        """The answer a response to :meth:`top_request` gives, its list checked (one line if it is bad)."""
         try:
-            return self.post(path, body, read=lambda response: top_logprobs.answer_of(
-                top_logprobs.checked_entries(response, self.chat, self.top_k, self.base_url + path), request))
+            entries = top_logprobs.checked_entries(response, self.chat, self.top_k, self.base_url + path)
         except MissingLogprobsError as exc:
             raise MissingLogprobsError(top_logprobs.bad_answer_line(request, exc)) from None
+        return top_logprobs.answer_of(entries, request)
 
     def generation_request(self, request: Request) -> Tuple[str, Dict[str, Any]]:
         """(path, body) of the greedy answer to ``request``: chat completions with ``chat``, else completions."""
