@@ -34,28 +34,32 @@ sys.path.insert(0, ROOT)
 
 from StaICC.cli import main as staicc  # noqa: E402
 from StaICC.report.runs import load_run  # noqa: E402
-from StaICC.stats.verify import Findings, audit_sample, audit_size, recompute_aggregates, statement  # noqa: E402
+from StaICC.stats.verify import (Findings, audit_sample, audit_size, miss_probability,  # noqa: E402
+                                 recompute_aggregates, statement)
 
 SHARES = (0.0, 0.01, 0.02, 0.05)
 
 
 def altered_answer(record: dict) -> dict:
-    """The record with its largest probability moved to the next label (a changed answer)."""
+    """The record with its largest and smallest probabilities swapped: another answer (records whose row is
+    constant, which no swap changes, are never chosen)."""
     row = list(record["prediction"])
     top = max(range(len(row)), key=row.__getitem__)
-    other = (top + 1) % len(row)
-    row[top], row[other] = row[other], row[top]
-    return dict(record, prediction=row, predicted=other if row[other] > row[top] else top)
+    low = min(range(len(row)), key=row.__getitem__)
+    row[top], row[low] = row[low], row[top]
+    return dict(record, prediction=row, predicted=low)
 
 
-def recompute(run) -> None:
-    """Write the aggregates the (altered) records give over the published ones: a consistent forgery."""
-    from StaICC.results import flatten  # noqa: F401  (the names the statistics compare)
+def recompute(run, touched) -> None:
+    """Write the aggregates the (altered) records give over the published ones: a consistent forgery (only the
+    ``touched`` (part, dataset) pairs can change)."""
     from StaICC.spec import SPECS
     from StaICC.stats.bootstrap import dataset_statistic
     from StaICC.subbenchmarks.averaging import AVERAGING
     for part in run.parts.values():
         for dataset in part.datasets():
+            if (part.name, dataset) not in touched:
+                continue
             point = dataset_statistic(part, dataset, check=False).point()
             divided = part.results["Divided results"][dataset]
             for name, value in point.items():
@@ -66,23 +70,39 @@ def recompute(run) -> None:
 
 
 def altered_run(base, share: float, rng: random.Random, recomputed: bool):
-    """A copy of ``base`` with ``share`` of its records altered (at least one when share > 0); the altered keys."""
-    run = copy.deepcopy(base)
-    keys = [(p.name, d, i) for p in run.parts.values() for d in p.records for i in range(len(p.records[d]))]
-    count = round(share * len(keys)) if share == 0 else max(1, round(share * len(keys)))
-    chosen = rng.sample(keys, count)
+    """A copy of ``base`` with ``share`` of its records altered (at least one when share > 0), the altered keys
+    and the (part, dataset) pairs they touch; untouched datasets share the base's records."""
+    run = copy.copy(base)
+    run.parts = {name: copy.copy(part) for name, part in base.parts.items()}
+    total = sum(len(rows) for p in base.parts.values() for rows in p.records.values())
+    eligible = [(p.name, d, i) for p in base.parts.values() for d, rows in p.records.items()
+                for i, r in enumerate(rows) if len(set(r["prediction"])) > 1]
+    chosen = rng.sample(eligible, 0 if share == 0 else max(1, round(share * total)))
+    touched = {(n, d) for n, d, _ in chosen}
+    for part in run.parts.values():
+        part.results = copy.deepcopy(part.results)
+        part.records = {d: (list(rows) if (part.name, d) in touched else rows) for d, rows in part.records.items()}
     for name, dataset, i in chosen:
         records = run.parts[name].records[dataset]
         records[i] = altered_answer(records[i])
     if recomputed:
-        recompute(run)
-    return run, {(n, d, run.parts[n].records[d][i]["query_index"]) for n, d, i in chosen}
+        recompute(run, touched)
+    return run, {(n, d, run.parts[n].records[d][i]["query_index"]) for n, d, i in chosen}, touched
 
 
-def caught(run, altered: set, audit: int, seed: int) -> bool:
-    """Whether verify flags the run: an aggregate mismatch, or an audited record among the altered."""
+def caught(run, altered: set, touched: set, audit: int, seed: int) -> bool:
+    """Whether verify flags the run: an aggregate mismatch (only touched datasets can have one: the others
+    are the untouched run's, which passed), or an audited record among the altered."""
     findings = Findings()
-    recompute_aggregates(run, findings)
+    shown = copy.copy(run)
+    shown.parts = {n: p for n, p in run.parts.items() if any(n == t[0] for t in touched)}
+    for part in shown.parts.values():
+        part = shown.parts[part.name] = copy.copy(part)
+        part.records = {d: rows for d, rows in part.records.items() if (part.name, d) in touched}
+        part.results = dict(part.results, **{"Divided results": {d: v for d, v in part.divided.items()
+                                                                 if (part.name, d) in touched}})
+        part.results.pop("Averaged results", None)
+    recompute_aggregates(shown, findings)
     if findings.mismatches:
         return True
     records = [r for p in run.parts.values() for rows in p.records.values() for r in rows]
@@ -132,21 +152,24 @@ def main() -> None:
     population = sum(len(rows) for p in base.parts.values() for rows in p.records.values())
     audit = audit_size(population)
     print(f"{population} records; default audit N = {audit}; statement: {statement(population, audit)}")
-    print(f"{'altered':>8} {'aggregates':>11} {'detected':>9} {'trials':>7}  end-to-end check")
+    print(f"{'altered':>8} {'aggregates':>11} {'detected':>9} {'audit alone (theory)':>21} {'trials':>7}  "
+          "end-to-end check")
     for share in SHARES:
         for recomputed in (False, True):
             rng = random.Random(f"{share}:{recomputed}")
             hits = 0
             for trial in range(args.trials):
-                run, altered = altered_run(base, share, rng, recomputed)
-                hits += caught(run, altered, audit, seed=trial)
-            run, altered = altered_run(base, share, random.Random("cli"), recomputed)
+                run, altered, touched = altered_run(base, share, rng, recomputed)
+                hits += caught(run, altered, touched, audit, seed=trial)
+            run, altered, touched = altered_run(base, share, random.Random("cli"), recomputed)
             target = write_altered(base_dir, run, os.path.join(work, f"altered-{share}-{recomputed}"))
-            predicted = caught(run, altered, audit, seed=0)
+            predicted = caught(run, altered, touched, audit, seed=0)
             with contextlib.redirect_stdout(io.StringIO()):
                 code = staicc(["verify", target, "--model", "reference", "--seed", "0"])
             mode = "recomputed" if recomputed else "left"
-            print(f"{share:8.0%} {mode:>11} {hits / args.trials:9.3f} {args.trials:7d}  simulated "
+            altered_count = 0 if share == 0 else max(1, round(share * population))
+            theory = 1 - miss_probability(population, altered_count, audit)
+            print(f"{share:8.0%} {mode:>11} {hits / args.trials:9.3f} {theory:21.3f} {args.trials:7d}  simulated "
                   f"{'caught' if predicted else 'passed'}, staicc verify exit {code}", flush=True)
     shutil.rmtree(work)
 
