@@ -10,8 +10,7 @@ file, an export of another model) are one line and exit status 2.  Exit status 0
 1: a mismatch or a different answer.
 """
 import argparse
-import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 from .common import ArgumentError, as_argument_error, one_line
 
@@ -149,14 +148,14 @@ def _replanned(args: argparse.Namespace, run: Any) -> Tuple[Any, Dict[str, Any]]
 
 def _recorded_args(run: Any) -> argparse.Namespace:
     """The run's own ``staicc run`` arguments, parsed again (one line, exit 2, when they cannot be)."""
-    from . import _top_parser
+    from .common import OneLineParser
     from .run import add_run_parser
     command = run.provenance.get("command")
     if not isinstance(command, list) or "run" not in command:
         raise ArgumentError("verify: the run's provenance records no `staicc run` command line, so its prompts "
                             "cannot be written again for the audit; verify its aggregates without --model")
-    parser, sub = _top_parser()
-    add_run_parser(sub)
+    parser = OneLineParser(prog="staicc")
+    add_run_parser(parser.add_subparsers(dest="command", parser_class=OneLineParser))
     tail = [str(a) for a in command[command.index("run"):]]
     try:
         return parser.parse_args(tail)
@@ -173,7 +172,3 @@ def _check_model(run: Any, backend: Any) -> None:
                             f"fingerprint {str(recorded)[:12]}); --model gives fingerprint "
                             f"{backend.fingerprint()[:12]}: audit it with the run's model")
 
-
-def main(argv: Optional[List[str]] = None) -> int:  # pragma: no cover - `staicc verify` is the entry point
-    from . import main as staicc_main
-    return staicc_main(["verify", *(sys.argv[1:] if argv is None else argv)])
