@@ -275,6 +275,7 @@ class OpenAIBackend(ScoringModes, Backend):
 
     def top_request(self, request: Request) -> Tuple[str, Dict[str, Any]]:
         """(path, body) asking for one answer token and its top-k list (the Batch API sends the same)."""
+        top_logprobs.check_request(request)
         path, body = self.generation_request(request)
         return path, top_logprobs.request_body(body, self.chat, self.top_k)
 
@@ -339,7 +340,7 @@ class OpenAIBackend(ScoringModes, Backend):
     def identity(self) -> Dict[str, Any]:
         identity: Dict[str, Any] = {"backend": "openai", "scoring": self.scoring}
         if self.scoring == "top_logprobs":
-            identity.update(top_logprobs=self.top_k, chat=self.chat, system=self.system)
+            identity.update(top_logprobs.identity_part(self.top_k, self.chat, self.system, self.message_builder))
         if self.label_logprobs != "off" and self.scoring not in ("generate", "top_logprobs"):
             identity["label_logprobs"] = "token_ids" if self.uses_label_tokens() else openai_labels.FALLBACK_NOTE
         if self.model_id is not None:

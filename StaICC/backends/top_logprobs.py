@@ -99,6 +99,23 @@ def box_of(entries: Sequence[Tuple[str, float]], labels: Sequence[str]) -> Label
     return LabelBox(tuple(lo), rest)
 
 
+def check_request(request: Request) -> None:
+    """Refuse a noisy-channel request (one prompt per label): the mode reads one answer to one prompt."""
+    if request.noisy_channel:
+        raise ValueError("scoring=top_logprobs cannot answer noisy-channel prompts (one prompt per label): it reads "
+                         "the answer token of one prompt; use scoring=sequence or first_token for the noisy channel")
+
+
+def identity_part(k: int, chat: bool, system: Optional[str], message_builder: Any) -> Dict[str, Any]:
+    """What changes the answers of this mode beyond the model: k, and the messages the prompt is sent as."""
+    part: Dict[str, Any] = {"top_logprobs": k, "chat": chat, "system": system}
+    if message_builder is not None:
+        from .base import code_digest, function_name
+        part["message_builder"] = {"function": function_name(message_builder),
+                                   "code_sha256": code_digest(message_builder)}
+    return part
+
+
 def request_body(base: Dict[str, Any], chat: bool, k: int) -> Dict[str, Any]:
     """A generation body asking for one token and its top-k list."""
     body = dict(base, max_tokens=1, temperature=0)

@@ -165,3 +165,21 @@ def test_a_hostile_top_k_list_is_one_line_naming_the_answer(mode):
     message = str(caught.value)
     assert "\n" not in message
     assert "dataset 'toy', query 3" in message and PROBLEM[mode] in message, message
+
+
+def test_noisy_channel_prompts_are_refused_in_one_line():
+    backend = make_backend("openai", base_url="http://127.0.0.1:9/v1", model="m", scoring="top_logprobs", chat="true")
+    noisy = Request(("Review: fine. Sentiment: negative", "Review: fine. Sentiment: positive"), ("negative", "positive"))
+    with pytest.raises(ValueError, match="cannot answer noisy-channel prompts"):
+        backend.score([noisy])
+
+
+def test_the_identity_says_what_changes_the_answers():
+    def builder(request):
+        return [{"role": "user", "content": request.prompt}]
+    plain = make_backend("openai", base_url="http://127.0.0.1:9/v1", model="m", scoring="top_logprobs", chat="true")
+    built = make_backend("openai", base_url="http://127.0.0.1:9/v1", model="m", scoring="top_logprobs", chat="true",
+                         message_builder=builder, top_logprobs="5")
+    assert plain.identity()["top_logprobs"] == 20 and built.identity()["top_logprobs"] == 5
+    assert "message_builder" in built.identity() and plain.fingerprint() != built.fingerprint()
+    assert "scoring=top_logprobs" in plain.non_standard
