@@ -8,6 +8,11 @@ token's log-probability null) and ``POST /v1/chat/completions`` (messages joined
 it answers chat requests as vLLM's ``--reasoning-parser`` does: the thinking section of the
 answer (``<think>...</think>``) apart in ``message.reasoning_content`` (``content`` null while
 the section is unfinished) and its tokens in ``usage.completion_tokens_details.reasoning_tokens``.
+Asked for ``logprobs`` with ``top_logprobs=k`` (chat) or ``logprobs=k`` without ``echo``
+(completions), it returns the first generated token's k most likely tokens, as OpenAI does
+(``logprobs.content[0].top_logprobs`` / ``logprobs.top_logprobs[0]``); each token's text is
+:meth:`ReferenceServer.token_text` (distinct per token id), and :meth:`next_token_logprobs`
+gives the whole distribution the list is cut from, for tests that know the exact scores.
 
 Its log-probabilities come from one plain forward pass and ``log_softmax`` — code
 independent of ``CausalLMScorer`` — so comparing the two checks the backend's
@@ -90,7 +95,9 @@ class ReferenceServer(ThreadedServer):
         text = self.tokenizer.decode(generated, skip_special_tokens=True)
         choice: Dict[str, Any] = {"index": 0, "text": (prompt + text) if body.get("echo") else text,
                                   "finish_reason": "length", "logprobs": None}
-        if body.get("logprobs") is not None:
+        if body.get("logprobs") is not None and not body.get("echo"):
+            choice["logprobs"] = {"top_logprobs": [dict(self.top_list(ids, int(body["logprobs"])))]}
+        elif body.get("logprobs") is not None:
             all_ids = ids + generated if body.get("echo") else generated
             values = self._token_logprobs(ids + generated)
             values = values if body.get("echo") else values[len(ids):]
@@ -106,19 +113,25 @@ class ReferenceServer(ThreadedServer):
                 "model": self.name, "choices": [choice]}
 
     def chat(self, body: Dict[str, Any]) -> Dict[str, Any]:
-        lines = [f"{m['role']}: {m['content']}" for m in body["messages"]]
-        ids = list(self.tokenizer("\n".join(lines) + "\nassistant:")["input_ids"])
+        ids = self.chat_ids(body["messages"])
         max_tokens = int(body.get("max_tokens", 16))
         generated = self._generate(ids, max_tokens)
         finish = "length" if len(generated) == max_tokens else "stop"
         message: Dict[str, Any] = {"role": "assistant",
                                    "content": self.tokenizer.decode(generated, skip_special_tokens=True)}
+        logprobs = None
+        if body.get("logprobs"):
+            top = self.top_list(ids, int(body.get("top_logprobs") or 0))
+            first = generated[0] if generated else self.tokenizer.eos_token_id
+            logprobs = {"content": [{"token": self.token_text(first), "logprob": self.next_token_logprobs(ids)[first],
+                                     "top_logprobs": [{"token": t, "logprob": v} for t, v in top]}]}
         usage: Dict[str, Any] = {"prompt_tokens": len(ids), "completion_tokens": len(generated),
                                  "total_tokens": len(ids) + len(generated)}
         if self.reasoning_parser:
             message, usage["completion_tokens_details"] = self._separate_reasoning(generated)
         return {"id": f"chat-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()),
-                "model": self.name, "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "model": self.name, "choices": [{"index": 0, "message": message, "finish_reason": finish,
+                                                              "logprobs": logprobs}],
                 "usage": usage}
 
     def _separate_reasoning(self, generated: List[int]) -> Tuple[Dict[str, Any], Dict[str, int]]:
@@ -139,6 +152,36 @@ class ReferenceServer(ThreadedServer):
             {"reasoning_tokens": used}
 
     # -------------------------------------------------------------- model
+    def chat_ids(self, messages: List[Dict[str, str]]) -> List[int]:
+        """The token ids a chat request's answer follows ("role: content" lines, then "assistant:")."""
+        lines = [f"{m['role']}: {m['content']}" for m in messages]
+        return list(self.tokenizer("\n".join(lines) + "\nassistant:")["input_ids"])
+
+    def token_text(self, token: int) -> str:
+        """A token's text: its decoding, or ``bytes:<id>`` where that is not printable or an earlier id's."""
+        table = getattr(self, "_texts", None)
+        if table is None:
+            table, seen = [], set()
+            for i in range(len(self.tokenizer)):
+                text = self.tokenizer.decode([i])
+                table.append(f"bytes:{i}" if text in seen or "\ufffd" in text or not text else text)
+                seen.add(text)
+            self._texts = table
+        return table[token]
+
+    def next_token_logprobs(self, ids: List[int]) -> List[float]:
+        """log p(token | ids) for every token of the vocabulary (float32 log-softmax)."""
+        torch = self.torch
+        with self.lock, torch.inference_mode():
+            logits = self.model(input_ids=torch.tensor([ids])).logits[0, -1].float()
+            return torch.log_softmax(logits, dim=-1).tolist()
+
+    def top_list(self, ids: List[int], k: int) -> List[Tuple[str, float]]:
+        """The k most likely next tokens after ``ids``: (text, log-probability), most likely first."""
+        values = self.next_token_logprobs(ids)
+        order = sorted(range(len(values)), key=lambda i: (-values[i], i))[:k]
+        return [(self.token_text(i), values[i]) for i in order]
+
     def _token_logprobs(self, ids: List[int]) -> List[Any]:
         """[None, log p(ids[1] | ids[:1]), ...]: one forward pass, float32 log-softmax."""
         torch = self.torch

@@ -189,8 +189,9 @@ ALLOWED_CIRCLES: Dict[Tuple[str, ...], str] = {
     ("StaICC.report.commands", "StaICC.report.compare_command"):
         "left for now: the compare command shares the report command's option helpers, which list it back",
     ("StaICC.cli", "StaICC.cli.batch", "StaICC.cli.launchers", "StaICC.cli.lite", "StaICC.cli.methods",
-     "StaICC.cli.run", "StaICC.cli.run_config", "StaICC.cli.scaleout"):
-        "left for now: a Ray worker re-enters the CLI's main, and run, lite, methods and batch share run's helpers",
+     "StaICC.cli.run", "StaICC.cli.run_config", "StaICC.cli.scaleout", "StaICC.cli.verify"):
+        "left for now: a Ray worker re-enters the CLI's main, and run, lite, methods, batch and verify (which plans "
+        "a run again from its recorded command line) share run's helpers",
 }
 
 

@@ -12,6 +12,9 @@ Scoring modes (``scoring=``):
   characters, as in the ``hf`` backend's joint tokenization).  Probabilities are the
   softmax over the labels.
 * ``first_token``: the same request; only the first such token is read.
+* ``top_logprobs``: one answer token's top-k list (``top_logprobs=k``, default 20; chat completions
+  with ``chat=true``, otherwise completions); each label's probability is an interval and the
+  recorded row the stated point value (:mod:`StaICC.backends.top_logprobs`).
 * ``generate``: a short greedy answer (``/v1/chat/completions`` with ``chat=true``,
   otherwise ``/v1/completions``) mapped to a label by :mod:`StaICC.backends.generative`;
   a reasoning model's thinking section is cut off first (:mod:`StaICC.backends.thinking`),
@@ -42,7 +45,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend
-from . import openai_labels
+from . import openai_labels, top_logprobs
 from .openai_echo import MAX_LOGPROB, MissingLogprobsError, _check_coverage, _finite, _token_end
 from .openai_labels import scoring_jobs
 from .generative import AnswerMapper, ScoringModes, answer_instruction, default_messages
@@ -51,11 +54,11 @@ from .secrets import redact_prefix, redact_text, redact_url, register_secret
 from .scores import answers_from_scores
 from .thinking import THINKING_ARGS, ThinkingRule, with_reasoning
 
-SCORING = ("sequence", "first_token", "generate")
+SCORING = ("sequence", "first_token", "generate", "top_logprobs")
 _OPENAI_ARGS = ("base_url", "model", "api_key_env", "scoring", "concurrency", "retries", "timeout", "backoff",
                 "max_tokens", "chat", "system", "stop", "unparsed", "aliases", "postprocess", "answer_hook",
                 "message_builder", "model_id", "requests_per_call", "deadline", "max_response_bytes",
-                "label_logprobs") + THINKING_ARGS
+                "label_logprobs", "top_logprobs") + THINKING_ARGS
 
 
 def openai_backend(**arguments: Any) -> "OpenAIBackend":
@@ -85,6 +88,7 @@ class OpenAIBackend(ScoringModes, Backend):
                              "(it tokenizes each label alone) unless the server offers /tokenize and "
                              "logprob_token_ids (vLLM): add label_logprobs=on; or use scoring=first_token (the same "
                              "number for single-token labels), scoring=sequence, or the hf/vllm backends")
+        self.top_k = _args.as_int(get("top_logprobs", top_logprobs.DEFAULT_K), "top_logprobs", minimum=1)
         self.concurrency = _args.as_int(get("concurrency", 8), "concurrency", minimum=1)
         self.retries = _args.as_int(get("retries", 5), "retries", minimum=0)
         self.timeout = _args.as_float(get("timeout", 120.0), "timeout", minimum=0.001)
@@ -162,6 +166,8 @@ class OpenAIBackend(ScoringModes, Backend):
         if self.scoring == "generate":
             generated = self._map(self.generate_one, list(requests))
             return [self.mapper.answer(r, text, tokens) for r, (text, tokens) in zip(requests, generated)]
+        if self.scoring == "top_logprobs":
+            return self._map(self.top_one, list(requests))
         if self.uses_label_tokens():
             return openai_labels.score_label_tokens(self, requests)
         jobs = scoring_jobs(requests)
@@ -171,7 +177,7 @@ class OpenAIBackend(ScoringModes, Backend):
     # ------------------------------------------------- label-token scoring
     def uses_label_tokens(self) -> bool:
         """Whether label tokens are scored in one request per prompt (probes the server once; see openai_labels)."""
-        if self.label_logprobs == "off" or self.scoring == "generate":
+        if self.label_logprobs == "off" or self.scoring in ("generate", "top_logprobs"):
             return False
         if self._offers_label_tokens is None:
             try:
@@ -262,6 +268,25 @@ class OpenAIBackend(ScoringModes, Backend):
         return self.post(path, body, read=lambda response: (self.generated_text(response, path),
                                                             reasoning_tokens(response)))
 
+    def top_one(self, request: Request) -> Answer:
+        """The answer read from the first answer token's top-k list (one line naming the answer if it is bad)."""
+        path, body = self.top_request(request)
+        return self.post(path, body, read=lambda response: self.top_answer(response, path, request))
+
+    def top_request(self, request: Request) -> Tuple[str, Dict[str, Any]]:
+        """(path, body) asking for one answer token and its top-k list (the Batch API sends the same)."""
+        top_logprobs.check_request(request)
+        path, body = self.generation_request(request)
+        return path, top_logprobs.request_body(body, self.chat, self.top_k)
+
+    def top_answer(self, response: Any, path: str, request: Request) -> Answer:
+        """The answer a response to :meth:`top_request` gives, its list checked (one line if it is bad)."""
+        try:
+            entries = top_logprobs.checked_entries(response, self.chat, self.top_k, self.base_url + path)
+        except MissingLogprobsError as exc:
+            raise MissingLogprobsError(top_logprobs.bad_answer_line(request, exc)) from None
+        return top_logprobs.answer_of(entries, request)
+
     def generation_request(self, request: Request) -> Tuple[str, Dict[str, Any]]:
         """(path, body) of the greedy answer to ``request``: chat completions with ``chat``, else completions."""
         if self.chat:
@@ -314,7 +339,9 @@ class OpenAIBackend(ScoringModes, Backend):
     # -------------------------------------------------------------- identity
     def identity(self) -> Dict[str, Any]:
         identity: Dict[str, Any] = {"backend": "openai", "scoring": self.scoring}
-        if self.label_logprobs != "off" and self.scoring != "generate":
+        if self.scoring == "top_logprobs":
+            identity.update(top_logprobs.identity_part(self.top_k, self.chat, self.system, self.message_builder))
+        if self.label_logprobs != "off" and self.scoring not in ("generate", "top_logprobs"):
             identity["label_logprobs"] = "token_ids" if self.uses_label_tokens() else openai_labels.FALLBACK_NOTE
         if self.model_id is not None:
             identity["model_id"] = self.model_id

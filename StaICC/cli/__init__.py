@@ -1,4 +1,4 @@
-"""Command line: ``staicc run|compare|report|tasks|batch|cache|export`` and, with no command, the built-in main job.
+"""Command line: ``staicc run|compare|report|tasks|batch|cache|export|verify`` and, with no command, the built-in main job.
 
 ``python -m StaICC`` (no arguments) prints the Normal table of the built-in lexical model,
 as it always did; the original flags (``--benchmark``, ``--k``, ``--json`` ...) still work.
@@ -73,6 +73,9 @@ def _add_parser(command: str, sub) -> None:
     elif command == "export":
         from .export import add_export_parser
         add_export_parser(sub)
+    elif command == "verify":
+        from .verify import add_verify_parser
+        add_verify_parser(sub)
     else:
         from .cache import add_cache_parser
         add_cache_parser(sub)

@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterator, List, Optional, Set, Tuple, Union
 from ..errors import StaICCError
 
 #: the sub-commands of `staicc`; anything else is the original release's CLI
-COMMANDS = ("run", "compare", "report", "tasks", "batch", "cache", "export")
+COMMANDS = ("run", "compare", "report", "tasks", "batch", "cache", "export", "verify")
 
 
 class ArgumentError(StaICCError):

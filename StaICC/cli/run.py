@@ -1,5 +1,6 @@
 """``staicc run``: evaluate a backend on sub-benchmarks and write a run directory."""
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -177,6 +178,7 @@ def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, sta
     if lite is not None:
         provenance["lite"] = lite
     _print_tables(result, config, lite)
+    bounds = _print_bounds(backend, result)
     if provenance.get("usage", {}).get("tokens"):
         from .cost import usage_line
         print(usage_line(provenance["usage"]))
@@ -187,9 +189,32 @@ def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, sta
                           prompts=config.log_samples == "full")
         except OSError as exc:  # a full disk, a quota, a directory removed under the run
             return _write_failed(config, exc)
+        if bounds:
+            import json
+            from ..results.provenance import strict_json_value
+            from ..results.safe_files import write_text
+            write_text(os.path.join(config.output_dir, "bounds.json"),
+                       json.dumps(strict_json_value(bounds, [], "bounds"), allow_nan=False) + "\n")
         print(f"wrote {one_line(config.output_dir)}/results.json"
               + (" and samples.jsonl" if config.log_samples else ""))
     return 0
+
+
+def _print_bounds(backend: Any, result: Any) -> list:
+    """A ``scoring=top_logprobs`` run's metrics as sound intervals (printed; returned for bounds.json)."""
+    if getattr(backend, "scoring", None) != "top_logprobs" or not getattr(result, "records", None):
+        return []
+    from ..stats.bounds import bound_rows, format_bounds
+    recorded = {}
+    for name, bench_result in result.items():
+        for dataset, values in dict(bench_result).get("Divided results", {}).items():
+            recorded[(name, dataset)] = values
+    rows = bound_rows(result.records, recorded)
+    print("Sound intervals from the top-k answer tokens (point: the unlisted mass spread evenly; "
+          "listed: share of labels a listed token named)")
+    print(format_bounds(rows))
+    print()
+    return rows
 
 
 def _plan_digest(config: Any, backend: Any, planned: Dict[str, Any]) -> str:

@@ -70,7 +70,7 @@ def instance(record: Dict[str, Any], words: Optional[List[str]], evaluation_id: 
     correct = predicted == record["label"]
     metadata = {name: record[name] if name in TEXT_FIELDS else json.dumps(record[name], ensure_ascii=False)
                 for name in KEPT_FIELDS if name in record}
-    metadata["generated"] = json.dumps(text is not None)
+    metadata["generated"] = json.dumps(text is not None)  # "text kept": the read-back restores it (a top-k list too)
     metadata["prompt_logged"] = json.dumps("prompt" in record)
     prompt = record.get("prompt")
     if isinstance(prompt, list):  # noisy channel: one prompt per label
@@ -98,9 +98,17 @@ def instance(record: Dict[str, Any], words: Optional[List[str]], evaluation_id: 
 def _method(record: Dict[str, Any]) -> str:
     if record.get("text") is None:
         return "argmax of the label probabilities"
+    if _top_list(record.get("text")):
+        return "argmax of the label probabilities' point values, from the answer token's top-k list (kept as output)"
     if record.get("parsed", True):
         return "StaICC label parser (first label named after any thinking section)"
     return "unparsed: the backend's unparsed policy chose the prediction"
+
+
+def _top_list(text: Any) -> bool:
+    """Whether a record's text is a server's top-k list (``scoring=top_logprobs``), not generated text."""
+    from ..backends.top_logprobs import box_of_text
+    return box_of_text(text) is not None
 
 
 def _accuracy_result(record: Dict[str, Any]) -> Optional[str]:

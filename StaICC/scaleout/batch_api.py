@@ -1,7 +1,7 @@
 """The OpenAI Batch API: a run's distinct requests as JSONL, and the Batch results read back into a cache.
 
 Export writes one line per HTTP request the ``openai`` backend would send, with the body it
-would send (``vllm run-batch`` reads the format but serves only the chat route, so only a chat
+would send (``scoring=top_logprobs``: one answer token and its top-k list per prompt; ``vllm run-batch`` reads the format but serves only the chat route, so only a chat
 generate-mode export goes through it; the log-probability modes' ``/v1/completions`` lines do not)::
 
     {"custom_id": TAG:KEY, "method": "POST", "url": "/v1/chat/completions", "body": {...}}
@@ -47,7 +47,7 @@ def export_entries(backend: Any, requests: Iterable[Request]) -> Iterator[Entry]
     tag = export_tag(backend)
     for request in requests:
         key = request.key()
-        if backend.scoring == "generate":
+        if backend.scoring in ("generate", "top_logprobs"):  # one request per prompt
             yield f"{tag}:{key}", request, None
         else:
             for j, (_, context, continuation) in enumerate(scoring_jobs([request])):
@@ -57,7 +57,9 @@ def export_entries(backend: Any, requests: Iterable[Request]) -> Iterator[Entry]
 def batch_lines(backend: Any, requests: Iterable[Request]) -> Iterator[Tuple[str, str]]:
     """(custom_id, JSON line) of every Batch-API request needed to answer ``requests``."""
     for custom_id, request, echo in export_entries(backend, requests):
-        if echo is None:
+        if backend.scoring == "top_logprobs":
+            path, body = backend.top_request(request)
+        elif echo is None:
             path, body = backend.generation_request(request)
         else:
             path, body = "/completions", backend.echo_body(echo[0] + (echo[1] or ""))

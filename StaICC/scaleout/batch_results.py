@@ -184,6 +184,9 @@ class _Reader:
     def value(self, entry: Entry, body: Dict[str, Any]) -> Any:
         """What a direct run reads from ``body``: the generated text (redacted) or the label's score."""
         _, request, echo = entry
+        if self.backend.scoring == "top_logprobs":  # the answer itself: its top-k list checked and kept
+            path, _ = self.backend.top_request(request)
+            return self.backend.top_answer(body, path, request)
         if echo is None:
             path, _ = self.backend.generation_request(request)
             return self.backend.generated_text(body, path)
@@ -227,7 +230,9 @@ def _answer(backend: Any, request: Request, values: List[Any]) -> Answer:
     """The answer a direct run computes from these values (validated like a direct answer)."""
     from ..backends.scores import answers_from_scores
     from ..engine.scoring import check_output
-    if backend.scoring == "generate":
+    if backend.scoring == "top_logprobs":
+        answer = values[0]
+    elif backend.scoring == "generate":
         answer = backend.mapper.answer(request, values[0])
     else:
         answer = answers_from_scores([request], values)[0]

@@ -80,7 +80,7 @@ def test_staicc_help_names_every_command(capsys):
     assert done.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert f"staicc {'|'.join(COMMANDS)}" in text
-    assert COMMANDS == ("run", "compare", "report", "tasks", "batch", "cache", "export")
+    assert COMMANDS == ("run", "compare", "report", "tasks", "batch", "cache", "export", "verify")
     assert f"({', '.join(RETRIEVERS)})" in text and len(RETRIEVERS) >= 9  # the main job's --retriever names
 
 

@@ -35,6 +35,8 @@ def selection(server, scoring):
     args = f"base_url={server.base_url},model=tiny,scoring={scoring}"
     if scoring == "generate":
         args += ",chat=true,max_tokens=3,unparsed=label:0"
+    if scoring == "top_logprobs":
+        args += ",chat=true,top_logprobs=20"
     return ["--model", "openai", "--model-args", args, *WORKLOAD]
 
 
@@ -60,13 +62,13 @@ def results_of(directory):
     return {name: b["results"] for name, b in document["benchmarks"].items()}, (directory / "samples.jsonl").read_text()
 
 
-@pytest.mark.parametrize("scoring", ["sequence", "generate"])
+@pytest.mark.parametrize("scoring", ["sequence", "generate", "top_logprobs"])
 def test_export_answer_import_run_equals_the_direct_run(server, tmp_path, capsys, scoring):
     requests_path, results_path, cache = tmp_path / "requests.jsonl", tmp_path / "results.jsonl", tmp_path / "c.sqlite"
     assert main(["batch", "export", *selection(server, scoring), "-o", str(requests_path)]) == 0
     prompts = int(capsys.readouterr().out.split(" prompts to answer")[0].split()[-1])
     lines = answer_batch(server, requests_path, results_path)
-    assert lines == prompts * (1 if scoring == "generate" else 2)  # one per prompt, or one echo request per label
+    assert lines == prompts * (2 if scoring == "sequence" else 1)  # one echo request per label, or one per prompt
     assert main(["batch", "import", str(results_path), *selection(server, scoring), "--cache", str(cache)]) == 0
     assert f"stored {prompts} answers" in capsys.readouterr().out
     assert main(["batch", "export", *selection(server, scoring), "--cache", str(cache), "-o", str(requests_path)]) == 0
@@ -77,6 +79,8 @@ def test_export_answer_import_run_equals_the_direct_run(server, tmp_path, capsys
     assert main(["run", *selection(server, scoring), "--output-dir", str(tmp_path / "direct"), "--log-samples",
                  "--no-progress"]) == 0
     assert results_of(tmp_path / "batch") == results_of(tmp_path / "direct")
+    if scoring == "top_logprobs":  # the same top-k lists, so the same intervals
+        assert (tmp_path / "batch" / "bounds.json").read_text() == (tmp_path / "direct" / "bounds.json").read_text()
 
 
 def test_malformed_result_lines_each_give_one_line(server, tmp_path, capsys):
