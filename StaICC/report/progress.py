@@ -36,19 +36,24 @@ class StatusLine:
         self.started = time.monotonic()
         self.shown = False
         self._timer: Optional[threading.Timer] = None
+        self._pending: Optional[str] = None  # the step a timer may still announce
         self._lock = threading.Lock()
 
     def __call__(self, message: str) -> None:
         self._cancel()
         if self.slow_only:  # announced only if it is still the current step SLOW_STEP_S from now
-            self._timer = threading.Timer(SLOW_STEP_S, self._write, (message,))
-            self._timer.daemon = True
-            self._timer.start()
+            with self._lock:
+                self._pending = message
+                self._timer = threading.Timer(SLOW_STEP_S, self._write, (message, True))
+                self._timer.daemon = True
+                self._timer.start()
         elif self.enabled:
             self._write(message)
 
-    def _write(self, message: str) -> None:
+    def _write(self, message: str, timed: bool = False) -> None:
         with self._lock:
+            if timed and self._pending is not message:  # the step ended while its timer was firing
+                return
             text = f"{self.command}: {terminal_escape(message)} ({time.monotonic() - self.started:.0f} s)"
             if self.live:  # one line rewritten in place: never wider than the terminal, or it would wrap
                 width = shutil.get_terminal_size((100, 24)).columns - 1
@@ -61,6 +66,7 @@ class StatusLine:
 
     def _cancel(self) -> None:
         with self._lock:  # a step announced by its timer is written whole before the next one starts
+            self._pending = None
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
