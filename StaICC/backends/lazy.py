@@ -71,6 +71,12 @@ class LazyBackend(Backend):
             return self.backend().requests_per_call
         return self._requests_per_call
 
+    @property
+    def planned_requests_per_call(self) -> Optional[int]:
+        """The requests per call known without building: the built backend's, the given or described one, or
+        None (it depends on the device the load picks)."""
+        return self._backend.requests_per_call if self._backend is not None else self._requests_per_call
+
     @requests_per_call.setter
     def requests_per_call(self, value: int) -> None:
         self._requests_per_call = value

@@ -74,9 +74,11 @@ def answer_numerics(backend: Any, requests_per_call: Optional[int] = None) -> Di
         "backend": getattr(backend, "name", "function"),
         "prediction_kind": getattr(backend, "prediction_kind", None),
         "reproducible": bool(getattr(backend, "reproducible_rows", False)),
-        "requests_per_call": int(requests_per_call or getattr(backend, "requests_per_call", 1) or 1),
         "packages": package_versions(),
     }
+    size = requests_per_call or known_call_size(backend)
+    if size is not None:  # left out when only loading the model would tell (a field one record lacks is not compared)
+        record["requests_per_call"] = int(size or 1)
     if "dtype" in identity:
         record["dtype"] = identity["dtype"]
     if torch is not None:
@@ -85,6 +87,15 @@ def answer_numerics(backend: Any, requests_per_call: Optional[int] = None) -> Di
     if callable(own):
         record.update(own())
     return record
+
+
+def known_call_size(backend: Any) -> Optional[int]:
+    """The backend's requests per call, read without building it: a backend built on demand that was never
+    built (every answer came from the cache) says its planned size, None when it depends on the device the
+    load would pick; reading its ``requests_per_call`` would load the model to say so."""
+    if getattr(backend, "built", True):
+        return int(getattr(backend, "requests_per_call", 1) or 1)
+    return getattr(backend, "planned_requests_per_call", None)
 
 
 def device_name(device: Any) -> str:

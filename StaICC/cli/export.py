@@ -107,8 +107,10 @@ def export(args: argparse.Namespace) -> list:
 def interval_table(run: Any, args: argparse.Namespace) -> Dict[str, Any]:
     """Bootstrap intervals over test items as plain values: part -> dataset ("" for the average) -> metric ->
     low, high, standard error, resamples, level, left-out resamples, test items."""
+    from ..report.progress import StatusLine
     from ..stats import bootstrap_run
-    estimates = bootstrap_run(run, resamples=args.resamples, seed=args.seed, level=args.level)
+    with StatusLine("staicc export") as status:  # a step over a few seconds is announced on stderr
+        estimates = bootstrap_run(run, resamples=args.resamples, seed=args.seed, level=args.level, progress=status)
     table: Dict[str, Any] = {"_settings": {"method": "percentile bootstrap over test items", "seed": args.seed,
                                            "resamples": args.resamples, "level": args.level}}
     for name, part in estimates.parts.items():

@@ -18,7 +18,8 @@ import random
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..metrics import PredictionRows, argmax, is_probability_matrix, softmax
+from ..metrics import PredictionRows, argmax, is_probability_matrix, own_distribution, softmax
+from ..metrics.exact_sum import _probability_like as probability_like
 from ..numeric import CHECK
 from ..metrics.scores import _bin_among, _ece_bounds
 from ..standard import ECE_BINS
@@ -219,6 +220,38 @@ class ItemTable:
                     normalized.append(norm[i])
         rows.normalized = normalized
         return truth, rows
+
+    def own_summaries(self, p: int) -> Tuple[List[List[Tuple[int, float, float, int]]],
+                                             List[List[Tuple[int, float, float, int]]], List[int]]:
+        """The row summaries of pass p on the model's own distribution, for both of its branches, and per item
+        the number of its rows of pass p that are not probability-like (computed once, then kept).
+
+        :func:`~StaICC.metrics.exact_sum.own_distribution` divides every row by its exact sum when all rows
+        of the call are probability-like and softmaxes every row otherwise: a resample takes the first
+        branch (its own row alone, ``own_distribution([row])``) exactly when it draws no item counted here.
+        """
+        cache = self.__dict__.setdefault("_own", {})
+        if p not in cache:
+            rows, normalized, done = self.rows[p], self.normalized[p], self.summaries[p]
+            reuse = normalized is not rows  # the pass's rows are softmaxed: their summaries are the softmax branch's
+
+            def softmaxed(k: int, i: int) -> Tuple[int, float, float, int]:
+                return done[k][i] if reuse else _row_summary(softmax(rows[k][i]), self.labels[i])
+
+            alone = [[None] * len(self.items) for _ in rows]
+            unlike = [0] * len(self.items)
+            for k, rep in enumerate(rows):
+                for i, row in enumerate(rep):
+                    if probability_like(row):
+                        own = own_distribution([row])[0]  # the very row when its exact sum is 1
+                        alone[k][i] = done[k][i] if own is normalized[k][i] else _row_summary(own, self.labels[i])
+                    else:
+                        unlike[i] += 1
+                        alone[k][i] = softmaxed(k, i)
+            mixed = 0 < sum(unlike) < len(rows) * len(self.items)  # else the two branches' rows are the same
+            cache[p] = (alone, [[softmaxed(k, i) for i in range(len(rep))] for k, rep in enumerate(rows)]
+                        if mixed else alone, unlike)
+        return cache[p]
 
     def correct(self, p: int = 0) -> List[bool]:
         """Per prompt of pass p (repeat-major): whether the argmax is the true label."""

@@ -8,15 +8,16 @@ and every resample) and one matrix product per statistic gives all resamples at 
 
 Integer sums (correct answers, predicted labels, bin counts) are exact, so accuracy,
 macro-F1 and the consistency counts are the same bits as the pure-Python path; float
-sums (likelihood, confidences) are summed in another order and agree within 1e-12.
-The bias means keep the standard's left-to-right order (the exact probability check
-of the entropy depends on their last bit), summed over all resamples in one vector
-per row position.  A metric without a vectorised form, or a resample whose numbers
-fall on a special case of the standard (a zero mean, an overflow), is computed by the
-pure-Python :class:`~StaICC.stats.statistic.Statistic` itself.
+sums (likelihood, confidences, the bias means) are summed in another order and agree
+within 1e-12.  The likelihood and ECE on the model's own distribution read per-row
+summaries of its own rows (``ItemTable.own_summaries``), one set per branch of
+``own_distribution``, chosen per resample.  Every metric a run reports has a form here
+(:data:`VECTORISED`); the opt-in metrics of :data:`PER_RESAMPLE` say why they have none.
+A resample whose numbers fall on a special case of the standard (a zero mean, an
+overflow) is computed by the pure-Python :class:`~StaICC.stats.statistic.Statistic` itself.
 """
 import math
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .. import metrics as _metrics
 from ..metrics import linear_regression
@@ -27,8 +28,6 @@ from .statistic import entropy_on_branch
 
 #: "auto": NumPy when installed; "python": always the per-resample path; "numpy": NumPy or ImportError
 ENGINES = ("auto", "python", "numpy")
-#: resamples gathered together when the bias means are summed (bounds memory: chunk x T x width floats)
-_CHUNK = 256
 
 
 def numpy_module(engine: str = "auto") -> Any:
@@ -100,57 +99,84 @@ class _Vectorised:
     def __init__(self, np: Any, statistic, draws: Optional[Sequence[Sequence[int]]] = None,
                  weights: Any = None) -> None:
         """``draws``: resamples of item positions; or ``weights``: one row of item weights per resample,
-        each row summing to the number of items (a weighted estimate; the bias means are then
-        summed by a matrix product, not left to right)."""
+        each row summing to the number of items (a weighted estimate)."""
         self.np, self.statistic, self.table = np, statistic, statistic.table
         self.labels = np.asarray(self.table.labels, dtype=np.intp)
         if weights is not None:
-            self.index = None
             self.counts = np.asarray(weights, dtype=np.float64)
             return
         matrix = getattr(draws, "matrix", None)
-        self.index = matrix if matrix is not None else np.asarray(draws, dtype=np.intp)
-        B, T = self.index.shape
-        flat = (np.arange(B)[:, None] * T + self.index).ravel()
+        index = matrix if matrix is not None else np.asarray(draws, dtype=np.intp)
+        B, T = index.shape
+        flat = (np.arange(B)[:, None] * T + index).ravel()
         self.counts = np.bincount(flat, minlength=B * T).reshape(B, T).astype(np.float64)
 
     def values(self) -> Dict[str, List[Any]]:
-        statistic = self.statistic
-        functions = statistic.functions
-        table = self.table
+        """Every supported metric: each part adds its per-item columns, then one product gives every sum."""
+        statistic, functions, table = self.statistic, self.statistic.functions, self.table
+        sums = _Sums(self.np, self.counts)
         if is_consistency(statistic.benchmark):
-            return {n: self._consistency() for n, f in functions.items() if f is _metrics.consistency}
+            consistency = self._consistency(sums)
+            return {n: consistency() for n, f in functions.items() if f is _metrics.consistency}
         score = [n for n in _SCORE if n in functions and functions[n] is getattr(_metrics, n)]
-        out: Dict[str, List[Any]] = {}
         if statistic.x_values is not None:
-            per_pass = [self._scores(p, score) for p in range(table.passes)]
-            for n in score:
-                ys = self.np.stack([values[n] for values in per_pass], axis=1)
-                out[n] = [linear_regression(statistic.x_values, list(y))[0] for y in ys.tolist()]
-            return out
-        for n, values in self._scores(0, score).items():
-            out[n] = values.tolist()
+            per_pass = [self._scores(sums, p, score) for p in range(table.passes)]
+            values = [finish() for finish in per_pass]
+            ys = {n: self.np.stack([v[n] for v in values], axis=1).tolist() for n in values[0]}
+            return {n: [linear_regression(statistic.x_values, y)[0] for y in ys[n]] for n in ys}
+        scores = self._scores(sums, 0, score)
         bias = {n: f for n, f in functions.items() if f in _BIAS_FUNCTIONS}
-        if bias:
-            out.update(self._bias(bias))
+        finish_bias = self._bias(sums, bias) if bias else dict
+        out: Dict[str, List[Any]] = {n: values.tolist() for n, values in scores().items()}
+        out.update(finish_bias())
         return out
 
     # -- the score metrics of one pass --------------------------------------
+    def _arrays(self, summaries: Sequence[Sequence[Sequence[Any]]]):
+        """(predicted, confidence, true-label probability, ECE bin), each R x T, of per-row summaries."""
+        np = self.np
+        array = np.array(summaries, dtype=np.float64)   # R x T x 4
+        return array[:, :, 0].astype(np.intp), array[:, :, 1], array[:, :, 2], array[:, :, 3].astype(np.intp)
+
     def _summary_arrays(self, p: int):
         cache = getattr(self.table, "_summary_arrays", None)
         if cache is None:
             cache = self.table._summary_arrays = {}
         if p not in cache:
-            np = self.np
-            summaries = np.array(self.table.summaries[p], dtype=np.float64)   # R x T x 4
-            cache[p] = (summaries[:, :, 0].astype(np.intp), summaries[:, :, 1], summaries[:, :, 2],
-                        summaries[:, :, 3].astype(np.intp))
+            cache[p] = self._arrays(self.table.summaries[p])
         return cache[p]
 
-    def _scores(self, p: int, names: Sequence[str]) -> Dict[str, Any]:
-        """The score metrics of pass p: every per-item sum in one matrix, one product for all resamples."""
+    def _scores(self, sums: "_Sums", p: int, names: Sequence[str]) -> Callable[[], Dict[str, Any]]:
+        """The score metrics of pass p, the standard's and those on the model's own distribution."""
+        standard = self._from_summaries(sums, self._summary_arrays(p), names, _STANDARD_KEYS)
+        own = self._own(sums, p, [n for n in _OWN if n in names])
+        return lambda: {**standard(), **own()}
+
+    def _own(self, sums: "_Sums", p: int, names: Sequence[str]) -> Callable[[], Dict[str, Any]]:
+        """The own-distribution metrics of pass p: per resample, the branch of ``own_distribution`` it takes
+        (its rows divided by their sums when it draws no row that is not probability-like, else softmaxed)."""
+        if not names:
+            return dict
+        np = self.np
+        alone, softmaxed, unlike = self.table.own_summaries(p)
+        values = self._from_summaries(sums, self._arrays(alone), names, _OWN_KEYS)
+        if softmaxed is alone:
+            return values
+        other = self._from_summaries(sums, self._arrays(softmaxed), names, _OWN_KEYS)
+        drawn = sums.add(np.asarray(unlike, dtype=np.float64)[:, None])
+
+        def finish() -> Dict[str, Any]:
+            takes_alone = sums[drawn][:, 0] == 0
+            first, second = values(), other()
+            return {n: np.where(takes_alone, first[n], second[n]) for n in first}
+        return finish
+
+    def _from_summaries(self, sums: "_Sums", arrays: Any, names: Sequence[str],
+                        keys: Dict[str, str]) -> Callable[[], Dict[str, Any]]:
+        """Score metrics from per-row summaries (R x T arrays) through their per-item sums.  ``keys``: the
+        metric name under which each formula (accuracy, likelihood, macro_F1, ece) is reported."""
         np, table = self.np, self.table
-        predicted, confidence, truelabel, bins = self._summary_arrays(p)
+        predicted, confidence, truelabel, bins = arrays
         R, T = predicted.shape
         N, W = R * T, table.width
         correct = predicted == self.labels[None, :]
@@ -162,72 +188,80 @@ class _Vectorised:
                    is_label * R, is_label * correct.sum(axis=0)[:, None],            # true count, hits
                    in_bin.sum(axis=0), (in_bin & correct[:, :, None]).sum(axis=0),   # bin counts, bin hits
                    (in_bin * confidence[:, :, None]).sum(axis=0)]                    # bin confidence sums
-        features = np.concatenate([np.asarray(c, dtype=np.float64) for c in columns], axis=1)
-        S = self.counts @ features
-        cut = np.cumsum([0] + [c.shape[1] for c in columns])
-        part = [S[:, cut[i]:cut[i + 1]] for i in range(len(columns))]
-        out: Dict[str, Any] = {}
-        if "accuracy" in names:
-            out["accuracy"] = part[0][:, 0] / N
-        if "averaged_truelabel_likelihood" in names:
-            out["averaged_truelabel_likelihood"] = part[1][:, 0] / N
-        if "macro_F1" in names:
-            out["macro_F1"] = _macro_f1(np, part[4], part[2], part[3], W)
-        if "expected_calibration_error_1" in names and N >= ECE_BINS:
-            out["expected_calibration_error_1"] = _ece(np, part[5], part[6], part[7], N)
-        return out
+        keys_of = [sums.add(np.asarray(c, dtype=np.float64)) for c in columns]
+        wanted = {formula: name for formula, name in keys.items() if name in names}
+
+        def finish() -> Dict[str, Any]:
+            part = [sums[k] for k in keys_of]
+            out: Dict[str, Any] = {}
+            if "accuracy" in wanted:
+                out[wanted["accuracy"]] = part[0][:, 0] / N
+            if "likelihood" in wanted:
+                out[wanted["likelihood"]] = part[1][:, 0] / N
+            if "macro_F1" in wanted:
+                out[wanted["macro_F1"]] = _macro_f1(np, part[4], part[2], part[3], W)
+            if "ece" in wanted and N >= ECE_BINS:
+                out[wanted["ece"]] = _ece(np, part[5], part[6], part[7], N)
+            return out
+        return finish
 
     # -- consistency over all passes -----------------------------------------
-    def _consistency(self) -> List[Any]:
+    def _consistency(self, sums: "_Sums") -> Callable[[], List[Any]]:
         np, table = self.np, self.table
         shares = []
         for i in range(len(table)):
             labels = [rep[i][0] for reps in table.summaries for rep in reps]
             shares.append(_metrics.single_consistency(labels))
-        return ((self.counts @ np.asarray(shares)) / len(table)).tolist()
+        key = sums.add(np.asarray(shares)[:, None])
+        return lambda: (sums[key][:, 0] / len(table)).tolist()
 
-    # -- the bias means, left to right ----------------------------------------
-    def _column_means(self) -> Any:
-        """Means of the raw rows of pass 0 per resample, summed in the run's row order (B x W).
+    # -- the bias means -------------------------------------------------------
+    def _bias(self, sums: "_Sums", functions: Dict[str, Any]) -> Callable[[], Dict[str, List[Any]]]:
+        """The bias metrics from the means of the raw rows of pass 0 and the label frequencies per resample.
 
-        The rows are added one position at a time, left to right, so every mean has the bits
-        of the standard's sequential sum, on which the entropy's exact probability check depends.
+        The bias entropy takes the branch of the standard's exact check that the whole run took
+        (``entropy_on_branch``), so no value depends on the last bit of a mean: a product over the
+        items agrees with the standard's left-to-right sum within 1e-12, as every float sum here does.
         """
         np, table = self.np, self.table
         raw = np.asarray(table.rows[0], dtype=np.float64)          # R x T x W
-        R, T = raw.shape[0], len(table)
-        if self.index is None:  # weighted: one product
-            return (self.counts @ raw.sum(axis=0)) / (R * T)
-        B = self.index.shape[0]
-        totals = np.zeros((B, table.width))
-        for start in range(0, B, _CHUNK):
-            index = self.index[start:start + _CHUNK].T                # T x b: row order within a repeat
-            total = np.zeros((index.shape[1], table.width))
-            for rep in raw:
-                gathered = rep[index]                                 # T x b x W, contiguous per position
-                for position in gathered:
-                    np.add(total, position, out=total)
-            totals[start:start + _CHUNK] = total
-        return totals / (R * T)
+        R, N = raw.shape[0], raw.shape[0] * raw.shape[1]
+        row_sums = sums.add(raw.sum(axis=0))
+        label_counts = sums.add(((self.labels[:, None] == np.arange(table.width)) * R).astype(np.float64))
 
-    def _bias(self, functions: Dict[str, Any]) -> Dict[str, List[Any]]:
-        np = self.np
-        means = self._column_means()
-        finite = np.isfinite(means).all(axis=1)
-        R = len(self.table.rows[0])
-        N = R * len(self.table)
-        width = self.table.width
-        freqs = (self.counts @ ((self.labels[:, None] == np.arange(width)) * R)) / N
-        means_list, freqs_list, finite_list = means.tolist(), freqs.tolist(), finite.tolist()
-        positive = (means > 0).all(axis=1).tolist()
-        out: Dict[str, List[Any]] = {}
-        for name, f in functions.items():
-            values: List[Any] = []
-            for m, q, ok, pos in zip(means_list, freqs_list, finite_list, positive):
-                values.append(_bias_value(f, m, q, self.statistic.entropy_branch) if ok and (pos or f in _PRIOR)
-                              else None)
-            out[name] = values
-        return out
+        def finish() -> Dict[str, List[Any]]:
+            means, freqs = sums[row_sums] / N, sums[label_counts] / N
+            finite = np.isfinite(means).all(axis=1)
+            means_list, freqs_list, finite_list = means.tolist(), freqs.tolist(), finite.tolist()
+            positive = (means > 0).all(axis=1).tolist()
+            branch = self.statistic.entropy_branch
+            return {name: [_bias_value(f, m, q, branch) if ok and (pos or f in _PRIOR) else None
+                           for m, q, ok, pos in zip(means_list, freqs_list, finite_list, positive)]
+                    for name, f in functions.items()}
+        return finish
+
+
+class _Sums:
+    """Per-item columns (T x c blocks) multiplied by the resample counts (B x T) in one product.
+
+    One wide product costs about a fifth of one product per block on a loaded machine: BLAS
+    wakes its threads once per call.  Every block is added first; reading one computes them all.
+    """
+
+    def __init__(self, np: Any, counts: Any) -> None:
+        self.np, self.counts, self.blocks = np, counts, []
+        self.slices: Optional[List[Any]] = None
+
+    def add(self, block: Any) -> int:
+        self.blocks.append(block)
+        return len(self.blocks) - 1
+
+    def __getitem__(self, key: int) -> Any:
+        if self.slices is None:
+            product = self.counts @ self.np.concatenate(self.blocks, axis=1)
+            cut = self.np.cumsum([0] + [b.shape[1] for b in self.blocks]).tolist()
+            self.slices = [product[:, cut[i]:cut[i + 1]] for i in range(len(self.blocks))]
+        return self.slices[key]
 
 
 def _macro_f1(np: Any, tp: Any, predicted_count: Any, true_count: Any, width: int) -> Any:
@@ -267,6 +301,25 @@ def _bias_value(function: Any, means: List[float], freqs: List[float], branch: O
     return result if math.isfinite(result) or 0 in freqs else None
 
 
-_SCORE = ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1")
+#: each score formula on per-row summaries, and the metric it gives on the standard's rows / the model's own rows
+_STANDARD_KEYS = {"accuracy": "accuracy", "likelihood": "averaged_truelabel_likelihood", "macro_F1": "macro_F1",
+                  "ece": "expected_calibration_error_1"}
+_OWN_KEYS = {"likelihood": "own_likelihood_nonstandard", "ece": "own_ece_nonstandard"}
+_OWN = tuple(_OWN_KEYS.values())
+_SCORE = tuple(_STANDARD_KEYS.values()) + _OWN
+#: every metric with a vectorised resampling form here, by registry name
+VECTORISED = _SCORE + ("consistency", "bias_entropy", "bias_distribution", "post_bias_distribution",
+                       "post_bias_dl_div")
+#: the metrics recomputed in Python on every resample, and why they have no form here: each is opt-in (a flag of
+#: compare and report, or a diagnosis outside the standard suite), so no default statistics step reads them
+PER_RESAMPLE: Dict[str, str] = {
+    **dict.fromkeys(("ece_equal_mass_1", "ece_equal_mass_10", "selective_accuracy", "coverage_accuracy_area",
+                     "ece_platt", "brier_score", "classwise_ece"),
+                    "calibration metric outside the standard (--calibration): sorts, ranks or fits every resample"),
+    **dict.fromkeys(("accuracy_mean", "accuracy_min", "accuracy_max", "accuracy_spread", "cohen_kappa",
+                     "fleiss_kappa"),
+                    "agreement metric of the diagnoses outside the standard suite (Order_sens, Format_spread) and "
+                    "of --agreement: per-rater tables of every item"),
+}
 _PRIOR = (_metrics.bias_distribution, _metrics.bias_entropy)
 _BIAS_FUNCTIONS = _PRIOR + (_metrics.post_bias_distribution, _metrics.post_bias_dl_div)
