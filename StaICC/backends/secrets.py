@@ -174,6 +174,17 @@ def redact_arguments(arguments: Dict[str, Any]) -> Dict[str, Any]:
     return clean
 
 
+def redact_json(value: Any) -> Any:
+    """A JSON value (tables, lists, texts, numbers) as it may be recorded: a secret-named table entry's value
+    replaced, every text through :func:`redact_text` (keys too)."""
+    if isinstance(value, dict):
+        return {redact_text(str(name)): REDACTED if is_secret_name(str(name)) else redact_json(item)
+                for name, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_json(item) for item in value]
+    return redact_text(value)
+
+
 def redact_command(argv: Iterable[Any]) -> List[Any]:
     """A command line as it may be recorded or printed: each argument through :func:`redact_text`."""
     return [redact_text(argument) for argument in argv]
