@@ -116,13 +116,20 @@ def _document(document: Dict[str, Any], details: Dict[str, str]) -> Dict[str, An
         place(results[part], _checked_path(path, len(placed)), value)
     benchmarks: Dict[str, Any] = {}
     for part, compound, key in parts:
-        metadata = json.loads(details[f"metadata.{part}"])
+        metadata = _table(json.loads(details[f"metadata.{part}"]), f"metadata.{part}")
         if compound is None:
             benchmarks[part] = {"results": results[part], "metadata": metadata}
         else:
             entry = benchmarks.setdefault(compound, {"results": {}, "metadata": {}})
             entry["results"][key], entry["metadata"][key] = results[part], metadata
-    return {"format": "staicc-results/1", "provenance": json.loads(details["provenance"]), "benchmarks": benchmarks}
+    return {"format": "staicc-results/1", "provenance": _table(json.loads(details["provenance"]), "provenance"),
+            "benchmarks": benchmarks}
+
+
+def _table(value: Any, name: str) -> Dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{name} must be a JSON object, got {type(value).__name__}")
+    return value
 
 
 def _checked_path(path: Any, values: int) -> tuple:
