@@ -206,3 +206,12 @@ def test_an_eee_export_with_malformed_provenance_or_metadata_is_one_line(run_dir
         load_run(str(out))
     code, err = cli("report", str(out))
     assert code != 0 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"format": ' + "9" * 5000 + "}"])
+def test_a_hostile_columns_file_is_one_line_or_ignored(run_dir, tmp_path, text):
+    source = copied(run_dir, tmp_path)
+    (source / "samples.columns.json").write_text(text)
+    code, err = cli("report", str(source))
+    assert "Traceback" not in err, err[-400:]
+    assert code == 0 or len(err.strip().splitlines()) == 1, err
