@@ -174,14 +174,14 @@ def redact_arguments(arguments: Dict[str, Any]) -> Dict[str, Any]:
     return clean
 
 
-def redact_json(value: Any) -> Any:
-    """A JSON value (tables, lists, texts, numbers) as it may be recorded: a secret-named table entry's value
-    replaced, every text through :func:`redact_text` (keys too)."""
+def redact_json(value: Any, by_name: bool = True) -> Any:
+    """A JSON value (tables, lists, texts, numbers) as it may be recorded: every text through
+    :func:`redact_text` (keys too), and with ``by_name`` a secret-named table entry's value replaced."""
     if isinstance(value, dict):
-        return {redact_text(str(name)): REDACTED if is_secret_name(str(name)) else redact_json(item)
-                for name, item in value.items()}
+        return {redact_text(str(name)): REDACTED if by_name and is_secret_name(str(name))
+                else redact_json(item, by_name) for name, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_json(item) for item in value]
+        return [redact_json(item, by_name) for item in value]
     return redact_text(value)
 
 

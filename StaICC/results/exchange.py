@@ -182,10 +182,11 @@ def model_names(provenance: Dict[str, Any], given_id: Optional[str] = None) -> T
 
 
 def public_provenance(provenance: Dict[str, Any]) -> Dict[str, Any]:
-    """The provenance as an export writes it: the command line and model arguments cleaned of secrets again
-    (the run already wrote them without; an export must not depend on it)."""
+    """The provenance as an export writes it: every text, the command line and model arguments cleaned of
+    secrets again (the run already wrote them without; an export must not depend on it)."""
+    from ..backends.secrets import redact_json
     from .provenance import redact, redact_command
-    out = dict(provenance)
+    out = redact_json(dict(provenance), by_name=False)  # every text, whatever field holds it
     if isinstance(out.get("command"), list):
         out["command"] = redact_command(out["command"])
     if isinstance(out.get("model"), dict) and isinstance(out["model"].get("arguments"), dict):

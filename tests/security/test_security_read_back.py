@@ -215,3 +215,15 @@ def test_a_hostile_columns_file_is_one_line_or_ignored(run_dir, tmp_path, text):
     code, err = cli("report", str(source))
     assert "Traceback" not in err, err[-400:]
     assert code == 0 or len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("form", ["eee", "hf", "lm-eval"])
+def test_a_query_key_inside_a_recorded_name_url_argument_is_not_exported(run_dir, tmp_path, form):
+    canary = "sk-canary-4d3c2b1a0f9e"
+    argument = f"--model-args=base_url=http://h/v1?api_key={canary}"
+    source = copied(run_dir, tmp_path, edit=lambda document: document["provenance"].update(
+        command=["staicc", "run", argument], note=f"x=http://h/?token={canary}"))
+    out = tmp_path / "out"
+    code, err = cli("export", str(source), "--format", form, "-o", str(out), "--hf-dataset", "o/d", "--no-intervals")
+    assert code == 0, err
+    assert not [p for p in out.rglob("*") if p.is_file() and canary.encode() in p.read_bytes()]
