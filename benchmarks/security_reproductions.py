@@ -4,6 +4,10 @@ each, what it must end in, what it ended in, seconds.
 
     python benchmarks/security_reproductions.py            # about two minutes on 2 shared cores
     python benchmarks/security_reproductions.py --ray      # also a real Ray cluster with token authentication
+    python benchmarks/security_reproductions.py --only export    # the rows whose name holds "export"
+
+The rows of the latest audit (method files, exports and their read-back, redaction, YAML, links) are in
+security_reproductions_newest.py.
 
 Every row must end in one clear line (or the original's result) within its bound; "UNCAUGHT"
 in a row is a failure.  The full-suite export's peak memory is measured in a child process.
@@ -26,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile_server import Hostile, caught, openai  # noqa: E402
+from security_reproductions_newest import register  # noqa: E402
 
 ROWS = []
 
@@ -366,6 +371,9 @@ def _original():
     outcomes.append(f"argmax(x=) {F.argmax(x=[1, 3, 2])}, batch_calibration ok "
                     f"{len(batch_calibration(label_space_probs=[[0.2, 0.8]]))}")
     return "; ".join(outcomes)
+
+
+register(scenario, cli, one_line)  # the audit of method files, exports, read-back, redaction, YAML and links
 
 
 def main():

@@ -40,6 +40,11 @@ def _check_coverage(where: str, tokens: List[Any], offsets: List[Any], text: str
                                    "max_tokens=1 generates one: the offsets do not fit the prompt." + hint)
     if not all(isinstance(token, str) for token in tokens[:count]):
         raise MissingLogprobsError(f"{where} returned echoed tokens that are not strings." + hint)
+    if sum(1 for token in tokens if isinstance(token, str) and token) > 1 and not any(offsets):
+        # every token at offset 0 places none of them: the label's tokens cannot be told from the context's
+        raise MissingLogprobsError(f"{where} returned every echoed token at text offset 0; the offsets do not "
+                                   "place the tokens in the prompt, so the label's log-probability cannot be read."
+                                   + hint)
     covered = 0
     for token, offset in zip(tokens[:count], offsets[:count]):
         if text[covered:offset].strip():

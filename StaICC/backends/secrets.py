@@ -22,7 +22,7 @@ import functools
 import re
 import threading
 import urllib.parse
-from typing import Any, Dict, Iterable, Iterator, List, Set, Tuple
+from typing import Any, Dict, Iterable, List, Set
 
 #: words that make an argument or query-parameter name secret (``api_key_env`` names a variable: kept)
 SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "authorization", "auth", "credential",
@@ -40,13 +40,28 @@ _registered: Set[str] = set()
 _lock = threading.Lock()
 # ://userinfo@ inside any text (whatever the scheme); the user info ends at the last '@' before the host
 _URL_USERINFO = re.compile(r"://(?P<info>[^/\s?#'\"]+)@")
-# name=value pairs of a query string, of URL path parameters or of K=V model arguments inside any text;
-# a name starts where no name character precedes it, so a failed match costs its run once
-_PAIR = re.compile(r"(?<![A-Za-z0-9_.\-])([A-Za-z0-9_.\-]+)=([^&\s,;'\"#]+)")
-_NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]+")
-_VALUE_RUN = re.compile(r"[^&\s,;'\"#]+")
-#: with fewer than one ``=`` per this many characters, pairs are found from the ``=`` signs
-_SPARSE_EQUALS = 64
+# a secret-named name=value pair inside any text, as one regular expression that runs in linear time: a
+# name starts where no name character precedes it (so a run is tried once), the name is read once,
+# possessively (a look-ahead that captures it, then the capture: a look-ahead never backtracks), and it
+# must hold a secret part (a part ending in a secret word, or one of the whole-part words) and not end in
+# "_env".  A pair is matched wherever it stands (inside a ``name=URL`` value too): a name that is not
+# secret consumes nothing.
+_NAME_CHAR = r"[A-Za-z0-9_.\-]"
+_VALUE_CHAR = r"[^&\s,;'\"#]"
+_SECRET_PART = (r"(?:(?:key|token|secret|password)|(?<![A-Za-z0-9])(?:passwd|authorization|auth|credential"
+                r"|signature|sig|session|cookie))(?![A-Za-z0-9])")
+_NAME_START = rf"(?<!{_NAME_CHAR})(?={_NAME_CHAR})"
+_SECRET_NAME = rf"(?=(?P<name>{_NAME_CHAR}*?{_SECRET_PART}{_NAME_CHAR}*)(?<!_env)=)"
+# outside a URL a pair is a secret when it follows ?, &, ; or # (a query) or its value is as long as a key
+_OUTSIDE_URL = rf"(?:(?<=[?&;#])|(?=(?P=name)={_VALUE_CHAR}{{{MIN_SECRET_LENGTH}}}))"
+_SECRET_PAIR = re.compile(rf"(?P<head>{_NAME_START}{_SECRET_NAME}{_OUTSIDE_URL}(?P=name)=){_VALUE_CHAR}+",
+                          re.IGNORECASE)
+_SECRET_PAIR_IN_URL = re.compile(rf"(?P<head>{_NAME_START}{_SECRET_NAME}(?P=name)=){_VALUE_CHAR}+", re.IGNORECASE)
+# a secret name holds one of these in its lower-cased form (most texts hold none, or few)
+_STEMS = ("key", "token", "secret", "passw", "auth", "credential", "sig", "session", "cookie")
+_NAME_RUN = re.compile(rf"{_NAME_CHAR}*", re.IGNORECASE)
+#: with more than one secret word per this many characters, the whole text is substituted at once
+_DENSE_STEMS = 16
 # the characters that re.IGNORECASE matches to an ASCII letter besides A-Z (K is the Kelvin sign)
 _FOLDS_TO_ASCII = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
 #: characters redacted beyond a shown prefix, so that a secret cut by the prefix's end is still found
@@ -107,7 +122,7 @@ def redact_text(text: Any, secrets: Iterable[str] = ()) -> Any:
             text = _mask_any_case(text, secret)
     if "@" in text and "://" in text:  # substring tests (memchr speed) spare the patterns most texts
         text = _URL_USERINFO.sub("://" + MASK + "@", text)
-    return _redact_pairs(text) if "=" in text else text
+    return _redact_pairs(text)
 
 
 def redact_prefix(text: Any, limit: int, secrets: Iterable[str] = ()) -> Any:
@@ -159,6 +174,17 @@ def redact_arguments(arguments: Dict[str, Any]) -> Dict[str, Any]:
     return clean
 
 
+def redact_json(value: Any, by_name: bool = True) -> Any:
+    """A JSON value (tables, lists, texts, numbers) as it may be recorded: every text through
+    :func:`redact_text` (keys too), and with ``by_name`` a secret-named table entry's value replaced."""
+    if isinstance(value, dict):
+        return {redact_text(str(name)): REDACTED if by_name and is_secret_name(str(name))
+                else redact_json(item, by_name) for name, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_json(item, by_name) for item in value]
+    return redact_text(value)
+
+
 def redact_command(argv: Iterable[Any]) -> List[Any]:
     """A command line as it may be recorded or printed: each argument through :func:`redact_text`."""
     return [redact_text(argument) for argument in argv]
@@ -169,40 +195,35 @@ def _redact_pairs(text: str, always: bool = False) -> str:
     path parameter (after ``?``, ``&``, ``#`` or ``;``, or anywhere with ``always``), elsewhere only when the
     value is long enough to be a key (so that a message such as "expected key=value" stays readable).
 
-    Where ``=`` is rare (most texts), the pairs are found from each ``=`` (a name run read backwards
-    in the reversed text, a value run forwards), which skips the text between them at memchr speed;
-    where it is frequent, one :data:`_PAIR` pass costs less.  Both find the same pairs.
+    A secret name holds a secret word: where the words are rare (most texts) the pattern is tried only at
+    the start of each name run that holds one, and the text between is skipped at C speed; where they
+    are frequent, one substitution over the whole text costs less.  Both find the same pairs.
     """
-    equals = text.count("=")
-    if not equals:
+    if "=" not in text:
         return text
-    pairs = _pairs_by_pattern(text) if equals * _SPARSE_EQUALS > len(text) else _pairs_from_equals(text)
+    pattern = _SECRET_PAIR_IN_URL if always else _SECRET_PAIR
+    probe = _folded_lower(text)
+    stems = sum(probe.count(stem) for stem in _STEMS)
+    if not stems:
+        return text
+    if stems * _DENSE_STEMS > len(text) or len(probe) != len(text):
+        return pattern.sub(r"\g<head>" + MASK, text)
     pieces: List[str] = []
-    last = 0
-    for start, equal, end in pairs:
-        before = text[start - 1] if start else ""
-        if _secret_name(text[start:equal]) and \
-                (always or (before and before in "?&;#") or end - equal - 1 >= MIN_SECRET_LENGTH):
-            pieces += [text[last:equal + 1], MASK]
-            last = end
+    last, reverse, size = 0, text[::-1], len(text)
+    for stem in re.finditer("|".join(_STEMS), probe):
+        start = stem.start() - _NAME_RUN.match(reverse, size - stem.start()).end() + size - stem.start()
+        if start < last:
+            continue
+        match = pattern.match(text, start)
+        if match is not None:
+            pieces += [text[last:match.end("head")], MASK]
+            last = match.end()
     return "".join(pieces) + text[last:] if pieces else text
 
 
-def _pairs_by_pattern(text: str) -> Iterator[Tuple[int, int, int]]:
-    """(name start, ``=`` position, value end) of each pair, in order, by one pass of :data:`_PAIR`."""
-    for match in _PAIR.finditer(text):
-        yield match.start(), match.end(1), match.end()
-
-
-def _pairs_from_equals(text: str) -> Iterator[Tuple[int, int, int]]:
-    """(name start, ``=`` position, value end) of each pair, in order, found from the ``=`` signs."""
-    reverse, size, end = text[::-1], len(text), 0
-    equal = text.find("=")
-    while equal >= 0:
-        if equal >= end:
-            name = _NAME_RUN.match(reverse, size - equal)
-            value = _VALUE_RUN.match(text, equal + 1)
-            if name is not None and value is not None:
-                end = value.end()
-                yield size - name.end(), equal, end
-        equal = text.find("=", max(equal + 1, end))
+def _folded_lower(text: str) -> str:
+    """``text`` lower-cased with the few non-ASCII letters that match an ASCII one case-blind folded to it."""
+    for special, ascii_letter in _FOLDS_TO_ASCII:
+        if special in text:
+            text = text.replace(special, ascii_letter)
+    return text.lower()

@@ -120,11 +120,21 @@ class _CacheFile:
 
     def _refuse_links(self, path: str) -> None:
         """A cache is opened at its own path only: SQLite would write through a symbolic link planted at the file's
-        name or at one of its side files (journal, WAL), in a shared folder, into whatever the link points to."""
+        name or at one of its side files (journal, WAL), in a shared folder, into whatever the link points to, and
+        through a hard link planted at a side file's name (a side file is SQLite's own, never linked elsewhere)."""
         for name in (path, path + "-journal", path + "-wal", path + "-shm"):
             if os.path.islink(name):
                 raise self._fail(f"{os.path.basename(name)!r} is a symbolic link (to {os.readlink(name)!r}); a cache "
                                  "is never opened through a link: give the path of the file itself")
+        for name in (path + "-journal", path + "-wal", path + "-shm"):
+            try:
+                links = os.lstat(name).st_nlink
+            except OSError:
+                continue
+            if links > 1:
+                raise self._fail(f"{os.path.basename(name)!r} is a hard link ({links} names for one file); SQLite "
+                                 "would write the cache's journal into that other file: remove it, or give another "
+                                 "cache path")
 
     def _prepare(self, connection: sqlite3.Connection) -> None:
         """Verify (or create) the schema; a foreign or newer file is never written to."""

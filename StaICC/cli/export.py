@@ -20,6 +20,12 @@ from typing import Any, Dict, Optional
 from .common import ArgumentError, one_line
 
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
+#: the most bootstrap resamples an export computes (each is a full pass over the records)
+MAX_RESAMPLES = 1_000_000
+#: what reading a hostile run or writing to a full disk can raise, each said in one line with its kind: a
+#: run directory is another person's file (a malformed provenance, a 10^400 value), and a disk can fill
+EXPORT_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError, OSError, OverflowError,
+                 RecursionError, MemoryError, UnicodeError)
 
 
 def add_export_parser(sub: Any) -> None:
@@ -57,8 +63,8 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.format == "hf" and not args.hf_dataset:
         raise ArgumentError("export --format hf needs --hf-dataset ID: the Hub dataset registered as the benchmark "
                             "the results are for (StaICC has none of its own on the Hub)")
-    if args.resamples < 1:
-        raise ArgumentError(f"export: --resamples must be >= 1, got {args.resamples}")
+    if not 1 <= args.resamples <= MAX_RESAMPLES:
+        raise ArgumentError(f"export: --resamples must be between 1 and {MAX_RESAMPLES}, got {args.resamples}")
     if not 0 < args.level < 1:
         raise ArgumentError(f"export: --level must be strictly between 0 and 1, got {args.level}")
     if args.model_id is not None and (args.model_id.count("/") < 1 or any(not p for p in args.model_id.split("/"))):
@@ -78,9 +84,22 @@ def export_command(args: argparse.Namespace) -> int:
     except (RunFormatError, ValueError, FileNotFoundError) as exc:
         print(f"staicc export: error: {one_line(str(exc))}", file=sys.stderr)
         return 1
+    except EXPORT_ERRORS as exc:
+        print(f"staicc export: error: {_described(exc)}", file=sys.stderr)
+        return 1
     for path in written:
         print(f"wrote {path}")
     return 0
+
+
+def _described(exc: BaseException) -> str:
+    """An error from reading the run or writing the files as one line: what failed and why (a full disk's
+    "No space left on device", a file-size limit's "File too large", a malformed run's missing field)."""
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return one_line(f"cannot write the export{where}: {exc.strerror or exc}")
+    return one_line(f"the run cannot be exported ({type(exc).__name__}: {str(exc)[:300]}); is it a run "
+                    "directory written by `staicc run`?")
 
 
 def export(args: argparse.Namespace) -> list:

@@ -15,6 +15,7 @@ from ..validation import check_int
 from .calibration import (DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER, DEFAULT_DOMAIN_SAMPLE_LENGTH,
                           batch_calibration, contextual_calibration, domain_calibration, hidden_calibration,
                           knn_prompt_centroid, knn_prompting)
+from .calibration.base import MAX_CALIBRATION_NUMBER
 from .protocol import PLAIN, PROMPTS, VANILLA, Method, MethodData
 
 
@@ -150,5 +151,11 @@ def built_in(name: str, **parameters: Any) -> Method:
         raise ValueError(f"method {name!r}: {exc}") from None
 
 
+#: the largest value of a size parameter: each unit is a prompt (or a word of one) written before any
+#: inference, so a size beyond these would fill the memory before the first answer
+MAXIMA = {"calibration_number": MAX_CALIBRATION_NUMBER, "sample_length": MAX_CALIBRATION_NUMBER,
+          "knn_k": MAX_CALIBRATION_NUMBER, "batch_size": MAX_CALIBRATION_NUMBER}
+
+
 def _checked(value: Any, name: str, minimum: int, method: str) -> int:
-    return check_int(value, name, minimum=minimum, at=f" in the {method} method")
+    return check_int(value, name, minimum=minimum, maximum=MAXIMA.get(name), at=f" in the {method} method")

@@ -21,14 +21,19 @@ loading is the task files', :func:`StaICC.tasks.files.import_python_file`) and d
 its label words, k, a prompt writer in the run's template); see ``docs/methods.md``.
 """
 import hashlib
-import os
 import inspect
+import json
+import os
+import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..requests import LABELS, REQUEST_KINDS
 from .builtin import BUILT_IN, built_in, vanilla
 from .protocol import VANILLA, Method
 
+#: a method file's NAME: it names the method's results and their folder
+MAX_NAME = 64
+SAFE_NAME = re.compile(rf"[A-Za-z_][A-Za-z0-9_\-]{{0,{MAX_NAME - 1}}}")
 #: a ``--methods`` entry that ends so, or holds a path separator, names a file
 FILE_ENDING = ".py"
 
@@ -62,6 +67,32 @@ def _optional(module: Any, name: str, kinds: Union[type, tuple], default: Any, p
     return value
 
 
+def _safe_name(name: str, path: str) -> str:
+    """The method's name, which names its results and its folder: an identifier (letters, digits, '_' and
+    '-', a letter or '_' first, at most :data:`MAX_NAME` characters), never a built-in method's in any case."""
+    if not SAFE_NAME.fullmatch(name):
+        raise _fail(path, f"NAME must be letters, digits, '_' or '-', starting with a letter or '_' (at most "
+                    f"{MAX_NAME} characters), got {name[:MAX_NAME + 8]!r}")
+    if name.lower() in {built_in_name.lower() for built_in_name in BUILT_IN}:
+        raise _fail(path, f"NAME {name!r} is a built-in method's; give the method another NAME")
+    return name
+
+
+def _recorded_parameters(parameters: Dict[str, Any], path: str) -> Dict[str, Any]:
+    """``PARAMETERS`` as results record them: JSON values with string keys (checked here, one line), with
+    secret-named values and secrets inside texts redacted."""
+    from ..backends.secrets import redact_json
+    from ..tasks.files import MAX_NESTING, nesting_over
+    try:
+        if nesting_over(parameters, MAX_NESTING):
+            raise ValueError(f"nested more than {MAX_NESTING} levels deep")
+        json.dumps(parameters, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise _fail(path, f"PARAMETERS must be JSON values (text, numbers, lists, tables with text keys): "
+                    f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    return redact_json(parameters)
+
+
 def load_method_file(path: str) -> Method:
     """The method defined by the file at ``path`` (see the module docstring), with its path and SHA-256."""
     from ..tasks.files import import_python_file
@@ -72,11 +103,7 @@ def load_method_file(path: str) -> Method:
     if _file_sha256(path) != digest:
         raise _fail(path, "it changed while it was read; run again")
     stem = os.path.splitext(os.path.basename(path))[0]
-    name = _optional(module, "NAME", str, stem, path)
-    if not name or not all(c.isalnum() or c in "_-." for c in name):
-        raise _fail(path, f"NAME must be letters, digits, '_', '-' or '.', got {name!r}")
-    if name in BUILT_IN:
-        raise _fail(path, f"NAME {name!r} is a built-in method's; give the method another NAME")
+    name = _safe_name(_optional(module, "NAME", str, stem, path), path)
     functions = {}
     for function in ("requests", "train", "apply"):
         value = getattr(module, function, None)
@@ -88,7 +115,7 @@ def load_method_file(path: str) -> Method:
     kinds = tuple(_optional(module, "TEST_KINDS", (tuple, list), (LABELS,), path))
     if not kinds or any(kind not in REQUEST_KINDS for kind in kinds):
         raise _fail(path, f"TEST_KINDS must name some of {', '.join(REQUEST_KINDS)}, got {kinds!r}")
-    parameters: Dict[str, Any] = _optional(module, "PARAMETERS", dict, {}, path)
+    parameters = _recorded_parameters(_optional(module, "PARAMETERS", dict, {}, path), path)
     paragraph = (module.__doc__ or "").strip().split("\n\n")[0]
     description = " ".join(paragraph.split()) or f"the method in {os.path.basename(path)}"
     return Method(name, description, requests=functions["requests"],
@@ -126,8 +153,8 @@ def resolve_methods(entries: Sequence[Union[str, Method]],
         offered = "; ".join(f"{m.name} takes {', '.join(takes(m.name))}" for m in methods if takes(m.name))
         raise ValueError(f"method parameter {', '.join(unused)}: no method named takes it"
                          + (f" ({offered})" if offered else " (the named methods take none)"))
-    names = [m.name for m in methods]
-    twice = sorted({n for n in names if names.count(n) > 1})
+    names = [m.name.lower() for m in methods]  # a folder per method: names that differ in case only collide
+    twice = sorted({m.name for m in methods if names.count(m.name.lower()) > 1})
     if twice:
         raise ValueError(f"methods named twice: {', '.join(twice)}")
     if VANILLA not in names:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..requests import LABELS, REQUEST_KINDS
+from ..tasks.files import USER_CODE_ERRORS
 
 #: a calibration trained on the calibration set and applied to the answers (the default)
 CALIBRATION = "calibration"
@@ -110,7 +111,7 @@ def training_items(method: Method, data: MethodData) -> List[Tuple[Any, str]]:
         return []
     try:
         items = list(method.requests(data))
-    except Exception as exc:
+    except USER_CODE_ERRORS as exc:  # the user's code, an exit too
         raise ValueError(f"method {method.name!r}: requests() raised {type(exc).__name__}: {exc} "
                          f"(dataset {data.dataset!r})") from exc
     pairs = []

@@ -14,6 +14,7 @@ had answered: the metrics, procedure, records and prompt digest are the sub-benc
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..tasks.files import USER_CODE_ERRORS
 from ..engine.outcome import STANDARD_RULE, Outcome, RowRule, summarize
 from ..engine.plan import Work
 from ..engine.scoring import check_output
@@ -115,7 +116,7 @@ class MethodWork(_MethodShare):
         data = self.training[number][0]
         try:
             return self.method.train(data, answers)  # type: ignore[misc]
-        except Exception as exc:
+        except USER_CODE_ERRORS as exc:  # the user's code, an exit too
             raise ValueError(f"method {self.method.name!r}: train() raised {type(exc).__name__}: {exc} "
                              f"(dataset {self.dataset!r}, {self.work.part})") from exc
 
@@ -125,7 +126,7 @@ class MethodWork(_MethodShare):
         where = f"(dataset {self.dataset!r}, {self.work.plan.pass_description(number)})"
         try:
             rows = list(self.method.apply(state, by_kind))  # type: ignore[misc]
-        except Exception as exc:
+        except USER_CODE_ERRORS as exc:  # the user's code, an exit too
             raise ValueError(f"method {self.method.name!r}: apply() raised {type(exc).__name__}: {exc} "
                              f"{where}") from exc
         if len(rows) != len(kept):

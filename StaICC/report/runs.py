@@ -198,16 +198,17 @@ def _lines(samples_path: str, limit: int):
     if size > limit:
         raise _fail(samples_path, f"is {size} bytes, over the {limit}-byte limit for a records file; raise it "
                                   "with STAICC_MAX_SAMPLES_BYTES if the file is genuine")
+    longest = max(MAX_LINE_BYTES, size)  # a line is bounded by its file: a long answer StaICC wrote reads back
     with open(samples_path, "rb") as fh:
         number = 0
         while True:
-            raw = fh.readline(MAX_LINE_BYTES + 1)
+            raw = fh.readline(longest + 1)
             if not raw:
                 return
             number += 1
-            if len(raw) > MAX_LINE_BYTES:
-                raise _fail(f"{samples_path}, line {number}", f"is longer than {MAX_LINE_BYTES} bytes; a record "
-                                                              "is one short JSON object")
+            if len(raw) > longest:
+                raise _fail(f"{samples_path}, line {number}", f"is longer than {longest} bytes; a record "
+                                                              "is one JSON object")
             try:
                 yield number, raw.decode("utf-8")
             except UnicodeDecodeError as exc:

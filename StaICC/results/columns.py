@@ -19,6 +19,7 @@ Format ``staicc-samples-columns/1``::
 """
 import json
 import math
+import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from .records import RecordSequence
@@ -95,11 +96,15 @@ def read_columns(path: str, samples_path: Optional[str] = None) -> Optional[List
     compact one was written with: an edited or replaced export is read instead.
     """
     from ..errors import RunFormatError
+    if samples_path is not None and os.path.getsize(path) > 2 * os.path.getsize(samples_path) + (1 << 20):
+        return None  # larger than the records it would stand for: not written from them; they are read instead
     try:
         with open(path, encoding="utf-8") as fh:
             document = json.load(fh)
     except json.JSONDecodeError as exc:
         raise RunFormatError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except (ValueError, RecursionError) as exc:  # a 5,000-digit number, a deep nesting
+        raise RunFormatError(f"{path}: holds a value that cannot be read ({type(exc).__name__})") from None
     if not isinstance(document, dict) or document.get("format") != COLUMNS_FORMAT:
         raise RunFormatError(f"{path}: expected a document of format {COLUMNS_FORMAT!r}")
     if samples_path is not None and document.get("samples_sha256") != file_sha256(samples_path):

@@ -24,9 +24,9 @@ import os
 import uuid
 from typing import Any, Dict, List, Optional
 
-from .exchange import CANONICAL_IDS, Value, metric_facts, model_identity, model_names, path_components, \
-    public_provenance, reported_values, settings_text, standard_source
-from .safe_files import atomic_writer
+from .exchange import CANONICAL_IDS, Value, check_export_names, metric_facts, model_identity, model_names, \
+    path_components, public_provenance, reported_values, settings_text, standard_source
+from .safe_files import atomic_writer, make_folders
 
 SCHEMA_VERSION = "0.3.0"
 #: marks an export of StaICC, so that it can be read back
@@ -39,12 +39,12 @@ def export_eee(run: Any, out_dir: str, *, intervals: Optional[Dict[str, Any]] = 
                organization: str = "unknown", relationship: str = "other") -> Dict[str, str]:
     """Write the EEE files of ``run`` under ``out_dir``; returns their paths (``aggregate``, ``samples``)."""
     from .eee_instances import write_instances
+    check_export_names(run)
     name, identifier = model_names(run.provenance, model_id)
     file_uuid = export_uuid(run, identifier, organization, relationship, intervals)
     developer, model = path_components(identifier)
     relative = f"data/{COLLECTION}/{developer}/{model}"
-    folder = os.path.join(out_dir, *relative.split("/"))
-    os.makedirs(folder, exist_ok=True)
+    folder = make_folders(out_dir, *relative.split("/"))
     evaluation_id = f"{COLLECTION}/{identifier}/{retrieved_timestamp(run)}"
     document = aggregate(run, evaluation_id, name, identifier, organization, relationship, intervals or {})
     paths = {"aggregate": os.path.join(folder, f"{file_uuid}.json")}

@@ -22,6 +22,8 @@ from .exchange import place
 #: the largest aggregate file read (a full suite's is well under 1 MB) and the longest instance line
 MAX_AGGREGATE_BYTES = 64 << 20
 MAX_LINE_BYTES = 4 << 20
+#: the deepest place of a value in a result dict (a sub-benchmark's results nest 5 levels)
+MAX_PATH_DEPTH = 16
 _UUID_NAME = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\.json")
 
 
@@ -85,7 +87,7 @@ def read_export(path: str, *, records: bool = True, max_samples_bytes: Optional[
     details = document["eval_library"]["additional_details"]
     try:
         rebuilt = _document(document, details)
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
         raise RunFormatError(f"{aggregate}: not a complete StaICC export ({type(exc).__name__}: {exc})") from None
     samples = os.path.splitext(aggregate)[0] + "_samples.jsonl"
     if not os.path.isfile(samples):
@@ -111,16 +113,39 @@ def _document(document: Dict[str, Any], details: Dict[str, str]) -> Dict[str, An
     for _position, part, path, value in sorted(placed, key=lambda p: p[0]):
         if part not in results:
             raise ValueError(f"a value of sub-benchmark {part!r}, which the export does not list")
-        place(results[part], tuple(path), value)
+        place(results[part], _checked_path(path, len(placed)), value)
     benchmarks: Dict[str, Any] = {}
     for part, compound, key in parts:
-        metadata = json.loads(details[f"metadata.{part}"])
+        metadata = _table(json.loads(details[f"metadata.{part}"]), f"metadata.{part}")
         if compound is None:
             benchmarks[part] = {"results": results[part], "metadata": metadata}
         else:
             entry = benchmarks.setdefault(compound, {"results": {}, "metadata": {}})
             entry["results"][key], entry["metadata"][key] = results[part], metadata
-    return {"format": "staicc-results/1", "provenance": json.loads(details["provenance"]), "benchmarks": benchmarks}
+    return {"format": "staicc-results/1", "provenance": _table(json.loads(details["provenance"]), "provenance"),
+            "benchmarks": benchmarks}
+
+
+def _table(value: Any, name: str) -> Dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{name} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _checked_path(path: Any, values: int) -> tuple:
+    """A value's place as the export wrote it: keys and list positions, each position below the number of
+    values the file holds (a list of n values has n leaves), so that a forged position of 10**12 is refused
+    before anything is allocated for it."""
+    if not isinstance(path, list) or not path or len(path) > MAX_PATH_DEPTH:
+        raise ValueError(f"a value's path must be a list of 1 to {MAX_PATH_DEPTH} keys, got {str(path)[:80]}")
+    for step in path:
+        if type(step) is int:
+            if not 0 <= step < values:
+                raise ValueError(f"a value's list position {str(step)[:40]} is outside the {values} values the "
+                                 "file holds")
+        elif not isinstance(step, str):
+            raise ValueError(f"a value's path holds {str(step)[:40]!r}, neither a key nor a list position")
+    return tuple(path)
 
 
 def _records(path: str, limit: Optional[int]) -> Iterator[Tuple[str, Dict[str, Any]]]:
@@ -129,11 +154,12 @@ def _records(path: str, limit: Optional[int]) -> Iterator[Tuple[str, Dict[str, A
     if limit is not None and size > limit:
         raise RunFormatError(f"{path}: is {size} bytes, over the {limit}-byte limit for a records file; raise it "
                              "with STAICC_MAX_SAMPLES_BYTES if the file is genuine")
+    longest = max(MAX_LINE_BYTES, size)  # a line is bounded by its file, itself bounded: what StaICC writes reads back
     with open(path, "rb") as fh:
-        for number, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), 1):
+        for number, raw in enumerate(iter(lambda: fh.readline(longest + 1), b""), 1):
             where = f"{path}, line {number}"
-            if len(raw) > MAX_LINE_BYTES:
-                raise RunFormatError(f"{where}: is longer than {MAX_LINE_BYTES} bytes")
+            if len(raw) > longest:
+                raise RunFormatError(f"{where}: is longer than {longest} bytes")
             if raw.strip():
                 yield where, record_of(raw, where)
 

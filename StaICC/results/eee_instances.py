@@ -9,9 +9,10 @@ it came from (:mod:`.eee_import`).
 """
 import hashlib
 import json
+import math
 from typing import Any, Dict, List, Optional, Tuple
 
-from .exchange import label_words, model_identity
+from .exchange import label_words, model_identity, results_datasets
 from .safe_files import atomic_writer
 
 #: record fields kept in ``metadata`` as JSON text (``text`` and ``prompt`` go to the schema's own fields)
@@ -27,6 +28,7 @@ def write_instances(run: Any, path: str, evaluation_id: str, model_id: str) -> T
     thinking = model_identity(run.provenance).get("thinking")
     rule = ThinkingRule(**{k: thinking[k] for k in ("mode", "start", "end")}) if isinstance(thinking, dict) else None
     words: Dict[Tuple[str, str], Optional[List[str]]] = {}
+    widths: Dict[Tuple[str, str], int] = {}
     digest, count = hashlib.sha256(), 0
     with atomic_writer(path) as fh, open(run.samples_path, encoding="utf-8") as samples:
         for number, line in enumerate(samples, 1):
@@ -36,7 +38,11 @@ def write_instances(run: Any, path: str, evaluation_id: str, model_id: str) -> T
             key = (record["benchmark"], record["dataset"])
             if key not in words:
                 part = run.parts.get(key[0])
-                words[key] = label_words(part, key[1]) if part is not None else None
+                if part is None or key[1] not in results_datasets(part.results):
+                    raise _not_the_runs(run.samples_path, number, f"its sub-benchmark and dataset {key!r}")
+                words[key] = label_words(part, key[1])
+            widths.setdefault(key, len(words[key]) if words[key] is not None else _width(record))
+            _check_answer(record, widths[key], run.samples_path, number)
             text = json.dumps(instance(record, words[key], evaluation_id, model_id, rule), ensure_ascii=False,
                               allow_nan=False) + "\n"
             fh.write(text)
@@ -55,6 +61,36 @@ def _record(line: str, path: str, number: int) -> Dict[str, Any]:
     if not isinstance(record, dict) or missing:
         raise RunFormatError(f"{path}, line {number}: not a StaICC record (missing {', '.join(missing) or 'fields'})")
     return record
+
+
+def _not_the_runs(path: str, number: int, what: str) -> Exception:
+    from ..errors import RunFormatError
+    return RunFormatError(f"{path}, line {number}: {what} are not the run's; the records file belongs to "
+                          "another run (or was edited), so it is not exported")
+
+
+def _width(record: Dict[str, Any]) -> int:
+    prediction = record["prediction"]
+    return len(prediction) if isinstance(prediction, list) else 0
+
+
+def _check_answer(record: Dict[str, Any], width: int, path: str, number: int) -> None:
+    """A record's label, prediction and predicted label as the run's label space allows: scores, one per
+    label (finite numbers), or a label index; label indexes within the label space."""
+    prediction = record["prediction"]
+    if isinstance(prediction, list):
+        if len(prediction) != width or not all(type(p) in (int, float) and math.isfinite(p) for p in prediction):
+            raise _not_the_runs(path, number, f"the prediction {str(prediction)[:60]} (expected {width} label "
+                                              "scores) and its label space")
+    elif not _label_index(prediction, width):
+        raise _not_the_runs(path, number, f"the prediction {str(prediction)[:60]!r} and its label space")
+    for field in ("label", "predicted"):
+        if record.get(field) is not None and not _label_index(record[field], width):
+            raise _not_the_runs(path, number, f"the {field} {str(record[field])[:60]!r} and its label space")
+
+
+def _label_index(value: Any, width: int) -> bool:
+    return type(value) is int and (0 <= value < width or width == 0 and value >= 0)
 
 
 def instance(record: Dict[str, Any], words: Optional[List[str]], evaluation_id: str, model_id: str,

@@ -9,6 +9,7 @@ computed, as plain values; they import nothing above the results layer.
 with its *path* (the keys and list positions that reach it), so that a format can write
 each number where it belongs and :func:`place` can put it back exactly where it was.
 """
+import hashlib
 import math
 import os
 import re
@@ -150,6 +151,8 @@ def metric_facts(value: Value) -> MetricFacts:
 
 # ----------------------------------------------------------------------------- the model
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+#: the longest folder name made from a model name
+MAX_COMPONENT = 100
 
 
 def model_identity(provenance: Dict[str, Any]) -> Dict[str, Any]:
@@ -179,10 +182,11 @@ def model_names(provenance: Dict[str, Any], given_id: Optional[str] = None) -> T
 
 
 def public_provenance(provenance: Dict[str, Any]) -> Dict[str, Any]:
-    """The provenance as an export writes it: the command line and model arguments cleaned of secrets again
-    (the run already wrote them without; an export must not depend on it)."""
+    """The provenance as an export writes it: every text, the command line and model arguments cleaned of
+    secrets again (the run already wrote them without; an export must not depend on it)."""
+    from ..backends.secrets import redact_json
     from .provenance import redact, redact_command
-    out = dict(provenance)
+    out = redact_json(dict(provenance), by_name=False)  # every text, whatever field holds it
     if isinstance(out.get("command"), list):
         out["command"] = redact_command(out["command"])
     if isinstance(out.get("model"), dict) and isinstance(out["model"].get("arguments"), dict):
@@ -191,7 +195,12 @@ def public_provenance(provenance: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _component(text: str) -> str:
-    return _UNSAFE.sub("-", text).strip("-.") or "model"
+    """A folder name from a model name: safe characters, and a long name (a file system takes 255 bytes)
+    cut with a digest of the whole, so that two long names stay apart."""
+    name = _UNSAFE.sub("-", text).strip("-.") or "model"
+    if len(name) > MAX_COMPONENT:
+        name = name[:MAX_COMPONENT - 17] + "-" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
+    return name
 
 
 def path_components(model_id: str) -> Tuple[str, str]:
@@ -201,6 +210,34 @@ def path_components(model_id: str) -> Tuple[str, str]:
 
 
 # ----------------------------------------------------------------------------- the datasets
+#: dataset names an export cannot carry: each is the name the average over datasets has in some format
+#: (``Normal/average/accuracy``, the intervals' "" and "Averaged") or in the results themselves
+RESERVED_DATASET_NAMES = ("", "average", "Averaged", AVERAGED, DIVIDED)
+
+
+def check_export_names(run: Any, key: Optional[Any] = None, what: str = "") -> None:
+    """Refuse, in one line, a run whose dataset names an export would confuse: a reserved name, or two
+    datasets of one sub-benchmark that the format's ``key(part, dataset)`` (its task name) makes one."""
+    for part in run.parts.values():
+        seen: Dict[str, str] = {}
+        for dataset in (results_datasets(part.results)):
+            if not isinstance(dataset, str) or dataset in RESERVED_DATASET_NAMES:
+                raise ValueError(f"{part.name}: a dataset named {dataset!r} cannot be exported: that name is "
+                                 f"reserved for the average over datasets ({', '.join(map(repr, RESERVED_DATASET_NAMES))}"
+                                 "); rename the dataset and run again")
+            keyed = key(part.name, dataset) if key is not None else dataset
+            if keyed in seen:
+                raise ValueError(f"{part.name}: datasets {seen[keyed]!r} and {dataset!r} both become {what} "
+                                 f"{keyed!r}; rename one and run again (the export would merge their numbers)")
+            seen[keyed] = dataset
+
+
+def results_datasets(results: Any) -> List[Any]:
+    """The dataset names of a sub-benchmark's result dict, as written (none for a malformed one)."""
+    divided = results.get(DIVIDED) if isinstance(results, dict) else None
+    return list(divided) if isinstance(divided, dict) else []
+
+
 def standard_source(dataset: str) -> Optional[Dict[str, Any]]:
     """The HuggingFace source and label words of a standard dataset (None: a custom dataset)."""
     from ..datasets.loaders import dataset_constants, standard_dataset_names

@@ -18,8 +18,8 @@ import os
 from typing import Any, Dict, List, Optional
 
 from .eee_export import interval_of
-from .exchange import reported_values, settings_text
-from .safe_files import write_text
+from .exchange import check_export_names, reported_values, settings_text
+from .safe_files import make_folders, write_text
 
 #: the file written under ``OUT/.eval_results/``
 FILE_NAME = "staicc.yaml"
@@ -54,8 +54,8 @@ def hf_entries(run: Any, dataset_id: str, *, intervals: Optional[Dict[str, Any]]
 
 def export_hf(run: Any, out_dir: str, dataset_id: str, **options: Any) -> str:
     """Write ``OUT/.eval_results/staicc.yaml``; returns its path."""
-    folder = os.path.join(out_dir, ".eval_results")
-    os.makedirs(folder, exist_ok=True)
+    check_export_names(run)
+    folder = make_folders(out_dir, ".eval_results")
     path = os.path.join(folder, FILE_NAME)
     write_text(path, yaml_list(hf_entries(run, dataset_id, **options)))
     return path

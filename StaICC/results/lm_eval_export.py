@@ -17,7 +17,7 @@ import re
 from typing import Any, Dict, Optional
 
 from .eee_export import interval_of, retrieved_timestamp
-from .exchange import Value, metric_facts, model_identity, model_names, public_provenance, reported_values, \
+from .exchange import Value, check_export_names, metric_facts, model_identity, model_names, public_provenance, reported_values, \
     standard_source
 from .safe_files import atomic_writer
 
@@ -113,6 +113,7 @@ def _run_fields(run: Any) -> Dict[str, Any]:
 
 def export_lm_eval(run: Any, out_dir: str, *, intervals: Optional[Dict[str, Any]] = None) -> str:
     """Write ``OUT/results.json`` in lm-eval's layout; returns its path."""
+    check_export_names(run, task_name, "the lm-eval task")
     os.makedirs(out_dir, exist_ok=True)
     document = lm_eval_document(run, intervals)
     settings = (intervals or {}).get("_settings") or {}

@@ -126,6 +126,31 @@ def write_bytes(path: str, data: bytes) -> None:
         fh.write(data)
 
 
+def make_folders(root: str, *parts: str) -> str:
+    """``root/part/...`` as real folders, created where missing; returns the path.
+
+    ``root`` is the folder the user named (made as :func:`os.makedirs` would); below it, a symbolic
+    link planted at a folder's name (``root/data`` pointing elsewhere) is replaced by a real folder,
+    never followed (the link alone is removed, not what it points to), and a part that is a file, or
+    a name such as ``..``, is refused.
+    """
+    os.makedirs(root, exist_ok=True)
+    path = os.fspath(root)
+    for part in parts:
+        if part in ("", ".", "..") or "/" in part or os.sep in part:
+            raise ValueError(f"{part!r} cannot name a folder inside {root!r}")
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            os.unlink(path)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path)
+        mode = os.lstat(path).st_mode
+        if not stat.S_ISDIR(mode):
+            raise NotADirectoryError(f"{path!r} exists and is not a folder" + (
+                " (a link was placed there again while it was replaced)" if stat.S_ISLNK(mode) else ""))
+    return path
+
+
 @contextlib.contextmanager
 def staged_directory(directory: str) -> Iterator[str]:
     """A fresh temporary folder that replaces ``directory`` whole when the block succeeds.

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from .errors import TaskError
+from .structured import bounded_yaml, json_without_duplicates
 
 #: file endings, by format
 FORMATS = {".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".py": "python"}
@@ -29,6 +30,9 @@ FORMATS = {".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".
 HOOKS = ("metadata", "post_process", "score", "messages")
 #: the largest task file read (inline records included); a data file it names is read by its own reader
 MAX_TASK_FILE_BYTES = 64 << 20
+#: what the user's code may raise and have reported as its file's failure: an exit (``sys.exit(3)``) or an
+#: interrupt raised by the code itself ends that file's part, never the process with nothing said
+USER_CODE_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
 #: the deepest nesting of lists and tables a task file may have (a task file uses 4 levels)
 MAX_NESTING = 64
 
@@ -132,29 +136,19 @@ def nesting_over(value: Any, limit: int) -> bool:
 
 def _parsed(text: str, kind: str, path: str) -> Any:
     try:
-        return _parser(kind)(text)
+        return _parser(kind, path)(text)
     except TaskError:
         raise
     except ValueError as exc:  # each parser's syntax error, or a value Python refuses (a 5,000-digit integer)
         raise TaskError(_syntax_message(exc, kind), path=path) from None
 
 
-def _parser(kind: str) -> Any:
+def _parser(kind: str, path: str) -> Any:
     if kind == "json":
-        return json.loads
+        return lambda text: json_without_duplicates(text, path)
     if kind == "toml":
         return _toml_module().loads
-    from ..extras import require
-    yaml = require("yaml", "reading a YAML task file")
-
-    def load(text: str) -> Any:
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:  # not a ValueError: said here
-            mark = getattr(exc, "problem_mark", None)
-            at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-            raise ValueError(f"malformed YAML: {getattr(exc, 'problem', None) or exc}{at}") from None
-    return load
+    return lambda text: bounded_yaml(text, path, MAX_NESTING)
 
 
 def _syntax_message(exc: ValueError, kind: str) -> str:
@@ -188,7 +182,7 @@ def import_python_file(path: str, prefix: str, fail: Callable[[str], Exception])
     sys.modules[name] = module  # as an import would: code that looks its module up (dataclasses) finds it
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # the user's code: any error it raises is reported, one line
+    except USER_CODE_ERRORS as exc:  # the user's code: any error it raises, an exit too, is reported, one line
         del sys.modules[name]
         raise fail(f"importing the file raised {type(exc).__name__}: "
                    f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
@@ -216,7 +210,7 @@ def _python_asset(path: str) -> tuple:
 def _call(function: Callable, name: str, path: str) -> Any:
     try:
         return function()
-    except Exception as exc:  # the user's code
+    except USER_CODE_ERRORS as exc:  # the user's code, an exit too
         raise TaskError(f"{name}() raised {type(exc).__name__}: {exc}", path=path, key=name) from None
 
 

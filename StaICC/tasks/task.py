@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..datasets import Dataset
 from .errors import TaskError, nearest
-from .files import TaskSource, asset_metadata, read_task_file
+from .files import USER_CODE_ERRORS, TaskSource, asset_metadata, read_task_file
 from .resolve import describe_dataset, resolve_dataset
 from .schema import TaskConfig, parse_task, to_mapping
 
@@ -218,7 +218,7 @@ def _evaluator_keys(source: TaskSource, dataset: Dataset) -> Tuple[str, ...]:
     words = list(dataset.label_space)
     try:
         value = score(list(words), list(words))
-    except Exception as exc:  # the user's code
+    except USER_CODE_ERRORS as exc:  # the user's code, an exit too
         raise TaskError(f"score(predictions, references) raised {type(exc).__name__}: {exc}", path=source.path,
                         key="score") from None
     if not isinstance(value, dict) or not value:

@@ -13,6 +13,8 @@ from ..vectors import sequential_l2
 
 INITIAL_CONTEXT_MASS = 1e-5
 DEFAULT_CALIBRATION_NUMBER = 128
+#: the most calibration prompts a method writes (each is written, kept and asked before the method is fitted)
+MAX_CALIBRATION_NUMBER = 100_000
 DEFAULT_DOMAIN_SAMPLE_LENGTH = 64
 DEFAULT_BATCH_SIZE = 128
 MISSING_CATEGORY_WARNING = "Some categories didn't present in the calibration set: "
@@ -27,7 +29,7 @@ def _checked_label_space(label_space: Sequence[str], where: str) -> List[str]:
 
 
 def _checked_training(calibration_set: Any, calibration_number: int, k: int, where: str) -> None:
-    check_int(calibration_number, "calibration_number", minimum=1, at=f" in {where}")
+    check_int(calibration_number, "calibration_number", minimum=1, maximum=MAX_CALIBRATION_NUMBER, at=f" in {where}")
     check_int(k, "k", minimum=0, at=f" in {where}")
     if len(calibration_set) == 0:
         raise ValueError(f"{where}: the calibration set is empty")
