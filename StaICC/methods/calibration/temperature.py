@@ -5,12 +5,18 @@
 
 fitted on the labelled calibration queries (:mod:`.labelled`).  T > 1 flattens an
 over-confident model's predictions, T < 1 sharpens them; the argmax never changes, so the
-accuracy is vanilla's and the likelihood and ECE are what it is for.
+accuracy is vanilla's and the likelihood and ECE are what it is for.  A temperature is
+positive: where the likelihood is best at β ≤ 0 (predictions no better than their reverse on
+the calibration queries), β is kept at :data:`BETA_FLOOR` (T = 1000: nearly uniform, the
+argmax still the model's).
 """
 from typing import Any
 
 from ...extras import require
 from .labelled import affine_calibration, log_probabilities
+
+#: the smallest 1/T a fit keeps
+BETA_FLOOR = 1e-3
 
 
 class temperature_scaling(affine_calibration):
@@ -18,6 +24,10 @@ class temperature_scaling(affine_calibration):
 
     def __init__(self, label_space: Any, l2: float = 0.0) -> None:
         super().__init__(label_space, l2)
+
+    def fit(self, probabilities: Any, labels: Any) -> None:
+        super().fit(probabilities, labels)
+        self.theta = self.theta.clip(BETA_FLOOR)
 
     def design(self, probabilities: Any) -> Any:
         return log_probabilities(probabilities)[:, :, None]
@@ -27,6 +37,5 @@ class temperature_scaling(affine_calibration):
 
     @property
     def temperature(self) -> float:
-        """T = 1/β (infinite when the fit finds no signal: β = 0)."""
-        beta = float(self.theta[0])
-        return float("inf") if beta == 0 else 1.0 / beta
+        """T = 1/β."""
+        return 1.0 / float(self.theta[0])
