@@ -143,7 +143,7 @@ BUILT_IN: Dict[str, Callable[..., Method]] = {
 #: the methods tables' row groups, in their order: what each family estimates to correct the prediction
 FAMILIES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("standard", ("vanilla",)),
-    ("prompting", ("noisy_channel",)),
+    ("prompting", ("noisy_channel", "pmi")),
     ("label prior", ("contextual", "domain", "generative", "ucpa")),
     ("batch", ("batch", "bcl")),
     ("clusters", ("prototypical",)),

@@ -1,4 +1,4 @@
-"""The built-in methods fitted on calibration queries' label probabilities, as :class:`Method` values.
+"""The built-in methods fitted on calibration queries' label probabilities, and PMI, as :class:`Method` values.
 
 Each is a :class:`~StaICC.methods.calibration.labelled.labelled_calibration`: ``requests`` is
 its ``training_queries`` (k demonstrations and one query row of the calibration set per
@@ -7,7 +7,8 @@ here shares them, so a run of several asks them once), ``train`` is ``fit`` on t
 and the queries' labels, ``apply`` is ``transform_rows`` over a pass of vanilla's answers.
 So a method run computes what ``calibration.train(exp.prompt_former.write_prompt_from_dataline,
 scorer, exp.calibration_set(), calibration_number, k)`` and a run with the calibrated inference
-compute, from the same prompts and the same answers.
+compute, from the same prompts and the same answers.  PMI trains nothing: it asks each test prompt's
+premise-free twin (``Method.premise_free``) and divides by its answer.
 """
 from typing import Any, Callable, Dict, List, Tuple
 
@@ -21,7 +22,8 @@ from .calibration.prior_adaptation import DEFAULT_ITERATIONS, prior_adaptation
 from .calibration.prototypical import prototypical_calibration
 from .calibration.supervised import supervised_calibration
 from .calibration.temperature import temperature_scaling
-from .protocol import Method, MethodData
+from .calibration.pmi import pmi_rows
+from .protocol import PREMISE_FREE, Method, MethodData
 
 
 def _steps(cls: type, number: int, **options: Any) -> Tuple[Callable, Callable, Callable]:
@@ -105,8 +107,17 @@ def platt(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 1e-3
                    "the log-probabilities", platt_scaling, calibration_number, l2=l2)
 
 
+def pmi() -> Method:
+    def apply(_state: Any, answers: Dict[str, List[Any]]) -> List[Any]:
+        return pmi_rows(answers[LABELS], answers[PREMISE_FREE])
+    return Method("pmi", "domain-conditional PMI (Holtzman et al. 2021): each label's probability divided by its "
+                  "probability after the query's premise-free prompt", train=lambda _data, _answers: None,
+                  apply=apply, test_kinds=(LABELS,), premise_free=True)
+
+
 #: the methods above by name
 FITTED: Dict[str, Callable[..., Method]] = {
+    "pmi": pmi,
     "generative": generative, "ucpa": ucpa, "bcl": bcl, "prototypical": prototypical, "sucpa": sucpa,
     "temperature": temperature, "platt": platt, "supervised": supervised, "linc": linc,
 }

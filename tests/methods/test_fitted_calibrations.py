@@ -239,3 +239,18 @@ def test_prototypical_matches_clusters_to_labels_by_the_best_assignment():
 def test_bad_settings_are_refused_naming_them(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_pmi_is_the_normalised_ratio_and_removes_each_prompts_own_bias():
+    """By hand: (p / p∅) renormalised.  A function model multiplies the true posterior by a bias of each prompt's
+    demonstrations, and answers that bias for the premise-free prompt: PMI gives the truth back (to 1e-12)."""
+    from StaICC.methods.calibration.pmi import pmi_rows
+    s, truth, _y = _world(200, 3, seed=12)
+    bias = _softmax(np.random.default_rng(13).normal(0, 1.5, size=(200, 3)))
+    model = truth * bias
+    model = model / model.sum(1, keepdims=True)
+    q = np.asarray(pmi_rows(model.tolist(), bias.tolist()))
+    by_hand = (model / bias) / (model / bias).sum(1, keepdims=True)
+    assert np.abs(q - by_hand).max() < 1e-12 and np.abs(q - truth).max() < 1e-12
+    with pytest.raises(ValueError, match="premise-free"):
+        pmi_rows(model.tolist(), bias.tolist()[:3])

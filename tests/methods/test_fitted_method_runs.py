@@ -42,3 +42,36 @@ def test_the_fitted_methods_share_their_calibration_prompts(fitted_run):
     """Nine methods, one set of calibration prompts per dataset (label scores), vanilla's test prompts once."""
     meta = fitted_run.metadata
     assert meta["distinct_prompts"] == meta["asked"] == len(DATASETS) * (2 * LIMIT + CALIBRATION_NUMBER)
+
+
+def test_pmi_equals_the_hand_wired_route_bit_for_bit():
+    """By hand: the experimentor run once with an empty-query generator (each prompt's premise-free twin, the same
+    demonstrations), then again with an inference that divides by those answers, in order."""
+    import StaICC
+    from method_routes import scorer
+
+    from StaICC.methods.calibration.pmi import pmi_rows
+    from StaICC.prompt import empty_query_generator
+    subset = QuerySubset.first(LIMIT)
+    result = run_methods(backend(), ["pmi"], "Normal", list(DATASETS), test_items=subset)
+    score = scorer()
+    free_bench = StaICC.Normal(datasets=list(DATASETS), test_items=subset)
+    bench = StaICC.Normal(datasets=list(DATASETS), test_items=subset)
+    for i, dataset in enumerate(DATASETS):
+        free = free_bench[i]
+        free.prompt_former.pseudo_query_generater = empty_query_generator(free.prompt_former.triplet_dataset.calibration)
+        _, _, outputs = free.auto_run(forward_inference=score, batched_inference=True, return_outputs=True,
+                                      prediction_kind="probabilities")
+        waiting = list(outputs["prob."])
+
+        def divided(prompt, label_space):
+            rows = score(prompt=prompt, label_space=label_space)
+            taken = [waiting.pop(0) for _ in rows]
+            return pmi_rows(rows, taken)
+        summary, _, expected = bench[i].auto_run(forward_inference=divided, batched_inference=True,
+                                                 return_outputs=True, prediction_kind="probabilities")
+        assert not waiting
+        assert result["pmi"]["Normal"]["Divided results"][dataset] == summary
+        assert _rows(result["pmi"], dataset) == [list(row) for row in expected["prob."]]
+        assert _rows(result["pmi"], dataset) != _rows(result["vanilla"], dataset)
+    assert result.metadata["asked"] == len(DATASETS) * 2 * (2 * LIMIT)  # vanilla's prompts and one twin each
