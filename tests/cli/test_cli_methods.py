@@ -25,7 +25,7 @@ def _fail(argv, capsys):
 
 
 def _table_rows(text, title):
-    """{method: [cells]} of the table titled ``title`` in the terminal output."""
+    """{method: [cells]} of the table titled ``title`` in the terminal output (each row: family, method, cells)."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip() == title)
     rows = {}
@@ -33,7 +33,7 @@ def _table_rows(text, title):
         if not line.startswith("│"):
             break
         cells = [c.strip() for c in line.strip("│").split("│")]
-        rows[cells[0]] = cells[1:]
+        rows[cells[1]] = cells[2:]  # the family, then the method's name
     return rows
 
 
@@ -124,3 +124,36 @@ def test_a_method_file_runs_by_path_into_the_table_and_the_provenance(tmp_path, 
              "--overwrite"], capsys)
     assert sorted(p.name for p in (out / "methods").iterdir()) == ["batch"]
     assert not (out / "samples.jsonl").exists()
+
+
+def test_methods_all_runs_every_method_the_backend_serves_grouped_by_family(capsys):
+    """``--methods all`` with the reference backend: every built-in method but the three that need a representation
+    (said in one note), rows grouped family by family with vanilla first."""
+    pytest.importorskip("numpy", reason="the calibrations need numpy (pip install \"StaICC[methods]\")")
+    from StaICC.methods.builtin import BUILT_IN, FAMILIES
+    code = cli.main(["run", "--methods", "all", "--datasets", "TREC", "rotten_tomatoes", "--limit", "16",
+                     "--method-args", "calibration_number=16", "--resamples", "20", "--no-progress"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert ("methods 'all' names that the reference backend cannot serve, left out: knn, knn_centroid, hidden"
+            in out.err)
+    order = [name for _family, names in FAMILIES for name in names if name not in ("knn", "knn_centroid", "hidden")]
+    assert list(_table_rows(out.out, "Normal: accuracy")) == order and len(order) == len(BUILT_IN) - 3
+    families = {name: group for group, names in FAMILIES for name in names}
+    lines = [line for line in out.out.splitlines() if line.startswith("│ ")]
+    assert all(line.strip("│").split("│")[0].strip() == families[line.strip("│").split("│")[1].strip()]
+               for line in lines)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--methods", "vanilla,platt", "--method-args", "l2=-1"], "method 'platt': l2 in platt_scaling must be a number >= 0"),
+    (["--methods", "all", "--method-args", "calibration_number=-4"], "calibration_number"),
+    (["--methods", "vanilla,bcl", "--method-args", "gamma_steps=0"], "gamma_steps"),
+    (["--methods", "vanilla,prototypical", "--method-args", "em_iterations=-1"], "em_iterations"),
+    (["--methods", "vanilla,temperature", "--method-args", "knn_k=3"], "method parameter knn_k: no method named"),
+    (["--methods", "vanilla,ucpa,pmi", "--model", "openai", "--model-args",
+      "base_url=http://127.0.0.1:9/v1,model=tiny,scoring=generate"], "reads label probabilities"),
+])
+def test_the_new_methods_refuse_bad_arguments_in_one_line(argv, message, capsys):
+    line = _fail(["run", "--datasets", "TREC", "--limit", "5", *argv], capsys)
+    assert message in line
