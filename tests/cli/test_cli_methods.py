@@ -157,3 +157,33 @@ def test_methods_all_runs_every_method_the_backend_serves_grouped_by_family(caps
 def test_the_new_methods_refuse_bad_arguments_in_one_line(argv, message, capsys):
     line = _fail(["run", "--datasets", "TREC", "--limit", "5", *argv], capsys)
     assert message in line
+
+
+def test_methods_all_on_the_tiny_hf_model_runs_every_built_in_method_as_python_does(tmp_path, capsys):
+    """Every built-in method (18 or more) in one command on a tiny random Llama on CPU; each method's results.json
+    equals ``run_methods`` in Python on the same model, metric for metric, to the last bit."""
+    pytest.importorskip("torch", reason="the [hf] extra is not installed (pip install \"StaICC[hf]\")")
+    pytest.importorskip("transformers", reason="the [hf] extra is not installed (pip install \"StaICC[hf]\")")
+    from backend_helpers import save_tiny
+    from method_routes import backend
+
+    from StaICC.engine.selection import QuerySubset
+    from StaICC.methods.builtin import BUILT_IN, table_order
+    from StaICC.methods.files import resolve_methods
+    from StaICC.methods.run import run_methods
+    model = save_tiny(str(tmp_path / "tiny"))
+    out = tmp_path / "run"
+    text = run_cli(["run", "--model", "hf", "--model-args", f"pretrained={model},batch_size=1,packing=rows,threads=1",
+                    "--methods", "all", "--method-args", "calibration_number=8", "--datasets", "TREC",
+                    "rotten_tomatoes", "--limit", "5", "--resamples", "20", "--no-progress", "--output-dir", str(out)],
+                   capsys)
+    assert len(BUILT_IN) >= 18 and list(_table_rows(text, "Normal: accuracy")) == table_order(list(BUILT_IN))
+    python = run_methods(backend(), resolve_methods(["all"], {"calibration_number": 8}), "Normal",
+                         ["TREC", "rotten_tomatoes"], test_items=QuerySubset.first(5))
+    for name in BUILT_IN:
+        directory = out if name == "vanilla" else out / "methods" / name
+        written = json.loads((directory / "results.json").read_text())["benchmarks"]["Normal"]["results"]
+        for dataset in ("TREC", "rotten_tomatoes"):
+            summary = python[name]["Normal"]["Divided results"][dataset]
+            assert {key: written["Divided results"][dataset][key] for key in summary} == json.loads(
+                json.dumps(summary)), (name, dataset)
