@@ -26,7 +26,7 @@ def run_methods_command(config: Any) -> int:
     """Plan, run, print and write a ``--methods`` run (see the module docstring)."""
     from ..backends.registry import planned_backend
     from ..methods.files import servable
-    from ..methods.run import plan_methods, run_planned_methods
+    from ..methods.run import check_backend, plan_methods, run_planned_methods
     from .run import _now, _open_cache, _run_failed
     from .run_config import build_suite_of
     suite = as_argument_error(build_suite_of, config)
@@ -34,7 +34,7 @@ def run_methods_command(config: Any) -> int:
     if any(method.mode == PROMPTS for method in config.methods):
         noisy = as_argument_error(_noisy_suite, config)
     backend = as_argument_error(planned_backend, config.model, **config.arguments)
-    config = replace(config, methods=tuple(servable(backend, config.methods)))
+    config = replace(config, methods=tuple(servable(backend, config.methods, check_backend)))
     planned = as_argument_error(plan_methods, backend, suite, config.methods, noisy)
     cache = as_argument_error(_open_cache, config.cache)
     if config.show_config:

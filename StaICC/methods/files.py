@@ -25,7 +25,7 @@ import os
 import inspect
 import sys
 from dataclasses import replace
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..requests import LABELS, REQUEST_KINDS
 from .builtin import BUILT_IN, built_in, vanilla
@@ -158,11 +158,11 @@ def _expanded(entries: Sequence[Union[str, Method]]) -> List[Union[str, Method]]
     return out
 
 
-def servable(backend: Any, methods: Sequence[Method]) -> List[Method]:
+def servable(backend: Any, methods: Sequence[Method], check_backend: Callable[..., None]) -> List[Method]:
     """``methods`` less those that ``all`` named and ``backend`` cannot serve (a representation from a backend
     that answers label scores; probabilities from one that answers label indexes), said once on stderr.  A
-    method named on its own is kept: :func:`~StaICC.methods.run.check_backend` refuses it, one line."""
-    from .run import check_backend
+    method named on its own is kept: ``check_backend`` (:func:`~StaICC.methods.run.check_backend`, which raises
+    on what the backend cannot serve) refuses it, one line."""
     kept, left = [], []
     for method in methods:
         try:

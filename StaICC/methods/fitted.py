@@ -13,6 +13,7 @@ premise-free twin (``Method.premise_free``) and divides by its answer.
 from typing import Any, Callable, Dict, List, Tuple
 
 from ..requests import LABELS
+from ..validation import check_int
 from .calibration import DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER
 from .calibration.bcl import batch_calibration_learnt
 from .calibration.generative import generative_calibration
@@ -45,8 +46,7 @@ def _steps(cls: type, number: int, **options: Any) -> Tuple[Callable, Callable, 
 
 
 def _method(name: str, description: str, cls: type, calibration_number: int, **options: Any) -> Method:
-    from .builtin import _checked
-    _checked(calibration_number, "calibration_number", 1, name)
+    check_int(calibration_number, "calibration_number", minimum=1, at=f" in the {name} method")
     try:
         cls(["a", "b"], **options)  # the options checked now, before any inference
     except (TypeError, ValueError) as exc:

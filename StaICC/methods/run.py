@@ -101,7 +101,7 @@ def run_methods(model: Any, methods: Sequence[MethodEntry] = (VANILLA,), benchma
     chosen = resolve_methods(methods)
     with fewer_collections():
         backend = as_backend(model, batched=batched, model_id=model_id)
-        chosen = servable(backend, chosen)  # what "all" named and the backend cannot give, left out
+        chosen = servable(backend, chosen, check_backend)  # what "all" named and the backend cannot give, left out
         benches = suite if suite is not None else build_suite(benchmarks, datasets, k, **options)
         if any(m.mode == PROMPTS for m in chosen) and noisy_suite is None:
             if suite is not None:

@@ -64,10 +64,9 @@ def test_pmi_equals_the_hand_wired_route_bit_for_bit():
                                       prediction_kind="probabilities")
         waiting = list(outputs["prob."])
 
-        def divided(prompt, label_space):
+        def divided(prompt, label_space, waiting=waiting):
             rows = score(prompt=prompt, label_space=label_space)
-            taken = [waiting.pop(0) for _ in rows]
-            return pmi_rows(rows, taken)
+            return pmi_rows(rows, [waiting.pop(0) for _ in rows])
         summary, _, expected = bench[i].auto_run(forward_inference=divided, batched_inference=True,
                                                  return_outputs=True, prediction_kind="probabilities")
         assert not waiting
