@@ -7,6 +7,7 @@ loading is the task files', :func:`StaICC.tasks.files.import_python_file`) and d
     TEST_KINDS = ("labels",)           # optional: what apply() reads of each query ("labels", "full_vocab", "hidden")
     NEEDS_PROBABILITIES = True         # optional: False if it copes with label indexes (generative backends)
     PARAMETERS = {"calibration_number": 128}   # optional: its settings, recorded in provenance
+    PREMISE_FREE = False               # optional: True to read answers["premise_free"] (each query, input emptied)
 
     def requests(data):                # optional: the prompts train() needs answered (none without it)
         return [data.write_prompt(demonstrations, query_inputs), ...]   # or (prompt, kind) pairs
@@ -101,6 +102,7 @@ def load_method_file(path: str) -> Method:
     return Method(name, description, requests=functions["requests"],
                   train=functions["train"], apply=functions["apply"], test_kinds=kinds,
                   needs_probabilities=_optional(module, "NEEDS_PROBABILITIES", bool, True, path),
+                  premise_free=_optional(module, "PREMISE_FREE", bool, False, path),
                   parameters=tuple(sorted((str(k), v) for k, v in parameters.items())),
                   source=(("file", os.path.abspath(path)), ("sha256", digest)))
 
