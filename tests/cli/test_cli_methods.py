@@ -187,3 +187,21 @@ def test_methods_all_on_the_tiny_hf_model_runs_every_built_in_method_as_python_d
             summary = python[name]["Normal"]["Divided results"][dataset]
             assert {key: written["Divided results"][dataset][key] for key in summary} == json.loads(
                 json.dumps(summary)), (name, dataset)
+
+
+def test_the_best_cell_is_marked_only_among_those_the_test_finds_better():
+    """‡ goes to the best value among the cells whose paired test says "better" (by the metric's direction), never
+    to a larger value the test does not support; a column with no better cell has none."""
+    from StaICC.cli.methods import BEST_SIGN, _mark_best
+    from StaICC.report.cells import Cell
+    rows = [["standard", "vanilla", Cell(0.50), Cell(0.30)],
+            ["batch", "batch", Cell(0.70), Cell(0.20, mark=True, direction="worse")],
+            ["clusters", "prototypical", Cell(0.60, mark=True, direction="better"), Cell(0.29)],
+            ["supervised", "platt", Cell(0.55, mark=True, direction="better"), Cell(0.31)]]
+    _mark_best(rows)
+    assert [row[2].suffix for row in rows] == ["", "", BEST_SIGN, ""]  # 0.70 is larger, but not significant
+    assert [row[3].suffix for row in rows] == ["", "", "", ""]
+    lower = [["standard", "vanilla", Cell(0.10)], ["a", "a", Cell(0.05, mark=True, direction="better")],
+             ["b", "b", Cell(0.02, mark=True, direction="better")]]
+    _mark_best(lower)  # a metric where lower is better (ECE): the smallest better value
+    assert [row[2].suffix for row in lower] == ["", "", BEST_SIGN]
