@@ -2,7 +2,7 @@
 """What ``--methods`` costs beside the plain run, and whether it equals the hand-wired route on this device.
 
     python benchmarks/bench_methods.py [--preset tiny|small|llama-3.2-1b] [--datasets TREC rotten_tomatoes]
-                                       [--limit N] [--skip-equality]
+                                       [--limit N] [--skip-equality] [--per-method] [--reference]
 
 A random-weight Llama of the preset's shape (on CUDA when there is one; throughput depends on
 the shape, not on the values) with a BPE tokenizer trained on the datasets' demonstrations.
@@ -16,6 +16,11 @@ the shape, not on the values) with a BPE tokenizer trained on the datasets' demo
    sets of methods, each a fresh backend over the same model in this process (warmed up first):
    requests asked, distinct, wall seconds, each as a ratio to the plain run, and the peak GPU
    memory (CUDA) or the process's peak RSS.
+3. ``--per-method``: each built-in method beside vanilla (``[vanilla, NAME]``) against vanilla alone, on
+   the same model: requests asked and wall seconds as ratios (vanilla's own run counted in both).
+   ``--reference``: the same with the built-in lexical model on every dataset of Normal (its full test
+   sets), no torch needed; there inference is nearly free, so the ratio is what a method adds in
+   planning, fitting, applying and summarising.
 
 Never imported by the package.
 """
@@ -127,15 +132,55 @@ def cost(model, tokenizer, datasets, limit) -> None:
               f"{seconds:7.2f} s ({seconds / base[1]:4.2f}x)  peak {_peak(torch)}")
 
 
+def per_method(make_backend, datasets, limit, note: str) -> None:
+    """Each built-in method the backend serves beside vanilla, against vanilla alone (best of two runs each)."""
+    from StaICC.engine.selection import QuerySubset
+    from StaICC.methods.builtin import BUILT_IN, table_order
+    from StaICC.methods.files import resolve_methods
+    from StaICC.methods.run import check_backend, run_methods
+    subset = QuerySubset.first(limit) if limit else None
+
+    def timed(names):
+        best = None
+        for _ in range(2):
+            started = time.perf_counter()
+            result = run_methods(make_backend(), names, "Normal", datasets, test_items=subset)
+            seconds = time.perf_counter() - started
+            best = seconds if best is None else min(best, seconds)
+        return result.metadata["asked"], best
+    base_asked, base_seconds = timed(["vanilla"])
+    print(f"3. each method beside vanilla, against vanilla alone ({note}; vanilla: {base_asked} requests, "
+          f"{base_seconds:.2f} s):")
+    for name in table_order([n for n in BUILT_IN if n != "vanilla"]):
+        method = resolve_methods([name])[1]
+        try:
+            check_backend(make_backend(), method, ())
+        except ValueError:
+            print(f"  {name:14s} not served by this backend")
+            continue
+        asked, seconds = timed(["vanilla", name])
+        print(f"  {name:14s} asked {asked:7d} ({asked / base_asked:5.2f}x)  {seconds:7.2f} s "
+              f"({seconds / base_seconds:5.2f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="tiny", choices=sorted(SHAPES) + ["llama-3.2-1b"])
     parser.add_argument("--datasets", nargs="+", default=["TREC", "rotten_tomatoes"])
     parser.add_argument("--limit", type=int, default=None, help="test items per dataset in the cost runs (default all)")
     parser.add_argument("--skip-equality", action="store_true")
+    parser.add_argument("--per-method", action="store_true", help="3. each method's cost against vanilla")
+    parser.add_argument("--reference", action="store_true",
+                        help="only 3., with the reference model on every dataset of Normal")
     args = parser.parse_args()
     import warnings
     warnings.simplefilter("ignore")  # the --limit and calibration warnings, once per dataset
+    if args.reference:
+        from StaICC import Normal
+        from StaICC.backends import make_backend
+        per_method(lambda: make_backend("reference"), Normal().dataset_names(), args.limit,
+                   "reference model, Normal, every dataset")
+        return
     import torch
     if not torch.cuda.is_available():
         torch.set_num_threads(1)
@@ -149,6 +194,10 @@ def main() -> None:
         equality(model, tokenizer, args.datasets)
     print(f"2. cost on Normal, {args.limit or 'all'} test items per dataset, default batching:")
     cost(model, tokenizer, args.datasets, args.limit)
+    if args.per_method:
+        from StaICC.backends.hf import HFBackend
+        per_method(lambda: HFBackend(model, tokenizer, model_id="bench"), list(args.datasets), args.limit,
+                   f"{args.preset} preset, Normal on {', '.join(args.datasets)}, {args.limit or 'all'} test items")
 
 
 if __name__ == "__main__":

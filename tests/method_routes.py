@@ -14,6 +14,8 @@ DATASETS = ("TREC", "rotten_tomatoes", "SST5")
 LIMIT = 5
 CALIBRATION_NUMBER = 16
 METHODS = ("vanilla", "noisy_channel", "contextual", "domain", "batch", "knn", "knn_centroid", "hidden")
+#: the calibrations fitted on calibration queries' label probabilities (StaICC.methods.fitted)
+FITTED_METHODS = ("generative", "ucpa", "bcl", "prototypical", "sucpa", "temperature", "platt", "supervised", "linc")
 
 
 def scorer():
@@ -37,6 +39,8 @@ def _inference(name: str, experimentor, score):
         return score
     if name == "batch":
         return lambda prompt, label_space: batch_calibration(score(prompt=prompt, label_space=label_space))
+    if name in FITTED_METHODS:
+        return _fitted_inference(name, experimentor, score)
     labels = experimentor.get_label_space()
     calibration, feedforward = {
         "contextual": (contextual_calibration(labels), score),
@@ -50,14 +54,32 @@ def _inference(name: str, experimentor, score):
     return score.calibrated(calibration.inference)
 
 
+def _fitted_inference(name: str, experimentor, score):
+    """A fitted calibration trained with the scorer as its feedforward; BCL over each pass, the others per prompt."""
+    import StaICC.methods.calibration as c
+    labels = experimentor.get_label_space()
+    calibration = {"generative": lambda: c.generative_calibration(labels), "ucpa": lambda: c.prior_adaptation(labels),
+                   "bcl": lambda: c.batch_calibration_learnt(labels),
+                   "prototypical": lambda: c.prototypical_calibration(labels),
+                   "sucpa": lambda: c.prior_adaptation(labels, supervised=True),
+                   "temperature": lambda: c.temperature_scaling(labels), "platt": lambda: c.platt_scaling(labels),
+                   "supervised": lambda: c.supervised_calibration(labels),
+                   "linc": lambda: c.linc_calibration(labels)}[name]()
+    calibration.train(experimentor.prompt_former.write_prompt_from_dataline, score, experimentor.calibration_set(),
+                      calibration_number=CALIBRATION_NUMBER, k=experimentor.get_k())
+    if name == "bcl":
+        return lambda prompt, label_space: calibration.transform_rows(score(prompt=prompt, label_space=label_space))
+    return score.calibrated(calibration.inference)
+
+
 @functools.lru_cache(maxsize=None)
-def hand_wired(benchmark: str = "Normal"):
+def hand_wired(benchmark: str = "Normal", methods=METHODS):
     """{method: {dataset: (result, rows)}} of the hand-wired route on ``benchmark``."""
     import StaICC
     from StaICC.engine.selection import QuerySubset
     score = scorer()
     out = {}
-    for name in METHODS:
+    for name in methods:
         bench = getattr(StaICC, benchmark)(datasets=list(DATASETS), test_items=QuerySubset.first(LIMIT),
                                            noisy_channel=name == "noisy_channel")
         out[name] = {}

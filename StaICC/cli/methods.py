@@ -13,6 +13,7 @@ and, for a method file, its SHA-256), so that ``staicc compare D D/methods/NAME`
 import os
 import sys
 import time
+from dataclasses import replace
 from typing import Any, Dict, List
 
 from ..methods.protocol import PROMPTS, VANILLA
@@ -24,7 +25,8 @@ METHODS_FOLDER = "methods"
 def run_methods_command(config: Any) -> int:
     """Plan, run, print and write a ``--methods`` run (see the module docstring)."""
     from ..backends.registry import planned_backend
-    from ..methods.run import plan_methods, run_planned_methods
+    from ..methods.files import servable
+    from ..methods.run import check_backend, plan_methods, run_planned_methods
     from .run import _now, _open_cache, _run_failed
     from .run_config import build_suite_of
     suite = as_argument_error(build_suite_of, config)
@@ -32,6 +34,7 @@ def run_methods_command(config: Any) -> int:
     if any(method.mode == PROMPTS for method in config.methods):
         noisy = as_argument_error(_noisy_suite, config)
     backend = as_argument_error(planned_backend, config.model, **config.arguments)
+    config = replace(config, methods=tuple(servable(backend, config.methods, check_backend)))
     planned = as_argument_error(plan_methods, backend, suite, config.methods, noisy)
     cache = as_argument_error(_open_cache, config.cache)
     if config.show_config:
@@ -175,33 +178,63 @@ def _part_metadata(result: Any, part: tuple) -> Dict[str, Any]:
 
 
 def methods_tables(result: Any, comparisons: Dict[str, Any]) -> List[Any]:
-    """One table per sub-benchmark part and metric: a row per method, a column per dataset and the average;
-    a method's cell marked where it differs from vanilla (Holm-adjusted p below alpha)."""
-    from ..report.cells import Cell, Table
+    """One table per sub-benchmark part and metric: a row per method, grouped by family (vanilla first), a column
+    per dataset and the average; a method's cell marked ``*`` where it differs from vanilla (Holm-adjusted p below
+    alpha) and :data:`BEST_SIGN` where it is the best of the column among those the test finds better."""
+    from ..methods.builtin import family, table_order
+    from ..report.cells import Table
     from ..report.names import metric_label
-    from ..results import flatten
     tables = []
+    names = table_order(list(result))
     for part in _parts(result[VANILLA]):
         part_name = part[2]
         base = _part_of(result[VANILLA], part)
         datasets = list(base.get("Divided results", {}))
         metrics = [m for m in base["Averaged results"] if not isinstance(base["Averaged results"][m], dict)]
         for metric in metrics:
-            rows = []
-            for name in result:
-                values = _part_of(result[name], part)
-                compared = comparisons[name].parts.get(part_name) if name in comparisons else None
-                row: List[Any] = [name]
-                for dataset in datasets + ["Averaged"]:
-                    value = (values["Averaged results"] if dataset == "Averaged"
-                             else flatten(values["Divided results"][dataset])).get(metric)
-                    difference = None if compared is None else (
-                        compared.averaged if dataset == "Averaged" else compared.datasets.get(dataset, {})).get(metric)
-                    row.append(Cell(value, mark=bool(difference is not None and difference.significant)))
-                rows.append(row)
-            tables.append(Table(f"{part_name}: {metric_label(part_name, metric)}", ["method"] + datasets + ["Averaged"],
-                                rows))
+            rows = [[family(name), name] + _method_cells(result, comparisons, name, part, datasets, metric)
+                    for name in names]
+            _mark_best(rows)
+            tables.append(Table(f"{part_name}: {metric_label(part_name, metric)}",
+                                ["family", "method"] + datasets + ["Averaged"], rows, keys=[1], group_column=0))
     return tables
+
+
+def _method_cells(result: Any, comparisons: Dict[str, Any], name: str, part: tuple, datasets: List[str],
+                  metric: str) -> List[Any]:
+    """One method's cells of one metric: each dataset's value and the average, with the test against vanilla."""
+    from ..report.cells import Cell
+    from ..report.tables import _direction
+    from ..results import flatten
+    values = _part_of(result[name], part)
+    compared = comparisons[name].parts.get(part[2]) if name in comparisons else None
+    cells: List[Any] = []
+    for dataset in datasets + ["Averaged"]:
+        value = (values["Averaged results"] if dataset == "Averaged"
+                 else flatten(values["Divided results"][dataset])).get(metric)
+        difference = None if compared is None else (
+            compared.averaged if dataset == "Averaged" else compared.datasets.get(dataset, {})).get(metric)
+        significant = bool(difference is not None and difference.significant)
+        cells.append(Cell(value, mark=significant,
+                          direction=_direction(part[0], metric, difference.delta) if significant else None))
+    return cells
+
+
+#: the sign of the best cell of a column among the methods the paired test finds better than vanilla
+BEST_SIGN = "‡"
+
+
+def _mark_best(rows: List[List[Any]]) -> None:
+    """In each column, the best value among the cells whose test says "better" gets :data:`BEST_SIGN`."""
+    for column in range(2, len(rows[0]) if rows else 0):
+        better = [row[column] for row in rows if getattr(row[column], "direction", None) == "better"
+                  and isinstance(row[column].value, (int, float))]
+        if not better:
+            continue
+        vanilla = next(row[column].value for row in rows if row[1] == VANILLA)
+        higher = better[0].value > vanilla  # "better" cells all lie on the metric's better side of vanilla
+        best = max(better, key=lambda cell: cell.value if higher else -cell.value)
+        best.suffix = BEST_SIGN
 
 
 def _notes(comparisons: Dict[str, Any]) -> List[str]:
@@ -210,7 +243,8 @@ def _notes(comparisons: Dict[str, Any]) -> List[str]:
     first = next(iter(comparisons.values()))
     notes = [f"* differs from vanilla at {first.alpha} (per dataset: Holm-adjusted across datasets; McNemar's exact "
              "test for accuracy, a paired bootstrap of test items otherwise; Averaged: paired bootstrap, "
-             f"uncorrected; {first.resamples} resamples, seed {first.seed})"]
+             f"uncorrected; {first.resamples} resamples, seed {first.seed}); {BEST_SIGN} the best of its column among "
+             "the methods that test finds better than vanilla"]
     unpaired = [name for name, c in comparisons.items() if not c.paired]
     if unpaired:
         notes.append(f"{', '.join(unpaired)}: other prompts than vanilla's, so compared unpaired (items resampled "

@@ -16,6 +16,7 @@ from .calibration import (DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER, DEFAUL
                           batch_calibration, contextual_calibration, domain_calibration, hidden_calibration,
                           knn_prompt_centroid, knn_prompting)
 from .calibration.base import MAX_CALIBRATION_NUMBER
+from .fitted import FITTED
 from .protocol import PLAIN, PROMPTS, VANILLA, Method, MethodData
 
 
@@ -134,11 +135,35 @@ def knn_centroid(calibration_number: int = DEFAULT_CALIBRATION_NUMBER) -> Method
                         (LABELS, FULL_VOCAB), calibration_number=calibration_number)
 
 
-#: every built-in method by name, in the order a table lists them
+#: every built-in method by name, in the order a table lists them (family by family, see FAMILIES)
 BUILT_IN: Dict[str, Callable[..., Method]] = {
     "vanilla": vanilla, "noisy_channel": noisy_channel, "contextual": contextual, "domain": domain,
-    "batch": batch, "knn": knn, "knn_centroid": knn_centroid, "hidden": hidden,
+    "batch": batch, "knn": knn, "knn_centroid": knn_centroid, "hidden": hidden, **FITTED,
 }
+
+#: the methods tables' row groups, in their order: what each family estimates to correct the prediction
+FAMILIES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+    ("standard", ("vanilla",)),
+    ("prompting", ("noisy_channel", "pmi")),
+    ("label prior", ("contextual", "domain", "generative", "ucpa")),
+    ("batch", ("batch", "bcl")),
+    ("clusters", ("prototypical",)),
+    ("representations", ("knn", "knn_centroid", "hidden")),
+    ("supervised", ("sucpa", "temperature", "platt", "supervised", "linc")),
+)
+#: the family of a method that is not built in (a method file, a Method value)
+OWN_FAMILY = "method files"
+
+
+def family(name: str) -> str:
+    """The family ``name`` is listed in (a method that is not built in: :data:`OWN_FAMILY`)."""
+    return next((group for group, names in FAMILIES if name in names), OWN_FAMILY)
+
+
+def table_order(names: Any) -> List[str]:
+    """``names`` family by family in :data:`FAMILIES`' order (method files last, as given), vanilla first."""
+    order = [name for _group, members in FAMILIES for name in members]
+    return sorted(names, key=lambda n: (order.index(n) if n in order else len(order)))
 
 
 def built_in(name: str, **parameters: Any) -> Method:

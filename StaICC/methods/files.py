@@ -7,6 +7,7 @@ loading is the task files', :func:`StaICC.tasks.files.import_python_file`) and d
     TEST_KINDS = ("labels",)           # optional: what apply() reads of each query ("labels", "full_vocab", "hidden")
     NEEDS_PROBABILITIES = True         # optional: False if it copes with label indexes (generative backends)
     PARAMETERS = {"calibration_number": 128}   # optional: its settings, recorded in provenance
+    PREMISE_FREE = False               # optional: True to read answers["premise_free"] (each query, input emptied)
 
     def requests(data):                # optional: the prompts train() needs answered (none without it)
         return [data.write_prompt(demonstrations, query_inputs), ...]   # or (prompt, kind) pairs
@@ -25,7 +26,9 @@ import inspect
 import json
 import os
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+import sys
+from dataclasses import replace
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..requests import LABELS, REQUEST_KINDS
 from .builtin import BUILT_IN, built_in, vanilla
@@ -34,6 +37,11 @@ from .protocol import VANILLA, Method
 #: a method file's NAME: it names the method's results and their folder
 MAX_NAME = 64
 SAFE_NAME = re.compile(rf"[A-Za-z_][A-Za-z0-9_\-]{{0,{MAX_NAME - 1}}}")
+#: the ``--methods`` entry that names every built-in method
+ALL = "all"
+#: a method ``all`` named records so in its source: left out where the backend cannot serve it
+NAMED_BY = "named_by"
+_FROM_ALL = "\0all:"
 #: a ``--methods`` entry that ends so, or holds a path separator, names a file
 FILE_ENDING = ".py"
 
@@ -121,6 +129,7 @@ def load_method_file(path: str) -> Method:
     return Method(name, description, requests=functions["requests"],
                   train=functions["train"], apply=functions["apply"], test_kinds=kinds,
                   needs_probabilities=_optional(module, "NEEDS_PROBABILITIES", bool, True, path),
+                  premise_free=_optional(module, "PREMISE_FREE", bool, False, path),
                   parameters=tuple(sorted((str(k), v) for k, v in parameters.items())),
                   source=(("file", os.path.abspath(path)), ("sha256", digest)))
 
@@ -130,9 +139,10 @@ def resolve_methods(entries: Sequence[Union[str, Method]],
     """Built-in names, method files and :class:`Method` values, as methods: vanilla first (added when not named,
     since every method is compared with it), each name once.  ``parameters`` go to every built-in method that
     takes them (``calibration_number=32`` to all the calibrations, ``knn_k=5`` to knn); one that no named
-    method takes is refused."""
+    method takes is refused.  ``"all"`` names every built-in method."""
     if isinstance(entries, (str, Method)):
         entries = [entries]
+    entries = _expanded(entries)
     parameters = dict(parameters or {})
     used = set()
     methods: List[Method] = []
@@ -145,9 +155,12 @@ def resolve_methods(entries: Sequence[Union[str, Method]],
             methods.append(load_method_file(entry.strip()))
         else:
             name = entry.strip()
+            from_all = name.startswith(_FROM_ALL)
+            name = name[len(_FROM_ALL):] if from_all else name
             taken = {k: v for k, v in parameters.items() if k in takes(name)}
             used.update(taken)
-            methods.append(built_in(name, **taken))
+            method = built_in(name, **taken)
+            methods.append(replace(method, source=method.source + ((NAMED_BY, ALL),)) if from_all else method)
     unused = sorted(set(parameters) - used)
     if unused:
         offered = "; ".join(f"{m.name} takes {', '.join(takes(m.name))}" for m in methods if takes(m.name))
@@ -160,3 +173,34 @@ def resolve_methods(entries: Sequence[Union[str, Method]],
     if VANILLA not in names:
         methods.insert(0, vanilla())
     return sorted(methods, key=lambda m: m.name != VANILLA)
+
+
+def _expanded(entries: Sequence[Union[str, Method]]) -> List[Union[str, Method]]:
+    """:data:`ALL` replaced by every built-in method not named beside it, in the built-in order."""
+    named = {e.strip() for e in entries if isinstance(e, str)}
+    out: List[Union[str, Method]] = []
+    for entry in entries:
+        if isinstance(entry, str) and entry.strip() == ALL:
+            out += [_FROM_ALL + name for name in BUILT_IN if name not in named]
+        else:
+            out.append(entry)
+    return out
+
+
+def servable(backend: Any, methods: Sequence[Method], check_backend: Callable[..., None]) -> List[Method]:
+    """``methods`` less those that ``all`` named and ``backend`` cannot serve (a representation from a backend
+    that answers label scores; probabilities from one that answers label indexes), said once on stderr.  A
+    method named on its own is kept: ``check_backend`` (:func:`~StaICC.methods.run.check_backend`, which raises
+    on what the backend cannot serve) refuses it, one line."""
+    kept, left = [], []
+    for method in methods:
+        try:
+            if (NAMED_BY, ALL) in method.source:
+                check_backend(backend, method, ())
+            kept.append(method)
+        except ValueError:
+            left.append(method.name)
+    if left:
+        print(f"staicc: note: methods 'all' names that the {backend.name} backend cannot serve, left out: "
+              f"{', '.join(left)}", file=sys.stderr)
+    return kept

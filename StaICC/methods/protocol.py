@@ -35,6 +35,8 @@ PROMPTS = "prompts"
 MODES = (CALIBRATION, PLAIN, PROMPTS)
 
 VANILLA = "vanilla"
+#: the key of ``apply``'s answers that holds the premise-free prompts' label scores (a method with ``premise_free``)
+PREMISE_FREE = "premise_free"
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,9 @@ class Method:
     ``test_kinds``: what ``apply`` reads of each query; ``needs_probabilities``: it reads the
     label probabilities (refused with a backend that answers label indexes, ``scoring=generate``);
     ``parameters``: its settings, recorded; ``source``: where it comes from (``{"built_in": True}``
-    or a file's path and SHA-256), recorded in provenance.
+    or a file's path and SHA-256), recorded in provenance; ``premise_free``: ``apply`` also reads
+    ``answers["premise_free"]``, the label scores of each test prompt written with its query's
+    input emptied (the same demonstrations, template and label noise: one extra prompt per query).
     """
 
     name: str
@@ -83,6 +87,7 @@ class Method:
     needs_probabilities: bool = True
     parameters: Tuple[Tuple[str, Any], ...] = ()
     source: Tuple[Tuple[str, Any], ...] = (("built_in", True),)
+    premise_free: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

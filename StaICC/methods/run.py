@@ -18,7 +18,7 @@ from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K
 from ..subbenchmarks.suite import _assembled, build_suite, fewer_collections, suite_parts
-from .files import resolve_methods
+from .files import resolve_methods, servable
 from .protocol import PLAIN, PROMPTS, VANILLA, Method, needed_kinds
 from .works import method_work, prompt_mode_work
 
@@ -101,6 +101,7 @@ def run_methods(model: Any, methods: Sequence[MethodEntry] = (VANILLA,), benchma
     chosen = resolve_methods(methods)
     with fewer_collections():
         backend = as_backend(model, batched=batched, model_id=model_id)
+        chosen = servable(backend, chosen, check_backend)  # what "all" named and the backend cannot give, left out
         benches = suite if suite is not None else build_suite(benchmarks, datasets, k, **options)
         if any(m.mode == PROMPTS for m in chosen) and noisy_suite is None:
             if suite is not None:

@@ -20,7 +20,7 @@ from ..engine.plan import Work
 from ..engine.scoring import check_output
 from ..prompt.template import dataline_writer
 from ..requests import KIND_NAMES, LABELS, Answer, Request, label_answer, requests_asking
-from .protocol import Method, MethodData, training_items
+from .protocol import PREMISE_FREE, Method, MethodData, training_items
 
 Training = Tuple[MethodData, Tuple[Tuple[str, str], ...]]
 
@@ -78,6 +78,12 @@ class MethodWork(_MethodShare):
     training: Tuple[Training, ...] = field(repr=False)
     pass_fits: Tuple[int, ...]  # the training (fit) each pass of the work applies
     plan: MethodPlan
+    premise_free: Optional[Work] = field(default=None, repr=False)  # the work with each query's input emptied
+
+    @property
+    def answer_keys(self) -> Tuple[str, ...]:
+        """What ``apply`` reads, in the order the requests ask it: the test kinds, then the premise-free prompts."""
+        return tuple(self.method.test_kinds) + ((PREMISE_FREE,) if self.premise_free is not None else ())
 
     def requests(self, rendered: Optional[Dict[Any, Any]] = None, *, segments: bool = False,
                  only: Optional[Sequence[Sequence[int]]] = None) -> List[Request]:
@@ -93,6 +99,8 @@ class MethodWork(_MethodShare):
         base = self.work.requests(rendered, segments=segments)
         for kind in self.method.test_kinds:
             out += requests_asking(base, kind)
+        if self.premise_free is not None:
+            out += self.premise_free.requests(rendered, segments=segments)
         return out
 
     def summarize(self, requests: Sequence[Request], answers: Sequence[Answer], rule: RowRule = STANDARD_RULE) -> Outcome:
@@ -105,7 +113,7 @@ class MethodWork(_MethodShare):
         applied: List[Answer] = []
         for p in range(passes):
             by_kind = {kind: [a.prediction for a in answers[self.plan.pass_slice(first + n * passes + p)]]
-                       for n, kind in enumerate(self.method.test_kinds)}
+                       for n, kind in enumerate(self.answer_keys)}
             kept = answers[self.plan.pass_slice(first + p)]  # the first kind's: text and parsed flags
             applied += self._applied(fits[self.pass_fits[p]], by_kind, kept, requests[self.plan.bounds[first + p]],
                                      p)
@@ -187,12 +195,21 @@ def method_work(method: Method, work: Work, k: int) -> MethodWork:
         data = MethodData(work.dataset, work.part, tuple(key.label_space), source.triplet.calibration, k,
                           dataline_writer(key, source.triplet))
         training.append((data, tuple(training_items(method, data))))
-    plan = _plan(method, work, training)
+    companion = premise_free_work(work) if method.premise_free else None
+    plan = _plan(method, work, training, companion is not None)
     departed = replace(work, departures=tuple(work.departures) + (f"method {method.name}",))
-    return MethodWork(method, departed, tuple(training), tuple(pass_fits), plan)
+    return MethodWork(method, departed, tuple(training), tuple(pass_fits), plan, companion)
 
 
-def _plan(method: Method, work: Work, training: List[Training]) -> MethodPlan:
+def premise_free_work(work: Work) -> Work:
+    """``work`` with every query's input texts empty: the pseudo-query machinery of Contextual_bias (an empty
+    query per test query), so each prompt keeps its demonstrations, template and label noise."""
+    from ..prompt import empty_query_generator
+    source = work.prompts
+    return replace(work, prompts=replace(source, pseudo_queries=empty_query_generator(source.triplet.calibration)))
+
+
+def _plan(method: Method, work: Work, training: List[Training], premise_free: bool = False) -> MethodPlan:
     bounds, descriptions = [0], []
     templates = len(training)
     for number, (_data, items) in enumerate(training):
@@ -200,8 +217,9 @@ def _plan(method: Method, work: Work, training: List[Training]) -> MethodPlan:
         which = f" (template {number + 1}/{templates})" if templates > 1 else ""
         descriptions.append(f"{method.name} {work.dataset}: {len(items)} calibration prompts{which}")
     per_pass = work.plan.queries_per_pass
-    for kind in method.test_kinds:
+    for kind in tuple(method.test_kinds) + ((PREMISE_FREE,) if premise_free else ()):
         for p in range(len(work.plan.passes)):
             bounds.append(bounds[-1] + per_pass)
-            descriptions.append(f"{method.name} {work.plan.pass_description(p)} ({KIND_NAMES[kind]})")
+            what = "premise-free prompts" if kind == PREMISE_FREE else KIND_NAMES[kind]
+            descriptions.append(f"{method.name} {work.plan.pass_description(p)} ({what})")
     return MethodPlan(work.plan.benchmark, work.dataset, tuple(bounds), tuple(descriptions))

@@ -11,7 +11,7 @@ _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$"
                    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
                    # the few non-ASCII signs the tables print themselves
                    "†": r"$\dagger$", "±": r"$\pm$", "κ": r"$\kappa$", "↑": r"$\uparrow$", "↓": r"$\downarrow$",
-                   "−": r"$-$", "×": r"$\times$"}
+                   "‡": r"$\ddagger$", "−": r"$-$", "×": r"$\times$"}
 
 
 def latex_escape(text: str) -> str:

@@ -32,8 +32,9 @@ def bounded_yaml(text: str, path: str, max_nesting: int) -> Any:
     """The YAML document ``text``, built only after its expansion, nesting and keys are checked."""
     from ..extras import require
     yaml = require("yaml", "reading a YAML task file")
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)  # its reader already refuses unprintable characters
         node = loader.get_single_node()
         if node is None:
             return None
@@ -44,7 +45,8 @@ def bounded_yaml(text: str, path: str, max_nesting: int) -> Any:
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         raise ValueError(f"malformed YAML: {getattr(exc, 'problem', None) or exc}{at}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def _check(root: Any, yaml: Any, path: str, max_nesting: int) -> None:

@@ -25,7 +25,7 @@ def _fail(argv, capsys):
 
 
 def _table_rows(text, title):
-    """{method: [cells]} of the table titled ``title`` in the terminal output."""
+    """{method: [cells]} of the table titled ``title`` in the terminal output (each row: family, method, cells)."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip() == title)
     rows = {}
@@ -33,7 +33,7 @@ def _table_rows(text, title):
         if not line.startswith("│"):
             break
         cells = [c.strip() for c in line.strip("│").split("│")]
-        rows[cells[0]] = cells[1:]
+        rows[cells[1]] = cells[2:]  # the family, then the method's name
     return rows
 
 
@@ -124,3 +124,84 @@ def test_a_method_file_runs_by_path_into_the_table_and_the_provenance(tmp_path, 
              "--overwrite"], capsys)
     assert sorted(p.name for p in (out / "methods").iterdir()) == ["batch"]
     assert not (out / "samples.jsonl").exists()
+
+
+def test_methods_all_runs_every_method_the_backend_serves_grouped_by_family(capsys):
+    """``--methods all`` with the reference backend: every built-in method but the three that need a representation
+    (said in one note), rows grouped family by family with vanilla first."""
+    pytest.importorskip("numpy", reason="the calibrations need numpy (pip install \"StaICC[methods]\")")
+    from StaICC.methods.builtin import BUILT_IN, FAMILIES
+    code = cli.main(["run", "--methods", "all", "--datasets", "TREC", "rotten_tomatoes", "--limit", "16",
+                     "--method-args", "calibration_number=16", "--resamples", "20", "--no-progress"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert ("methods 'all' names that the reference backend cannot serve, left out: knn, knn_centroid, hidden"
+            in out.err)
+    order = [name for _family, names in FAMILIES for name in names if name not in ("knn", "knn_centroid", "hidden")]
+    assert list(_table_rows(out.out, "Normal: accuracy")) == order and len(order) == len(BUILT_IN) - 3
+    families = {name: group for group, names in FAMILIES for name in names}
+    lines = [line for line in out.out.splitlines() if line.startswith("│ ")]
+    assert all(line.strip("│").split("│")[0].strip() == families[line.strip("│").split("│")[1].strip()]
+               for line in lines)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--methods", "vanilla,platt", "--method-args", "l2=-1"], "method 'platt': l2 in platt_scaling must be a number >= 0"),
+    (["--methods", "all", "--method-args", "calibration_number=-4"], "calibration_number"),
+    (["--methods", "vanilla,bcl", "--method-args", "gamma_steps=0"], "gamma_steps"),
+    (["--methods", "vanilla,prototypical", "--method-args", "em_iterations=-1"], "em_iterations"),
+    (["--methods", "vanilla,temperature", "--method-args", "knn_k=3"], "method parameter knn_k: no method named"),
+    (["--methods", "vanilla,ucpa,pmi", "--model", "openai", "--model-args",
+      "base_url=http://127.0.0.1:9/v1,model=tiny,scoring=generate"], "reads label probabilities"),
+])
+def test_the_new_methods_refuse_bad_arguments_in_one_line(argv, message, capsys):
+    line = _fail(["run", "--datasets", "TREC", "--limit", "5", *argv], capsys)
+    assert message in line
+
+
+def test_methods_all_on_the_tiny_hf_model_runs_every_built_in_method_as_python_does(tmp_path, capsys):
+    """Every built-in method (18 or more) in one command on a tiny random Llama on CPU; each method's results.json
+    equals ``run_methods`` in Python on the same model, metric for metric, to the last bit."""
+    pytest.importorskip("torch", reason="the [hf] extra is not installed (pip install \"StaICC[hf]\")")
+    pytest.importorskip("transformers", reason="the [hf] extra is not installed (pip install \"StaICC[hf]\")")
+    from backend_helpers import save_tiny
+    from method_routes import backend
+
+    from StaICC.engine.selection import QuerySubset
+    from StaICC.methods.builtin import BUILT_IN, table_order
+    from StaICC.methods.files import resolve_methods
+    from StaICC.methods.run import run_methods
+    model = save_tiny(str(tmp_path / "tiny"))
+    out = tmp_path / "run"
+    text = run_cli(["run", "--model", "hf", "--model-args", f"pretrained={model},batch_size=1,packing=rows,threads=1",
+                    "--methods", "all", "--method-args", "calibration_number=8", "--datasets", "TREC",
+                    "rotten_tomatoes", "--limit", "5", "--resamples", "20", "--no-progress", "--output-dir", str(out)],
+                   capsys)
+    assert len(BUILT_IN) >= 18 and list(_table_rows(text, "Normal: accuracy")) == table_order(list(BUILT_IN))
+    python = run_methods(backend(), resolve_methods(["all"], {"calibration_number": 8}), "Normal",
+                         ["TREC", "rotten_tomatoes"], test_items=QuerySubset.first(5))
+    for name in BUILT_IN:
+        directory = out if name == "vanilla" else out / "methods" / name
+        written = json.loads((directory / "results.json").read_text())["benchmarks"]["Normal"]["results"]
+        for dataset in ("TREC", "rotten_tomatoes"):
+            summary = python[name]["Normal"]["Divided results"][dataset]
+            assert {key: written["Divided results"][dataset][key] for key in summary} == json.loads(
+                json.dumps(summary)), (name, dataset)
+
+
+def test_the_best_cell_is_marked_only_among_those_the_test_finds_better():
+    """‡ goes to the best value among the cells whose paired test says "better" (by the metric's direction), never
+    to a larger value the test does not support; a column with no better cell has none."""
+    from StaICC.cli.methods import BEST_SIGN, _mark_best
+    from StaICC.report.cells import Cell
+    rows = [["standard", "vanilla", Cell(0.50), Cell(0.30)],
+            ["batch", "batch", Cell(0.70), Cell(0.20, mark=True, direction="worse")],
+            ["clusters", "prototypical", Cell(0.60, mark=True, direction="better"), Cell(0.29)],
+            ["supervised", "platt", Cell(0.55, mark=True, direction="better"), Cell(0.31)]]
+    _mark_best(rows)
+    assert [row[2].suffix for row in rows] == ["", "", BEST_SIGN, ""]  # 0.70 is larger, but not significant
+    assert [row[3].suffix for row in rows] == ["", "", "", ""]
+    lower = [["standard", "vanilla", Cell(0.10)], ["a", "a", Cell(0.05, mark=True, direction="better")],
+             ["b", "b", Cell(0.02, mark=True, direction="better")]]
+    _mark_best(lower)  # a metric where lower is better (ECE): the smallest better value
+    assert [row[2].suffix for row in lower] == ["", "", BEST_SIGN]

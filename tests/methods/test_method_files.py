@@ -125,3 +125,31 @@ def test_a_method_the_backend_cannot_serve_is_refused_when_planned(backend, meth
     with pytest.raises(ValueError, match=message):
         plan_methods(backend, suite, resolve_methods([method]))
     plan_methods(_Described(needs_segments=True), suite, resolve_methods(["vanilla", "batch"]))  # no training prompts
+
+
+def test_a_method_file_with_premise_free_reads_the_premise_free_prompts(tmp_path):
+    """A file that sets PREMISE_FREE and divides by answers["premise_free"] is the built-in pmi, to the last bit,
+    on a function model whose answer depends on the query text (so the twins' answers differ from vanilla's)."""
+    path = tmp_path / "my_pmi.py"
+    path.write_text(textwrap.dedent('''\
+        """PMI in a file."""
+        PREMISE_FREE = True
+
+        def train(data, answers):
+            return None
+
+        def apply(state, answers):
+            from StaICC.methods.calibration.pmi import pmi_rows
+            return pmi_rows(answers["labels"], answers["premise_free"])
+        '''))
+
+    def model(prompt, label_space):
+        tail = prompt[-60:]
+        weights = [1.0 + (sum(map(ord, tail)) * (i + 3)) % 7 for i in range(len(label_space))]
+        return [w / sum(weights) for w in weights]
+    result = run_methods(model, ["pmi", str(path)], "Normal", DATASETS, test_items=QuerySubset.first(5))
+    for dataset in DATASETS:
+        mine = [r["prediction"] for r in result["my_pmi"]["Normal"].records if r["dataset"] == dataset]
+        assert mine == [r["prediction"] for r in result["pmi"]["Normal"].records if r["dataset"] == dataset]
+        assert mine != [r["prediction"] for r in result["vanilla"]["Normal"].records if r["dataset"] == dataset]
+    assert result.metadata["distinct_prompts"] == len(DATASETS) * 2 * 2 * 5  # the twins asked once for both

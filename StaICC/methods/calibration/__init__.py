@@ -29,8 +29,18 @@ from .base import (DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER, DEFAULT_DOMAI
                    MISSING_CATEGORY_WARNING, batch_calibration, calibration, contextual_calibration, domain_calibration)
 from .base import ContextualCalibration, DomainCalibration  # noqa: F401  (by name, not by *)
 from .representations import hidden_calibration, knn_prompt, knn_prompt_centroid, knn_prompting
+from .bcl import batch_calibration_learnt
+from .generative import generative_calibration
+from .linc import linc_calibration
+from .platt import platt_scaling
+from .prior_adaptation import prior_adaptation
+from .prototypical import prototypical_calibration
+from .supervised import supervised_calibration
+from .temperature import temperature_scaling
 from .representations import HiddenCalibration, KNNPromptCentroid, KNNPrompting  # noqa: F401  (by name, not by *)
 
 __all__ = ["calibration", "knn_prompt", "contextual_calibration", "domain_calibration", "batch_calibration",
            "hidden_calibration", "knn_prompting", "knn_prompt_centroid", "INITIAL_CONTEXT_MASS",
+           "batch_calibration_learnt", "generative_calibration", "linc_calibration", "platt_scaling",
+           "prior_adaptation", "prototypical_calibration", "supervised_calibration", "temperature_scaling",
            "DEFAULT_CALIBRATION_NUMBER", "DEFAULT_DOMAIN_SAMPLE_LENGTH", "DEFAULT_BATCH_SIZE", "MISSING_CATEGORY_WARNING"]

@@ -1,0 +1,168 @@
+"""What the calibrations fitted on calibration prompts' label probabilities share: their prompts and their fit.
+
+Every calibration here is trained on the same prompts as hidden calibration and kNN (per
+calibration query: k demonstrations and one query row of the calibration set, drawn from a
+fresh stream, :meth:`~StaICC.methods.calibration.representations._demonstration_query_trained.training_queries`),
+but asks only their label probabilities.  So a run of several of them asks each prompt once
+(the runner's dedup), and the hand-wired route is ``train(prompt_maker, feedforward,
+calibration_set, calibration_number, k)`` with any feedforward that returns label
+probabilities.  Whether a calibration reads the query labels (supervised) or not
+(unsupervised) is its own ``fit``.
+
+:func:`fit_linear_softmax` is the one fitter of the affine calibrations (temperature, Platt,
+per-class affine, LinC): a multinomial log-likelihood whose logits are linear in the
+parameters, ``logits(x) = M(x) θ``, minimised by damped Newton steps.  The fit is
+deterministic (a fixed start, a fixed number of steps at most), so two routes that give it the
+same answers get the same parameters to the last bit.
+"""
+from typing import Any, List, Sequence
+
+from ...extras import require
+from .base import DEFAULT_CALIBRATION_NUMBER, Feedforward, PromptMaker, _call, _probabilities
+from .representations import _demonstration_query_trained
+
+#: the smallest probability a logarithm is taken of (a model's 0 would be -inf)
+PROBABILITY_FLOOR = 1e-12
+NEWTON_STEPS = 100
+
+
+class labelled_calibration(_demonstration_query_trained):
+    """A calibration fitted on the label probabilities of calibration queries (and, if it reads them, their labels).
+
+    Subclasses define :meth:`fit` and :meth:`transform` (a 2-D array of probabilities in, calibrated
+    probabilities out); :meth:`inference` maps one prediction, :meth:`transform_rows` a pass.
+    """
+
+    def train(self, default_prompt_maker: PromptMaker, feedforward: Feedforward, calibration_set: Any,
+              calibration_number: int = DEFAULT_CALIBRATION_NUMBER, k: int = 4) -> None:
+        """:meth:`training_queries`' prompts through ``feedforward`` (label probabilities), then :meth:`fit`."""
+        where = f"{type(self).__name__}.train"
+        prompts, labels = self.training_queries(default_prompt_maker, calibration_set, calibration_number, k)
+        probabilities = [_probabilities(_call(feedforward, prompt, self.label_space), len(self.label_space),
+                                        f"{where} query {i}") for i, prompt in enumerate(prompts)]
+        self.fit(probabilities, labels)
+
+    def fit(self, probabilities: Sequence[Sequence[float]], labels: Sequence[int]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not implement fit")
+
+    def transform(self, probabilities: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} does not implement transform")
+
+    def transform_rows(self, rows: Sequence[Sequence[float]]) -> List[List[float]]:
+        """Calibrated probabilities of each row (one pass at once; each row computed as it would be alone)."""
+        if not self.trained:
+            raise RuntimeError(f"{type(self).__name__}: call train() or fit() first")
+        if not rows:
+            return []
+        return self.transform(as_matrix(rows, len(self.label_space), type(self).__name__)).tolist()
+
+    def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> Any:  # noqa: ARG002  (the calibration protocol's signature)
+        return self.transform_rows([label_space_prob])[0]
+
+    __call__ = inference
+
+
+# --------------------------------------------------------------------------- numerics
+def as_matrix(rows: Sequence[Sequence[Any]], labels: int, where: str) -> Any:
+    """Rows of label probabilities as an n × labels float64 array (each row checked for its length)."""
+    np = require("numpy", "StaICC calibrations")
+    values = [list(row.tolist() if hasattr(row, "tolist") else row) for row in rows]
+    for i, row in enumerate(values):
+        if len(row) != labels:
+            raise ValueError(f"{where}: row {i} has {len(row)} label probabilities, expected {labels}")
+    return np.asarray(values, dtype=np.float64).reshape(len(values), labels)
+
+
+def log_probabilities(probabilities: Any) -> Any:
+    """log p, each probability floored at :data:`PROBABILITY_FLOOR` first."""
+    np = require("numpy", "StaICC calibrations")
+    return np.log(np.maximum(probabilities, PROBABILITY_FLOOR))
+
+
+def softmax_rows(logits: Any) -> Any:
+    """softmax of each row (the row's maximum subtracted first)."""
+    np = require("numpy", "StaICC calibrations")
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    exps = np.exp(shifted)
+    return exps / exps.sum(axis=1, keepdims=True)
+
+
+def linear_logits(design: Any, theta: Any) -> Any:
+    """``M(x) θ`` for every row: design is n × labels × parameters; the sum runs over the last axis per row."""
+    return (design * theta).sum(axis=2)
+
+
+def _objective(design: Any, onehot: Any, theta: Any, theta0: Any, l2: float) -> float:
+    """mean over rows of −log softmax(M θ)_y, plus l2 · ‖θ − θ₀‖²."""
+    np = require("numpy", "StaICC calibrations")
+    logits = linear_logits(design, theta)
+    top = logits.max(axis=1, keepdims=True)
+    lse = (top + np.log(np.exp(logits - top).sum(axis=1, keepdims=True)))[:, 0]
+    return float((lse - (logits * onehot).sum(axis=1)).mean() + l2 * ((theta - theta0) ** 2).sum())
+
+
+def fit_linear_softmax(design: Any, labels: Sequence[int], theta0: Any, l2: float,
+                       steps: int = NEWTON_STEPS) -> Any:
+    """argmin_θ  (1/n) Σᵢ −log softmax(Mᵢ θ)_{yᵢ} + l2·‖θ − θ₀‖², by Newton steps from θ₀ with backtracking.
+
+    The gradient is (1/n) Σ Mᵢᵀ(qᵢ − e_{yᵢ}) + 2·l2·(θ − θ₀) and the Hessian
+    (1/n) Σ Mᵢᵀ(diag qᵢ − qᵢqᵢᵀ)Mᵢ + 2·l2·I (plus 1e-9·I, so that a parameter the data leave free,
+    such as LinC's shift of every logit, stays where it starts).  The objective is convex; the
+    steps stop when a step moves no parameter by more than 1e-10.
+    """
+    np = require("numpy", "StaICC calibrations")
+    n, count, size = design.shape
+    onehot = np.zeros((n, count))
+    onehot[np.arange(n), np.asarray(labels, dtype=np.int64)] = 1.0
+    theta = np.array(theta0, dtype=np.float64)
+    ridge = (2 * l2 + 1e-9) * np.eye(size)
+    current = _objective(design, onehot, theta, theta0, l2)
+    for _ in range(steps):
+        q = softmax_rows(linear_logits(design, theta))
+        gradient = np.einsum("nkp,nk->p", design, q - onehot) / n + 2 * l2 * (theta - theta0)
+        mq = np.einsum("nkp,nk->np", design, q)
+        hessian = (np.einsum("nkp,nk,nkr->pr", design, q, design) - mq.T @ mq) / n + ridge
+        step = np.linalg.solve(hessian, gradient)
+        rate = 1.0
+        while rate > 1e-8:
+            trial = theta - rate * step
+            value = _objective(design, onehot, trial, theta0, l2)
+            if value <= current - 1e-4 * rate * float(gradient @ step):
+                break
+            rate /= 2
+        else:
+            break  # no step lowers the objective: the minimum to float precision
+        theta, current = trial, value
+        if float(np.abs(rate * step).max()) < 1e-10:
+            break
+    return theta
+
+
+class affine_calibration(labelled_calibration):
+    """A supervised calibration whose calibrated logits are linear in its parameters: softmax(M(p) θ).
+
+    Subclasses give :meth:`design` (M for every row: n × labels × parameters) and :meth:`start`
+    (θ₀, the identity map, also the point the L2 penalty pulls toward); :meth:`fit` is
+    :func:`fit_linear_softmax` on the calibration queries' labels.
+    """
+
+    def __init__(self, label_space: Sequence[str], l2: float = 1e-3) -> None:
+        super().__init__(label_space)
+        if not isinstance(l2, (int, float)) or isinstance(l2, bool) or not l2 >= 0 or l2 == float("inf"):
+            raise ValueError(f"l2 in {type(self).__name__} must be a number >= 0, got {l2!r}")
+        self.l2 = float(l2)
+        self.theta: Any = None
+
+    def design(self, probabilities: Any) -> Any:
+        raise NotImplementedError
+
+    def start(self) -> Any:
+        raise NotImplementedError
+
+    def fit(self, probabilities: Sequence[Sequence[float]], labels: Sequence[int]) -> None:
+        matrix = as_matrix(probabilities, len(self.label_space), type(self).__name__)
+        self.theta = fit_linear_softmax(self.design(matrix), labels, self.start(), self.l2)
+        self.trained = True
+
+    def transform(self, probabilities: Any) -> Any:
+        return softmax_rows(linear_logits(self.design(probabilities), self.theta))
