@@ -20,6 +20,10 @@ def add_lite_arguments(p: Any) -> None:
     p.add_argument("--lite-items", type=int, metavar="N",
                    help="lite run on N test items of each sub-benchmark and dataset, drawn as --lite draws them: a "
                         "stratified smoke run whose numbers are estimates of the full run")
+    p.add_argument("--lite-proxy", nargs="?", const="reference", metavar="RUN_DIR",
+                   help="with --lite or --lite-items: a proxy scored on every test item narrows the intervals (the "
+                        "difference estimator; docs/lite.md): the built-in reference model (the flag alone) or a run "
+                        "directory of another model on the same prompts, made with --log-samples")
 
 
 def lite_sample(args: argparse.Namespace) -> Optional[Any]:
@@ -55,15 +59,54 @@ def lite_sample(args: argparse.Namespace) -> Optional[Any]:
     return sample
 
 
+def lite_proxy(args: argparse.Namespace) -> Any:
+    """``--lite-proxy``: None, "reference", or a :class:`~StaICC.stats.lite_proxy.Proxy` read from a run
+    directory (a one-line argument error where it cannot be read or has no records)."""
+    given = getattr(args, "lite_proxy", None)
+    if given is None:
+        return None
+    if getattr(args, "lite", None) is None and getattr(args, "lite_items", None) is None:
+        raise ArgumentError("--lite-proxy needs --lite or --lite-items: a proxy narrows a lite run's intervals")
+    if given == "reference":
+        return given
+    from ..report.runs import load_run
+    from ..stats.lite_proxy import proxy_of_run
+    try:
+        run = load_run(given)
+    except (ValueError, OSError) as error:
+        raise ArgumentError(f"--lite-proxy {one_line(given)}: {one_line(str(error))}") from None
+    if not getattr(run, "parts", None) or not any(part.records for part in run.parts.values()):
+        raise ArgumentError(f"--lite-proxy {one_line(given)}: the run has no records (samples.jsonl); a proxy run "
+                            "must be made with --log-samples")
+    return as_argument_error(proxy_of_run, run, given)
+
+
+def check_lite_proxy(config: Any, planned: Dict[str, Any]) -> None:
+    """A proxy run of other prompts, other items or another label space: a one-line error before inference."""
+    proxy = getattr(config, "lite_proxy", None)
+    if proxy is not None and proxy != "reference":
+        from ..stats.lite_proxy import check_proxy
+        try:
+            check_proxy(proxy, planned)
+        except ValueError as error:
+            raise ArgumentError(f"--lite-proxy: {one_line(str(error))}") from None
+
+
 def lite_run_section(config: Any, backend: Any, suite: Dict[str, Any], planned: Dict[str, Any],
                      result: Any) -> Tuple[Any, Dict[str, Any]]:
-    """(the estimates, the ``provenance.lite`` section) of a finished lite run, with the full run's counts."""
+    """(the estimates, the ``provenance.lite`` section) of a finished lite run, with the full run's counts (and,
+    with ``--lite-proxy``, its proxy scored on every test item of that full run)."""
     from dataclasses import replace
 
     from ..stats.lite_run import full_run_counts, lite_section
     from .run_config import build_suite_of
-    full = full_run_counts(backend, build_suite_of(replace(config, test_items=None)))
-    return lite_section(result, config.test_items.lite_sample, suite, planned, full_counts=full)
+    full_suite = build_suite_of(replace(config, test_items=None))
+    full = full_run_counts(backend, full_suite)
+    proxy = getattr(config, "lite_proxy", None)
+    if proxy == "reference":
+        from ..stats.lite_proxy import reference_proxy
+        proxy = reference_proxy(full_suite)
+    return lite_section(result, config.test_items.lite_sample, suite, planned, full_counts=full, proxy=proxy)
 
 
 def counts_line(section: Dict[str, Any]) -> str:

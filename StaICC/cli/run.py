@@ -104,6 +104,9 @@ def _run(config: Any) -> int:
     suite = as_argument_error(build_suite_of, config)
     backend = as_argument_error(planned_backend, config.model, **config.arguments)
     planned = as_argument_error(plan_suite, backend, suite)
+    if config.lite_proxy is not None:
+        from .lite import check_lite_proxy
+        check_lite_proxy(config, planned)
     if isinstance(config.selection, Shard):
         from ..engine.sharding import check_shard
         works = [work for part in planned.values() for work in part]

@@ -27,7 +27,7 @@ is reported as not estimable at the fraction.  The estimates need NumPy.
 """
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Hashable, List, Sequence, Tuple
+from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
@@ -99,10 +99,15 @@ class LiteEstimate:
     high: Any = None
     estimable: bool = True
     note: str = ""
+    #: with a proxy (:mod:`StaICC.stats.lite_proxy`): whether it was used, both candidates, its correlation
+    proxy: Optional[Dict[str, Any]] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"value": self.value, "low": self.low, "high": self.high, "estimable": self.estimable,
-                "note": self.note}
+        found = {"value": self.value, "low": self.low, "high": self.high, "estimable": self.estimable,
+                 "note": self.note}
+        if self.proxy is not None:
+            found["proxy"] = self.proxy
+        return found
 
 
 @dataclass
