@@ -31,6 +31,7 @@ from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
+from .lite_debiased import bias_of
 from .resolution import noise_floor, resolved
 from .significance import percentile_interval
 from .statistic import Statistic
@@ -202,7 +203,9 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
         value = values[0]
         if value is None or name not in spread:
             continue
-        scaled = [_scaled(value, v, scale) for v in spread[name]]
+        bias = bias_of(table.benchmark, name, value, spread[name])  # 0 except for StaICC.stats.lite_debiased's
+        scaled = [_scaled(value, v, scale) - bias if bias else _scaled(value, v, scale) for v in spread[name]]
+        value = value - bias if bias else value
         low, high = _interval(scaled, level)
         out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
     return out

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .items import ItemTable
+from .lite_debiased import bias_of
 from .lite import (LiteEstimate, LiteResult, _interval, _resample_weights, _snapped, census_values, design,
                    is_census, lite_estimates, t_over_z)
 from .statistic import Statistic
@@ -157,9 +158,11 @@ class DifferenceEstimator:
             t, p, known = values[0], (mine.get(name) or [None])[0], truth.get(name)
             if t is None or p is None or known is None or name not in target_spread or name not in mine_spread:
                 continue
+            differences = [_minus(tr, pr) for tr, pr in zip(target_spread[name], mine_spread[name])]
+            bias = bias_of(table.benchmark, name, _minus(t, p), differences)  # the plug-in difference's bias
             value = _combine(known, t, p)
-            scaled = [_combine(value, _minus(tr, pr), _minus(t, p), scale)
-                      for tr, pr in zip(target_spread[name], mine_spread[name])]
+            scaled = [_combine(value, d, _minus(t, p), scale) - bias for d in differences]
+            value = value - bias if bias else value
             low, high = _interval(scaled, level)
             out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
             self.details[(table.benchmark, table.dataset, name)] = {
