@@ -161,8 +161,9 @@ class DifferenceEstimator:
             differences = [_minus(tr, pr) for tr, pr in zip(target_spread[name], mine_spread[name])]
             bias = bias_of(table.benchmark, name, _minus(t, p), differences)  # the plug-in difference's bias
             value = _combine(known, t, p)
-            scaled = [_combine(value, d, _minus(t, p), scale) - bias for d in differences]
-            value = value - bias if bias else value
+            if bias:  # a scalar corrected for its plug-in bias (StaICC.stats.lite_debiased)
+                value -= bias
+            scaled = [_combine(value, d, _minus(t, p), scale) for d in differences]
             low, high = _interval(scaled, level)
             out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
             self.details[(table.benchmark, table.dataset, name)] = {
