@@ -32,6 +32,7 @@ from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
 from .lite_debiased import bias_of
+from .lite_exact import exact_interval
 from .resolution import noise_floor, resolved
 from .significance import percentile_interval
 from .statistic import Statistic
@@ -206,7 +207,7 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
         bias = bias_of(table.benchmark, name, value, spread[name])  # 0 except for StaICC.stats.lite_debiased's
         scaled = [_scaled(value, v, scale) - bias if bias else _scaled(value, v, scale) for v in spread[name]]
         value = value - bias if bias else value
-        low, high = _interval(scaled, level)
+        low, high = exact_interval(table, population, name, level) or _interval(scaled, level)
         out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
     return out
 

@@ -91,6 +91,8 @@ def test_weighted_estimate_and_interval_match_an_independent_computation():
     assert bias["expected_calibration_error_1"] > 0  # the plug-in ECE of a small sample is too large
     for name, values in resampled.items():
         assert got[name][0] == pytest.approx(expected[name] - bias[name], abs=1e-12), name
+        if name == "accuracy":  # labels of 5, 4 and 3 items: the exact interval (tests/stats/test_lite_exact.py)
+            continue
         low, high = np.percentile(values, [2.5, 97.5]) - bias[name]
         assert got[name][1] == pytest.approx(low, abs=1e-5) and got[name][2] == pytest.approx(high, abs=1e-5), name
 
