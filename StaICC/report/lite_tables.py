@@ -73,6 +73,8 @@ def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]]) -> Li
         return []
     cells = [e["proxy"] for row in found.values() for e in row.values()
              if isinstance(e, dict) and e.get("proxy") and e.get("estimable", True)]
+    if not cells:  # nothing printed in this table, nothing the proxy could narrow
+        return []
     used = sum(1 for c in cells if c.get("used"))
     rs = sorted(c["correlation"] for c in cells if isinstance(c.get("correlation"), (int, float)))
     median = f"; the median correlation of its resampled values with the target's {rs[len(rs) // 2]:.2f}" if rs else ""
