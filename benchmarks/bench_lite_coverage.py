@@ -13,15 +13,20 @@ larger studied one.
 
 Models: the built-in lexical model (``reference``), chance (``uniform``), a tiny random-weight
 HF Llama (only on the datasets of ``--hf-datasets``: it runs at ~150 prompts/s on a CPU),
-and plain functions made to be awkward: one that always answers label 0, one whose rows
-are near-ties, one whose rows are dyadic and sum to exactly 1.0 (never softmaxed).
+and the function models of ``lite_models.py``: awkward rows (always label 0, near-ties, rows
+summing to exactly 1.0), synthetic models with a known bias, label noise and over-confidence,
+and random models of three seeds.
+
+With the proxy (the default; ``--no-proxy`` leaves it out), every model but the reference
+model is also estimated proxy-assisted (:mod:`StaICC.stats.lite_proxy`, the reference model's
+full run as the proxy), and a second table puts each cell's coverage and median half-width
+without and with the proxy side by side, on the same models and subsets.
 
     python benchmarks/bench_lite_coverage.py                    # the study as committed (minutes on 2 cores)
-    python benchmarks/bench_lite_coverage.py --seeds 5 --resamples 200 --models reference,uniform
+    python benchmarks/bench_lite_coverage.py --seeds 10 --resamples 200 --models reference,uniform,biased
     python benchmarks/bench_lite_coverage.py --output benchmarks/results/lite_coverage.txt
 """
 import argparse
-import hashlib
 import math
 import os
 import subprocess
@@ -37,48 +42,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
+from lite_models import FUNCTIONS  # noqa: E402 (beside this script)
+
 FRACTIONS = (0.0625, 0.125, 0.25)
-MODELS = ("reference", "uniform", "tiny-hf", "always-0", "near-ties", "exact-sum")
-
-
-# ----------------------------------------------------------------------------
-# the awkward function models
-# ----------------------------------------------------------------------------
-def _byte(prompt: Any) -> int:
-    text = prompt if isinstance(prompt, str) else "\x1f".join(prompt)
-    return hashlib.sha256(text.encode("utf-8")).digest()[0]
-
-
-def always_zero(prompt: Any, label_space: List[str]) -> List[float]:  # noqa: ARG001 (a model's signature)
-    """Always label 0, with certainty: accuracy is label 0's share; every row the same."""
-    return [1.0] + [0.0] * (len(label_space) - 1)
-
-
-def near_ties(prompt: Any, label_space: List[str]) -> List[float]:
-    """Scores that tie to 1e-12, the winner chosen by the prompt: argmax flips on a last bit."""
-    n = len(label_space)
-    row = [0.5] * n
-    row[_byte(prompt) % n] += 1e-12
-    return row
-
-
-def exact_sum(prompt: Any, label_space: List[str]) -> List[float]:
-    """Dyadic probabilities summing to exactly 1.0 (the standard keeps them unsoftmaxed): 3/4 on a label
-    chosen by the prompt, then 1/8, 1/16, ... on the others, the last taking what is left."""
-    n = len(label_space)
-    top = _byte(prompt) % n
-    row = [0.0] * n
-    row[top] = 0.75
-    rest = [j for j in range(n) if j != top]
-    share = 0.25
-    for j in rest[:-1]:
-        share /= 2
-        row[j] = share
-    row[rest[-1]] = share if len(rest) > 1 else 0.25
-    return row
-
-
-FUNCTIONS = {"always-0": always_zero, "near-ties": near_ties, "exact-sum": exact_sum}
+MODELS = ("reference", "uniform", "tiny-hf", *FUNCTIONS)
+#: the proxy of the proxy-assisted estimates: the lexical reference model's full run (not studied as its own
+#: proxy, where it would be exact)
+PROXY = "reference"
 
 
 # ----------------------------------------------------------------------------
@@ -150,17 +120,65 @@ def _error(truth: Any, value: Any) -> List[float]:
     return [abs(value - truth)] if math.isfinite(value) and math.isfinite(truth) else [math.inf]
 
 
-def study_model(job: Tuple[str, str, int, int, int]) -> Dict[Tuple[float, str, str], List[Tuple[Any, ...]]]:
-    """(fraction, benchmark, metric) -> one (model, error, half-width, covered) tuple per estimate."""
-    model, path, seeds, resamples, first_seed = job
+Results = Dict[Tuple[str, float, str, str], List[Tuple[Any, ...]]]
+
+
+def _record(results: Results, key: Tuple[str, float, str, str], model: str, truth: Any, value: Any, low: Any,
+            high: Any, metric: str) -> None:
+    """One (model, |error|, half-width, covered) row per scalar estimate (a vector: one per element)."""
+    for e, c, w in zip(_error(truth, value), _covered(truth, low, high, metric), _error(high, low)):
+        results[key].append((model, e, w / 2, c))
+
+
+def _proxy_cells(subset: Any, population: Any, estimator: Any, resamples: int, seed: int) -> Dict[str, Any]:
+    """metric -> (value, low, high, candidates' (value, scaled) at the split level) of the proxy-assisted lite
+    run: the narrower of the plain and the difference interval, each at 97.5 %."""
+    from StaICC.stats.lite import LiteEstimate, estimate_statistic
+    from StaICC.stats.lite_proxy import chosen, split_level
+    each = split_level(0.95)
+    plain = estimate_statistic(subset, population, resamples=resamples, seed=seed, level=each)
+    helped = estimator(subset, population, resamples=resamples, seed=seed, level=each)
+    out = {}
+    for metric, (value, low, high, scaled) in plain.items():
+        other = helped.get(metric)
+        best = chosen(LiteEstimate(value, low, high), None if other is None else LiteEstimate(*other[:3]), {})
+        out[metric] = (best.value, best.low, best.high, ((value, scaled), other and (other[0], other[3])))
+    return out
+
+
+def _averaged_rows(results: Results, averaged: Dict[Tuple[str, float, str, str], List[Any]], model: str) -> None:
+    """The averaged row of each (mode, fraction, sub-benchmark, metric): plain at 95 %; with the proxy, the
+    narrower of the averaged plain and difference candidates at 97.5 %."""
+    from StaICC.stats.lite import LiteEstimate, _averaged
+    from StaICC.stats.lite_proxy import chosen, split_level
+    for (mode, fraction, name, metric), rows in averaged.items():
+        truth = math.fsum(t for t, _ in rows) / len(rows)
+        if mode == "plain":
+            value, low, high = _averaged([c for _, c in rows], 0.95, False)
+        else:
+            candidates = [_averaged([c[k] for _, c in rows], split_level(0.95), False)
+                          if all(c[k] for _, c in rows) else None for k in (0, 1)]
+            best = chosen(LiteEstimate(*candidates[0]), candidates[1] and LiteEstimate(*candidates[1]), {})
+            value, low, high = best.value, best.low, best.high
+        _record(results, (mode, fraction, name, f"{metric} (averaged)"), model, truth, value, low, high, metric)
+
+
+def study_model(job: Tuple[str, str, int, int, int, str]) -> Results:
+    """(mode "plain" or "proxy", fraction, benchmark, metric) -> one (model, error, half-width, covered) tuple per
+    estimate; the proxy mode only where a proxy run is given and the model is not the proxy itself."""
+    model, path, seeds, resamples, first_seed, proxy_path = job
     from StaICC.sampling.subsets import stratified_order, subset_size
     from StaICC.stats.lite import estimate_statistic
-    from StaICC.stats.significance import percentile_interval
+    from StaICC.stats.lite_proxy import DifferenceEstimator, Proxy
     from StaICC.stats.statistic import Statistic
-    results: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]] = defaultdict(list)
+    results: Results = defaultdict(list)
     tables = _tables(path)
+    modes = ["plain"]
+    if proxy_path and model != PROXY:
+        modes.append("proxy")
+        proxy = Proxy(PROXY, {}, _tables={(n, d): full for n, d, full, _, _ in _tables(proxy_path)})
     for seed in range(first_seed, first_seed + seeds):
-        averaged: Dict[Tuple[float, str, str], List[Any]] = defaultdict(list)
+        averaged: Dict[Tuple[str, float, str, str], List[Any]] = defaultdict(list)
         for name, dataset, full, population, metadata in tables:
             unlabelled = [label for label, _ in population.strata] == [None]
             # one order per seed: the subsets of the three fractions are its prefixes (they are nested)
@@ -170,20 +188,17 @@ def study_model(job: Tuple[str, str, int, int, int]) -> Dict[Tuple[float, str, s
             for fraction in FRACTIONS:
                 picked = order[:subset_size(len(full.table), fraction)]
                 subset = Statistic(name, full.table.restricted(picked), full.names(), metadata)
-                for metric, (value, low, high, scaled) in estimate_statistic(
-                        subset, population, resamples=resamples, seed=seed, level=0.95).items():
-                    errors, covered = _error(truth[metric], value), _covered(truth[metric], low, high, metric)
-                    for e, c, w in zip(errors, covered, _error(high, low)):
-                        results[(fraction, name, metric)].append((model, e, w / 2, c))
-                    if not isinstance(value, list):
-                        averaged[(fraction, name, metric)].append((truth[metric], value, scaled))
-        for (fraction, name, metric), rows in averaged.items():
-            truth = math.fsum(t for t, _, _ in rows) / len(rows)
-            value = math.fsum(v for _, v, _ in rows) / len(rows)
-            columns = [math.fsum(c) / len(c) for c in zip(*(s for _, _, s in rows))]
-            low, high = percentile_interval(columns, 0.95)
-            results[(fraction, name, f"{metric} (averaged)")].append(
-                (model, abs(value - truth), (high - low) / 2, _covered(truth, low, high, metric)[0]))
+                for mode in modes:
+                    found = estimate_statistic(subset, population, resamples=resamples, seed=seed, level=0.95) \
+                        if mode == "plain" else _proxy_cells(subset, population, DifferenceEstimator(proxy),
+                                                             resamples, seed)
+                    for metric, (value, low, high, scaled) in found.items():
+                        _record(results, (mode, fraction, name, metric), model, truth[metric], value, low, high,
+                                metric)
+                        if not isinstance(value, list):
+                            averaged[(mode, fraction, name, metric)].append(
+                                (truth[metric], (value, scaled) if mode == "plain" else scaled))
+        _averaged_rows(results, averaged, model)
     return dict(results)
 
 
@@ -238,6 +253,32 @@ def summarize(results: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]]) -> L
     return lines
 
 
+def _cell(rows: List[Tuple[Any, ...]]) -> Tuple[float, float, float]:
+    """(coverage, the worst model's coverage, the median half-width) of a cell."""
+    overall, per_model = _coverages(rows)
+    widths = sorted(w for _, _, w, _ in rows if math.isfinite(w))
+    return overall, min(per_model.values()), widths[len(widths) // 2] if widths else math.inf
+
+
+def side_by_side(results: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]],
+                 helped: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]]) -> str:
+    """Each cell's coverage and median half-width without and with the proxy, on the same models (the proxy
+    itself left out) and subsets."""
+    lines = ["without and with the proxy (the same models, the reference model left out; each interval with "
+             "the proxy the narrower of two at 97.5 %):",
+             f"{'fraction':>8}  {'sub-benchmark':<16} {'metric':<42} {'cov.':>6} {'worst':>6} {'median hw':>10}  "
+             f"{'cov.+proxy':>10} {'worst':>6} {'median hw':>10} {'width ratio':>11}"]
+    for key in sorted(helped, key=lambda k: (k[1], k[2], k[0])):
+        models = {m for m, *_ in helped[key]}
+        plain = _cell([r for r in results.get(key, []) if r[0] in models])
+        proxy = _cell(helped[key])
+        ratio = proxy[2] / plain[2] if plain[2] > 0 and math.isfinite(plain[2]) else math.nan
+        fraction, name, metric = key
+        lines.append(f"{fraction:>8.4f}  {name:<16} {metric:<42} {plain[0]:>6.1%} {plain[1]:>6.0%} {plain[2]:>10.4g}  "
+                     f"{proxy[0]:>10.1%} {proxy[1]:>6.0%} {proxy[2]:>10.4g} {ratio:>11.2f}")
+    return "\n".join(lines)
+
+
 def _cpu_seconds() -> float:
     import resource
     return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
@@ -249,11 +290,12 @@ def main() -> None:
     parser.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "staicc-lite-coverage"),
                         help="where the full runs are made once and kept (default: a folder in the temp dir)")
     parser.add_argument("--models", default=",".join(MODELS), help=f"comma-separated, of {', '.join(MODELS)}")
-    parser.add_argument("--seeds", type=int, default=20, help="subsets per fraction and model (default: 20)")
+    parser.add_argument("--seeds", type=int, default=200, help="subsets per fraction and model (default: 200)")
     parser.add_argument("--resamples", type=int, default=400, help="bootstrap resamples per estimate (default: 400)")
     parser.add_argument("--hf-datasets", default="rotten_tomatoes,TREC", help="datasets the tiny HF model runs on")
     parser.add_argument("--jobs", type=int, default=2, help="processes (default: 2)")
     parser.add_argument("--output", help="also write the table to this file")
+    parser.add_argument("--no-proxy", action="store_true", help="only the plain estimates (no proxy-assisted ones)")
     args = parser.parse_args()
     models = [m for m in args.models.split(",") if m]
     unknown = [m for m in models if m not in MODELS]
@@ -262,14 +304,17 @@ def main() -> None:
     os.makedirs(args.work, exist_ok=True)
     started = time.perf_counter()
     paths = {m: make_run(m, args.work, args.hf_datasets.split(",")) for m in models}
+    proxy = None if args.no_proxy else make_run(PROXY, args.work, [])
     made = time.perf_counter() - started
     jobs = [(m, paths[m], args.seeds // 2 + args.seeds % 2 if half == 0 else args.seeds // 2, args.resamples,
-             0 if half == 0 else args.seeds // 2 + args.seeds % 2) for m in models for half in (0, 1)]
-    results: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]] = defaultdict(list)
+             0 if half == 0 else args.seeds // 2 + args.seeds % 2, proxy) for m in models for half in (0, 1)]
+    found: Results = defaultdict(list)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for part in pool.map(study_model, [j for j in jobs if j[2] > 0]):
             for key, rows in part.items():
-                results[key].extend(rows)
+                found[key].extend(rows)
+    results = {key[1:]: rows for key, rows in found.items() if key[0] == "plain"}
+    helped = {key[1:]: rows for key, rows in found.items() if key[0] == "proxy"}
     from StaICC.stats.lite import ESTIMABLE, REQUIRED_COVERAGE, REQUIRED_MODEL_COVERAGE
     lines = [f"lite-run coverage study: models {', '.join(models)}; {args.seeds} subsets per fraction and model; "
              f"{args.resamples} resamples per interval; nominal 95 %; estimable: coverage >= "
@@ -278,6 +323,8 @@ def main() -> None:
              f"wall ({args.jobs} processes), {_cpu_seconds():.0f} CPU s", ""] + summarize(results)
     same = estimable_table(results) == ESTIMABLE
     lines.append(f"the table in StaICC/stats/lite.py {'is' if same else 'is NOT'} the one this study finds")
+    if helped:
+        lines += ["", side_by_side(results, helped)]
     text = "\n".join(lines)
     print(text)
     if args.output:

@@ -6,7 +6,7 @@ import time
 import warnings
 from typing import Any, Dict, Optional, Tuple
 
-from ..engine.selection import AnswerPolicy, Nothing, Shard
+from ..engine.selection import AnswerPolicy, Everything, Nothing, Shard
 from ..errors import TamperingWarning
 from .common import as_argument_error, loading_bars, one_line
 
@@ -110,6 +110,9 @@ def _run(config: Any) -> int:
     suite = as_argument_error(build_suite_of, config)
     backend = as_argument_error(planned_backend, config.model, **config.arguments)
     planned = as_argument_error(plan_suite, backend, suite)
+    if config.lite_proxy is not None:
+        from .lite import check_lite_proxy
+        check_lite_proxy(config, planned)
     if isinstance(config.selection, Shard):
         from ..engine.sharding import check_shard
         works = [work for part in planned.values() for work in part]
@@ -130,6 +133,9 @@ def _run(config: Any) -> int:
         result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=config.progress,
                            requests_per_call=config.requests_per_call, selection=selection,
                            policy=AnswerPolicy(write_out=config.write_out))
+        if config.lite_until is not None and isinstance(config.selection, Everything):
+            from .lite import continue_until
+            config, suite, planned, result = continue_until(config, backend, cache, suite, planned, result)
     except (ValueError, TypeError, RuntimeError, OSError) as exc:
         return _run_failed(config, exc)
     finally:

@@ -45,6 +45,8 @@ class RunConfig:
     methods: Tuple[Any, ...] = ()  # --methods, resolved (vanilla first); empty: a plain run
     resamples: Optional[int] = None  # the methods table's bootstrap resamples (None: the statistics' default)
     cost: Any = None  # a dry run's cost estimate options (cli.cost.CostOptions); None: tokens only where counted
+    lite_proxy: Any = None  # --lite-proxy: None, "reference" or a stats.lite_proxy.Proxy (a run's records)
+    lite_until: Optional[float] = None  # --lite-until: the target half-width of a lite run's looks
 
     @property
     def quiet_departures(self) -> bool:
@@ -91,7 +93,7 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
     from .cost import check_cost_backend, cost_options
     cost = cost_options(args)
     check_cost_backend(settings["model"], cost)
-    from .lite import lite_sample
+    from .lite import lite_proxy, lite_sample, lite_until
     lite = lite_sample(args)
     methods = _methods(args, launch)
     if lite is not None and methods:
@@ -109,7 +111,8 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
         output_dir=_option(args, "output_dir"), log_samples=_option(args, "log_samples"),
         requests_per_call=_option(args, "batch_size"), progress=_option(args, "progress"),
         model_args_text=args.model_args, sharded=_option(args, "sharded"), methods=methods,
-        resamples=_option(args, "resamples"), cost=cost)
+        resamples=_option(args, "resamples"), cost=cost, lite_proxy=lite_proxy(args),
+        lite_until=lite_until(args))
 
 
 def _methods(args: argparse.Namespace, launch: Any) -> Tuple[Any, ...]:

@@ -27,10 +27,12 @@ is reported as not estimable at the fraction.  The estimates need NumPy.
 """
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Hashable, List, Sequence, Tuple
+from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
+from .lite_debiased import bias_of
+from .lite_exact import exact_interval
 from .resolution import noise_floor, resolved
 from .significance import percentile_interval
 from .statistic import Statistic
@@ -99,10 +101,15 @@ class LiteEstimate:
     high: Any = None
     estimable: bool = True
     note: str = ""
+    #: with a proxy (:mod:`StaICC.stats.lite_proxy`): whether it was used, both candidates, its correlation
+    proxy: Optional[Dict[str, Any]] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"value": self.value, "low": self.low, "high": self.high, "estimable": self.estimable,
-                "note": self.note}
+        found = {"value": self.value, "low": self.low, "high": self.high, "estimable": self.estimable,
+                 "note": self.note}
+        if self.proxy is not None:
+            found["proxy"] = self.proxy
+        return found
 
 
 @dataclass
@@ -186,6 +193,8 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
     with a weighted form (estimable or not: the coverage study reads them all)."""
     table = statistic.table
     plan = design(table, population)
+    if is_census(table, population):
+        return census_values(statistic, resamples)
     point = weighted_values(statistic, [plan.weights])
     rows = _resample_weights(plan, resamples, seed, ("lite", table.benchmark, table.dataset))
     spread = weighted_values(statistic, rows)
@@ -195,10 +204,26 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
         value = values[0]
         if value is None or name not in spread:
             continue
-        scaled = [_scaled(value, v, scale) for v in spread[name]]
-        low, high = _interval(scaled, level)
+        bias = bias_of(table.benchmark, name, value, spread[name])  # 0 except for StaICC.stats.lite_debiased's
+        scaled = [_scaled(value, v, scale) - bias if bias else _scaled(value, v, scale) for v in spread[name]]
+        value = value - bias if bias else value
+        low, high = exact_interval(table, population, name, level) or _interval(scaled, level)
         out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
     return out
+
+
+def is_census(table: ItemTable, population: Population) -> bool:
+    """Whether the subset is the whole test set (``--lite 1.0``, or ``--lite-items`` at least the items there)."""
+    return len(table) == population.total
+
+
+def census_values(statistic: Statistic, resamples: int) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
+    """The full run's own numbers, computed by the standard's code, each with an interval of width zero: a
+    subset that is the whole test set has nothing to estimate (a weighted sum in another order would differ
+    in the last bits)."""
+    names = set(weighted_values(statistic, [[1.0] * len(statistic.table)]))
+    return {name: (value, value, value, [value] * resamples) for name, value in statistic.point().items()
+            if name in names and value is not None}
 
 
 def _scaled(estimate: Any, value: Any, scale: float) -> Any:
@@ -272,7 +297,8 @@ def _grouped(records: Any) -> Dict[Tuple[str, str], Any]:
 
 
 def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, str], Any], *,
-                   resamples: int = 1000, seed: int = 20250101, level: float = 0.95) -> LiteResult:
+                   resamples: int = 1000, seed: int = 20250101, level: float = 0.95,
+                   estimator: Any = None) -> LiteResult:
     """Estimates, with intervals, of every standard metric of the full run from a lite run's records.
 
     ``records``: the lite run's records (a loaded run, or an iterable of record dicts with
@@ -281,7 +307,9 @@ def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, s
     the subsets were picked at; ``populations``: for each (sub-benchmark, dataset), the full
     run's test labels (a :class:`Population`, or the list of labels; for the pseudo queries of
     the bias benchmarks only their number counts).  A metric the coverage study does not
-    report at ``fraction`` gets ``estimable=False`` and a note instead of numbers.
+    report at ``fraction`` gets ``estimable=False`` and a note instead of numbers.  ``estimator``:
+    what estimates one part (:func:`estimate_statistic`'s signature; the proxy-assisted one of
+    :mod:`StaICC.stats.lite_proxy`), by default :func:`estimate_statistic`.
     """
     from ..sampling.subsets import check_fraction
     from .bootstrap import _check_options
@@ -289,27 +317,46 @@ def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, s
     _check_options(resamples, level, seed)
     estimates: Dict[str, Dict[str, Dict[str, LiteEstimate]]] = {}
     spreads: Dict[Tuple[str, str], List[Tuple[Any, List[Any]]]] = {}
+    sampled = set()  # the sub-benchmarks with a dataset the subset does not cover whole
     for (benchmark, dataset), part_records in _grouped(records).items():
-        population = populations.get((benchmark, dataset))
-        if population is None:
-            raise ValueError(f"{benchmark} / {dataset}: no population (the full run's test labels) was given")
-        if not isinstance(population, Population):
-            population = Population.from_labels(population)
-        from .statistic import _metric_table
-        statistic = Statistic(benchmark, ItemTable(benchmark, dataset, part_records), list(_metric_table(benchmark)))
+        statistic, population = part_statistic(benchmark, dataset, part_records, populations)
+        if not is_census(statistic.table, population):
+            sampled.add(benchmark)
+        found = (estimator or estimate_statistic)(statistic, population, resamples=resamples, seed=seed, level=level)
         row = estimates.setdefault(benchmark, {}).setdefault(dataset, {})
-        for metric, (value, low, high, scaled) in estimate_statistic(statistic, population, resamples=resamples,
-                                                                     seed=seed, level=level).items():
+        for metric, (value, low, high, scaled) in found.items():
             row[metric] = _reported(benchmark, metric, "dataset", fraction, value, low, high)
             if not isinstance(value, list):
                 spreads.setdefault((benchmark, metric), []).append((value, scaled))
     for (benchmark, metric), per_dataset in spreads.items():
-        value = math.fsum(v for v, _ in per_dataset) / len(per_dataset)
-        columns = [math.fsum(c) / len(c) for c in zip(*(s for _, s in per_dataset))]
-        low, high = percentile_interval(columns, level)
+        value, low, high = _averaged(per_dataset, level, benchmark not in sampled)
         estimates[benchmark].setdefault("Averaged", {})[metric] = _reported(benchmark, metric, "averaged", fraction,
                                                                             value, low, high)
     return LiteResult(fraction, resamples, seed, level, estimates)
+
+
+def part_statistic(benchmark: str, dataset: str, records: Sequence[Any],
+                   populations: Dict[Tuple[str, str], Any]) -> Tuple[Statistic, Population]:
+    """The statistic of one (sub-benchmark, dataset)'s subset records, and its full test set."""
+    from .statistic import _metric_table
+    population = populations.get((benchmark, dataset))
+    if population is None:
+        raise ValueError(f"{benchmark} / {dataset}: no population (the full run's test labels) was given")
+    if not isinstance(population, Population):
+        population = Population.from_labels(population)
+    return Statistic(benchmark, ItemTable(benchmark, dataset, records), list(_metric_table(benchmark))), population
+
+
+def _averaged(per_dataset: List[Tuple[Any, List[Any]]], level: float, census: bool) -> Tuple[Any, Any, Any]:
+    """The averaged row's (estimate, low, high): each resample averaged over the datasets; where every dataset is
+    whole, the standard's own average (a left-to-right sum over the datasets / their count) with no spread."""
+    if census:
+        value = sum((v for v, _ in per_dataset), 0) / len(per_dataset)
+        return value, value, value
+    value = math.fsum(v for v, _ in per_dataset) / len(per_dataset)
+    columns = [math.fsum(c) / len(c) for c in zip(*(s for _, s in per_dataset))]
+    low, high = percentile_interval(columns, level)
+    return value, low, high
 
 
 def _reported(benchmark: str, metric: str, row: str, fraction: float, value: Any, low: Any, high: Any) -> LiteEstimate:

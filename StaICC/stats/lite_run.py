@@ -60,16 +60,22 @@ def items_sha256(planned: Dict[str, Sequence[Any]]) -> str:
 
 
 def estimate(records: Any, sample: Any, full: Dict[Tuple[str, str], List[int]], *,
-             resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL) -> Any:
+             resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL,
+             proxy: Any = None) -> Any:
     """The :class:`~StaICC.stats.lite.LiteResult` of a lite run's records.
 
     A fraction is the share of every part's items; with a number of items, each part is
     estimated at its smallest share over its datasets (a metric reported at a share is
-    reported at every larger one), and the result's ``fraction`` is the smallest of all.
+    reported at every larger one), and the result's ``fraction`` is the smallest of all.  ``proxy``: a
+    :class:`~StaICC.stats.lite_proxy.Proxy` scored on every item (the proxy-assisted estimates).
     """
+    from functools import partial
+
     from .lite import LiteResult, lite_estimates
+    from .lite_proxy import ProxyLiteResult, proxy_lite_estimates
+    estimates_of = lite_estimates if proxy is None else partial(proxy_lite_estimates, proxy=proxy)
     if sample.fraction is not None:
-        return lite_estimates(records, sample.fraction, full, resamples=resamples, seed=seed, level=level)
+        return estimates_of(records, sample.fraction, full, resamples=resamples, seed=seed, level=level)
     by_part: Dict[str, List[Any]] = {}
     for record in records:
         by_part.setdefault(record["benchmark"], []).append(record)
@@ -78,17 +84,20 @@ def estimate(records: Any, sample: Any, full: Dict[Tuple[str, str], List[int]], 
     for part, part_records in by_part.items():
         share = min(sample.share_of(len(labels)) for (name, _), labels in full.items() if name == part)
         shares.append(share)
-        found = lite_estimates(part_records, share, full, resamples=resamples, seed=seed, level=level)
+        found = estimates_of(part_records, share, full, resamples=resamples, seed=seed, level=level)
         estimates.update(found.estimates)
+    if proxy is not None:
+        return ProxyLiteResult(min(shares) if shares else 1.0, resamples, seed, level, estimates, proxy=proxy.name)
     return LiteResult(min(shares) if shares else 1.0, resamples, seed, level, estimates)
 
 
 def lite_section(result: Any, sample: Any, suite: Dict[str, Any], planned: Dict[str, Sequence[Any]], *,
                  resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL,
-                 full_counts: Optional[Dict[str, int]] = None) -> Tuple[Any, Dict[str, Any]]:
+                 full_counts: Optional[Dict[str, int]] = None, proxy: Any = None) -> Tuple[Any, Dict[str, Any]]:
     """(the estimates, what a lite run records beside its results: the sample, the departure, the items'
     digest, the counts against the full run's when known, and the estimates as a dict)."""
-    found = estimate(result.records, sample, populations(suite), resamples=resamples, seed=seed, level=level)
+    found = estimate(result.records, sample, populations(suite), resamples=resamples, seed=seed, level=level,
+                     proxy=proxy)
     section: Dict[str, Any] = {
         "standard": False, "departure": sample.description, "fraction": sample.fraction, "items": sample.items,
         "items_sha256": items_sha256(planned),
@@ -110,13 +119,16 @@ def full_run_counts(model: Any, suite: Dict[str, Any]) -> Dict[str, int]:
 def run_lite(model: Any, lite: Union[float, Any] = 0.125, benchmarks: Union[str, Sequence[str]] = "all",
              datasets: Optional[Sequence[Any]] = None, k: Optional[int] = None, cache: Any = None, *,
              resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL,
-             **options: Any) -> Any:
+             proxy: Any = None, **options: Any) -> Any:
     """A lite run: ``run_suite`` on the lite items, with every standard number estimated for the full run.
 
     ``lite``: the fraction of each sub-benchmark's test items (0.125: 12.5 %), or a
     :class:`~StaICC.sampling.lite.LiteSample` (``LiteSample(items=64)``: 64 items each).
     ``benchmarks``, ``datasets``, ``k``, ``cache`` and ``options`` are :func:`run_suite`'s;
-    ``resamples``, ``seed`` and ``level`` the intervals'.  Returns run_suite's result (the
+    ``resamples``, ``seed`` and ``level`` the intervals'.  ``proxy``: "reference" (the built-in
+    lexical model scored on every test item) or a :class:`~StaICC.stats.lite_proxy.Proxy` (a
+    cached run's records, checked against the planned prompts before anything is asked): the
+    proxy-assisted estimates of :mod:`StaICC.stats.lite_proxy`.  Returns run_suite's result (the
     subset's own numbers, marked non-standard) with ``result.lite`` (the
     :class:`~StaICC.stats.lite.LiteResult`) and ``result.metadata["lite"]`` (what
     ``results.json`` records); NumPy is needed, and checked before anything is asked.
@@ -138,9 +150,15 @@ def run_lite(model: Any, lite: Union[float, Any] = 0.125, benchmarks: Union[str,
     suite = build_suite(benchmarks, datasets, DEFAULT_K if k is None else k,
                         test_items=QuerySubset.lite(sample.fraction, items=sample.items), **options)
     planned = plan_suite(backend, suite)
+    if proxy is not None and proxy != "reference":
+        from .lite_proxy import check_proxy
+        check_proxy(proxy, planned)
     result = run_suite(backend, suite=suite, planned=planned, cache=cache, **run_options)
+    if proxy == "reference":
+        from .lite_proxy import reference_proxy
+        proxy = reference_proxy(build_suite(benchmarks, datasets, DEFAULT_K if k is None else k, **options))
     result.lite, result.metadata["lite"] = lite_section(result, sample, suite, planned, resamples=resamples,
-                                                        seed=seed, level=level)
+                                                        seed=seed, level=level, proxy=proxy)
     return result
 
 
