@@ -12,6 +12,7 @@ import json
 from typing import Any, Dict, List, Optional, Tuple
 
 from .exchange import label_words, model_identity
+from .jsonl import jsonl_line
 from .safe_files import atomic_writer
 
 #: record fields kept in ``metadata`` as JSON text (``text`` and ``prompt`` go to the schema's own fields)
@@ -37,7 +38,7 @@ def write_instances(run: Any, path: str, evaluation_id: str, model_id: str) -> T
             if key not in words:
                 part = run.parts.get(key[0])
                 words[key] = label_words(part, key[1]) if part is not None else None
-            text = json.dumps(instance(record, words[key], evaluation_id, model_id, rule), ensure_ascii=False,
+            text = jsonl_line(instance(record, words[key], evaluation_id, model_id, rule), ensure_ascii=False,
                               allow_nan=False) + "\n"
             fh.write(text)
             digest.update(text.encode("utf-8"))
