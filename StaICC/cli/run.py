@@ -277,6 +277,22 @@ def _open_cache(path: Optional[str]):
     return open_cache(path)
 
 
+STDERR_NOTE = ("± standard error of accuracy over test items (analytic: the items' standard deviation / sqrt(n)); "
+               "bootstrap intervals of every metric: staicc report RUN (a run with --log-samples)")
+
+
+def _accuracy_errors(part: Any) -> Dict[str, Dict[str, float]]:
+    """{"accuracy": {dataset: standard error}} of a sub-benchmark's result, where its records give its accuracy."""
+    from ..stats.stderr import accuracy_standard_errors
+    divided = part.get("Divided results", {}) if isinstance(part, dict) else {}
+    reported = {d: v.get("accuracy") for d, v in divided.items() if isinstance(v, dict) and "accuracy" in v}
+    records = getattr(part, "records", None)
+    if not reported or records is None:
+        return {}
+    errors = accuracy_standard_errors(records, reported, part.get("Averaged results", {}).get("accuracy"))
+    return {"accuracy": errors} if errors else {}
+
+
 def _print_tables(result: Any, config: Any, lite: Optional[Dict[str, Any]] = None) -> None:
     from ..report import format_table
     from ..report.notices import notices
@@ -296,7 +312,10 @@ def _print_tables(result: Any, config: Any, lite: Optional[Dict[str, Any]] = Non
         for key, _part_name in pairs:
             part = bench_result[key] if compound else bench_result
             label = f"{name}/{key}" if compound else name
-            print(format_table(part, f"{label} (k={config.k}, model={model})"))
+            errors = _accuracy_errors(part)
+            print(format_table(part, f"{label} (k={config.k}, model={model})", errors))
+            if errors:
+                print(STDERR_NOTE)
             print()
             metadatas.append(part.metadata)
     meta = result.metadata

@@ -21,8 +21,16 @@ def _format_value(value: Any) -> str:
     return str(value)
 
 
-def format_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
-    """A plain-text table: one row per dataset, then the average."""
+def _with_stderr(text: str, errors: Dict[str, Dict[str, float]], metric: str, row: str) -> str:
+    error = errors.get(metric, {}).get(row)
+    return text if error is None or not text else f"{text} ± {error:.4f}"
+
+
+def format_table(result: Dict[str, Any], title: Optional[str] = None,
+                 stderr: Optional[Dict[str, Dict[str, float]]] = None) -> str:
+    """A plain-text table: one row per dataset, then the average; ``stderr`` ({metric: {dataset or
+    "Averaged": standard error}}) adds ``± error`` to those cells."""
+    errors = stderr or {}
     divided = result.get("Divided results", {})
     rows: List[List[str]] = []
     columns: List[str] = []
@@ -31,25 +39,26 @@ def format_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
         for c in flat:
             if c not in columns:
                 columns.append(c)
-        rows.append([name] + [_format_value(flat.get(c, "")) for c in columns])
+        rows.append([name] + [_with_stderr(_format_value(flat.get(c, "")), errors, c, name) for c in columns])
     averaged = result.get("Averaged results", {})
     for c in averaged:
         if c not in columns:
             columns.append(c)
     rows = [r + [""] * (len(columns) + 1 - len(r)) for r in rows]
-    rows.append(["Averaged"] + [_format_value(averaged.get(c, "")) for c in columns])
+    rows.append(["Averaged"] + [_with_stderr(_format_value(averaged.get(c, "")), errors, c, "Averaged")
+                                for c in columns])
     benchmark = str((getattr(result, "metadata", None) or {}).get("benchmark", ""))
     header = [terminal_escape(h) for h in ["dataset"] + [metric_label(benchmark, c) for c in columns]]
     rows = [[terminal_escape(v) for v in r] for r in rows]
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     lines = [terminal_escape(title)] if title else []
     lines.extend(f"!! {terminal_escape(line)}" for line in notices([getattr(result, "metadata", None) or {}]))
-    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
     lines.append("  ".join("-" * w for w in widths))
     for r in rows:
         if r[0] == "Averaged":
             lines.append("  ".join("-" * w for w in widths))
-        lines.append("  ".join(v.ljust(w) for v, w in zip(r, widths)))
+        lines.append("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
     values = [(name, flatten(value)) for name, value in divided.items()] + [("Averaged", averaged)]
     lines.extend(terminal_escape(line) for line in infinity_notes(benchmark, values))
     return "\n".join(lines)
