@@ -32,6 +32,10 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--log-samples", nargs="?", const="compact", choices=["compact", "full"], default=None,
                    help="write DIR/samples.jsonl (one record per query) and DIR/samples.columns.json; "
                         "--log-samples=full also stores each prompt's text")
+    p.add_argument("--exact-sum", choices=["standard", "original"], default="standard",
+                   help="the exact-sum rule of a model backend's probabilities: standard (the softmax branch "
+                        "always: the same numbers on every route) or original (the original's exact check, to "
+                        "replicate a published run; route-dependent, recorded, not standard)")
     p.add_argument("--write-out", type=int, default=0, metavar="N",
                    help="print the first N prompts of every sub-benchmark and dataset as the run writes them, "
                         "before it asks them")
@@ -123,7 +127,7 @@ def _run(config: Any) -> int:
     try:
         result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=config.progress,
                            requests_per_call=config.requests_per_call, selection=selection,
-                           policy=AnswerPolicy(write_out=config.write_out))
+                           policy=AnswerPolicy(write_out=config.write_out, exact_sum=config.exact_sum))
     except (ValueError, TypeError, RuntimeError, OSError) as exc:
         return _run_failed(config, exc)
     finally:
@@ -162,6 +166,7 @@ def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, sta
     from ..results.provenance import collect
     provenance = collect(backend, config.recorded_arguments, started, time.perf_counter() - started_at)
     provenance["suite"] = result.metadata
+    provenance["exact_sum"] = config.exact_sum
     if config.sharded:  # the launcher's shards answered this run: record their plan
         provenance["shards"] = dict(config.sharded, unit=config.shard_unit,
                                     plan_sha256=_plan_digest(config, backend, planned))

@@ -45,6 +45,7 @@ class RunConfig:
     methods: Tuple[Any, ...] = ()  # --methods, resolved (vanilla first); empty: a plain run
     resamples: Optional[int] = None  # the methods table's bootstrap resamples (None: the statistics' default)
     cost: Any = None  # a dry run's cost estimate options (cli.cost.CostOptions); None: tokens only where counted
+    exact_sum: str = "standard"  # --exact-sum: the rule a model backend's rows take (metrics/exact_sum.py)
 
     @property
     def quiet_departures(self) -> bool:
@@ -109,7 +110,15 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
         output_dir=_option(args, "output_dir"), log_samples=_option(args, "log_samples"),
         requests_per_call=_option(args, "batch_size"), progress=_option(args, "progress"),
         model_args_text=args.model_args, sharded=_option(args, "sharded"), methods=methods,
-        resamples=_option(args, "resamples"), cost=cost)
+        resamples=_option(args, "resamples"), cost=cost, exact_sum=_exact_sum(args, methods))
+
+
+def _exact_sum(args: argparse.Namespace, methods: Tuple[Any, ...]) -> str:
+    exact_sum = _option(args, "exact_sum", "standard")
+    if exact_sum != "standard" and methods:
+        raise ArgumentError("--exact-sum original with --methods: the methods table compares methods under the "
+                            "standard's rule; run --exact-sum original without --methods")
+    return exact_sum
 
 
 def _methods(args: argparse.Namespace, launch: Any) -> Tuple[Any, ...]:
