@@ -87,11 +87,12 @@ def compare_command(args) -> int:
 def _compare(args, status) -> int:
     from ..backends.numerics import comparison_notes
     runs = _load(args, status)
+    from ..stats.compare import UnpairedRunsError
     from ..stats.lite_run import lite_pairing
     for run in runs[1:]:  # a lite run pairs with a lite run on the same items only
         refusal, note = lite_pairing(runs[0], run)
-        if refusal is not None:
-            raise CommandError(refusal)
+        if refusal is not None:  # runs that cannot be paired: one exit status whatever the reason (1)
+            raise UnpairedRunsError(refusal)
         if note is not None:
             status.done()
             sys.stderr.write(f"{PROG} compare: note: {note}\n")
