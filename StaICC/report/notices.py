@@ -53,8 +53,10 @@ def notices(metadatas: Iterable[Dict[str, Any]]) -> List[str]:
     """The notice lines of one or more sub-benchmarks' metadata (a run, or one table)."""
     settings: List[str] = []
     count, total, known = 0, 0, True
+    thinking = [0, 0, 0]  # answers with a thinking section, unfinished ones, ones over the thinking budget
     for metadata in metadatas:
         settings.extend(s for s in non_standard_settings(metadata) if s not in settings)
+        thinking = [a + b for a, b in zip(thinking, thinking_counts(metadata))]
         c, t = unparsed_counts(metadata)
         count += c
         if t is None:
@@ -67,7 +69,30 @@ def notices(metadatas: Iterable[Dict[str, Any]]) -> List[str]:
     unparsed = _unparsed_line(count, total if known else None)
     if unparsed:
         lines.append(unparsed)
+    if thinking[1] or thinking[2]:
+        lines.append(_thinking_line(*thinking))
     return lines
+
+
+def thinking_counts(metadata: Dict[str, Any]) -> Tuple[int, int, int]:
+    """(answers with a thinking section, unfinished sections, sections over the thinking budget) of a
+    sub-benchmark's metadata, summed over its datasets (zeros when it recorded none)."""
+    recorded = metadata.get("thinking") if isinstance(metadata, dict) else None
+    sums = [0, 0, 0]
+    for summary in (recorded.values() if isinstance(recorded, dict) else ()):
+        if isinstance(summary, dict):
+            for i, key in enumerate(("answers", "unfinished", "over_budget")):
+                value = summary.get(key)
+                sums[i] += value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return sums[0], sums[1], sums[2]
+
+
+def _thinking_line(answers: int, unfinished: int, over_budget: int) -> str:
+    """Why answers that thought were unparsed: sections never closed, sections past the budget."""
+    parts = [f"{unfinished} never closed their thinking section"] if unfinished else []
+    parts += [f"{over_budget} thought past thinking_budget"] if over_budget else []
+    return (f"THINKING: of {answers} answers with a thinking section, {' and '.join(parts)}; such an answer is "
+            "unparsed whatever label it names (counted in UNPARSED)")
 
 
 def run_notices(run: Any) -> List[str]:
