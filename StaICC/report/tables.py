@@ -84,6 +84,7 @@ def run_tables(run, estimates=None) -> List[Table]:
                     columns.append(metric)
         rows = []
         unbounded: List[str] = []
+        shown = _slope_display(name, part)
         for dataset, result in list(part.divided.items()) + [("Averaged", part.averaged)]:
             flat = flatten(result)
             found = (est.averaged if dataset == "Averaged" else est.datasets.get(dataset, {})) if est else {}
@@ -94,11 +95,12 @@ def run_tables(run, estimates=None) -> List[Table]:
                     row.append("")  # the standard's 0.0 average of a vector metric says nothing
                 elif metric in found:
                     e = found[metric]
-                    row.append(Cell(e.value, e.low, e.high, suffix=UNBOUNDED_SIGN if e.unbounded else ""))
+                    row.append(Cell(shown(metric, e.value), shown(metric, e.low), shown(metric, e.high),
+                                    suffix=UNBOUNDED_SIGN if e.unbounded else ""))
                     if e.unbounded:
                         unbounded.append(f"{dataset}: {e.unbounded}")
                 else:
-                    row.append(Cell(flat.get(metric)) if metric in flat else "")
+                    row.append(Cell(shown(metric, flat.get(metric))) if metric in flat else "")
             rows.append(row)
         notes = []
         if est is not None:
@@ -111,6 +113,20 @@ def run_tables(run, estimates=None) -> List[Table]:
                             ["dataset"] + [metric_label(name, c) for c in columns], rows, notes,
                             banner=notices([part.metadata])))
     return tables
+
+
+def _slope_display(benchmark: str, part: Any) -> Any:
+    """``shown(metric, value)``: a slope sub-benchmark's slopes as tables show them (float noise as 0.0,
+    :func:`~StaICC.stats.resolution.shown_slope` over its x-values' span); other values unchanged."""
+    from ..stats.items import is_slope
+    if not is_slope(benchmark) or not part.divided:
+        return lambda _metric, value: value
+    from ..spec import abscissae_of, label_noise_x_values
+    from ..stats.resolution import shown_slope
+    passes = sum(1 for key in next(iter(part.divided.values())) if str(key).isdigit())
+    x = label_noise_x_values(passes, abscissae_of(benchmark, part.metadata.get("procedure"))) if passes > 1 else [1]
+    span = max(x) - min(x)
+    return lambda metric, value: shown_slope(metric, value, span)
 
 
 #: the footnote of an interval that left out non-finite resamples
