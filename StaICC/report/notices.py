@@ -101,7 +101,8 @@ def run_notices(run: Any) -> List[str]:
 
 
 def model_label(provenance: Dict[str, Any], fallback: str) -> str:
-    """The model's identity for headers: backend and model name or path (never the run's folder)."""
+    """The model's identity for headers: backend and model name, a model folder by its own name (an absolute
+    path says where a machine kept it, not which model it is, and runs off a caption; never the run's folder)."""
     model = provenance.get("model") if isinstance(provenance, dict) else None
     if not isinstance(model, dict):
         return fallback
@@ -112,8 +113,20 @@ def model_label(provenance: Dict[str, Any], fallback: str) -> str:
         for key in ("model_id", "model", "pretrained", "name"):
             value = source.get(key)
             if isinstance(value, str) and value:
+                value = short_model_name(value)
                 return f"{backend}: {value}" if backend and backend != value else value
     return str(backend) if backend else fallback
+
+
+def short_model_name(name: str) -> str:
+    """A model folder's name (``/models/Llama-3.1-8B/`` -> ``Llama-3.1-8B``); a Hub name (``org/name``) or
+    any other name unchanged."""
+    import ntpath
+    import posixpath
+    if posixpath.isabs(name) or ntpath.isabs(name) or name.startswith(("~", "./", "../")):
+        stripped = name.rstrip("/\\")
+        return ntpath.basename(posixpath.basename(stripped)) or name
+    return name
 
 
 #: why a metric can be infinite, by registry name: said under every table that shows it infinite

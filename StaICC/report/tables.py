@@ -119,7 +119,7 @@ def _slope_display(benchmark: str, part: Any) -> Any:
     """``shown(metric, value)``: a slope sub-benchmark's slopes as tables show them (float noise as 0.0,
     :func:`~StaICC.stats.resolution.shown_slope` over its x-values' span); other values unchanged."""
     from ..stats.items import is_slope
-    if not is_slope(benchmark) or not part.divided:
+    if not is_slope(benchmark) or part is None or not part.divided:
         return lambda _metric, value: value
     from ..spec import abscissae_of, label_noise_x_values
     from ..stats.resolution import shown_slope
@@ -196,23 +196,25 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
             columns += [Name(f"{c.b} - {c.a}", f"{c.b} − {c.a}"), "p", "p (Holm)", "test"]
         rows = []
         any_unbounded = False
+        shown = _slope_display(name, getattr(runs[0], "parts", {}).get(name))
         for metric in first.metrics:
             for dataset in list(first.datasets) + ["Averaged"]:
                 ref = first.averaged if dataset == "Averaged" else first.datasets.get(dataset, {})
                 if metric not in ref:
                     continue
-                row: List[Any] = [metric_label(name, metric), dataset, Cell(ref[metric].a)]
+                row: List[Any] = [metric_label(name, metric), dataset, Cell(shown(metric, ref[metric].a))]
                 diffs = []
                 for c in present:
                     part = c.parts[name]
                     d = (part.averaged if dataset == "Averaged" else part.datasets.get(dataset, {})).get(metric)
-                    row.append(Cell(d.b) if d else "")
+                    row.append(Cell(shown(metric, d.b)) if d else "")
                     diffs.append(d)
                 for d in diffs:
                     if d is None:
                         row += ["", "", "", ""]
                     else:
-                        row += [Cell(d.delta, d.low, d.high, mark=d.significant,
+                        row += [Cell(shown(metric, d.delta), shown(metric, d.low), shown(metric, d.high),
+                                     mark=d.significant,
                                      suffix=UNBOUNDED_SIGN if d.unbounded else "",
                                      direction=_direction(name, metric, d.delta) if d.significant else None),
                                 Cell(d.p_value, kind="p"),
