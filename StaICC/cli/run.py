@@ -288,7 +288,7 @@ STDERR_NOTE = ("± standard error of accuracy over test items (analytic: the ite
 
 def _accuracy_errors(part: Any) -> Dict[str, Dict[str, float]]:
     """{"accuracy": {dataset: standard error}} of a sub-benchmark's result, where its records give its accuracy."""
-    from ..stats.stderr import accuracy_standard_errors
+    from ..results.stderr import accuracy_standard_errors
     divided = part.get("Divided results", {}) if isinstance(part, dict) else {}
     reported = {d: v.get("accuracy") for d, v in divided.items() if isinstance(v, dict) and "accuracy" in v}
     records = getattr(part, "records", None)

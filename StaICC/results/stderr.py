@@ -1,6 +1,9 @@
 """Analytic standard errors of accuracy for the tables ``staicc run`` prints (lm-eval's ``± stderr``).
 
-The unit is the test item, as in the bootstrap (:mod:`.items`): an item's repeats share its query, so the
+A summary of the run's records in a few lines of arithmetic, here rather than in ``stats/`` so that a plain
+run imports none of the statistics package (the bootstrap, NumPy's vectorised resampling).
+
+The unit is the test item, as in the bootstrap (:mod:`StaICC.stats.items`): an item's repeats share its query, so the
 item's accuracy is the mean over its records, and the standard error is the sample standard deviation of
 the items' accuracies over the square root of their number. The averaged row is the mean of independent
 datasets: its standard error is ``sqrt(sum(se_d ** 2)) / D``. A standard error is given only where the
