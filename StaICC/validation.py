@@ -141,6 +141,16 @@ def did_you_mean(word: Any, names: Sequence[str]) -> str:
 #: what a function's or preentered vectors may be declared to be (None: the standard's exact-sum rule decides);
 #: see :mod:`StaICC.metrics.exact_sum`
 PREDICTION_KINDS = ("probabilities", "loglikelihoods", "logits")
+#: the exact-sum rule a model backend's rows take: "standard" (the softmax branch always, route-independent)
+#: or "original" (the original's check, as its kernel met it: route-dependent, to replicate a published run)
+EXACT_SUM_RULES = ("standard", "original")
+
+
+def check_exact_sum(value: Any, name: str = "exact_sum") -> str:
+    """``value`` when it is one of :data:`EXACT_SUM_RULES`, else a ValueError saying the choices."""
+    if isinstance(value, str) and value in EXACT_SUM_RULES:
+        return value
+    raise ValueError(f"{name} must be one of {', '.join(map(repr, EXACT_SUM_RULES))}, got {value!r}")
 
 
 def check_prediction_kind(kind: Any, name: str = "prediction_kind") -> Optional[str]:

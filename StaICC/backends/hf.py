@@ -31,7 +31,7 @@ from ..requests import FULL_VOCAB, HIDDEN, LABELS, Answer, Request, state_vector
 from . import _args
 from .base import Backend
 from .hf_identity import in_memory_digest, tokenizer_digest, weights_digest  # noqa: F401  (re-exported)
-from .hf_runtime import check_model_folder, choose_threads, load_pretrained, runtime
+from .hf_runtime import check_pretrained, choose_threads, load_pretrained, runtime
 from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
                          multiturn_messages, parse_aliases)
 from .thinking import THINKING_ARGS, ThinkingRule
@@ -84,14 +84,7 @@ def checked_arguments(arguments: Dict[str, Any]) -> Dict[str, Any]:
     device = _args.as_str(arguments.pop("device", None), "device", optional=True)
     dtype = _args.as_choice(arguments.pop("dtype", "auto"), "dtype", DTYPES)
     threads = _args.as_int(arguments.pop("threads", None), "threads", minimum=1, optional=True)
-    if os.path.isabs(pretrained) or pretrained.startswith(".") or os.path.exists(pretrained):
-        if not os.path.isdir(pretrained):
-            raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory")
-        if not os.path.isfile(os.path.join(pretrained, "config.json")):
-            raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory (it has no "
-                             "config.json; give the folder written by save_pretrained)")
-        check_model_folder(pretrained, trust)
-        pretrained = os.path.abspath(pretrained)
+    pretrained = check_pretrained(pretrained, revision, trust)
     check_device(device)
     return {"pretrained": pretrained, "revision": revision, "trust_remote_code": trust, "device": device,
             "dtype": dtype, "threads": threads, "options": options}

@@ -29,6 +29,66 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model",
                    "spiece.model", "sentencepiece.bpe.model")
 
 
+def check_pretrained(pretrained: str, revision: Optional[str], trust_remote_code: bool) -> str:
+    """``pretrained`` as the backend loads it: a checked model folder (its absolute path), or a Hub name that
+    can be loaded now (:func:`check_hub_name`); one ValueError line otherwise, before anything is loaded."""
+    if not (os.path.isabs(pretrained) or pretrained.startswith(".") or os.path.exists(pretrained)):
+        check_hub_name(pretrained, revision)
+        return pretrained
+    if not os.path.isdir(pretrained):
+        raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory")
+    if not os.path.isfile(os.path.join(pretrained, "config.json")):
+        raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory (it has no "
+                         "config.json; give the folder written by save_pretrained)")
+    check_model_folder(pretrained, trust_remote_code)
+    return os.path.abspath(pretrained)
+
+
+#: seconds to wait for the Hub's address to answer before a name not in the cache is refused
+HUB_PROBE_SECONDS = 3.0
+
+
+def check_hub_name(name: str, revision: Optional[str]) -> None:
+    """A Hub name (``gpt2``) is loaded from the Hugging Face cache or downloaded: when it is not in the cache
+    and the Hub cannot be reached (``HF_HUB_OFFLINE`` set, or no connection within
+    :data:`HUB_PROBE_SECONDS`), one error line now, instead of transformers' retries (a minute offline)."""
+    offline = any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+                  for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    if _in_hub_cache(name, revision):
+        return
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    reason = "HF_HUB_OFFLINE is set" if offline else _unreachable(endpoint)
+    if reason:
+        raise ValueError(f"model argument pretrained: {name!r} is not a local folder nor in the Hugging Face cache, "
+                         f"and it cannot be downloaded ({reason}); give the folder of a saved model, or download "
+                         "it first (with HF_HUB_OFFLINE=1 only the cache is read)")
+
+
+def _in_hub_cache(name: str, revision: Optional[str]) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # an old transformers without huggingface_hub's cache lookup: let it try
+        return True
+    try:
+        found = try_to_load_from_cache(name, "config.json", revision=revision)
+    except ValueError:  # not a valid repository name: transformers' own error says so
+        return True
+    return isinstance(found, str)
+
+
+def _unreachable(endpoint: str) -> Optional[str]:
+    """Why ``endpoint`` cannot be reached now (one TCP connection), or None when it answers."""
+    import socket
+    import urllib.parse
+    parsed = urllib.parse.urlsplit(endpoint)
+    host, port = parsed.hostname or "", parsed.port or (80 if parsed.scheme == "http" else 443)
+    try:
+        socket.create_connection((host, port), timeout=HUB_PROBE_SECONDS).close()
+    except OSError as exc:
+        return f"{host}:{port} cannot be reached: {exc.strerror or type(exc).__name__}"
+    return None
+
+
 def check_model_folder(path: str, trust_remote_code: bool = False) -> None:
     """Raise one ValueError line when ``path`` (a folder with a ``config.json``) is not a saved model, or is
     one of an architecture this transformers does not know (unless its code is trusted)."""

@@ -15,7 +15,8 @@ def add_cache_parser(sub: Any) -> None:
     merge = commands.add_parser("merge", help="copy every answer of IN... into OUT (created if missing)",
                                 description="Merge prediction caches. Two different answers for one key are an "
                                             "error naming the key; nothing is written then.")
-    merge.add_argument("output", metavar="OUT", help="the merged cache")
+    merge.add_argument("output", metavar="OUT", nargs="?", help="the merged cache (or -o OUT)")
+    merge.add_argument("-o", "--output", dest="output_option", metavar="OUT", help="the merged cache, as an option")
     merge.add_argument("inputs", metavar="IN", nargs="+", help="caches to merge (for example CACHE.shard-*-of-N)")
     merge.add_argument("--allow-mixed-numerics", action="store_true",
                        help="merge answers computed under settings that can differ beyond the last bits (another "
@@ -24,9 +25,20 @@ def add_cache_parser(sub: Any) -> None:
     needs_a_command(p, "cache", ["merge"])
 
 
+def _with_output(args: argparse.Namespace) -> argparse.Namespace:
+    """``merge OUT IN...`` or ``merge -o OUT IN...`` (then the first word is an input): the same merge."""
+    if args.output_option is None:
+        if args.output is None:
+            raise ArgumentError("cache merge needs the merged cache: staicc cache merge OUT IN... (or -o OUT IN...)")
+        return args
+    inputs = ([args.output] if args.output is not None else []) + list(args.inputs)
+    return argparse.Namespace(**{**vars(args), "output": args.output_option, "inputs": inputs})
+
+
 def merge_command(args: argparse.Namespace) -> int:
     from ..cache import CacheError
     from ..cache.merge import merge_caches
+    args = _with_output(args)
     for path in args.inputs:
         if not os.path.isfile(path):
             raise ArgumentError(f"cache merge: the input cache {path!r} does not exist")

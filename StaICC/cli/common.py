@@ -24,13 +24,15 @@ OTHER_TOOLS_FLAGS: Dict[str, Union[str, Tuple[str, ...]]] = {
     "--cache_requests": "--cache FILE", "--apply_chat_template": "--model-args apply_chat_template=true",
     "--system_instruction": "--model-args system_instruction=TEXT",
     "--fewshot_as_multiturn": "--model-args apply_chat_template=true,fewshot_as_multiturn=true",
-    "--device": "--model-args device=cuda", "--gen_kwargs": "--model-args max_new_tokens=N",
+    "--device": "--model-args device=cpu (or device=cuda)", "--gen_kwargs": "--model-args max_new_tokens=N",
     "--task": "--tasks", "--dataset": "--datasets", "--num-fewshot": "--k N", "--shots": "--k N",
     "--seed": "no seed option: the standard's generator is seeded with 42 for every split and draw",
 }
 #: values other tools accept where StaICC needs a number, and what to say
 NUMBER_HINTS = {"--batch-size": "--batch-size is how many requests one backend call gets (a number); the hf backend "
-                                "fits its forward passes to a token budget itself, so there is no 'auto'"}
+                                "fits its forward passes to a token budget itself, so there is no 'auto'",
+                "--limit": "--limit is a number of test items per dataset; a share of them is --lite FRACTION, "
+                           "e.g. --lite 0.1"}
 
 
 def needs_a_command(parser: argparse.ArgumentParser, name: str, commands: List[str]) -> None:
@@ -57,6 +59,10 @@ def argument_hint(parser: argparse.ArgumentParser, message: str) -> str:
         return f" ({NUMBER_HINTS[flag]})" if flag in NUMBER_HINTS else ""
     if ": invalid choice: " in message:
         return _choice_hint(message)
+    if message.startswith("ambiguous option: "):  # a prefix of several options: another tool's flag, perhaps
+        name = message[len("ambiguous option: "):].split()[0].split("=")[0]
+        suggestion = _other_tools_suggestion(name, _known(parser)[0], False)
+        return f"; did you mean {suggestion}?" if suggestion is not None and suggestion.startswith("-") else ""
     if not message.startswith("unrecognized arguments: "):
         return ""
     options, commands = _known(parser)

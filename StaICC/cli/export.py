@@ -52,6 +52,8 @@ def add_export_parser(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default: {DEFAULT_SEED})")
     p.add_argument("--level", type=float, default=DEFAULT_LEVEL, help=f"interval level (default: {DEFAULT_LEVEL})")
     p.add_argument("--no-intervals", action="store_true", help="write no bootstrap intervals")
+    p.add_argument("--overwrite", "--force", action="store_true",
+                   help="replace an earlier export of this format in --output (without it, refused)")
     p.set_defaults(func=export_command)
 
 
@@ -73,6 +75,25 @@ def check_arguments(args: argparse.Namespace) -> None:
         check_directory(args.output)
     except OSError as exc:
         raise ArgumentError(f"export: cannot write to {args.output!r}: {exc.strerror or exc}") from None
+    earlier = _earlier_export(args.format, args.output)
+    if earlier is not None and not args.overwrite:
+        raise ArgumentError(f"export: {earlier} holds an earlier {args.format} export; give another --output, or "
+                            "--overwrite to replace it")
+
+
+def _earlier_export(format_name: str, output: str) -> Optional[str]:
+    """The file an export of ``format_name`` into ``output`` would replace, when there is one. The hf and
+    lm-eval files have one name per folder; an EEE export's names are derived from the run and its options,
+    so the same run writes the same bytes again and another run never the same name (nothing to refuse)."""
+    if format_name == "hf":
+        from ..results.hf_export import FILE_NAME
+        path = os.path.join(output, ".eval_results", FILE_NAME)
+    elif format_name == "lm-eval":
+        from ..results.lm_eval_export import FILE_NAME
+        path = os.path.join(output, FILE_NAME)
+    else:
+        return None
+    return path if os.path.lexists(path) else None
 
 
 def export_command(args: argparse.Namespace) -> int:
@@ -89,6 +110,9 @@ def export_command(args: argparse.Namespace) -> int:
         return 1
     for path in written:
         print(f"wrote {path}")
+    if args.format == "eee" and not any(str(p).endswith("_samples.jsonl") for p in written):
+        print(f"note: {one_line(args.run)} has no per-query records (samples.jsonl): the export holds no "
+              "instance-level file and no confidence intervals; run with --log-samples to have them")
     return 0
 
 

@@ -38,6 +38,10 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--log-samples", nargs="?", const="compact", choices=["compact", "full"], default=None,
                    help="write DIR/samples.jsonl (one record per query) and DIR/samples.columns.json; "
                         "--log-samples=full also stores each prompt's text")
+    p.add_argument("--exact-sum", choices=["standard", "original"], default="standard",
+                   help="the exact-sum rule of a model backend's probabilities: standard (the softmax branch "
+                        "always: the same numbers on every route) or original (the original's exact check, to "
+                        "replicate a published run; route-dependent, recorded, not standard)")
     p.add_argument("--write-out", type=int, default=0, metavar="N",
                    help="print the first N prompts of every sub-benchmark and dataset as the run writes them, "
                         "before it asks them")
@@ -132,7 +136,7 @@ def _run(config: Any) -> int:
     try:
         result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=config.progress,
                            requests_per_call=config.requests_per_call, selection=selection,
-                           policy=AnswerPolicy(write_out=config.write_out))
+                           policy=AnswerPolicy(write_out=config.write_out, exact_sum=config.exact_sum))
         if config.lite_until is not None and isinstance(config.selection, Everything):
             from .lite import continue_until
             config, suite, planned, result = continue_until(config, backend, cache, suite, planned, result)
@@ -174,6 +178,7 @@ def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, sta
     from ..results.provenance import collect
     provenance = collect(backend, config.recorded_arguments, started, time.perf_counter() - started_at)
     provenance["suite"] = result.metadata
+    provenance["exact_sum"] = config.exact_sum
     if config.sharded:  # the launcher's shards answered this run: record their plan
         provenance["shards"] = dict(config.sharded, unit=config.shard_unit,
                                     plan_sha256=_plan_digest(config, backend, planned))
@@ -313,6 +318,22 @@ def _open_cache(path: Optional[str]):
     return open_cache(path)
 
 
+STDERR_NOTE = ("± standard error of accuracy over test items (analytic: the items' standard deviation / sqrt(n)); "
+               "bootstrap intervals of every metric: staicc report RUN (a run with --log-samples)")
+
+
+def _accuracy_errors(part: Any) -> Dict[str, Dict[str, float]]:
+    """{"accuracy": {dataset: standard error}} of a sub-benchmark's result, where its records give its accuracy."""
+    from ..results.stderr import accuracy_standard_errors
+    divided = part.get("Divided results", {}) if isinstance(part, dict) else {}
+    reported = {d: v.get("accuracy") for d, v in divided.items() if isinstance(v, dict) and "accuracy" in v}
+    records = getattr(part, "records", None)
+    if not reported or records is None:
+        return {}
+    errors = accuracy_standard_errors(records, reported, part.get("Averaged results", {}).get("accuracy"))
+    return {"accuracy": errors} if errors else {}
+
+
 def _print_tables(result: Any, config: Any, lite: Optional[Dict[str, Any]] = None) -> None:
     from ..report import format_table
     from ..report.notices import notices
@@ -332,7 +353,10 @@ def _print_tables(result: Any, config: Any, lite: Optional[Dict[str, Any]] = Non
         for key, _part_name in pairs:
             part = bench_result[key] if compound else bench_result
             label = f"{name}/{key}" if compound else name
-            print(format_table(part, f"{label} (k={config.k}, model={model})"))
+            errors = _accuracy_errors(part)
+            print(format_table(part, f"{label} (k={config.k}, model={model})", errors))
+            if errors:
+                print(STDERR_NOTE)
             print()
             metadatas.append(part.metadata)
     meta = result.metadata

@@ -47,6 +47,7 @@ class RunConfig:
     cost: Any = None  # a dry run's cost estimate options (cli.cost.CostOptions); None: tokens only where counted
     lite_proxy: Any = None  # --lite-proxy: None, "reference" or a stats.lite_proxy.Proxy (a run's records)
     lite_until: Optional[float] = None  # --lite-until: the target half-width of a lite run's looks
+    exact_sum: str = "standard"  # --exact-sum: the rule a model backend's rows take (metrics/exact_sum.py)
 
     @property
     def quiet_departures(self) -> bool:
@@ -112,7 +113,15 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
         requests_per_call=_option(args, "batch_size"), progress=_option(args, "progress"),
         model_args_text=args.model_args, sharded=_option(args, "sharded"), methods=methods,
         resamples=_option(args, "resamples"), cost=cost, lite_proxy=lite_proxy(args),
-        lite_until=lite_until(args))
+        lite_until=lite_until(args), exact_sum=_exact_sum(args, methods))
+
+
+def _exact_sum(args: argparse.Namespace, methods: Tuple[Any, ...]) -> str:
+    exact_sum = _option(args, "exact_sum", "standard")
+    if exact_sum != "standard" and methods:
+        raise ArgumentError("--exact-sum original with --methods: the methods table compares methods under the "
+                            "standard's rule; run --exact-sum original without --methods")
+    return exact_sum
 
 
 def _methods(args: argparse.Namespace, launch: Any) -> Tuple[Any, ...]:

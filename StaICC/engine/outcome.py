@@ -14,7 +14,7 @@ from ..errors import where
 from .scoring import expand, predicted_labels
 from ..metrics.bias import bias_entropy
 from ..metrics.scores import averaged_truelabel_likelihood, expected_calibration_error_1
-from ..metrics.exact_sum import STANDARD_RULE, PassCensus, RowRule, census, rows_of_kind
+from ..metrics.exact_sum import STANDARD_RULE, PassCensus, RowRule, census, original_branch_differs, rows_of_kind
 from ..numeric import all_read_rows_only, joined_rows
 from .plan import Work
 from ..requests import Answer, Request
@@ -32,6 +32,9 @@ class Outcome:
     work: Work
     exact_sum: Tuple[PassCensus, ...] = ()  # per pass: how its rows met the standard's exact-sum rule
     rule: RowRule = STANDARD_RULE
+    #: the metrics whose value the original's exact-sum rule would change (rows on the softmax branch always);
+    #: said once at run time, not recorded: whether a row sums to exactly 1.0 depends on the route
+    original_differs: Tuple[str, ...] = ()
 
     @property
     def outputs(self) -> Dict[str, list]:
@@ -41,12 +44,14 @@ class Outcome:
                 "prob.": list(self.records.rows())}
 
 
-def row_rule(backend: Any, preentered_kind: Optional[str] = None) -> RowRule:
+def row_rule(backend: Any, preentered_kind: Optional[str] = None, original: bool = False) -> RowRule:
     """How a work's rows meet the exact-sum rule: what its backend declares they are (``prediction_kind``:
-    the package's model backends, a function given one), or ``preentered_kind`` for preentered predictions."""
+    the package's model backends, a function given one), or ``preentered_kind`` for preentered predictions;
+    ``original``: declared rows meet the original's check (exact_sum="original")."""
     if backend is None:
-        return RowRule(preentered_kind)
-    return RowRule(getattr(backend, "prediction_kind", None), bool(getattr(backend, "reproducible_rows", False)))
+        return RowRule(preentered_kind, original=original and preentered_kind is not None)
+    kind = getattr(backend, "prediction_kind", None)
+    return RowRule(kind, bool(getattr(backend, "reproducible_rows", False)), original and kind is not None)
 
 
 def summarize(work: Work, requests: Sequence[Request], answers: Sequence[Answer],
@@ -65,19 +70,29 @@ def summarize(work: Work, requests: Sequence[Request], answers: Sequence[Answer]
     chosen = list(work.metrics.values())
     values = averaged_truelabel_likelihood in chosen or expected_calibration_error_1 in chosen
     entropy = bias_entropy in chosen
+    differs = [False, False]  # (the score metrics, the bias entropy) under the original's rule
     for number, spec in enumerate(plan.passes):
         where_ = plan.pass_slice(number)
         raw = list(map(prediction_of, answers[where_]))
         label_count = len(requests[where_.start].label_space) if requests else 0
-        rows = rows_of_kind(expand(raw, label_count, plan.dataset, share_rows=share), rule.kind, plan.dataset)
+        rows = rows_of_kind(expand(raw, label_count, plan.dataset, share_rows=share), rule.kind, plan.dataset,
+                            rule.original)
         stored = joined_rows(stored if spec.carry else base, rows)
         results.append(compute_metrics(work.metrics, truth, stored, plan.dataset))
         censuses.append(census(stored, rule, values, entropy))
+        differs = [a or b for a, b in zip(differs, original_branch_differs(stored, values, entropy))]
         rows_all.extend(rows)
     records = PlanRecords(work, answers, rows_all, copy_int_rows=share)
     unparsed = sum(map(not_, map(attrgetter("parsed"), answers)))
     return Outcome(work.procedure.summarize(results), records, unparsed,
-                   prompt_set_digest(requests), work, tuple(censuses), rule)
+                   prompt_set_digest(requests), work, tuple(censuses), rule, _metrics_moved(work.metrics, *differs))
+
+
+def _metrics_moved(metrics: Dict[str, Callable], scores: bool, entropy: bool) -> Tuple[str, ...]:
+    """The names of ``metrics`` that read the score rows (``scores``) or the bias entropy (``entropy``)."""
+    moved = ((averaged_truelabel_likelihood, expected_calibration_error_1) if scores else ()) + \
+        ((bias_entropy,) if entropy else ())
+    return tuple(name for name, metric in metrics.items() if metric in moved)
 
 
 def warn_exact_sum(outcomes: Sequence[Outcome]) -> None:
@@ -85,9 +100,11 @@ def warn_exact_sum(outcomes: Sequence[Outcome]) -> None:
     log-likelihoods (:func:`StaICC.metrics.exact_sum.notice`); nothing otherwise."""
     from ..errors import warn
     from ..metrics.exact_sum import notice
-    line = notice((f"{o.work.part} {o.work.dataset}", o.exact_sum) for o in outcomes)
-    if line is not None:
-        warn(line, stacklevel=_caller_level())
+    from ..metrics.exact_sum import original_rule_notice
+    for line in (notice((f"{o.work.part} {o.work.dataset}", o.exact_sum) for o in outcomes),
+                 original_rule_notice((f"{o.work.part} {o.work.dataset}", o.original_differs) for o in outcomes)):
+        if line is not None:
+            warn(line, stacklevel=_caller_level())
 
 
 def _caller_level() -> int:

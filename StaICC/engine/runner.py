@@ -83,7 +83,8 @@ def run_works(works: Sequence[Work], backends: Sequence[Optional[ScoringBackend]
     for name in COUNTS:
         counts.setdefault(name, 0)
     run = _Run(cache, progress, distinct, counts, requests_per_call, selection, policy,
-               rules={id(work): row_rule(backend, preentered_kind) for work, backend in zip(works, backends)})
+               rules={id(work): row_rule(backend, preentered_kind, policy.exact_sum == "original")
+                      for work, backend in zip(works, backends)})
     if isinstance(selection, Shard) and cache is None:
         raise ValueError("a shard run needs a cache (--cache FILE): its answers are its only output")
     if isinstance(selection, (Shard, Nothing)):

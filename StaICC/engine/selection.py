@@ -37,7 +37,7 @@ runner writes them).
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
-from ..validation import check_int
+from ..validation import check_exact_sum, check_int
 
 UNITS = ("query", "call")
 
@@ -164,15 +164,19 @@ class AnswerPolicy:
     """What the runner does with the answers: summarize them (else only store them), and print prompts.
 
     ``write_out``: print the first N prompts of each (sub-benchmark, dataset) as they are
-    written; ``out``: where those lines go (default: standard output).
+    written; ``out``: where those lines go (default: standard output). ``exact_sum``: "standard" (a
+    model backend's rows take the softmax branch always) or "original" (the original's exact check, to
+    replicate a published run; see :mod:`StaICC.metrics.exact_sum`).
     """
 
     summarize: bool = True
     write_out: int = 0
     out: Optional[Callable[[str], None]] = None
+    exact_sum: str = "standard"
 
     def __post_init__(self) -> None:
         check_int(self.write_out, "write_out", minimum=0)
+        check_exact_sum(self.exact_sum)
 
 
 SUMMARIZE = AnswerPolicy()

@@ -29,7 +29,8 @@ import math
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..validation import PREDICTION_KINDS, check_prediction_kind  # noqa: F401  (re-exported: the kinds' one home)
-from ..numeric import CHECK, SOFTMAX, Matrix, PredictionRows, rule_of, sequential_sum, softmax
+from ..numeric import (CHECK, SOFTMAX, Matrix, PredictionRows, column_means, is_probability_vector, rule_of,
+                       sequential_sum, softmax)
 
 #: a branch decided by at most this many rows rests on rounding: with a share q ~ 0.2-0.35 of
 #: floating-point probability rows failing the check, f failing rows all pass on another route
@@ -48,23 +49,27 @@ class RowRule(NamedTuple):
 
     kind: Optional[str] = None
     reproducible: bool = False
+    original: bool = False  # exact_sum="original": declared rows meet the original's check, not the softmax branch
 
 
 STANDARD_RULE = RowRule()
 
 
-def rows_of_kind(rows: PredictionRows, kind: Optional[str], dataset: str = "") -> PredictionRows:
+def rows_of_kind(rows: PredictionRows, kind: Optional[str], dataset: str = "", original: bool = False) -> PredictionRows:
     """The rows the metrics read for rows declared ``kind``: as given (None), with the softmax branch
-    (probabilities), or softmaxed once into the model's distribution first (log-likelihoods, logits)."""
-    if kind is None or not rows:
+    (probabilities), or softmaxed once into the model's distribution first (log-likelihoods, logits).
+    ``original``: the model's distribution under the standard's check instead of the softmax branch,
+    as the original's kernel handed its probabilities over (exact_sum="original")."""
+    if kind is None or not rows or (original and kind == "probabilities" and not rows.exact):
         return rows
     if rows.exact:  # one-hot rows of int answers
         at = f" for dataset {dataset!r}" if dataset else ""
         raise ValueError(f"prediction_kind={kind!r} describes score vectors, but the predictions{at} are int label "
                          "indexes; leave prediction_kind out for labels")
+    rule = CHECK if original else SOFTMAX
     if kind == "probabilities":
-        return PredictionRows(rows, SOFTMAX)
-    return PredictionRows(map(softmax, rows), SOFTMAX)
+        return PredictionRows(rows, rule)
+    return PredictionRows(map(softmax, rows), rule)
 
 
 def own_distribution(matrix: Matrix) -> Matrix:
@@ -171,6 +176,33 @@ def _scan(matrix: Matrix) -> Tuple[Optional[int], bool, bool, bool]:
         if not near and not nonpositive:
             return None, False, False, False
     return failing, near, nonpositive, one_hot
+
+
+def original_branch_differs(matrix: Matrix, values: bool, entropy: bool) -> Tuple[bool, bool]:
+    """For rows that take the softmax branch always: (the score metrics, the bias entropy) would read
+    other numbers under the original's rule. The score metrics do when every row passes the exact check
+    (the original reads them as given), the entropy when the mean row passes it; rows (or a mean) equal
+    to their own softmax (constant) read the same either way. Stops at the first failing row."""
+    if not matrix or rule_of(matrix) != SOFTMAX:
+        return False, False
+    scores = values and all(map(is_probability_vector, matrix)) and not all(len(set(r)) <= 1 for r in matrix)
+    mean = column_means(matrix) if entropy else []
+    return scores, bool(entropy and is_probability_vector(mean) and len(set(mean)) > 1)
+
+
+def original_rule_notice(differences: Iterable[Tuple[str, Sequence[str]]]) -> Optional[str]:
+    """The one line naming, for ``(label, metrics)`` pairs, the metrics whose value the original's
+    exact-sum rule would change in this run (None when none would)."""
+    by_metrics: Dict[Tuple[str, ...], List[str]] = {}
+    for label, metrics in differences:
+        if metrics:
+            by_metrics.setdefault(tuple(metrics), []).append(label)
+    if not by_metrics:
+        return None
+    said = "; ".join(f"{', '.join(metrics)} in {_names(labels)}" for metrics, labels in by_metrics.items())
+    return ("EXACT-SUM: this run's probabilities (a model backend's, or declared so) take the softmax branch of "
+            f"the exact-sum rule always; under the original's rule these values would differ: {said} (exact_sum='original', --exact-sum original, "
+            "replicates the original's rule)")
 
 
 # ----------------------------------------------------------------------------

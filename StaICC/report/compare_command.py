@@ -87,11 +87,12 @@ def compare_command(args) -> int:
 def _compare(args, status) -> int:
     from ..backends.numerics import comparison_notes
     runs = _load(args, status)
+    from ..stats.compare import UnpairedRunsError
     from ..stats.lite_run import lite_pairing
     for run in runs[1:]:  # a lite run pairs with a lite run on the same items only
         refusal, note = lite_pairing(runs[0], run)
-        if refusal is not None:
-            raise CommandError(refusal)
+        if refusal is not None:  # runs that cannot be paired: one exit status whatever the reason (1)
+            raise UnpairedRunsError(refusal)
         if note is not None:
             status.done()
             sys.stderr.write(f"{PROG} compare: note: {note}\n")
@@ -122,7 +123,8 @@ def _all_flips(runs, say) -> List[Dict[str, Any]]:
             say("reading the prompts of the flipped queries")
             if not attach_prompts(other.samples_path, found):
                 attach_prompts(runs[0].samples_path, found)
-        out.append({"a": runs[0].label, "b": other.label, "datasets": found})
+        out.append({"a": runs[0].label, "b": other.label, "datasets": found,
+                    "words": {(d.benchmark, d.dataset): _label_words(runs[0], d.benchmark, d.dataset) for d in found}})
     return out
 
 
@@ -149,7 +151,8 @@ def _document(args, runs, comparisons, flips, failures) -> str:
     tables = comparison_tables(runs, comparisons)
     limit = None if args.format == "csv" else (DEFAULT_FLIPS_LIMIT if args.flips_limit is None else args.flips_limit)
     for entry in flips:
-        tables += flips_tables(entry["a"], entry["b"], entry["datasets"], limit or None, args.format == "csv")
+        tables += flips_tables(entry["a"], entry["b"], entry["datasets"], limit or None, args.format == "csv",
+                               entry.get("words"))
     return render(tables, args.format)
 
 
@@ -159,11 +162,28 @@ def _gate_dict(args, failures) -> Dict[str, Any]:
             "exit_status": GATE_EXIT_STATUS if failures else 0}
 
 
-def flips_tables(a: str, b: str, found, limit: Optional[int], whole_prompts: bool = False) -> List[Any]:
+def _label_words(run: Any, benchmark: str, dataset: str) -> Optional[List[str]]:
+    """The label words a run recorded for (sub-benchmark, dataset), or None."""
+    part = run.parts.get(benchmark)
+    recorded = (getattr(part, "metadata", None) or {}).get("label_words")
+    words = recorded.get(dataset) if isinstance(recorded, dict) else None
+    return list(words) if isinstance(words, list) and all(isinstance(w, str) for w in words) else None
+
+
+def _label(index: Optional[int], words: Optional[List[str]]) -> str:
+    """A label as the reader wrote it: its word (the run's label words), else its index."""
+    if index is None:
+        return "n/a"
+    return words[index] if words is not None and 0 <= index < len(words) else str(index)
+
+
+def flips_tables(a: str, b: str, found, limit: Optional[int], whole_prompts: bool = False,
+                 words: Optional[Dict[Any, Optional[List[str]]]] = None) -> List[Any]:
     """A summary table of the flips of ``b`` against ``a``, then one list per dataset with flips.
 
-    ``limit``: rows per list (None: all); ``whole_prompts``: prompts uncut (CSV), else cut to
-    :data:`PROMPT_CHARS` characters.
+    ``limit``: rows per list (None: all); ``whole_prompts``: prompts uncut (CSV), else the end of
+    each prompt, :data:`PROMPT_CHARS` characters: the flipped query (the demonstrations come first);
+    ``words``: label words by (sub-benchmark, dataset), shown instead of label indexes.
     """
     from .tables import Table
     summary = [[d.benchmark, d.dataset, d.prompts, len(d.flips), d.count("fixed"), d.count("broken"),
@@ -178,8 +198,9 @@ def flips_tables(a: str, b: str, found, limit: Optional[int], whole_prompts: boo
         shown = d.flips if limit is None else d.flips[:limit]
         with_prompts = any(f.prompt is not None for f in d.flips)
         columns = ["query", "pass", "repeat", "test item", "label", a, b, "kind"] + (["prompt"] if with_prompts else [])
-        rows = [[f.query_index, f.pass_index, f.repeat, f.test_index, "n/a" if f.label is None else f.label,
-                 f.predicted_a, f.predicted_b, f.kind]
+        named = (words or {}).get((d.benchmark, d.dataset))
+        rows = [[f.query_index, f.pass_index, f.repeat, f.test_index, _label(f.label, named),
+                 _label(f.predicted_a, named), _label(f.predicted_b, named), f.kind]
                 + ([_prompt_text(f.prompt, whole_prompts)] if with_prompts else []) for f in shown]
         notes = [f"... and {len(d.flips) - len(shown)} more (--flips-limit 0 lists all)"] \
             if len(shown) < len(d.flips) else []
@@ -192,4 +213,4 @@ def _prompt_text(prompt: Any, whole: bool) -> str:
         return ""
     text = prompt if isinstance(prompt, str) else " | ".join(str(p) for p in prompt)
     text = " ".join(text.split()) if not whole else text
-    return text if whole or len(text) <= PROMPT_CHARS else text[:PROMPT_CHARS - 3] + "..."
+    return text if whole or len(text) <= PROMPT_CHARS else "..." + text[-(PROMPT_CHARS - 3):]

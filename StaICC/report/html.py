@@ -64,10 +64,11 @@ def _cell(cell: Any) -> str:
     return f"<td>{html.escape(text)}</td>"
 
 
-def _html_table(table: Table) -> str:
-    """A table with its title, banner lines and notes; significant differences green or red by direction."""
+def _html_table(table: Table, said: str = "") -> str:
+    """A table with its title, banner lines and notes; significant differences green or red by direction.
+    ``said``: banner lines holding it are left out (the page's head says them once for the whole page)."""
     out = [f"<h3>{html.escape(table.title)}</h3>"]
-    out.extend(f'<p class="banner">{html.escape(line)}</p>' for line in table.banner)
+    out.extend(f'<p class="banner">{html.escape(line)}</p>' for line in table.banner if not (said and said in line))
     out += ["<table>", "<tr>" + "".join(f"<th>{html.escape(display(c))}</th>" for c in table.columns) + "</tr>"]
     for row in table.rows:
         average = any(c == "Averaged" for c in row[:2])
@@ -120,16 +121,16 @@ def _side_by_side(blocks: List[str]) -> str:
 
 def _part_body(name: str, runs, comparisons, tables: Dict[str, Any], figures) -> List[str]:
     """One sub-benchmark: each run's table side by side, the calibration tables, the differences."""
-    body = [_side_by_side([_html_table(t) for t in tables["runs"].get(name, [])])]
+    body = [_side_by_side([_page_table(t) for t in tables["runs"].get(name, [])])]
     if name in diagnoses.SCORE_PARTS:
         extra = [diagnoses.calibration_table(r, name, diagnoses.calibration_data(r.parts[name]))
                  for r in runs if name in r.parts and r.parts[name].records]
         if extra:
             body.append('<details class="more"><summary>Calibration beyond the standard\'s ECE (outside the '
-                        "standard)</summary>" + _side_by_side([_html_table(t) for t in extra]) + "</details>")
+                        "standard)</summary>" + _side_by_side([_page_table(t) for t in extra]) + "</details>")
     if name in tables["differences"]:
         body.append('<details class="more"><summary>Table of the differences from '
-                    f"{html.escape(runs[0].label)}</summary>{_html_table(tables['differences'][name])}</details>")
+                    f"{html.escape(runs[0].label)}</summary>{_page_table(tables['differences'][name])}</details>")
         body.extend(figure_sections.difference_figures(comparisons, name, figures))
     return body
 
@@ -169,7 +170,7 @@ def _agreement_section(runs, figures) -> Optional[str]:
     found = [t for t in (diagnoses.agreement_table(r) for r in runs) if t is not None]
     if not found:
         return None
-    body = [_side_by_side([_html_table(t) for t in found])] + figure_sections.agreement_figures(runs, figures)
+    body = [_side_by_side([_page_table(t) for t in found])] + figure_sections.agreement_figures(runs, figures)
     return ('<details class="section" id="agreement"><summary><h2>Agreement across templates, demonstration sets '
             'and orders</h2><span class="what">outside the standard</span></summary>\n' + "\n".join(body)
             + "\n</details>")
@@ -182,6 +183,14 @@ def _tables_by_part(runs, estimates, comparisons) -> Dict[str, Any]:
             by_run.setdefault(name, []).append(table)
     differences = dict(zip(comparisons[0].parts, comparison_tables(runs, comparisons))) if comparisons else {}
     return {"runs": by_run, "differences": differences}
+
+
+#: the notice the page's head says once per run (every sub-benchmark's departures): no table repeats it
+HEAD_NOTICE = "NOT STANDARD: "
+
+
+def _page_table(table: Table) -> str:
+    return _html_table(table, said=HEAD_NOTICE)
 
 
 def _head(runs: Sequence[Any], title: str) -> List[str]:

@@ -20,8 +20,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .cells import Table, cell_pieces
 from .escaping import latex_escape
-from .latex_layout import (FOOTNOTE_EM, TABCOLSEP, TEXT_HEIGHT, TEXT_WIDTH, Layout, choose_layout, is_average,
-                           text_width, without_stated)
+from .latex_layout import (FILL, FOOTNOTE_EM, TABCOLSEP, TEXT_HEIGHT, TEXT_WIDTH, Layout, choose_layout,
+                           header_lines, is_average, text_width, without_stated)
 from .names import display
 
 #: estimated heights (pt) in a \small tabular: a row, a heading row with the space above it, a rule
@@ -71,11 +71,25 @@ def _row_cells(table: Table, row: List[Any], panel: Sequence[int], ci: Optional[
     return first, below
 
 
-def _heading(group: Any, span: int, statements: Dict[Any, str]) -> str:
-    text = r"\textit{%s}" % latex_escape(display(group))
-    if statements.get(group):
-        text += r"\quad{\footnotesize " + latex_escape(statements[group]) + "}"
-    return r"\multicolumn{%d}{@{}l}{%s} \\" % (span, text)
+def _header(lines: List[str], align: str) -> str:
+    """A column name: one line, or its lines stacked bottom-aligned in a nested tabular (no package needed)."""
+    escaped = [latex_escape(line) for line in lines]
+    if len(escaped) == 1:
+        return escaped[0]
+    return r"\begin{tabular}[b]{@{}%s@{}}%s\end{tabular}" % (align, r" \\ ".join(escaped))
+
+
+def _heading(group: Any, span: int, statements: Dict[Any, str], available: float) -> Tuple[str, ...]:
+    """A metric's heading row; what it states goes on a second row when both do not fit ``available`` pt
+    (a heading wider than the page would push the table into the margin)."""
+    name = r"\textit{%s}" % latex_escape(display(group))
+    stated = statements.get(group)
+    if not stated:
+        return (r"\multicolumn{%d}{@{}l}{%s} \\" % (span, name),)
+    statement = r"{\footnotesize " + latex_escape(stated) + "}"
+    if text_width(display(group)) + 9.25 + text_width(stated, FOOTNOTE_EM) <= available:
+        return (r"\multicolumn{%d}{@{}l}{%s\quad%s} \\" % (span, name, statement),)
+    return (r"\multicolumn{%d}{@{}l}{%s} \\" % (span, name), r"\multicolumn{%d}{@{}l}{%s} \\" % (span, statement))
 
 
 #: what closes a panel's tabular (at the end of a page, or before the next panel)
@@ -85,17 +99,20 @@ _CLOSE = (r"\bottomrule", r"\end{tabular}")
 def _pieces(table: Table, layout: Layout, ci: Optional[str], statements: Dict[Any, str]) -> List[_Piece]:
     """Every panel's opening (its tabular and column names), metric headings and rows, in order."""
     pieces = []
+    available = (TEXT_HEIGHT if layout.sideways else TEXT_WIDTH) * FILL
     for panel in layout.panels:
         span = len(table.keys) + len(panel)
-        names = [latex_escape(display(table.columns[i])) for i in list(table.keys) + list(panel)]
+        names = [header_lines(table, i, ci, layout.stacked) for i in list(table.keys) + list(panel)]
         opening = (r"\begin{tabular}{@{}" + "l" * len(table.keys) + "r" * len(panel) + "@{}}", r"\toprule",
-                   _line(names), r"\midrule")
-        pieces.append(_Piece("names", opening, ROW + 3 * RULE + 6))
+                   _line([_header(lines, "l" if i < len(table.keys) else "r") for i, lines in enumerate(names)]),
+                   r"\midrule")
+        pieces.append(_Piece("names", opening, ROW * max(map(len, names)) + 3 * RULE + 6))
         group = None
         for row in table.rows:
             if table.group_column is not None and row[table.group_column] != group:
                 group = row[table.group_column]
-                pieces.append(_Piece("heading", (_heading(group, span, statements),), HEADING))
+                lines = _heading(group, span, statements, available)
+                pieces.append(_Piece("heading", lines, HEADING + ROW * (len(lines) - 1)))
             first, below = _row_cells(table, row, panel, ci, layout.stacked)
             average = is_average(table, row)
             lines = ((r"\cmidrule{1-%d}" % span,) if average else ()) + (_line(first),)
@@ -184,8 +201,11 @@ def render_latex(table: Table, ci: Optional[str] = "interval") -> str:
 
 
 def render_latex_document(tables: List[Table], ci: Optional[str] = "interval") -> str:
-    """Every table, after a comment naming the packages the tables need."""
-    turned = any(choose_layout(without_stated(t)[0], ci).sideways for t in tables)
+    """Every table, after a comment naming the packages the tables need and each table set sideways (only a
+    table whose narrowest upright layout is wider than ``\\textwidth`` is)."""
+    turned = [t.title or "untitled" for t in tables if choose_layout(without_stated(t)[0], ci).sideways]
     packages = r"\usepackage{booktabs}" + (r" and \usepackage{rotating}" if turned else "")
-    return "\n\n".join([f"% StaICC tables for a 10 pt article; they need {packages}"]
-                       + [render_latex(t, ci) for t in tables])
+    header = [f"% StaICC tables for a 10 pt article; they need {packages}"]
+    header += [f"% set sideways (sidewaystable), as no upright layout fits \\textwidth: {' '.join(title.split())}"
+               for title in turned]
+    return "\n\n".join(["\n".join(header)] + [render_latex(t, ci) for t in tables])

@@ -56,9 +56,38 @@ def _plain(cell: Any, ci: Optional[str]) -> Tuple[str, str]:
     return value + marks, interval
 
 
+#: a column name wraps onto at most this many lines (a long name set on one line would widen its column)
+HEADER_LINES = 3
+
+
+def header_lines(table: Table, index: int, ci: Optional[str], stacked: bool) -> List[str]:
+    """A column's name in lines: one line when it is no wider than the column's cells, else wrapped at
+    spaces to the cells' width (at least its longest word, at most :data:`HEADER_LINES` lines). The row
+    names (``keys``) never wrap."""
+    name = display(table.columns[index])
+    body = _cells_width(table, index, ci, stacked)
+    words = name.split()
+    if index in table.keys or text_width(name) <= body or len(words) < 2:
+        return [name]
+    width = max(body, max(map(text_width, words)), text_width(name) / HEADER_LINES)
+    lines: List[str] = []
+    for word in words:
+        if lines and text_width(lines[-1] + " " + word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
 def column_width(table: Table, index: int, ci: Optional[str], stacked: bool) -> float:
-    """Estimated width (pt) of one column: its header and every cell, one line or stacked."""
-    widest = text_width(display(table.columns[index]))
+    """Estimated width (pt) of one column: its (possibly wrapped) name and every cell, one line or stacked."""
+    return max([_cells_width(table, index, ci, stacked)] + [text_width(line) for line in
+                                                            header_lines(table, index, ci, stacked)])
+
+
+def _cells_width(table: Table, index: int, ci: Optional[str], stacked: bool) -> float:
+    """Estimated width (pt) of a column's cells, one line or stacked (its name not counted)."""
+    widest = 0.0
     for row in table.rows:
         value, interval = _plain(row[index], ci)
         if stacked and interval:

@@ -53,8 +53,10 @@ def notices(metadatas: Iterable[Dict[str, Any]]) -> List[str]:
     """The notice lines of one or more sub-benchmarks' metadata (a run, or one table)."""
     settings: List[str] = []
     count, total, known = 0, 0, True
+    thinking = [0, 0, 0]  # answers with a thinking section, unfinished ones, ones over the thinking budget
     for metadata in metadatas:
         settings.extend(s for s in non_standard_settings(metadata) if s not in settings)
+        thinking = [a + b for a, b in zip(thinking, thinking_counts(metadata))]
         c, t = unparsed_counts(metadata)
         count += c
         if t is None:
@@ -67,7 +69,30 @@ def notices(metadatas: Iterable[Dict[str, Any]]) -> List[str]:
     unparsed = _unparsed_line(count, total if known else None)
     if unparsed:
         lines.append(unparsed)
+    if thinking[1] or thinking[2]:
+        lines.append(_thinking_line(*thinking))
     return lines
+
+
+def thinking_counts(metadata: Dict[str, Any]) -> Tuple[int, int, int]:
+    """(answers with a thinking section, unfinished sections, sections over the thinking budget) of a
+    sub-benchmark's metadata, summed over its datasets (zeros when it recorded none)."""
+    recorded = metadata.get("thinking") if isinstance(metadata, dict) else None
+    sums = [0, 0, 0]
+    for summary in (recorded.values() if isinstance(recorded, dict) else ()):
+        if isinstance(summary, dict):
+            for i, key in enumerate(("answers", "unfinished", "over_budget")):
+                value = summary.get(key)
+                sums[i] += value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return sums[0], sums[1], sums[2]
+
+
+def _thinking_line(answers: int, unfinished: int, over_budget: int) -> str:
+    """Why answers that thought were unparsed: sections never closed, sections past the budget."""
+    parts = [f"{unfinished} never closed their thinking section"] if unfinished else []
+    parts += [f"{over_budget} thought past thinking_budget"] if over_budget else []
+    return (f"THINKING: of {answers} answers with a thinking section, {' and '.join(parts)}; such an answer is "
+            "unparsed whatever label it names (counted in UNPARSED)")
 
 
 def run_notices(run: Any) -> List[str]:
@@ -76,7 +101,8 @@ def run_notices(run: Any) -> List[str]:
 
 
 def model_label(provenance: Dict[str, Any], fallback: str) -> str:
-    """The model's identity for headers: backend and model name or path (never the run's folder)."""
+    """The model's identity for headers: backend and model name, a model folder by its own name (an absolute
+    path says where a machine kept it, not which model it is, and runs off a caption; never the run's folder)."""
     model = provenance.get("model") if isinstance(provenance, dict) else None
     if not isinstance(model, dict):
         return fallback
@@ -87,8 +113,20 @@ def model_label(provenance: Dict[str, Any], fallback: str) -> str:
         for key in ("model_id", "model", "pretrained", "name"):
             value = source.get(key)
             if isinstance(value, str) and value:
+                value = short_model_name(value)
                 return f"{backend}: {value}" if backend and backend != value else value
     return str(backend) if backend else fallback
+
+
+def short_model_name(name: str) -> str:
+    """A model folder's name (``/models/Llama-3.1-8B/`` -> ``Llama-3.1-8B``); a Hub name (``org/name``) or
+    any other name unchanged."""
+    import ntpath
+    import posixpath
+    if posixpath.isabs(name) or ntpath.isabs(name) or name.startswith(("~", "./", "../")):
+        stripped = name.rstrip("/\\")
+        return ntpath.basename(posixpath.basename(stripped)) or name
+    return name
 
 
 #: why a metric can be infinite, by registry name: said under every table that shows it infinite

@@ -164,6 +164,17 @@ def draw_reliability(series: Series):
     return fig
 
 
+def _at_least_the_noise_floor(ax: Any, metric: str, values: Sequence[Any]) -> None:
+    """A panel whose values are equal up to float noise gets an axis of the least span the arithmetic
+    resolves (:func:`~StaICC.stats.resolution.axis_limits`), drawn without an offset: a flat line, not
+    a 1e-8 axis."""
+    from ..stats.resolution import axis_limits
+    limits = axis_limits(metric, values)
+    if limits is not None:
+        ax.set_ylim(*limits)
+        ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+
+
 def draw_gler(series: Series):
     """GLER: one panel per (metric, run): each dataset's per-pass values on the standard's x-values, with the
     straight line the standard fitted there (so the printed slope is the slope drawn).
@@ -186,6 +197,7 @@ def draw_gler(series: Series):
             ax.plot(d["x"], curve["y"], "o", color=colour, markersize=4)
             ends = [min(d["x"]), max(d["x"])]
             ax.plot(ends, [curve["slope"] * x + curve["intercept"] for x in ends], "-", color=colour, linewidth=1)
+        _at_least_the_noise_floor(ax, metric, [y for d in data for y in d["metrics"][metric]["y"]])
         if data:
             ax.set_xticks(data[0]["x"])
             ax.set_xticklabels([f"{x:g}\n{r:.0%}" for x, r in zip(data[0]["x"], data[0]["rates"])])

@@ -21,36 +21,13 @@ def _plain_table(title: Optional[str], header: List[str], body: List[List[str]])
     return "\n".join(lines)
 
 
-def _rich_table(title: Optional[str], header: List[str], body: List[List[str]]) -> str:
-    import io
-
-    import rich.console  # optional: the "rich" extra
-    import rich.markup
-    import rich.table
-    grid = rich.table.Table(title=rich.markup.escape(title) if title else title, show_lines=False)
-    for column in header:
-        grid.add_column(rich.markup.escape(column), no_wrap=True)
-    for row in body:
-        grid.add_row(*(rich.markup.escape(cell) for cell in row))
-    buffer = io.StringIO()
-    width = sum(max(len(r[i]) for r in body + [header]) + 3 for i in range(len(header))) + 4
-    rich.console.Console(file=buffer, width=max(width, len(title or "")), color_system=None).print(grid)
-    return buffer.getvalue().rstrip("\n")
-
-
 def render_text(table: Table, ci: Optional[str] = "interval") -> str:
-    """The terminal table: rich when installed, else tabulate, else a plain aligned table."""
+    """The terminal table, drawn by the package itself: the same characters whatever is installed, so a
+    script or a test that reads it reads one layout (two spaces between columns, a dashed rule under the header)."""
     header = [terminal_escape(c) for c in table.columns]
     title = terminal_escape(table.title) if table.title else table.title
     body = [[_cell_text(c, ci, "table") for c in row] for row in table.rows]
-    try:
-        text = _rich_table(title, header, body)
-    except ImportError:
-        try:
-            import tabulate
-            text = (title + "\n" if title else "") + tabulate.tabulate(body, headers=header)
-        except ImportError:
-            text = _plain_table(title, header, body)
+    text = _plain_table(title, header, body)
     return "".join(f"!! {terminal_escape(line)}\n" for line in table.banner) + text + \
         "".join("\n" + terminal_escape(note) for note in table.notes)
 

@@ -21,8 +21,16 @@ def _format_value(value: Any) -> str:
     return str(value)
 
 
-def format_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
-    """A plain-text table: one row per dataset, then the average."""
+def _with_stderr(text: str, errors: Dict[str, Dict[str, float]], metric: str, row: str) -> str:
+    error = errors.get(metric, {}).get(row)
+    return text if error is None or not text else f"{text} ± {error:.4f}"
+
+
+def format_table(result: Dict[str, Any], title: Optional[str] = None,
+                 stderr: Optional[Dict[str, Dict[str, float]]] = None) -> str:
+    """A plain-text table: one row per dataset, then the average; ``stderr`` ({metric: {dataset or
+    "Averaged": standard error}}) adds ``± error`` to those cells."""
+    errors = stderr or {}
     divided = result.get("Divided results", {})
     rows: List[List[str]] = []
     columns: List[str] = []
@@ -31,25 +39,26 @@ def format_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
         for c in flat:
             if c not in columns:
                 columns.append(c)
-        rows.append([name] + [_format_value(flat.get(c, "")) for c in columns])
+        rows.append([name] + [_with_stderr(_format_value(flat.get(c, "")), errors, c, name) for c in columns])
     averaged = result.get("Averaged results", {})
     for c in averaged:
         if c not in columns:
             columns.append(c)
     rows = [r + [""] * (len(columns) + 1 - len(r)) for r in rows]
-    rows.append(["Averaged"] + [_format_value(averaged.get(c, "")) for c in columns])
+    rows.append(["Averaged"] + [_with_stderr(_format_value(averaged.get(c, "")), errors, c, "Averaged")
+                                for c in columns])
     benchmark = str((getattr(result, "metadata", None) or {}).get("benchmark", ""))
     header = [terminal_escape(h) for h in ["dataset"] + [metric_label(benchmark, c) for c in columns]]
     rows = [[terminal_escape(v) for v in r] for r in rows]
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     lines = [terminal_escape(title)] if title else []
     lines.extend(f"!! {terminal_escape(line)}" for line in notices([getattr(result, "metadata", None) or {}]))
-    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
     lines.append("  ".join("-" * w for w in widths))
     for r in rows:
         if r[0] == "Averaged":
             lines.append("  ".join("-" * w for w in widths))
-        lines.append("  ".join(v.ljust(w) for v, w in zip(r, widths)))
+        lines.append("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
     values = [(name, flatten(value)) for name, value in divided.items()] + [("Averaged", averaged)]
     lines.extend(terminal_escape(line) for line in infinity_notes(benchmark, values))
     return "\n".join(lines)
@@ -75,6 +84,7 @@ def run_tables(run, estimates=None) -> List[Table]:
                     columns.append(metric)
         rows = []
         unbounded: List[str] = []
+        shown = _slope_display(name, part)
         for dataset, result in list(part.divided.items()) + [("Averaged", part.averaged)]:
             flat = flatten(result)
             found = (est.averaged if dataset == "Averaged" else est.datasets.get(dataset, {})) if est else {}
@@ -85,11 +95,12 @@ def run_tables(run, estimates=None) -> List[Table]:
                     row.append("")  # the standard's 0.0 average of a vector metric says nothing
                 elif metric in found:
                     e = found[metric]
-                    row.append(Cell(e.value, e.low, e.high, suffix=UNBOUNDED_SIGN if e.unbounded else ""))
+                    row.append(Cell(shown(metric, e.value), shown(metric, e.low), shown(metric, e.high),
+                                    suffix=UNBOUNDED_SIGN if e.unbounded else ""))
                     if e.unbounded:
                         unbounded.append(f"{dataset}: {e.unbounded}")
                 else:
-                    row.append(Cell(flat.get(metric)) if metric in flat else "")
+                    row.append(Cell(shown(metric, flat.get(metric))) if metric in flat else "")
             rows.append(row)
         notes = []
         if est is not None:
@@ -102,6 +113,20 @@ def run_tables(run, estimates=None) -> List[Table]:
                             ["dataset"] + [metric_label(name, c) for c in columns], rows, notes,
                             banner=notices([part.metadata])))
     return tables
+
+
+def _slope_display(benchmark: str, part: Any) -> Any:
+    """``shown(metric, value)``: a slope sub-benchmark's slopes as tables show them (float noise as 0.0,
+    :func:`~StaICC.stats.resolution.shown_slope` over its x-values' span); other values unchanged."""
+    from ..stats.items import is_slope
+    if not is_slope(benchmark) or part is None or not part.divided:
+        return lambda _metric, value: value
+    from ..spec import abscissae_of, label_noise_x_values
+    from ..stats.resolution import shown_slope
+    passes = sum(1 for key in next(iter(part.divided.values())) if str(key).isdigit())
+    x = label_noise_x_values(passes, abscissae_of(benchmark, part.metadata.get("procedure"))) if passes > 1 else [1]
+    span = max(x) - min(x)
+    return lambda metric, value: shown_slope(metric, value, span)
 
 
 #: the footnote of an interval that left out non-finite resamples
@@ -171,23 +196,25 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
             columns += [Name(f"{c.b} - {c.a}", f"{c.b} − {c.a}"), "p", "p (Holm)", "test"]
         rows = []
         any_unbounded = False
+        shown = _slope_display(name, getattr(runs[0], "parts", {}).get(name))
         for metric in first.metrics:
             for dataset in list(first.datasets) + ["Averaged"]:
                 ref = first.averaged if dataset == "Averaged" else first.datasets.get(dataset, {})
                 if metric not in ref:
                     continue
-                row: List[Any] = [metric_label(name, metric), dataset, Cell(ref[metric].a)]
+                row: List[Any] = [metric_label(name, metric), dataset, Cell(shown(metric, ref[metric].a))]
                 diffs = []
                 for c in present:
                     part = c.parts[name]
                     d = (part.averaged if dataset == "Averaged" else part.datasets.get(dataset, {})).get(metric)
-                    row.append(Cell(d.b) if d else "")
+                    row.append(Cell(shown(metric, d.b)) if d else "")
                     diffs.append(d)
                 for d in diffs:
                     if d is None:
                         row += ["", "", "", ""]
                     else:
-                        row += [Cell(d.delta, d.low, d.high, mark=d.significant,
+                        row += [Cell(shown(metric, d.delta), shown(metric, d.low), shown(metric, d.high),
+                                     mark=d.significant,
                                      suffix=UNBOUNDED_SIGN if d.unbounded else "",
                                      direction=_direction(name, metric, d.delta) if d.significant else None),
                                 Cell(d.p_value, kind="p"),

@@ -13,6 +13,7 @@ import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from .exchange import label_words, model_identity, results_datasets
+from .jsonl import jsonl_line
 from .safe_files import atomic_writer
 
 #: record fields kept in ``metadata`` as JSON text (``text`` and ``prompt`` go to the schema's own fields)
@@ -43,7 +44,7 @@ def write_instances(run: Any, path: str, evaluation_id: str, model_id: str) -> T
                 words[key] = label_words(part, key[1])
             widths.setdefault(key, len(words[key]) if words[key] is not None else _width(record))
             _check_answer(record, widths[key], run.samples_path, number)
-            text = json.dumps(instance(record, words[key], evaluation_id, model_id, rule), ensure_ascii=False,
+            text = jsonl_line(instance(record, words[key], evaluation_id, model_id, rule), ensure_ascii=False,
                               allow_nan=False) + "\n"
             fh.write(text)
             digest.update(text.encode("utf-8"))

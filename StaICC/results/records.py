@@ -6,7 +6,6 @@ query and pass in the documented samples format; statistics, plots and
 when first read by writing the work's prompts again (equal plans give equal prompts), and
 :meth:`PlanRecords.prompt` rebuilds one prompt.
 """
-import json
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
 from ..metrics import argmax
@@ -142,10 +141,11 @@ class Records(Sequence):
 
 def write_records(records: Iterable[Dict[str, Any]], fh: Any) -> int:
     """Write records as JSON Lines (strict JSON: non-finite numbers as null) to an open file."""
+    from .jsonl import jsonl_line
     from .provenance import strict_json_value
     count = 0
     for record in records:
-        fh.write(json.dumps(strict_json_value(record, [], ""), ensure_ascii=False, allow_nan=False))
+        fh.write(jsonl_line(strict_json_value(record, [], ""), ensure_ascii=False, allow_nan=False))
         fh.write("\n")
         count += 1
     return count

@@ -19,11 +19,11 @@ reads each body with the backend's own response parser (the same code a direct r
 so the answers are the same), applies the backend's policy for generated answers that
 name no label, and stores the answers under the backend's fingerprint.
 """
-import json
 import os
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..requests import Request
+from ..results.jsonl import jsonl_line
 
 MAX_LINES = 50_000
 MAX_BYTES = 100 * 1000 * 1000
@@ -67,7 +67,7 @@ def batch_lines(backend: Any, requests: Iterable[Request]) -> Iterator[Tuple[str
 
 
 def _line(custom_id: str, path: str, body: Dict[str, Any]) -> str:
-    return json.dumps({"custom_id": custom_id, "method": "POST", "url": "/v1" + path, "body": body},
+    return jsonl_line({"custom_id": custom_id, "method": "POST", "url": "/v1" + path, "body": body},
                       ensure_ascii=False, separators=(",", ":"))
 
 

@@ -84,3 +84,26 @@ def resolved(value: Any, floor: float) -> Any:
 def minimum_axis_span(metric: str, *values: Any) -> float:
     """The least span of a figure's axis of differences of ``metric`` (values as in :func:`metric_scale`)."""
     return AXIS_SPAN_FLOORS * noise_floor(metric, *values)
+
+
+def shown_slope(metric: str, slope: Any, x_span: float = 1.0) -> Any:
+    """A regression slope of ``metric`` as a table or figure shows it: exactly 0.0 when, over the x-values'
+    span, it moves the metric by less than a figure's least axis span (:func:`minimum_axis_span`), which
+    is rounding in the model's rows (float32 scores, a chance model's near-equal ones), not an effect."""
+    if not x_span or not isinstance(slope, (int, float)) or isinstance(slope, bool) or not math.isfinite(slope):
+        return slope
+    return resolved(slope, minimum_axis_span(metric) / abs(x_span))
+
+
+def axis_limits(metric: str, values: Any) -> Any:
+    """(low, high) for a figure's axis of ``metric`` holding ``values`` when they span less than
+    :func:`minimum_axis_span` (so no axis is drawn in units of the noise), else None: keep the default."""
+    finite = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
+    if not finite:
+        return None
+    low, high = min(finite), max(finite)
+    span = minimum_axis_span(metric, low, high)
+    if high - low >= span:
+        return None
+    centre = (low + high) / 2
+    return centre - span / 2, centre + span / 2

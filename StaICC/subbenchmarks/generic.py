@@ -320,7 +320,8 @@ class SubBenchmark:
         models = {}
         for outcome, backend in zip(outcomes, backends):
             name = outcome.work.dataset
-            departures[name] = list(outcome.work.departures) + (list(backend.non_standard) if backend is not None else [])
+            departures[name] = list(outcome.work.departures) + (list(backend.non_standard) if backend is not None else []) \
+                + ([ORIGINAL_RULE_DEPARTURE] if outcome.rule.original else [])
             if backend is not None and id(backend) not in described:
                 described[id(backend)] = {"identity": backend.identity(), "fingerprint": backend.fingerprint()}
             models[name] = described[id(backend)] if backend is not None else \
@@ -348,8 +349,14 @@ class SubBenchmark:
 def exact_sum_metadata(outcomes: Sequence[Any]) -> Dict[str, Any]:
     """Per dataset: what its rows were declared to be and how each pass met the exact-sum rule
     (:class:`~StaICC.metrics.exact_sum.PassCensus`), for the numerics record and the notices."""
-    return {o.work.dataset: {"prediction_kind": o.rule.kind, "passes": [c.as_dict() for c in o.exact_sum]}
+    return {o.work.dataset: {"prediction_kind": o.rule.kind, "passes": [c.as_dict() for c in o.exact_sum],
+                             **({"rule": "original"} if o.rule.original else {})}
             for o in outcomes}
+
+
+#: the departure a run with exact_sum="original" records (its numbers may change with the route)
+ORIGINAL_RULE_DEPARTURE = ("exact_sum=original: the original's exact-sum rule, so likelihood, ECE and the bias "
+                           "entropy may change with batch size, shards and hardware")
 
 
 def uniform_or_by_dataset(values: Dict[str, Any]) -> Any:

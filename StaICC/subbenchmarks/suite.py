@@ -13,6 +13,7 @@ Demo_sens and Template_sens repeat some of Normal's: those are not asked twice. 
 result equals the sub-benchmark's own call, bit for bit.
 """
 import contextlib
+import dataclasses
 import gc
 import time
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -92,7 +93,7 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
               planned: Optional[Dict[str, List[Any]]] = None, requests_per_call: Optional[int] = None,
               shard: Optional[Union[Shard, Tuple[Any, ...]]] = None, selection: Selection = EVERYTHING,
               policy: AnswerPolicy = SUMMARIZE, prediction_kind: Optional[str] = None,
-              **options: Any) -> ResultDict:
+              exact_sum: Optional[str] = None, **options: Any) -> ResultDict:
     """Run several sub-benchmarks on one model; ``result[name]`` equals ``Name(...)(model)``.
 
     ``model``: a function ``f(prompt, label_space)`` (``batched=True``: called on a list of
@@ -109,7 +110,9 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
     counts them; either way nothing is summarised and the result holds only ``metadata``.
     ``shard=(index, count[, unit])`` is the same as ``selection=Shard(index, count, unit)``.
     ``prediction_kind``: what a function's vectors are (see :mod:`StaICC.metrics.exact_sum`; a backend says
-    so itself).
+    so itself). ``exact_sum="original"``: declared rows (a model backend's, a function's with a
+    ``prediction_kind``) meet the original's exact check instead of the softmax branch, to replicate a
+    published run (the run says it is not standard); the same as ``policy``'s ``exact_sum``.
     """
     with fewer_collections():
         backend = as_backend(model, batched=batched, model_id=model_id, prediction_kind=prediction_kind)
@@ -117,6 +120,8 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
         planned = planned if planned is not None else plan_suite(backend, benches)
         if shard is not None:
             selection = shard if isinstance(shard, Shard) else Shard(*shard)
+        if exact_sum is not None:
+            policy = dataclasses.replace(policy, exact_sum=exact_sum)
         return _run_suite(backend, benches, cache, progress, planned, requests_per_call, selection, policy)
 
 

@@ -158,7 +158,9 @@ def test_hf_run_records_and_summarises_thinking(model_dir, tmp_path, capsys):
                  "--datasets", "rotten_tomatoes", "--limit", "5", "--output-dir", out, "--log-samples",
                  "--no-progress"])
     assert code == 0, capsys.readouterr().err
-    assert "UNPARSED: 10 of 10 generated answers" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "UNPARSED: 10 of 10 generated answers" in printed
+    assert "THINKING: of 10 answers with a thinking section, 10 never closed their thinking section" in printed
     samples = [json.loads(line) for line in pathlib.Path(out, "samples.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(samples) == 10
     assert all(s["thinking"] == {"chars": 8, "tokens": 2, "finished": False, "over_budget": False} for s in samples)
@@ -229,7 +231,9 @@ def test_openai_run_over_http_counts_unfinished_sections_as_unparsed(servers, tm
     args = f"base_url={servers['apart'].base_url},model=thinker,scoring=generate,chat=true,max_tokens=2"
     assert main(["run", "--model", "openai", "--model-args", args, "--datasets", "rotten_tomatoes", "--limit", "5",
                  "--output-dir", out, "--log-samples", "--no-progress"]) == 0
-    assert "UNPARSED: 10 of 10 generated answers" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "UNPARSED: 10 of 10 generated answers" in printed
+    assert "THINKING: of 10 answers with a thinking section, 10 never closed their thinking section" in printed
     metadata = load_json(os.path.join(out, "results.json"))["benchmarks"]["Normal"]["metadata"]
     assert metadata["thinking"]["rotten_tomatoes"] == {"answers": 10, "unfinished": 10, "over_budget": 0, "chars": 80,
                                                        "tokens": 20, "counted": 10}

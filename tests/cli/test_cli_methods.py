@@ -25,14 +25,20 @@ def _fail(argv, capsys):
 
 
 def _table_rows(text, title):
-    """{method: [cells]} of the table titled ``title`` in the terminal output (each row: family, method, cells)."""
+    """{method: [cells]} of the table titled ``title`` in the terminal output (the package's own layout:
+    header, a dashed rule whose dashes give each column's width, then one row a line until a blank line; each row:
+    family, method, cells)."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip() == title)
+    spans, at = [], 0
+    for dashes in lines[start + 2].split("  "):
+        spans.append((at, at + len(dashes)))
+        at += len(dashes) + 2
     rows = {}
-    for line in lines[start + 4:]:
-        if not line.startswith("│"):
+    for line in lines[start + 3:]:
+        if not line.strip():
             break
-        cells = [c.strip() for c in line.strip("│").split("│")]
+        cells = [line[a:b].strip() for a, b in spans]
         rows[cells[1]] = cells[2:]  # the family, then the method's name
     return rows
 

@@ -211,3 +211,28 @@ def test_progress_lines_only_when_asked_or_on_a_terminal(runs, capsys):
     code, _, err = _run(["compare", runs["reference"], runs["uniform"], "--resamples", "20"], capsys)
     # stderr is not a terminal here: only a step still running after SLOW_STEP_S is announced, one line each
     assert code == 0 and all(line.startswith("staicc compare: ") for line in err.splitlines()) and "\r" not in err
+
+
+def test_flips_table_shows_the_flipped_query_and_label_words(runs, capsys):
+    """The prompt column ends with the flipped query (a prompt starts with its demonstrations), and the
+    label columns name labels by the run's label words, read back from results.json and samples.jsonl."""
+    code, out, _ = _run(["compare", runs["reference"], runs["uniform"], "--flips", "--flips-limit", "0",
+                         "--resamples", "20", "--no-progress"], capsys)
+    assert code == 0
+    words = json.load(open(os.path.join(runs["reference"], "results.json")))["benchmarks"]["Normal"]["metadata"][
+        "label_words"][SECOND]
+    prompts = {}
+    with open(os.path.join(runs["uniform"], "samples.jsonl"), encoding="utf-8") as fh:
+        for line in fh:
+            record = json.loads(line)
+            if record["benchmark"] == "Normal" and record["dataset"] == SECOND:
+                prompts[record["query_index"]] = record
+    table = out.split(f"Flips: Normal / {SECOND}: uniform against reference\n", 1)[1].split("\n\n", 1)[0]
+    rows = [line for line in table.splitlines()[2:] if line[:1].isdigit()]
+    assert rows
+    for line in rows:
+        query = int(line.split()[0])
+        record = prompts[query]
+        tail = " ".join(record["prompt"].split())[-40:]
+        assert line.rstrip().endswith(tail), (line, tail)
+        assert f"  {words[record['label']]}  " in line

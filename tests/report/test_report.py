@@ -66,11 +66,15 @@ def test_run_tables_all_formats(runs):
     assert [float(v) for v in trec[2:5]] == [e.value, e.low, e.high]
 
 
-def test_plain_text_fallback_without_rich_or_tabulate(runs):
-    code = ("import sys; sys.modules['rich'] = None; sys.modules['tabulate'] = None\n"
-            "from StaICC.report.tables import Table, Cell, render\n"
-            "print(render([Table('T', ['dataset', 'accuracy'], [['a', Cell(0.5, 0.4, 0.6)]])], 'table'))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+_TERMINAL_TABLE = ("from StaICC.report.tables import Table, Cell, render\n"
+                   "print(render([Table('T', ['dataset', 'accuracy'], [['a', Cell(0.5, 0.4, 0.6)]])], 'table'))")
+
+
+@pytest.mark.parametrize("blocked", ["", "import sys; sys.modules['rich'] = None; sys.modules['tabulate'] = None\n"])
+def test_the_terminal_table_is_the_packages_own_whatever_is_installed(runs, blocked):
+    """One layout with rich and tabulate installed or not (the venv has rich; [test] does not install it)."""
+    out = subprocess.run([sys.executable, "-c", blocked + _TERMINAL_TABLE], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout
     assert out.splitlines() == ["T", "dataset  accuracy", "-------  -----------------------",
                                 "a        0.5000 [0.4000, 0.6000]"]
 

@@ -27,7 +27,7 @@ def test_notices_from_metadata():
 def test_model_label_is_the_model_not_the_folder():
     provenance = {"model": {"backend": "hf", "arguments": {"pretrained": "/models/x"},
                             "identity": {"backend": "hf", "model": "/models/x"}}}
-    assert model_label(provenance, "run-folder") == "hf: /models/x"
+    assert model_label(provenance, "run-folder") == "hf: x"  # a model folder by its name, not its path
     assert model_label({"model": {"backend": "reference", "identity": {"backend": "reference", "model": "lexical"}}},
                        "f") == "reference: lexical"
     assert model_label({}, "run-folder") == "run-folder"
