@@ -55,17 +55,6 @@ def lite_sample(args: argparse.Namespace) -> Optional[Any]:
     return sample
 
 
-def lite_run_section(config: Any, backend: Any, suite: Dict[str, Any], planned: Dict[str, Any],
-                     result: Any) -> Tuple[Any, Dict[str, Any]]:
-    """(the estimates, the ``provenance.lite`` section) of a finished lite run, with the full run's counts."""
-    from dataclasses import replace
-
-    from ..stats.lite_run import full_run_counts, lite_section
-    from .run_config import build_suite_of
-    full = full_run_counts(backend, build_suite_of(replace(config, test_items=None)))
-    return lite_section(result, config.test_items.lite_sample, suite, planned, full_counts=full)
-
-
 def counts_line(section: Dict[str, Any]) -> str:
     """The lite run's prompts against the full run's: what the lite run saved."""
     mine, full = section["prompts"], section.get("full_run")
@@ -96,11 +85,8 @@ def print_lite_tables(result: Any, section: Dict[str, Any], config: Any, model: 
 
 def dry_run_line(config: Any, backend: Any, metadata: Dict[str, Any]) -> str:
     """A lite dry run's prompts against the full run's (counted by a second dry run, no prompt written)."""
-    from dataclasses import replace
-
-    from ..stats.lite_run import full_run_counts
-    from .run_config import build_suite_of
-    full = full_run_counts(backend, build_suite_of(replace(config, test_items=None)))
+    from ..runs.lite import full_counts_of
+    full = full_counts_of(config, backend)
     section = {"prompts": {"prompts": metadata["prompts"], "distinct": metadata["distinct_prompts"]},
                "full_run": full}
     return f"{counts_line(section)} ({config.test_items.lite_sample.description})"
