@@ -47,6 +47,8 @@ ALLOWED_UP: Dict[Tuple[str, str], str] = {
         "notebook display hook: Jupyter asks the value to show itself; the renderer loads only then",
     ("StaICC.stats.compare", "StaICC.report.notebook"):
         "notebook display hook: Jupyter asks the value to show itself; the renderer loads only then",
+    ("StaICC.stats.lite_run", "StaICC.runs.lite"):
+        "the earlier import path of run_lite and full_run_counts: a lite run is built and asked by the runs floor",
 }
 
 
