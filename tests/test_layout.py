@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "StaICC"
 FLOORS: Tuple[Tuple[str, ...], ...] = (
     ("standard", "version"),                              # the standard's constants
     ("errors",),                                          # error classes, warnings, error locations
-    ("validation", "extras", "rng", "numeric", "spec"),   # shared checks, optional deps, LCG, sums, the spec table
+    ("validation", "extras", "rng", "numeric", "spec", "registry"),  # shared checks, optional deps, LCG, sums, the spec table, Registry
     ("data", "datasets"),                                 # bundled data, loaders, the triplet split
     ("custom_datasets",),                                 # the user's data
     ("sampling",),                                        # demonstration rows
