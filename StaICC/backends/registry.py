@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ..registry import Registry, optional_info
 from .base import Backend
+from ..errors import InvalidValueError
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def backend_names() -> List[str]:
 
 def backend_factory(name: str) -> Callable[..., Backend]:
     if name not in BACKENDS:
-        raise ValueError(f"unknown model backend {name!r}; choose one of {', '.join(backend_names())}")
+        raise InvalidValueError(f"unknown model backend {name!r}; choose one of {', '.join(backend_names())}")
     return BACKENDS.get(name)
 
 
@@ -120,8 +121,8 @@ def parse_model_args(text: str) -> Dict[str, str]:
         key, sep, value = piece.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ValueError(f"model argument {piece!r} is not key=value")
+            raise InvalidValueError(f"model argument {piece!r} is not key=value")
         if key in arguments:
-            raise ValueError(f"model argument {key!r} is given twice")
+            raise InvalidValueError(f"model argument {key!r} is given twice")
         arguments[key] = value.strip()
     return arguments

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 
 from ..engine.selection import Shard
 from .config import RunConfig
+from ..errors import InvalidValueError
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def noisy_suite_of(config: RunConfig) -> Dict[str, Any]:
     try:
         return build_suite_of(config, noisy_channel=True)
     except ValueError as exc:
-        raise ValueError(f"method noisy_channel: {exc}; leave it out, or run these sub-benchmarks without it") \
+        raise InvalidValueError(f"method noisy_channel: {exc}; leave it out, or run these sub-benchmarks without it") \
             from None
 
 

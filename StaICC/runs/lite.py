@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 from ..stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .build import Prepared, build_suite_of
 from .config import RunConfig
+from ..errors import InvalidValueError
 
 
 def full_run_counts(model: Any, suite: Dict[str, Any]) -> Dict[str, int]:
@@ -58,7 +59,7 @@ def run_lite(model: Any, lite: Any = 0.125, benchmarks: Union[str, Sequence[str]
     require_numpy()
     _check_options(resamples, level, seed)
     if "test_items" in options:
-        raise ValueError("run_lite chooses the test items itself; leave test_items out")
+        raise InvalidValueError("run_lite chooses the test items itself; leave test_items out")
     run_options = {key: options.pop(key) for key in ("progress", "requests_per_call", "prediction_kind")
                    if key in options}
     backend = as_backend(model, batched=options.pop("batched", False), model_id=options.pop("model_id", None),

@@ -9,6 +9,7 @@ import os
 from typing import Any, Dict, List
 
 from ..methods.protocol import VANILLA
+from ..errors import InvalidValueError
 
 METHODS_FOLDER = "methods"
 
@@ -32,9 +33,9 @@ def check_methods_output(output_dir: str, overwrite: bool) -> None:
     """Before any inference: an earlier methods run in ``output_dir`` is replaced only with ``--overwrite``."""
     found = earlier_method_runs(output_dir)
     if found and not overwrite:
-        raise ValueError(f"the output directory {output_dir!r} already holds method runs "
-                         f"({', '.join(os.path.basename(f) for f in found)}); choose another directory, or pass "
-                         "--overwrite to replace them (their files are removed)")
+        raise InvalidValueError(f"the output directory {output_dir!r} already holds method runs "
+                                f"({', '.join(os.path.basename(f) for f in found)}); choose another directory, or pass "
+                                "--overwrite to replace them (their files are removed)")
 
 
 def _remove_earlier(output_dir: str, kept: List[str]) -> None:

@@ -4,6 +4,7 @@ from typing import Optional
 
 from .config import RunConfig
 from .record import Run
+from ..errors import InvalidValueError
 
 
 def write(run: Run, directory: Optional[str] = None, *, log_samples: Optional[str] = None,
@@ -18,12 +19,12 @@ def write(run: Run, directory: Optional[str] = None, *, log_samples: Optional[st
     config = run.config or RunConfig()
     directory = directory or config.output_dir
     if not directory:
-        raise ValueError("write(run): give the directory to write (the run's configuration names none)")
+        raise InvalidValueError("write(run): give the directory to write (the run's configuration names none)")
     if not run.summarised:
-        raise ValueError("a dry run or a shard has no results to write: its answers are in the cache")
+        raise InvalidValueError("a dry run or a shard has no results to write: its answers are in the cache")
     log = config.log_samples if log_samples is None else log_samples
     if log not in (None, "compact", "full"):
-        raise ValueError(f"log_samples must be 'compact', 'full' or None, got {log!r}")
+        raise InvalidValueError(f"log_samples must be 'compact', 'full' or None, got {log!r}")
     from ..results.rundir import check_output_dir, write_run_dir
     if not overwrite:
         check_output_dir(directory, overwrite=False)

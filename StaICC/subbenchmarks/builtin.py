@@ -14,6 +14,7 @@ from .generic import SubBenchmark, average_sensitivity, average_slopes  # noqa: 
 from .extensions import EXTENSION_BENCHMARKS
 from ..spec import SPECS, SubBenchmarkSpec
 from .generic import FUNCTION_COUNT_ERROR, average_metrics  # noqa: F401  (their old import path)
+from ..errors import InvalidValueError
 
 
 # ----------------------------------------------------------------------------
@@ -149,7 +150,7 @@ def sub_benchmark(name: str) -> type:
         return SUB_BENCHMARKS[name]
     row = SPECS.get(name)
     if row is None or not _generic(row):
-        raise ValueError(f"unknown sub-benchmark {name!r}")
+        raise InvalidValueError(f"unknown sub-benchmark {name!r}")
     if row not in _FROM_ROWS:
         _FROM_ROWS[row] = type(name, (SubBenchmark,), {"spec": row, "__doc__": f"{name}: made from its spec row.",
                                                        "__module__": __name__})

@@ -27,6 +27,7 @@ from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K
 from ..spec import STANDARD_SUITE, parts_of
+from ..errors import InvalidValueError
 
 __all__ = ["STANDARD_SUITE", "build_suite", "plan_suite", "resolve_benchmark_names", "run_suite"]
 
@@ -44,16 +45,16 @@ def resolve_benchmark_names(benchmarks: Union[str, Sequence[str]]) -> List[str]:
     else:
         names = list(benchmarks)
     if not names:
-        raise ValueError("no sub-benchmark named; give 'all' or names such as 'Normal,GLER'")
+        raise InvalidValueError("no sub-benchmark named; give 'all' or names such as 'Normal,GLER'")
     known = sub_benchmark_names()
     for name in names:
         if name not in known:
             from ..validation import did_you_mean
-            raise ValueError(f"unknown sub-benchmark {name!r}{did_you_mean(name, known + ['all'])} "
-                             f"(choose from all, {', '.join(known)})")
+            raise InvalidValueError(f"unknown sub-benchmark {name!r}{did_you_mean(name, known + ['all'])} "
+                                    f"(choose from all, {', '.join(known)})")
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
-        raise ValueError(f"sub-benchmarks named twice: {duplicated}")
+        raise InvalidValueError(f"sub-benchmarks named twice: {duplicated}")
     return names
 
 
@@ -71,7 +72,7 @@ def build_suite(benchmarks: Union[str, Sequence[str]] = "all", datasets: Optiona
         for name in names:
             spec = getattr(sub_benchmark(name), "spec", None)
             if spec is not None and not spec.noisy_channel:
-                raise ValueError(f"{name} does not support noisy-channel prompts")
+                raise InvalidValueError(f"{name} does not support noisy-channel prompts")
         options = dict(options, noisy_channel=True)
     loaded = resolve_datasets(datasets)
     per_benchmark = per_benchmark or {}
