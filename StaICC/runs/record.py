@@ -3,8 +3,10 @@
 
 A run made in a notebook with :func:`~StaICC.subbenchmarks.suite.run_suite` becomes one with
 :meth:`Run.from_result` (the provenance assembled as ``staicc run`` assembles it), so that it
-writes the run directory ``staicc compare``, ``staicc report`` and ``staicc export`` read.
+writes the run directory ``staicc compare``, ``staicc report`` and ``staicc export`` read.  The
+statistics read a ``Run`` as they read a loaded one: ``compare_runs(execute(a), execute(b))``.
 """
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -22,6 +24,20 @@ class Run:
     lite: Any = field(default=None, hash=False)  # the LiteResult of a lite run
     comparisons: Mapping[str, Any] = field(default_factory=dict, hash=False)  # method -> its test against vanilla
     comparison_error: Optional[str] = None  # why the methods were not tested against vanilla
+    label: str = "run"  # the run's name in comparisons and tables
+
+    #: where the run is: in memory until it is written
+    path = "(in memory)"
+
+    @functools.cached_property
+    def parts(self) -> Dict[str, Any]:
+        """Each sub-benchmark (a compound one unfolded into its parts) with its records by dataset: what the
+        statistics read of a run (``compare_runs(run, load_run(directory))`` compares it with a written one)."""
+        from ..results.rundir import result_parts
+        return result_parts(self.result) if self.summarised and not self.is_methods_run else {}
+
+    def has_records(self) -> bool:
+        return any(part.records for part in self.parts.values())
 
     @property
     def summarised(self) -> bool:

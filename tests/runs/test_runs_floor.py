@@ -129,3 +129,15 @@ def test_a_methods_run_writes_the_clis_directories(tmp_path):
         cli, mine = (json.loads((tmp_path / name / folder / "results.json").read_text(encoding="utf-8"))
                      for name in ("cli", "execute"))
         assert differing(cli, mine) <= TIMING_FIELDS - {("provenance", "suite", "seconds")}
+
+
+def test_the_statistics_read_a_run_in_memory_as_its_directory(three_runs):
+    from StaICC.report.runs import load_run
+    from StaICC.stats import compare_runs
+    folder, run = three_runs
+    written = load_run(str(folder / "execute"))
+    assert set(run.parts) == set(written.parts) == {"Normal", "Contextual_bias", "Domain_bias", "Post_bias"}
+    in_memory = compare_runs(run, load_run(str(folder / "cli")), resamples=200).to_dict()
+    from_files = compare_runs(written, load_run(str(folder / "cli")), resamples=200).to_dict()
+    in_memory.pop("a"), from_files.pop("a")  # the runs' labels: "run" and the directory's name
+    assert json.dumps(in_memory, sort_keys=True) == json.dumps(from_files, sort_keys=True)  # NaN as NaN
