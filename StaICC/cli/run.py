@@ -1,9 +1,8 @@
 """``staicc run``: evaluate a backend on sub-benchmarks and write a run directory."""
 import argparse
 import sys
-import time
 import warnings
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional
 
 from ..engine.selection import Nothing, Shard
 from ..errors import TamperingWarning
@@ -122,11 +121,6 @@ def _run(config: Any) -> int:
         from .scaleout import print_shard
         return print_shard(result.metadata, config.cache)
     return _finish(config, record(prepared, result, clock))
-
-
-def _now() -> Tuple[str, float]:
-    from ..results.provenance import utc_now
-    return utc_now(), time.perf_counter()
 
 
 def _run_failed(config: Any, exc: BaseException) -> int:
