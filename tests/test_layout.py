@@ -43,10 +43,6 @@ FLOORS: Tuple[Tuple[str, ...], ...] = (
 
 #: imports that run up a floor on purpose: (importing module, imported module) -> why
 ALLOWED_UP: Dict[Tuple[str, str], str] = {
-    ("StaICC.results", "StaICC.report.notebook"):
-        "notebook display hook: Jupyter asks the value to show itself; the renderer loads only then",
-    ("StaICC.stats.compare", "StaICC.report.notebook"):
-        "notebook display hook: Jupyter asks the value to show itself; the renderer loads only then",
     ("StaICC.stats.lite_run", "StaICC.runs.lite"):
         "the earlier import path of run_lite and full_run_counts: a lite run is built and asked by the runs floor",
 }
@@ -174,7 +170,7 @@ def test_the_graph_reader_sees_relative_absolute_and_function_level_imports():
     assert "StaICC.standard" in graph["StaICC.spec"]                        # from .standard import ...
     assert "StaICC.numeric" in graph["StaICC.metrics"]                      # from ..numeric import ...
     assert "StaICC.subbenchmarks.builtin" not in graph["StaICC"]            # a string, not an import
-    assert "StaICC.report.notebook" in graph["StaICC.results"]              # inside a method
+    assert "StaICC.results.display" in graph["StaICC.results"]              # inside a method
 
 
 def test_no_import_runs_up_the_data_flow():
