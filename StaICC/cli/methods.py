@@ -17,10 +17,12 @@ from typing import Any, Dict, List
 from ..methods.protocol import VANILLA
 from ..runs.methods_dirs import (METHODS_FOLDER, check_methods_output, earlier_method_runs,  # noqa: F401
                                  method_directory, write_methods_dirs)
+from ..runs.config import RunConfig
+from ..runs.record import Run
 from .common import as_argument_error, one_line
 
 
-def run_methods_command(config: Any) -> int:
+def run_methods_command(config: RunConfig) -> int:
     """Plan, run, print and write a ``--methods`` run (see the module docstring): the steps of
     :mod:`StaICC.runs`, with this command's output between them."""
     from ..runs import answer, prepare, record
@@ -36,7 +38,7 @@ def run_methods_command(config: Any) -> int:
     return _finish(config, record(prepared, result, clock))
 
 
-def _finish(config: Any, run: Any) -> int:
+def _finish(config: RunConfig, run: Run) -> int:
     if run.comparison_error is not None:  # the answers are kept: the tables are printed without tests
         print(f"staicc: warning: the methods were not tested against vanilla: {one_line(run.comparison_error)}",
               file=sys.stderr)

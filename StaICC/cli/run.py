@@ -6,6 +6,8 @@ from typing import Any, Dict, Optional
 
 from ..engine.selection import Nothing, Shard
 from ..errors import TamperingWarning
+from ..runs.config import RunConfig
+from ..runs.record import Run
 from .common import as_argument_error, loading_bars, one_line
 
 def add_run_parser(sub: Any) -> None:
@@ -93,7 +95,7 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
             return _run(config)
 
 
-def _run(config: Any) -> int:
+def _run(config: RunConfig) -> int:
     """Plan (an argument error before any inference), answer, print and write: the steps of
     :mod:`StaICC.runs`, with this command's output between them."""
     if config.methods:
@@ -132,7 +134,7 @@ def _run_failed(config: Any, exc: BaseException) -> int:
     return 1
 
 
-def _finish(config: Any, run: Any) -> int:
+def _finish(config: RunConfig, run: Run) -> int:
     """The tables and the run directory of a summarised run (:class:`StaICC.runs.Run`)."""
     lite = run.provenance.get("lite")
     _print_tables(run.result, config, lite)
