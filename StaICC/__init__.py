@@ -19,7 +19,7 @@ _EXPORTS = {
     "Dataset": "datasets", "basic_datasets_loader": "datasets",
     "InferenceError": "errors", "StaICCError": "errors", "StaICCWarning": "errors", "TamperingWarning": "errors",
     "run_suite": "subbenchmarks.suite", "build_suite": "subbenchmarks.suite", "run_methods": "methods.run",
-    "run_lite": "stats.lite_run",
+    "run_lite": "runs.lite",
     "Backend": "backends", "FunctionBackend": "backends", "make_backend": "backends",
     "PredictionCache": "cache", "__version__": "version",
 }

@@ -49,6 +49,14 @@ class RunFormatError(StaICCError, ValueError):
     """A results file or records file that does not follow the documented format."""
 
 
+class InvalidValueError(StaICCError, ValueError):
+    """An argument, setting or name the package refuses: what was expected, what was given and where."""
+
+
+class InvalidTypeError(StaICCError, TypeError):
+    """An argument of the wrong type: what was expected, what was given and where."""
+
+
 def warn(message: str, category: type = StaICCWarning, stacklevel: int = 3) -> None:
     warnings.warn(message, category, stacklevel=stacklevel)
 

@@ -7,41 +7,68 @@ returns a :class:`~StaICC.backends.base.Backend`; it validates them before loadi
 anything heavy.
 """
 import importlib
-from typing import Any, Callable, Dict, List
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional
 
+from ..registry import Registry, optional_info
 from .base import Backend
-
-_REGISTRY: Dict[str, str] = {
-    "reference": "StaICC.backends.reference:reference_backend",
-    "uniform": "StaICC.backends.reference:uniform_backend",
-    "hf": "StaICC.backends.hf:hf_backend",
-    "openai": "StaICC.backends.openai:openai_backend",
-    "vllm": "StaICC.backends.vllm:vllm_backend",
-}
+from ..errors import InvalidValueError
 
 
-_DEFAULT_ENTRIES = dict(_REGISTRY)
+@dataclass(frozen=True)
+class BackendCapabilities:
+    """What the package may do with a backend, read here instead of matching its name."""
+
+    batch_api: bool = False  # its requests go through the OpenAI Batch API (``staicc batch``)
+    token_counting: bool = False  # a dry run counts its tokens with the model's tokenizer and reads its shape
+    per_rank_device: bool = False  # under torchrun each rank's model goes to its own GPU (``cuda:LOCAL_RANK``)
+    engine: Optional[str] = None  # the inference engine an EEE export names (its package's version recorded)
+    hosted: bool = False  # a server's API (EEE: externally managed unless the URL is local)
+    open_weights: bool = False  # EEE's model availability: the weights are open
 
 
-def register_backend(name: str, factory: Any) -> None:
-    """Add a backend: ``factory`` is a callable or a ``"module:attribute"`` string."""
-    if not isinstance(name, str) or not name:
-        raise ValueError("a backend name must be a non-empty string")
-    _REGISTRY[name] = factory
+#: a backend registered without a row: no capability beyond answering requests
+NO_CAPABILITIES = BackendCapabilities()
+
+#: backend name -> its factory (``"module:factory"``: nothing is imported until the name is used)
+BACKENDS: Registry[Callable[..., Backend]] = Registry("model backend")
+BACKENDS.register("reference", "StaICC.backends.reference:reference_backend",
+                  info=BackendCapabilities(open_weights=True))
+BACKENDS.register("uniform", "StaICC.backends.reference:uniform_backend", info=NO_CAPABILITIES)
+BACKENDS.register("hf", "StaICC.backends.hf:hf_backend",
+                  info=BackendCapabilities(token_counting=True, per_rank_device=True, engine="transformers"))
+BACKENDS.register("openai", "StaICC.backends.openai:openai_backend",
+                  info=BackendCapabilities(batch_api=True, hosted=True))
+BACKENDS.register("vllm", "StaICC.backends.vllm:vllm_backend", info=BackendCapabilities(engine="vllm"))
+
+_DEFAULT_ENTRIES = {name: BACKENDS.entry(name) for name in BACKENDS}
+
+
+def register_backend(name: str, factory: Any, capabilities: Optional[BackendCapabilities] = None, *,
+                     replace: bool = False) -> None:
+    """Add a backend: ``factory`` is a callable or a ``"module:attribute"`` string, ``capabilities`` its row
+    (default: none).  A name already registered is refused unless ``replace=True``."""
+    BACKENDS.register(name, factory, info=capabilities or NO_CAPABILITIES, replace=replace)
+
+
+def capabilities(name: Optional[str]) -> BackendCapabilities:
+    """The capability row of the backend registered as ``name`` (none for an unknown name or a function)."""
+    return optional_info(BACKENDS, name, NO_CAPABILITIES)
+
+
+def backends_with(capability: str) -> List[str]:
+    """The names of the backends that have ``capability`` (a field of :class:`BackendCapabilities`)."""
+    return [name for name, row in BACKENDS.rows().items() if getattr(row, capability)]
 
 
 def backend_names() -> List[str]:
-    return sorted(_REGISTRY)
+    return BACKENDS.names()
 
 
 def backend_factory(name: str) -> Callable[..., Backend]:
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown model backend {name!r}; choose one of {', '.join(backend_names())}")
-    entry = _REGISTRY[name]
-    if callable(entry):
-        return entry
-    module, _, attribute = entry.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+    if name not in BACKENDS:
+        raise InvalidValueError(f"unknown model backend {name!r}; choose one of {', '.join(backend_names())}")
+    return BACKENDS.get(name)
 
 
 def make_backend(name: str, **arguments: Any) -> Backend:
@@ -59,7 +86,7 @@ def planned_backend(name: str, **arguments: Any) -> Backend:
     Every argument is checked now, as by :func:`make_backend`; a run whose answers are all in
     its cache then never loads the model (see :class:`~StaICC.backends.lazy.LazyBackend`).
     """
-    entry = _PLANNED.get(name) if _REGISTRY.get(name) == _DEFAULT_ENTRIES.get(name) else None
+    entry = _PLANNED.get(name) if BACKENDS.entry(name) == _DEFAULT_ENTRIES.get(name) else None
     if entry is None:
         return make_backend(name, **arguments)
     module, _, attribute = entry.partition(":")
@@ -94,8 +121,8 @@ def parse_model_args(text: str) -> Dict[str, str]:
         key, sep, value = piece.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ValueError(f"model argument {piece!r} is not key=value")
+            raise InvalidValueError(f"model argument {piece!r} is not key=value")
         if key in arguments:
-            raise ValueError(f"model argument {key!r} is given twice")
+            raise InvalidValueError(f"model argument {key!r} is given twice")
         arguments[key] = value.strip()
     return arguments

@@ -43,7 +43,8 @@ def _planned(args: argparse.Namespace) -> Tuple[Any, List[Any]]:
     from ..subbenchmarks.suite import plan_suite
     from .run_config import build_suite_of, resolve_config
     config = resolve_config(args)
-    if config.model != "openai":
+    from ..backends.registry import capabilities
+    if not capabilities(config.model).batch_api:
         raise ArgumentError("staicc batch writes and reads OpenAI Batch-API requests: give --model openai")
     with warnings.catch_warnings():
         if config.quiet_departures or config.tasks:

@@ -93,16 +93,19 @@ def _positive(text: str, flag: str, expected: str, zero: bool = False) -> float:
 
 def check_cost_backend(model: str, options: Optional[CostOptions]) -> None:
     """The FLOP bound needs the model's shape: only the hf backend reads it (from config.json)."""
-    if options is not None and options.peak is not None and model != "hf":
+    from ..backends.registry import backends_with, capabilities
+    if options is not None and options.peak is not None and not capabilities(model).token_counting:
+        able = " or ".join(f"--model {name}" for name in backends_with("token_counting"))
         raise ArgumentError(f"--device-flops / --device-peak: the FLOP bound needs the model's parameters, which the "
-                            f"{model} backend does not give; use it with --model hf")
+                            f"{model} backend does not give; use it with {able}")
 
 
 def make_counter(config: Any, backend: Any) -> Tuple[Optional[Any], Optional[Any]]:
     """(the dry run's token counter, the model's shape) for ``config``: the hf backend's exact one, an
     approximate one when a price is given to a backend without a tokenizer here, else (None, None)."""
     options = config.cost
-    if config.model == "hf":
+    from ..backends.registry import capabilities
+    if capabilities(config.model).token_counting:
         from ..backends.token_counts import hf_token_counter
         described = as_argument_error(hf_token_counter, config.arguments, backend, config.requests_per_call,
                                       options is not None and options.peak is not None)

@@ -125,7 +125,9 @@ def rank_model_arguments(model: str, arguments: Dict[str, str], launch: Launch) 
 
     The device is not part of a backend's identity, so every rank keeps the same fingerprint.
     """
-    if launch.kind != "torchrun" or model != "hf" or "device" in arguments or launch.local_rank is None:
+    from ..backends.registry import capabilities
+    if launch.kind != "torchrun" or not capabilities(model).per_rank_device or "device" in arguments \
+            or launch.local_rank is None:
         return arguments
     import torch
     if not torch.cuda.is_available() or torch.cuda.device_count() <= launch.local_rank:

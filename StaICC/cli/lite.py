@@ -99,76 +99,6 @@ def lite_until(args: argparse.Namespace) -> Optional[float]:
         raise ArgumentError(f"--lite-until must be a half-width > 0, e.g. 0.02; got {one_line(text)!r}") from None
 
 
-def continue_until(config: Any, backend: Any, cache: Any, suite: Dict[str, Any], planned: Dict[str, Any],
-                   result: Any) -> Tuple[Any, Dict[str, Any], Dict[str, Any], Any]:
-    """The looks after the first of a ``--lite-until`` run, until the widest reported half-width is at most
-    the target: (the config, suite, plan and result of the last look; its ``metadata["lite_until"]`` says why)."""
-    from dataclasses import replace
-
-    from ..engine.selection import QuerySubset
-    from ..stats.lite_run import lite_section
-    from ..stats.lite_until import look_level, look_schedule, until_record, widest_half
-    from ..subbenchmarks.suite import plan_suite, run_suite
-    from .run_config import build_suite_of
-    looks = look_schedule(config.test_items.lite_sample.fraction)
-    level, widths = look_level(0.95, len(looks)), []
-    for fraction in looks:
-        if fraction != looks[0]:
-            config = replace(config, test_items=QuerySubset.lite(fraction))
-            suite = build_suite_of(config)
-            planned = plan_suite(backend, suite)
-            result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=config.progress,
-                               requests_per_call=config.requests_per_call)
-        found = lite_section(result, config.test_items.lite_sample, suite, planned, level=level,
-                             proxy=_proxy_of(config))[0]
-        widths.append(widest_half(found.estimates))
-        if widths[-1][0] <= config.lite_until:
-            break
-    result.metadata["lite_until"] = until_record(config.lite_until, 0.95, looks, widths)
-    return config, suite, planned, result
-
-
-def _proxy_of(config: Any) -> Any:
-    """The run's proxy: a loaded run's records, the reference model scored on the full suite, or None."""
-    proxy = getattr(config, "lite_proxy", None)
-    if proxy == "reference":
-        from dataclasses import replace
-
-        from ..stats.lite_proxy import reference_proxy
-        from .run_config import build_suite_of
-        return reference_proxy(build_suite_of(replace(config, test_items=None)))
-    return proxy
-
-
-def check_lite_proxy(config: Any, planned: Dict[str, Any]) -> None:
-    """A proxy run of other prompts, other items or another label space: a one-line error before inference."""
-    proxy = getattr(config, "lite_proxy", None)
-    if proxy is not None and proxy != "reference":
-        from ..stats.lite_proxy import check_proxy
-        try:
-            check_proxy(proxy, planned)
-        except ValueError as error:
-            raise ArgumentError(f"--lite-proxy: {one_line(str(error))}") from None
-
-
-def lite_run_section(config: Any, backend: Any, suite: Dict[str, Any], planned: Dict[str, Any],
-                     result: Any) -> Tuple[Any, Dict[str, Any]]:
-    """(the estimates, the ``provenance.lite`` section) of a finished lite run, with the full run's counts (and,
-    with ``--lite-proxy``, its proxy scored on every test item of that full run)."""
-    from dataclasses import replace
-
-    from ..stats.lite_run import full_run_counts, lite_section
-    from .run_config import build_suite_of
-    full = full_run_counts(backend, build_suite_of(replace(config, test_items=None)))
-    until = result.metadata.pop("lite_until", None)
-    level = until["look_level"] if until else 0.95
-    found, section = lite_section(result, config.test_items.lite_sample, suite, planned, full_counts=full,
-                                  proxy=_proxy_of(config), level=level)
-    if until:
-        section["until"] = until
-    return found, section
-
-
 def counts_line(section: Dict[str, Any]) -> str:
     """The lite run's prompts against the full run's: what the lite run saved."""
     mine, full = section["prompts"], section.get("full_run")
@@ -206,11 +136,8 @@ def print_lite_tables(result: Any, section: Dict[str, Any], config: Any, model: 
 
 def dry_run_line(config: Any, backend: Any, metadata: Dict[str, Any]) -> str:
     """A lite dry run's prompts against the full run's (counted by a second dry run, no prompt written)."""
-    from dataclasses import replace
-
-    from ..stats.lite_run import full_run_counts
-    from .run_config import build_suite_of
-    full = full_run_counts(backend, build_suite_of(replace(config, test_items=None)))
+    from ..runs.lite import full_counts_of
+    full = full_counts_of(config, backend)
     section = {"prompts": {"prompts": metadata["prompts"], "distinct": metadata["distinct_prompts"]},
                "full_run": full}
     return f"{counts_line(section)} ({config.test_items.lite_sample.description})"

@@ -12,76 +12,45 @@ and, for a method file, its SHA-256), so that ``staicc compare D D/methods/NAME`
 """
 import os
 import sys
-import time
-from dataclasses import replace
 from typing import Any, Dict, List
 
-from ..methods.protocol import PROMPTS, VANILLA
+from ..methods.protocol import VANILLA
+from ..runs.methods_dirs import (METHODS_FOLDER, check_methods_output, earlier_method_runs,  # noqa: F401
+                                 method_directory, write_methods_dirs)
+from ..runs.config import RunConfig
+from ..runs.record import Run
 from .common import as_argument_error, one_line
 
-METHODS_FOLDER = "methods"
 
-
-def run_methods_command(config: Any) -> int:
-    """Plan, run, print and write a ``--methods`` run (see the module docstring)."""
-    from ..backends.registry import planned_backend
-    from ..methods.files import servable
-    from ..methods.run import check_backend, plan_methods, run_planned_methods
-    from .run import _now, _open_cache, _run_failed
-    from .run_config import build_suite_of
-    suite = as_argument_error(build_suite_of, config)
-    noisy = None
-    if any(method.mode == PROMPTS for method in config.methods):
-        noisy = as_argument_error(_noisy_suite, config)
-    backend = as_argument_error(planned_backend, config.model, **config.arguments)
-    config = replace(config, methods=tuple(servable(backend, config.methods, check_backend)))
-    planned = as_argument_error(plan_methods, backend, suite, config.methods, noisy)
-    cache = as_argument_error(_open_cache, config.cache)
+def run_methods_command(config: RunConfig) -> int:
+    """Plan, run, print and write a ``--methods`` run (see the module docstring): the steps of
+    :mod:`StaICC.runs`, with this command's output between them."""
+    from ..runs import answer, prepare, record
+    from .run import _run_failed
+    prepared = as_argument_error(prepare, config)
     if config.show_config:
         from .run import _config_text
-        print(_config_text(config, backend, suite))
-    started, started_at = _now()
+        print(_config_text(config, prepared.backend, prepared.suite))
     try:
-        result = run_planned_methods(backend, config.methods, suite, noisy, planned, cache, config.progress,
-                                     config.requests_per_call, write_out=config.write_out)
+        result, clock = answer(prepared)
     except (ValueError, TypeError, RuntimeError, OSError) as exc:
         return _run_failed(config, exc)
-    finally:
-        backend.close()
-        if cache is not None:
-            cache.close()
-    return _finish(config, backend, result, started, started_at)
+    return _finish(prepared.config, record(prepared, result, clock))  # 'all' less what the backend cannot serve
 
 
-def _noisy_suite(config: Any) -> Dict[str, Any]:
-    """The sub-benchmarks in noisy-channel mode (the noisy_channel method's); one without it refused, one line."""
-    from .run_config import build_suite_of
-    try:
-        return build_suite_of(config, noisy_channel=True)
-    except ValueError as exc:
-        raise ValueError(f"method noisy_channel: {exc}; leave it out, or run these sub-benchmarks without it") \
-            from None
-
-
-def _finish(config: Any, backend: Any, result: Any, started: str, started_at: float) -> int:
-    from ..results.provenance import collect
-    try:
-        comparisons = result.compare(**({"resamples": config.resamples} if config.resamples else {}))
-    except (ValueError, ArithmeticError) as exc:  # the answers are kept: the tables are printed without tests
-        print(f"staicc: warning: the methods were not tested against vanilla: {one_line(exc)}", file=sys.stderr)
-        comparisons = {}
-    print(methods_text(result, comparisons, config))
-    meta = result.metadata
+def _finish(config: RunConfig, run: Run) -> int:
+    if run.comparison_error is not None:  # the answers are kept: the tables are printed without tests
+        print(f"staicc: warning: the methods were not tested against vanilla: {one_line(run.comparison_error)}",
+              file=sys.stderr)
+    print(methods_text(run.result, run.comparisons, config))
+    meta = run.metadata
     print(f"{meta['prompts']} prompts, {meta['distinct_prompts']} distinct, {meta['asked']} asked, "
           f"{meta['from_cache']} from the cache, {meta['seconds']:.2f} s")
     if not config.output_dir:
         return 0
-    provenance = collect(backend, config.recorded_arguments, started, time.perf_counter() - started_at)
-    if config.tasks:
-        from ..tasks.runs import provenance as task_provenance
-        provenance["tasks"] = task_provenance(config.tasks)
+    from ..runs import write
     try:
-        write_methods_dirs(config, result, comparisons, provenance)
+        write(run, config.output_dir, overwrite=True)  # refused before any inference unless --overwrite
     except OSError as exc:
         from .run import _write_failed
         return _write_failed(config, exc)
@@ -89,62 +58,6 @@ def _finish(config: Any, backend: Any, result: Any, started: str, started_at: fl
           f"{one_line(os.path.join(config.output_dir, METHODS_FOLDER))}/<method>/results.json"
           + (", each with samples.jsonl" if config.log_samples else ""))
     return 0
-
-
-def method_directory(output_dir: str, name: str) -> str:
-    return output_dir if name == VANILLA else os.path.join(output_dir, METHODS_FOLDER, name)
-
-
-def earlier_method_runs(output_dir: str) -> List[str]:
-    """The method run directories an earlier methods run left in ``output_dir`` (``methods/NAME``)."""
-    from ..results.rundir import existing_run_files
-    folder = os.path.join(output_dir, METHODS_FOLDER)
-    if not os.path.isdir(folder) or os.path.islink(folder):
-        return []
-    return sorted(os.path.join(folder, name) for name in os.listdir(folder)
-                  if os.path.isdir(os.path.join(folder, name)) and not os.path.islink(os.path.join(folder, name))
-                  and existing_run_files(os.path.join(folder, name)))
-
-
-def check_methods_output(output_dir: str, overwrite: bool) -> None:
-    """Before any inference: an earlier methods run in ``output_dir`` is replaced only with ``--overwrite``."""
-    found = earlier_method_runs(output_dir)
-    if found and not overwrite:
-        raise ValueError(f"the output directory {output_dir!r} already holds method runs "
-                         f"({', '.join(os.path.basename(f) for f in found)}); choose another directory, or pass "
-                         "--overwrite to replace them (their files are removed)")
-
-
-def _remove_earlier(output_dir: str, kept: List[str]) -> None:
-    """The run files of an earlier methods run's method directories this run does not write."""
-    from ..results.rundir import existing_run_files
-    for directory in earlier_method_runs(output_dir):
-        if directory in kept:
-            continue
-        for name in existing_run_files(directory):
-            os.remove(os.path.join(directory, name))
-        if not os.listdir(directory):
-            os.rmdir(directory)
-
-
-def write_methods_dirs(config: Any, result: Any, comparisons: Dict[str, Any], provenance: Dict[str, Any]) -> None:
-    """Vanilla's run directory, each other method's beside it, and the methods' index in vanilla's provenance."""
-    from ..results.rundir import write_run_dir
-    index = []
-    for name, method in result.methods.items():
-        directory = method_directory(config.output_dir, name)
-        entry = dict(method.describe(), results=os.path.relpath(os.path.join(directory, "results.json"),
-                                                                config.output_dir),
-                     standard=bool(result[name].metadata.get("standard")))
-        if name in comparisons:
-            entry["compared_with_vanilla"] = comparisons[name].to_dict()
-        index.append(entry)
-    for name, method in result.methods.items():
-        own = dict(provenance, suite=result[name].metadata, method=method.describe(),
-                   methods=index if name == VANILLA else [e["name"] for e in index])
-        write_run_dir(method_directory(config.output_dir, name), dict(result[name]), own, bool(config.log_samples),
-                      prompts=config.log_samples == "full")
-    _remove_earlier(config.output_dir, [method_directory(config.output_dir, name) for name in result.methods])
 
 
 def methods_text(result: Any, comparisons: Dict[str, Any], config: Any) -> str:

@@ -2,12 +2,13 @@
 import argparse
 import os
 import sys
-import time
 import warnings
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional
 
-from ..engine.selection import AnswerPolicy, Everything, Nothing, Shard
+from ..engine.selection import Nothing, Shard
 from ..errors import TamperingWarning
+from ..runs.config import RunConfig
+from ..runs.record import Run
 from .common import as_argument_error, loading_bars, one_line
 
 def add_run_parser(sub: Any) -> None:
@@ -104,63 +105,35 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
             return _run(config)
 
 
-def _run(config: Any) -> int:
+def _run(config: RunConfig) -> int:
+    """Plan (an argument error before any inference), answer, print and write: the steps of
+    :mod:`StaICC.runs`, with this command's output between them."""
     if config.methods:
         from .methods import run_methods_command
         return run_methods_command(config)
-    from ..backends.registry import planned_backend
-    from ..subbenchmarks.suite import plan_suite, run_suite
-    from .run_config import build_suite_of
-    suite = as_argument_error(build_suite_of, config)
-    backend = as_argument_error(planned_backend, config.model, **config.arguments)
-    planned = as_argument_error(plan_suite, backend, suite)
-    if config.lite_proxy is not None:
-        from .lite import check_lite_proxy
-        check_lite_proxy(config, planned)
-    if isinstance(config.selection, Shard):
-        from ..engine.sharding import check_shard
-        works = [work for part in planned.values() for work in part]
-        as_argument_error(check_shard, config.selection, works, [backend] * len(works))
-    cache = as_argument_error(_open_cache, config.cache)
+    from ..runs import answer, prepare, record
+    prepared = as_argument_error(prepare, config)
+    backend = prepared.backend
     if config.show_config:
-        print(_config_text(config, backend, suite))
-    selection, counter, shape = config.selection, None, None
-    if isinstance(selection, Nothing):  # a dry run: what the run would cost, counted as it is planned
+        print(_config_text(config, backend, prepared.suite))
+    counter, shape = None, None
+    if isinstance(config.selection, Nothing):  # a dry run: what the run would cost, counted as it is planned
         from .cost import make_counter
         counter, shape = make_counter(config, backend)
         if counter is not None:
             from ..report.progress import StatusLine
             counter.say = StatusLine("staicc run --dry-run", config.progress)
-        selection = Nothing(selection.shard, measure=counter)
-    started, started_at = _now()
     try:
-        result = run_suite(backend, suite=suite, planned=planned, cache=cache, progress=config.progress,
-                           requests_per_call=config.requests_per_call, selection=selection,
-                           policy=AnswerPolicy(write_out=config.write_out, exact_sum=config.exact_sum))
-        if config.lite_until is not None and isinstance(config.selection, Everything):
-            from .lite import continue_until
-            config, suite, planned, result = continue_until(config, backend, cache, suite, planned, result)
+        result, clock = answer(prepared, counter)
     except (ValueError, TypeError, RuntimeError, OSError) as exc:
         return _run_failed(config, exc)
-    finally:
-        backend.close()
-        if cache is not None:
-            cache.close()
     if isinstance(config.selection, Nothing):
         return _print_dry_run(result.metadata, config, backend, counter, shape)
     if isinstance(config.selection, Shard):
         from .scaleout import print_shard
         return print_shard(result.metadata, config.cache)
-    lite = None
-    if config.test_items is not None and config.test_items.lite_sample is not None:
-        from .lite import lite_run_section
-        lite = lite_run_section(config, backend, suite, planned, result)[1]
-    return _finish(config, backend, planned, result, started, started_at, lite)
-
-
-def _now() -> Tuple[str, float]:
-    from ..results.provenance import utc_now
-    return utc_now(), time.perf_counter()
+    run = record(prepared, result, clock)
+    return _finish(run.config, run, backend)
 
 
 def _run_failed(config: Any, exc: BaseException) -> int:
@@ -172,37 +145,18 @@ def _run_failed(config: Any, exc: BaseException) -> int:
     return 1
 
 
-def _finish(config: Any, backend: Any, planned: Dict[str, Any], result: Any, started: str, started_at: float,
-            lite: Optional[Dict[str, Any]] = None) -> int:
-    """Provenance, the tables and the run directory of a summarised run (``lite``: a lite run's estimates)."""
-    from ..results.provenance import collect
-    provenance = collect(backend, config.recorded_arguments, started, time.perf_counter() - started_at)
-    provenance["suite"] = result.metadata
-    provenance["exact_sum"] = config.exact_sum
-    if config.sharded:  # the launcher's shards answered this run: record their plan
-        provenance["shards"] = dict(config.sharded, unit=config.shard_unit,
-                                    plan_sha256=_plan_digest(config, backend, planned))
-    from ..results.provenance import run_numerics
-    provenance["numerics"] = run_numerics(backend, config.requests_per_call, result, shards=provenance.get("shards"),
-                                          cache=config.cache)
-    if config.tasks:
-        from ..tasks.runs import provenance as task_provenance
-        provenance["tasks"] = task_provenance(config.tasks)
-    usage = getattr(backend, "usage", None)
-    if callable(usage) and usage():  # what the model computed: a dry run's token count estimates it
-        provenance["usage"] = usage()
-    if lite is not None:
-        provenance["lite"] = lite
-    _print_tables(result, config, lite)
-    bounds = _print_bounds(backend, result)
-    if provenance.get("usage", {}).get("tokens"):
+def _finish(config: RunConfig, run: Run, backend: Any) -> int:
+    """The tables and the run directory of a summarised run (:class:`StaICC.runs.Run`)."""
+    lite = run.provenance.get("lite")
+    _print_tables(run.result, config, lite)
+    bounds = _print_bounds(backend, run.result)
+    if run.provenance.get("usage", {}).get("tokens"):
         from .cost import usage_line
-        print(usage_line(provenance["usage"]))
+        print(usage_line(run.provenance["usage"]))
     if config.output_dir:
-        from ..results.rundir import write_run_dir
+        from ..runs import write
         try:
-            write_run_dir(config.output_dir, dict(result), provenance, bool(config.log_samples),
-                          prompts=config.log_samples == "full")
+            write(run, config.output_dir, overwrite=True)  # refused before any inference unless --overwrite
         except OSError as exc:  # a full disk, a quota, a directory removed under the run
             return _write_failed(config, exc)
         if bounds:
@@ -231,17 +185,6 @@ def _print_bounds(backend: Any, result: Any) -> list:
     print(format_bounds(rows))
     print()
     return rows
-
-
-def _plan_digest(config: Any, backend: Any, planned: Dict[str, Any]) -> str:
-    """The shard plan's SHA-256, as each shard printed it: shard 0's part planned again as a dry run."""
-    from ..engine.runner import run_works
-    works = [work for part in planned.values() for work in part]
-    counts: Dict[str, Any] = {}
-    shard = Shard(0, config.sharded["count"], config.shard_unit)
-    run_works(works, [backend] * len(works), distinct=True, counts=counts, selection=Nothing(shard),
-              requests_per_call=config.requests_per_call)
-    return counts["shard"]["plan_sha256"]
 
 
 def _config_text(config: Any, backend: Any, suite: Dict[str, Any]) -> str:
@@ -312,9 +255,7 @@ def _print_dry_run(metadata: Dict[str, Any], config: Any, backend: Any, counter:
 
 def _open_cache(path: Optional[str]):
     """The run's cache, opened before any inference so that a foreign file is an argument error."""
-    if path is None:
-        return None
-    from ..cache import open_cache
+    from ..runs.build import open_cache
     return open_cache(path)
 
 

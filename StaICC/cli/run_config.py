@@ -9,51 +9,13 @@ backend is made so that it loads its model only when a request must be asked
 ``--tasks`` names some.
 """
 import argparse
-from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Tuple
 
 from ..engine.selection import Everything, Nothing, QuerySubset, Selection, Shard
+from ..runs.build import build_suite_of  # noqa: F401  (the run's sub-benchmarks: built by the runs floor)
+from ..runs.config import RunConfig
 from ..standard import DEFAULT_K
 from .common import ArgumentError, as_argument_error, dataset_specs, parse_retriever
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """Everything one ``staicc run`` process does, resolved from its arguments (and its tasks)."""
-
-    model: str
-    arguments: Mapping[str, Any] = field(hash=False)  # the backend's keyword arguments
-    recorded_arguments: Mapping[str, Any] = field(hash=False)  # as provenance records them
-    benchmarks: str = "Normal"
-    k: int = DEFAULT_K
-    datasets: Optional[Tuple[Any, ...]] = None  # resolved datasets (the tasks' last); None: the ten standard
-    tasks: Tuple[Any, ...] = ()
-    noisy_channel: bool = False
-    retriever: Any = None
-    test_items: Optional[QuerySubset] = None
-    selection: Selection = Everything()
-    shard_unit: str = "query"
-    write_out: int = 0
-    show_config: bool = False
-    cache: Optional[str] = None
-    output_dir: Optional[str] = None
-    log_samples: Optional[str] = None
-    requests_per_call: Optional[int] = None
-    progress: Optional[bool] = None
-    model_args_text: str = ""
-    sharded: Optional[Mapping[str, Any]] = field(default=None, hash=False)  # the launcher's shards, for provenance
-    methods: Tuple[Any, ...] = ()  # --methods, resolved (vanilla first); empty: a plain run
-    resamples: Optional[int] = None  # the methods table's bootstrap resamples (None: the statistics' default)
-    cost: Any = None  # a dry run's cost estimate options (cli.cost.CostOptions); None: tokens only where counted
-    lite_proxy: Any = None  # --lite-proxy: None, "reference" or a stats.lite_proxy.Proxy (a run's records)
-    lite_until: Optional[float] = None  # --lite-until: the target half-width of a lite run's looks
-    exact_sum: str = "standard"  # --exact-sum: the rule a model backend's rows take (metrics/exact_sum.py)
-
-    @property
-    def quiet_departures(self) -> bool:
-        """Departures the user asked for on the command line are not warned about one by one."""
-        return bool(self.retriever is not None or self.test_items is not None
-                    or any(task.config.run.retriever for task in self.tasks))
 
 
 def _option(args: argparse.Namespace, name: str, default: Any = None) -> Any:
@@ -150,7 +112,7 @@ def _methods(args: argparse.Namespace, launch: Any) -> Tuple[Any, ...]:
     from ..methods.files import resolve_methods
     from .common import number_or_text
     if _option(args, "output_dir"):
-        from .methods import check_methods_output
+        from ..runs.methods_dirs import check_methods_output
         as_argument_error(check_methods_output, args.output_dir, bool(_option(args, "overwrite")))
     parameters = {key: number_or_text(value) for key, value in
                   as_argument_error(parse_model_args, _option(args, "method_args") or "").items()}
@@ -170,20 +132,3 @@ def _settings(args: argparse.Namespace) -> Dict[str, Any]:
     from ..tasks.runs import command_settings
     return as_argument_error(command_settings, args.tasks, args.include_path, args.benchmarks, args.k,
                              args.model, arguments)
-
-
-def build_suite_of(config: RunConfig, noisy_channel: Optional[bool] = None) -> Dict[str, Any]:
-    """The sub-benchmarks of ``config``, each built once with everything it needs (``noisy_channel``: in that
-    prompt mode whatever ``--noisy-channel`` says: the noisy_channel method's)."""
-    from ..subbenchmarks.suite import build_suite
-    # beside the standard's likelihood and ECE: the same on the model's own distribution (non-standard columns)
-    options: Dict[str, Any] = {"test_items": config.test_items, "own_distribution": True}
-    if config.retriever is not None:
-        options["retriever"] = config.retriever
-    per_benchmark: Dict[str, Dict[str, Any]] = {}
-    if config.tasks:
-        from ..tasks.runs import task_options
-        options["retrievers"], per_benchmark = task_options(config.tasks)
-    return build_suite(config.benchmarks, list(config.datasets) if config.datasets else None, config.k,
-                       noisy_channel=config.noisy_channel if noisy_channel is None else noisy_channel,
-                       per_benchmark=per_benchmark, **options)

@@ -11,6 +11,7 @@ from ..standard import BASE_TEMPLATE, NOT_APPLICABLE_WARNING, SEED, STRICT_TEMPL
 from ..validation import check_int, check_label_space
 from .bundled import Row  # noqa: F401  (the row type, re-exported)
 from .tables import DrawnSlice, DrawnTable, ListTable
+from ..errors import InvalidTypeError, InvalidValueError
 
 
 def template_of(obj: Any) -> Dict[str, Any]:
@@ -128,15 +129,15 @@ class Dataset:
         try:
             return self.label_space.index(label)
         except ValueError:
-            raise ValueError(f"{label!r} is not in list: the label space of dataset {self.dataset_name!r} "
-                             f"is {self.label_space}") from None
+            raise InvalidValueError(f"{label!r} is not in list: the label space of dataset {self.dataset_name!r} "
+                                    f"is {self.label_space}") from None
 
     def get_dataset(self) -> List[Tuple[List[str], int]]:
         """The raw rows ``([input, ...], raw_label_id)`` as a new list (the row strings are shared, not copied)."""
         if isinstance(self.table, DrawnTable):
-            raise ValueError(f"get_dataset of {self.dataset_name!r}: StaICC ships only the rows drawn by the "
-                             "standard split, not the whole table; read a split part's rows instead "
-                             "(triplet.test.get_dataset()), or load the dataset from source (from_cache=False)")
+            raise InvalidValueError(f"get_dataset of {self.dataset_name!r}: StaICC ships only the rows drawn by the "
+                                    "standard split, not the whole table; read a split part's rows instead "
+                                    "(triplet.test.get_dataset()), or load the dataset from source (from_cache=False)")
         return [(list(inputs), raw) for inputs, raw in self.table]
 
     @property
@@ -181,8 +182,8 @@ class Dataset:
         at = f" (dataset {self.dataset_name!r})"
         space = check_label_space(label_space, at=at)
         if len(space) != len(self.label_space):
-            raise ValueError(f"the label space needs {len(self.label_space)} words (one per label){at}, "
-                             f"got {len(space)}")
+            raise InvalidValueError(f"the label space needs {len(self.label_space)} words (one per label){at}, "
+                                    f"got {len(space)}")
         warn_tampering(f"label space of {self.dataset_name} changed to {space}")
         self.label_space = space
 
@@ -212,7 +213,7 @@ class Dataset:
         if n >= len(self):
             return self
         if isinstance(self.table, DrawnTable):
-            raise ValueError(
+            raise InvalidValueError(
                 f"cut_by_index({n}) of dataset {self.dataset_name!r}: StaICC ships only the rows drawn by the "
                 "standard split, not the first rows of the table; cut a split part instead "
                 "(triplet.demonstration.cut_by_index(n)), or load the dataset from source (from_cache=False)")
@@ -232,13 +233,13 @@ class Dataset:
         """
         from .bundled import standard_dataset_aliases
         if not isinstance(name, str) or not name.strip():
-            raise TypeError(f"rename_dataset: the name must be a non-empty string, got {name!r}")
+            raise InvalidTypeError(f"rename_dataset: the name must be a non-empty string, got {name!r}")
         if name == self.dataset_name:
             return
         if name.lower() in {alias.lower() for alias in standard_dataset_aliases()}:
-            raise ValueError(f"rename_dataset: {name!r} is the name of a standard StaICC dataset; choose another "
-                             f"name for dataset {self.dataset_name!r} so that its results cannot be mistaken "
-                             "for the standard's")
+            raise InvalidValueError(f"rename_dataset: {name!r} is the name of a standard StaICC dataset; choose another "
+                                    f"name for dataset {self.dataset_name!r} so that its results cannot be mistaken "
+                                    "for the standard's")
         if self.standard:
             warn_tampering(f"{self.dataset_name} renamed to {name}")
             self.standard = False
@@ -301,9 +302,9 @@ def verify_datasets(datasets: Any) -> None:
     """
     items = [datasets] if isinstance(datasets, Dataset) or hasattr(datasets, "original_dataset") else datasets
     if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
-        raise TypeError(f"verify_datasets expects Dataset objects, got {type(datasets).__name__}")
+        raise InvalidTypeError(f"verify_datasets expects Dataset objects, got {type(datasets).__name__}")
     for position, item in enumerate(items):
         dataset = getattr(item, "original_dataset", item)  # a triplet_dataset: its source
         if not isinstance(dataset, Dataset):
-            raise TypeError(f"verify_datasets: item {position} is a {type(item).__name__}, expected a Dataset")
+            raise InvalidTypeError(f"verify_datasets: item {position} is a {type(item).__name__}, expected a Dataset")
         dataset.verify()

@@ -14,6 +14,7 @@ from . import Dataset
 from ..errors import warn, warn_tampering
 from ..standard import CALIBRATION_SIZE, SEED, STRICT_TEMPLATE_WARNING
 from ..validation import check_int, check_label_space, check_str, check_str_list
+from ..errors import InvalidValueError
 
 #: the parts of a triplet split, in split order
 PARTS = ("calibration", "demonstration", "test")
@@ -79,10 +80,10 @@ def fix_split(row_parts: Sequence[str], how: str, row_names: Sequence[str] = ())
     by_part: Dict[str, List[int]] = {part: [] for part in ROW_PARTS}
     for index, part in enumerate(parts):
         if part not in by_part:
-            raise ValueError(f"row {index}: unknown split part {part!r}; expected one of {', '.join(ROW_PARTS)}")
+            raise InvalidValueError(f"row {index}: unknown split part {part!r}; expected one of {', '.join(ROW_PARTS)}")
         by_part[part].append(index)
     if not by_part["test"]:
-        raise ValueError(f"the split from {how} has no test row")
+        raise InvalidValueError(f"the split from {how} has no test row")
     calibration, demonstration, train = by_part["calibration"], by_part["demonstration"], by_part["train"]
     if train and not calibration:
         drawn = StableRandom(SEED).shuffle(train)
@@ -117,8 +118,8 @@ class triplet_dataset:
                  seed: int = SEED, *, expected_test_number: Optional[int] = None) -> None:
         standard = original_dataset.split_sizes
         if standard is None and None in (calibration_number, demonstration_number, test_number):
-            raise ValueError(f"dataset {original_dataset.name!r} has no default split sizes: "
-                             "give calibration_number, demonstration_number and test_number")
+            raise InvalidValueError(f"dataset {original_dataset.name!r} has no default split sizes: "
+                                    "give calibration_number, demonstration_number and test_number")
         c = standard[0] if calibration_number is None else calibration_number
         d = standard[1] if demonstration_number is None else demonstration_number
         t = standard[2] if test_number is None else test_number
@@ -134,8 +135,8 @@ class triplet_dataset:
         if fixed is not None:
             rows = fixed_rows(original_dataset, fixed, (c, d, t), seed)
         elif len(original_dataset) < total:
-            raise ValueError(f"The dataset {original_dataset.name} is too small ({len(original_dataset)}) "
-                             f"to split ({total}).")
+            raise InvalidValueError(f"The dataset {original_dataset.name} is too small ({len(original_dataset)}) "
+                                    f"to split ({total}).")
         else:
             rows = original_dataset.draw_rows(total, seed)
         name = original_dataset.name
@@ -223,7 +224,7 @@ class triplet_dataset:
         space = check_label_space(label_space, at=at)
         expected = len(self.demonstration.label_space)
         if len(space) != expected:
-            raise ValueError(f"the label space needs {expected} words (one per label){at}, got {len(space)}")
+            raise InvalidValueError(f"the label space needs {expected} words (one per label){at}, got {len(space)}")
         warn(TRIPLE_CHANGE_WARNING, stacklevel=3)
         warn_tampering(f"label space of the three parts of {self.name} changed to {space}")
         for part in self._parts():
@@ -244,9 +245,9 @@ def fixed_rows(dataset: Dataset, fixed: FixedSplit, sizes: Tuple[int, int, int],
     fixed_c, fixed_d, fixed_t = fixed.sizes
     at = f"dataset {dataset.name!r} has a {fixed.describe()}"
     if seed != SEED:
-        raise ValueError(f"{at}; it is not drawn, so a seed other than {SEED} does not apply")
+        raise InvalidValueError(f"{at}; it is not drawn, so a seed other than {SEED} does not apply")
     if (c, d) != (fixed_c, fixed_d) or t > fixed_t:
-        raise ValueError(f"{at}; its calibration and demonstration parts cannot be resized and at most {fixed_t} "
-                         f"test items can be taken, got sizes {(c, d, t)}")
+        raise InvalidValueError(f"{at}; its calibration and demonstration parts cannot be resized and at most {fixed_t} "
+                                f"test items can be taken, got sizes {(c, d, t)}")
     indexes = fixed.calibration + fixed.demonstration + fixed.test[:t]
     return [dataset.table[i] for i in indexes]

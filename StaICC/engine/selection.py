@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from ..validation import check_exact_sum, check_int
+from ..errors import InvalidTypeError, InvalidValueError
 
 UNITS = ("query", "call")
 
@@ -62,24 +63,24 @@ class Shard:
         count = check_int(self.count, "the shard count", minimum=1)
         check_int(self.index, "the shard index", minimum=0, maximum=count - 1)
         if self.unit not in UNITS:
-            raise ValueError(f"the shard unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
+            raise InvalidValueError(f"the shard unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
 
     @classmethod
     def parse(cls, text: str, unit: str = "query") -> "Shard":
         """``"I/N"`` -> ``Shard(I, N, unit)`` with ``0 <= I < N``; anything else is a ValueError saying the form."""
         index, sep, count = str(text).partition("/")
         if not sep or not index.strip().isdigit() or not count.strip().isdigit():
-            raise ValueError(f"--shard must be I/N with integers 0 <= I < N (for example 0/4), got {text!r}")
+            raise InvalidValueError(f"--shard must be I/N with integers 0 <= I < N (for example 0/4), got {text!r}")
         if int(count) >= 1 and int(index) >= int(count):
-            raise ValueError(f"--shard {text.strip()}: shards count from 0, so I runs from 0 to {int(count) - 1} "
-                             f"(--shard 0/{int(count)} ... {int(count) - 1}/{int(count)})")
+            raise InvalidValueError(f"--shard {text.strip()}: shards count from 0, so I runs from 0 to {int(count) - 1} "
+                                    f"(--shard 0/{int(count)} ... {int(count) - 1}/{int(count)})")
         return cls(int(index), int(count), unit)
 
     def check_units(self, units: int, what: str) -> None:
         """Refuse more shards than the run has units (``what`` names them): before anything is allocated."""
         if self.count > max(units, 1):
-            raise ValueError(f"--shard {self.index}/{self.count}: the run has {units} {what}, so it can be split "
-                             f"into at most {units} shards")
+            raise InvalidValueError(f"--shard {self.index}/{self.count}: the run has {units} {what}, so it can be split "
+                                    f"into at most {units} shards")
 
 
 @dataclass(frozen=True)
@@ -122,8 +123,8 @@ class QuerySubset:
     @classmethod
     def picked(cls, pick: Picker, description: str) -> "QuerySubset":
         if not callable(pick):
-            raise TypeError(f"QuerySubset.picked needs a function (benchmark, dataset, labels) -> items, got "
-                            f"{type(pick).__name__}")
+            raise InvalidTypeError(f"QuerySubset.picked needs a function (benchmark, dataset, labels) -> items, got "
+                                   f"{type(pick).__name__}")
         return cls(pick=pick, description=description)
 
     @classmethod

@@ -10,9 +10,8 @@ whose prompts differ).
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional
 
-from ..results.rundir import Part
+from ..results.rundir import Part, result_parts
 from ..stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, compare_runs, prompt_differences
-from ..spec import parts_of
 from .protocol import VANILLA
 
 
@@ -28,14 +27,7 @@ class ResultRun:
 
 def result_run(result: Any, label: str) -> ResultRun:
     """The run view of a suite result: its sub-benchmarks unfolded into parts, each with its records by dataset."""
-    parts: Dict[str, Part] = {}
-    for name, bench in result.items():
-        for key, part_name in parts_of(name):
-            part = bench if part_name == name else bench[key]
-            records = {plan_records.dataset: plan_records  # one dataset's records each (as the part collected them)
-                       for plan_records in getattr(getattr(part, "records", None), "_parts", ())}
-            parts[part_name] = Part(part_name, dict(part), dict(part.metadata), records)
-    return ResultRun(label, parts)
+    return ResultRun(label, result_parts(result))
 
 
 def compare_methods(result: Any, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,

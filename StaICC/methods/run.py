@@ -17,7 +17,7 @@ from ..requests import KIND_NAMES, LABELS
 from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K
-from ..subbenchmarks.suite import _assembled, build_suite, fewer_collections, suite_parts
+from ..subbenchmarks.suite import _assembled, _standard, build_suite, fewer_collections, suite_parts
 from .files import resolve_methods, servable
 from .protocol import PLAIN, PROMPTS, VANILLA, Method, needed_kinds
 from .works import method_work, prompt_mode_work
@@ -161,9 +161,3 @@ def _method_result(backend: Any, method: Method, benches: Dict[str, Any], outcom
     result.records = Records([r.records for r in results.values()])
     return result
 
-
-def _standard(result: ResultDict) -> bool:
-    metadata = result.metadata
-    if "standard" in metadata:
-        return bool(metadata["standard"])
-    return all(m.get("standard", False) for m in metadata.values())

@@ -20,6 +20,7 @@ from ..rng import StableRandom
 from ..standard import WRONG_LABEL_COUNT_WARNING
 from ..validation import check_int, check_label_space, check_real, is_int
 from .pieces import DemonstrationTexts, QueryTexts, query_writer, table
+from ..errors import InvalidTypeError, InvalidValueError
 
 DemoLine = Tuple[Sequence[str], str]
 #: a direct prompt's text in its parts: (instruction, then per demonstration its input part
@@ -62,17 +63,17 @@ class Template:
     def __post_init__(self) -> None:
         for name in ("instruction", "label_prefix", "label_affix", "query_prefix"):
             if not isinstance(getattr(self, name), str):
-                raise TypeError(f"Template.{name} must be a str, got {type(getattr(self, name)).__name__}")
+                raise InvalidTypeError(f"Template.{name} must be a str, got {type(getattr(self, name)).__name__}")
         for name in ("input_text_prefixes", "input_text_affixes", "label_space"):
             if not _is_str_tuple(getattr(self, name)):
-                raise TypeError(f"Template.{name} must be a tuple of str, got {getattr(self, name)!r}")
+                raise InvalidTypeError(f"Template.{name} must be a tuple of str, got {getattr(self, name)!r}")
         if len(self.input_text_prefixes) != len(self.input_text_affixes):
-            raise ValueError(f"Template needs one input text affix per prefix: {len(self.input_text_prefixes)} "
-                             f"prefixes, {len(self.input_text_affixes)} affixes")
+            raise InvalidValueError(f"Template needs one input text affix per prefix: {len(self.input_text_prefixes)} "
+                                    f"prefixes, {len(self.input_text_affixes)} affixes")
         check_label_space(self.label_space, at=" (Template.label_space)")
         check_real(self.label_wrong_rate, "the label wrong rate", minimum=0, maximum=1)
         if not isinstance(self.noisy_channel, bool):
-            raise TypeError(f"Template.noisy_channel must be True or False, got {self.noisy_channel!r}")
+            raise InvalidTypeError(f"Template.noisy_channel must be True or False, got {self.noisy_channel!r}")
         check_int(self.cut_by_length, "cut_by_length")
 
     @classmethod
@@ -129,8 +130,8 @@ class CompiledTemplate:
         space, mapping = demo.label_space, demo.label_mapping
         words = template.label_space
         if len(words) < len(space):  # words beyond the labels are distractors no item has (as in the original)
-            raise ValueError(f"the template has {len(words)} label words, the dataset {triplet.name!r} has "
-                             f"{len(space)} labels: give one word per label")
+            raise InvalidValueError(f"the template has {len(words)} label words, the dataset {triplet.name!r} has "
+                                    f"{len(space)} labels: give one word per label")
         self.template, self.triplet, self.demonstration = template, triplet, demo
         self.space, self.mapping, self.rows = list(space), dict(mapping), demo.table.rows
         # A raw label is written as the word at the position of its text in the dataset's label
@@ -181,7 +182,7 @@ class CompiledTemplate:
         if not any(counts):
             return [()] * len(counts)
         if noise_stream is None:
-            raise ValueError(f"label wrong rate {rate} needs a label-noise stream (dataset {self.triplet.name!r})")
+            raise InvalidValueError(f"label wrong rate {rate} needs a label-noise stream (dataset {self.triplet.name!r})")
         if counts == sizes:  # W = len everywhere: every position is drawn, so every index value flips
             noise_stream.skip(sum(counts))  # whatever the floats; the stream still gives W per prompt
             return list(demos_lists)
@@ -189,7 +190,7 @@ class CompiledTemplate:
 
     def _checked(self, v: int) -> int:
         if not 0 <= v < len(self.rows):
-            raise ValueError(f"Index out of range: demonstration index {v} not in [0, {len(self.rows)}) "
+            raise InvalidValueError(f"Index out of range: demonstration index {v} not in [0, {len(self.rows)}) "
                              f"(dataset {self.triplet.name!r})")
         return v
 
@@ -268,14 +269,14 @@ class CompiledTemplate:
         try:
             return "".join([pre[e] + text + aff[e] for e, text in enumerate(inputs)])
         except IndexError:
-            raise ValueError(f"a row has more input texts than the template has input text prefixes "
-                             f"({len(pre)}) (dataset {self.triplet.name!r})") from None
+            raise InvalidValueError(f"a row has more input texts than the template has input text prefixes "
+                                    f"({len(pre)}) (dataset {self.triplet.name!r})") from None
 
     def query_inputs(self, query_index: int) -> Sequence[str]:
         """The input texts of test item ``query_index``."""
         test = self.triplet.test.table.rows
         if not (type(query_index) is int or is_int(query_index)) or not 0 <= query_index < len(test):
-            raise ValueError(f"Index out of range: query index {query_index!r} not in [0, {len(test)}) "
+            raise InvalidValueError(f"Index out of range: query index {query_index!r} not in [0, {len(test)}) "
                              f"(dataset {self.triplet.name!r})")
         return test[query_index][0]
 
@@ -312,8 +313,8 @@ class CompiledTemplate:
             for e, text in enumerate(query):
                 tail += (pre[e], text, aff[e])
         except IndexError:
-            raise ValueError(f"a row has more input texts than the template has input text prefixes "
-                             f"({len(pre)}) (dataset {self.triplet.name!r})") from None
+            raise InvalidValueError(f"a row has more input texts than the template has input text prefixes "
+                                    f"({len(pre)}) (dataset {self.triplet.name!r})") from None
         head, end = "".join(parts), "".join(tail)
         return [_cut(head + lp + word + la + end, template.cut_by_length) for word in template.label_space]
 
@@ -329,8 +330,8 @@ class CompiledTemplate:
             try:
                 lines.append((inputs, words[space.index(label)]))
             except ValueError:
-                raise ValueError(f"demonstration {number} has label {label!r}, which is not in the label space "
-                                 f"{space} of dataset {self.triplet.name!r}") from None
+                raise InvalidValueError(f"demonstration {number} has label {label!r}, which is not in the label space "
+                                        f"{space} of dataset {self.triplet.name!r}") from None
         return self.render(lines, query_line)
 
     def write(self, demos_indexes: Sequence[int], query: Union[int, Sequence[str]],

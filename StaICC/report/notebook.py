@@ -1,8 +1,9 @@
 """How results and comparisons look in a Jupyter notebook: the one door from core to presentation.
 
 ``ResultDict`` and ``Comparison`` implement Jupyter's display protocol (``_repr_markdown_``,
-``_repr_html_``): the notebook calls those methods on the object, so they live there, and each
-imports this module when it is called.  Nothing else in the core imports presentation code.
+``_repr_html_``): the notebook calls those methods on the object, and each asks the registry of
+renderers (:data:`StaICC.results.display.RENDERERS`), where this module's functions are registered
+lazily by name.  The core imports no presentation code.
 """
 from typing import Any
 

@@ -19,12 +19,12 @@ class ResultDict(dict):
 
     def _repr_markdown_(self) -> str:
         """Jupyter shows a result as its table, with the non-standard and unparsed notices above it."""
-        from ..report.notebook import result_markdown
-        return result_markdown(self)
+        from .display import shown
+        return shown("result/markdown", self)
 
     def _repr_html_(self) -> str:
-        from ..report.notebook import result_html
-        return result_html(self)
+        from .display import shown
+        return shown("result/html", self)
 
     def to_json(self, indent: int = 1) -> str:
         return json.dumps({"results": _jsonable(dict(self)), "metadata": _jsonable(self.metadata)},

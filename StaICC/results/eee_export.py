@@ -115,8 +115,10 @@ def model_info(provenance: Dict[str, Any], name: str, identifier: str) -> Dict[s
     identity = model_identity(provenance)
     backend = identity["backend"]
     model = provenance.get("model") if isinstance(provenance.get("model"), dict) else {}
-    details = {"deployment_type": "externally_managed" if backend == "openai" and not _local(identity)
-               else "self_deployed", "model_availability": "open_weights" if backend == "reference" else "unknown",
+    from ..backends.registry import capabilities
+    able = capabilities(backend if isinstance(backend, str) else None)
+    details = {"deployment_type": "externally_managed" if able.hosted and not _local(identity)
+               else "self_deployed", "model_availability": "open_weights" if able.open_weights else "unknown",
                "staicc_backend": backend, "fingerprint": str(model.get("fingerprint") or "")}
     for key, value in identity.items():
         if key != "backend":
@@ -124,9 +126,9 @@ def model_info(provenance: Dict[str, Any], name: str, identifier: str) -> Dict[s
     if isinstance(model.get("arguments"), dict):
         details["arguments"] = json.dumps(redact(model["arguments"]), sort_keys=True, default=str)
     packages = provenance.get("packages") if isinstance(provenance.get("packages"), dict) else {}
-    engine = {"hf": "transformers", "vllm": "vllm"}.get(backend)
+    engine = able.engine
     info: Dict[str, Any] = {"name": name, "id": identifier, "additional_details": details,
-                            "inference_platform": "OpenAI-compatible API" if backend == "openai" else "local"}
+                            "inference_platform": "OpenAI-compatible API" if able.hosted else "local"}
     if engine:
         info["inference_engine"] = {"name": engine, "version": str(packages.get(engine, "unknown"))}
     return info

@@ -48,6 +48,20 @@ class Part:
         return list(self.divided) or list(self.metadata.get("datasets", []))
 
 
+def result_parts(result: Dict[str, Any]) -> Dict[str, Part]:
+    """The parts of a suite result in memory, as a loaded run's: each sub-benchmark, a compound one unfolded
+    into its parts (spec table), with its records by dataset."""
+    from ..spec import parts_of
+    parts: Dict[str, Part] = {}
+    for name, bench in result.items():
+        for key, part_name in parts_of(name):
+            part = bench if part_name == name else bench[key]
+            records = {plan_records.dataset: plan_records  # one dataset's records each (as the part collected them)
+                       for plan_records in getattr(getattr(part, "records", None), "_parts", ())}
+            parts[part_name] = Part(part_name, dict(part), dict(part.metadata), records)
+    return parts
+
+
 def existing_run_files(directory: str) -> list:
     """The run files already in ``directory`` (empty: no run there)."""
     return [name for name in RUN_FILES if os.path.isfile(os.path.join(directory, name))]

@@ -11,6 +11,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..rng import fresh_stream
 from ..validation import check_int, check_k, is_int
+from ..errors import InvalidTypeError, InvalidValueError
 
 
 class _RowSampler:
@@ -78,8 +79,8 @@ class demonstration_sampler(_RowSampler):
         demonstration_count = check_int(demonstration_count, "demonstration_count", minimum=0)
         rows = check_int(rows, "rows", minimum=0)
         if k > demonstration_count and not allow_repetition:
-            raise ValueError(f"k = {k} is larger than the demonstration set ({demonstration_count} rows): "
-                             f"a prompt holds at most {demonstration_count} distinct demonstrations")
+            raise InvalidValueError(f"k = {k} is larger than the demonstration set ({demonstration_count} rows): "
+                                    f"a prompt holds at most {demonstration_count} distinct demonstrations")
         self.k = k
         self.demonstration_count = demonstration_count
         self._repeat = k > demonstration_count
@@ -109,8 +110,8 @@ class demonstration_sampler(_RowSampler):
         washed = [i for i, row in enumerate(self._rows) if not keep(i, row)]
         for i in washed:
             if not feasible(i):
-                raise ValueError(f"query {i}: no demonstration row of {self.k} can satisfy the "
-                                 "in/out-of-domain condition with this demonstration set")
+                raise InvalidValueError(f"query {i}: no demonstration row of {self.k} can satisfy the "
+                                        "in/out-of-domain condition with this demonstration set")
             for _ in range(max_attempts):
                 row = self._draw_row()
                 if keep(i, row):
@@ -142,30 +143,30 @@ def validate_sampler(sampler, k: Optional[int], test_count: int, demonstration_c
     try:
         rows = list(sampler)
     except TypeError as exc:
-        raise TypeError(f"the sampler must be a list of index lists, got {type(sampler).__name__} "
-                        f"(dataset {dataset!r})") from exc
+        raise InvalidTypeError(f"the sampler must be a list of index lists, got {type(sampler).__name__} "
+                               f"(dataset {dataset!r})") from exc
     if len(rows) != test_count:
         if counted:
-            raise ValueError(f"the sampler needs one row per query: got {len(rows)} rows, expected {test_count} "
-                             f"{counted} (dataset {dataset!r})")
-        raise ValueError(f"The length of the sampler should be equal to the number of the test samples: "
-                         f"got {len(rows)} rows, expected {test_count} (dataset {dataset!r})")
+            raise InvalidValueError(f"the sampler needs one row per query: got {len(rows)} rows, expected {test_count} "
+                                    f"{counted} (dataset {dataset!r})")
+        raise InvalidValueError(f"The length of the sampler should be equal to the number of the test samples: "
+                                f"got {len(rows)} rows, expected {test_count} (dataset {dataset!r})")
     copied: List[List[int]] = []
     for q, row in enumerate(rows):
         if hasattr(row, "tolist"):
             row = row.tolist()
         if isinstance(row, (str, bytes)) or not hasattr(row, "__iter__"):
-            raise TypeError(f"sampler row {q} must be a list of ints, got {type(row).__name__} (dataset {dataset!r})")
+            raise InvalidTypeError(f"sampler row {q} must be a list of ints, got {type(row).__name__} (dataset {dataset!r})")
         row = list(row)
         if k is not None and len(row) != k:
-            raise ValueError(f"The length of each sample in the sampler should be equal to k: row {q} has "
-                             f"{len(row)} indexes, k = {k} (dataset {dataset!r})")
+            raise InvalidValueError(f"The length of each sample in the sampler should be equal to k: row {q} has "
+                                    f"{len(row)} indexes, k = {k} (dataset {dataset!r})")
         for index in row:
             if not is_int(index):
-                raise TypeError(f"sampler row {q} holds {index!r}, expected an int demonstration index "
-                                f"(dataset {dataset!r})")
+                raise InvalidTypeError(f"sampler row {q} holds {index!r}, expected an int demonstration index "
+                                       f"(dataset {dataset!r})")
             if not 0 <= index < demonstration_count:
-                raise ValueError(f"sampler row {q} holds index {index}, outside the demonstration set "
-                                 f"[0, {demonstration_count}) (dataset {dataset!r})")
+                raise InvalidValueError(f"sampler row {q} holds index {index}, outside the demonstration set "
+                                        f"[0, {demonstration_count}) (dataset {dataset!r})")
         copied.append([int(i) for i in row])
     return copied

@@ -89,7 +89,8 @@ def export_batch(backend: Any, requests: Iterable[Request], output: str, *, max_
     there is no request.
     """
     from ..results.safe_files import PendingFile
-    if getattr(backend, "name", None) != "openai":
+    from ..backends.registry import capabilities
+    if not capabilities(getattr(backend, "name", None)).batch_api:
         raise ValueError("batch export writes OpenAI Batch-API requests: use --model openai")
     parts: List[List[Any]] = []  # [pending file, lines, bytes]
     try:

@@ -141,12 +141,12 @@ class Comparison:
 
     def _repr_markdown_(self) -> str:
         """Jupyter shows a comparison as its tables."""
-        from ..report.notebook import comparison_markdown
-        return comparison_markdown(self)
+        from ..results.display import shown
+        return shown("comparison/markdown", self)
 
     def _repr_html_(self) -> str:
-        from ..report.notebook import comparison_html
-        return comparison_html(self)
+        from ..results.display import shown
+        return shown("comparison/html", self)
 
     def to_dict(self) -> Dict[str, Any]:
         return {"a": self.a, "b": self.b, "paired": self.paired, "seed": self.seed, "resamples": self.resamples,

@@ -109,11 +109,10 @@ def lite_section(result: Any, sample: Any, suite: Dict[str, Any], planned: Dict[
 
 
 def full_run_counts(model: Any, suite: Dict[str, Any]) -> Dict[str, int]:
-    """Prompts and distinct prompts of the full run of ``suite`` (built without a subset), counted by a dry run."""
-    from ..engine.selection import Nothing
-    from ..subbenchmarks.suite import run_suite
-    counted = run_suite(model, suite=suite, selection=Nothing()).metadata
-    return {"prompts": counted["prompts"], "distinct": counted["distinct_prompts"]}
+    """Prompts and distinct prompts of the full run of ``suite``: :func:`StaICC.runs.lite.full_run_counts` (a run
+    is counted by the runs floor; this is its earlier import path)."""
+    from ..runs.lite import full_run_counts as counts
+    return counts(model, suite)
 
 
 def run_lite(model: Any, lite: Union[float, Any] = 0.125, benchmarks: Union[str, Sequence[str]] = "all",
@@ -133,33 +132,9 @@ def run_lite(model: Any, lite: Union[float, Any] = 0.125, benchmarks: Union[str,
     :class:`~StaICC.stats.lite.LiteResult`) and ``result.metadata["lite"]`` (what
     ``results.json`` records); NumPy is needed, and checked before anything is asked.
     """
-    from ..engine.selection import QuerySubset
-    from ..standard import DEFAULT_K
-    from ..subbenchmarks.suite import build_suite, plan_suite, run_suite
-    from ..backends.base import as_backend
-    from .bootstrap import _check_options
-    sample = sample_of(lite)
-    require_numpy()
-    _check_options(resamples, level, seed)
-    if "test_items" in options:
-        raise ValueError("run_lite chooses the test items itself; leave test_items out")
-    run_options = {key: options.pop(key) for key in ("progress", "requests_per_call", "prediction_kind")
-                   if key in options}
-    backend = as_backend(model, batched=options.pop("batched", False), model_id=options.pop("model_id", None),
-                         prediction_kind=run_options.pop("prediction_kind", None))
-    suite = build_suite(benchmarks, datasets, DEFAULT_K if k is None else k,
-                        test_items=QuerySubset.lite(sample.fraction, items=sample.items), **options)
-    planned = plan_suite(backend, suite)
-    if proxy is not None and proxy != "reference":
-        from .lite_proxy import check_proxy
-        check_proxy(proxy, planned)
-    result = run_suite(backend, suite=suite, planned=planned, cache=cache, **run_options)
-    if proxy == "reference":
-        from .lite_proxy import reference_proxy
-        proxy = reference_proxy(build_suite(benchmarks, datasets, DEFAULT_K if k is None else k, **options))
-    result.lite, result.metadata["lite"] = lite_section(result, sample, suite, planned, resamples=resamples,
-                                                        seed=seed, level=level, proxy=proxy)
-    return result
+    from ..runs.lite import run_lite as run  # a run is built and asked by the runs floor
+    return run(model, lite, benchmarks, datasets, k, cache, resamples=resamples, seed=seed, level=level, proxy=proxy,
+               **options)
 
 
 def _share(section: Dict[str, Any]) -> str:

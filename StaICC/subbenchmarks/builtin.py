@@ -4,7 +4,7 @@
 and ``Demo_sens`` keep the original constructor signatures; ``Triplet_bias`` runs the
 three bias diagnoses over one loaded copy of the data.
 """
-from typing import Dict
+from typing import Dict, List
 
 from ..datasets import resolve_datasets
 from ..engine.procedures import LabelNoiseProcedure
@@ -12,8 +12,9 @@ from ..results import ResultDict
 from ..standard import DEFAULT_K, DOMAIN_QUERY_LENGTH, GLER_INTERPOLATIONS
 from .generic import SubBenchmark, average_sensitivity, average_slopes  # noqa: F401  (their old import path)
 from .extensions import EXTENSION_BENCHMARKS
-from ..spec import SPECS
+from ..spec import SPECS, SubBenchmarkSpec
 from .generic import FUNCTION_COUNT_ERROR, average_metrics  # noqa: F401  (their old import path)
+from ..errors import InvalidValueError
 
 
 # ----------------------------------------------------------------------------
@@ -128,5 +129,33 @@ class Triplet_bias:
 
 
 SUB_BENCHMARKS = {cls.benchmark_name: cls for cls in (Normal, Contextual_bias, Domain_bias, Post_bias, GLER,
-                                                       GLER_corrected, Template_sens, Demo_sens, Triplet_bias)}# the diagnoses outside the standard: runnable by name, never part of "all"
+                                                       GLER_corrected, Template_sens, Demo_sens, Triplet_bias)}
+# the diagnoses outside the standard: runnable by name, never part of "all"
 SUB_BENCHMARKS.update(EXTENSION_BENCHMARKS)
+
+#: the procedures the generic :class:`SubBenchmark` runs from a spec row alone (``generic.make_procedure``)
+GENERIC_PROCEDURES = ("normal", "label_noise", "template", "demonstration_sensitivity")
+_FROM_ROWS: Dict[SubBenchmarkSpec, type] = {}
+
+
+def sub_benchmark_names() -> List[str]:
+    """Every sub-benchmark a run can name: a class's, or a spec row's whose procedure is generic."""
+    return sorted(set(SUB_BENCHMARKS) | {name for name, row in SPECS.items() if _generic(row)})
+
+
+def sub_benchmark(name: str) -> type:
+    """The sub-benchmark class of ``name``: its own class, else one made from its spec row alone (a row whose
+    procedure and metrics the generic sub-benchmark runs needs no class of its own)."""
+    if name in SUB_BENCHMARKS:
+        return SUB_BENCHMARKS[name]
+    row = SPECS.get(name)
+    if row is None or not _generic(row):
+        raise InvalidValueError(f"unknown sub-benchmark {name!r}")
+    if row not in _FROM_ROWS:
+        _FROM_ROWS[row] = type(name, (SubBenchmark,), {"spec": row, "__doc__": f"{name}: made from its spec row.",
+                                                       "__module__": __name__})
+    return _FROM_ROWS[row]
+
+
+def _generic(row: SubBenchmarkSpec) -> bool:
+    return not row.compound and row.procedure in GENERIC_PROCEDURES

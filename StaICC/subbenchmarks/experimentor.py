@@ -20,6 +20,7 @@ from ..prompt import domain_query_generator, empty_query_generator, prompt_writt
 from ..engine.outcome import Outcome
 from ..datasets.split import triplet_dataset as TripletDataset
 from ..standard import DEFAULT_K, DEFAULT_REPEAT_TIMES, DOMAIN_QUERY_LENGTH
+from ..errors import InvalidTypeError, InvalidValueError
 
 CUSTOM_ROWS = "custom demonstration sampler"
 
@@ -112,8 +113,8 @@ class single_experimentor(OriginalAccessors):
     def use_retriever(self, retriever) -> None:
         """Choose demonstrations with a retriever (see :mod:`StaICC.retrieval`); non-standard."""
         if not callable(getattr(retriever, "build_sampler", None)) or not callable(getattr(retriever, "describe", None)):
-            raise TypeError("use_retriever expects a retriever (an object with build_sampler() and describe(), e.g. "
-                            f"StaICC.retrieval.retriever_from_name('bm25')), got {type(retriever).__name__}")
+            raise InvalidTypeError("use_retriever expects a retriever (an object with build_sampler() and describe(), e.g. "
+                                   f"StaICC.retrieval.retriever_from_name('bm25')), got {type(retriever).__name__}")
         rows = retriever.build_sampler(self.demonstration_set(), self.test_set(), self.k)
         self.set_demonstration_sampler(rows, allow_variable_length=True, description=retriever.describe())
 
@@ -183,7 +184,7 @@ class single_experimentor(OriginalAccessors):
         from ..engine.cache_use import opened_cache
         from ..engine.runner import run_works
         if model is None and preentered is None:
-            raise ValueError("You should provide either the forward_inference function or the input_prediction.")
+            raise InvalidValueError("You should provide either the forward_inference function or the input_prediction.")
         from ..metrics.exact_sum import check_prediction_kind
         check_prediction_kind(prediction_kind)
         backend = as_backend(model, batched=batched, prediction_kind=prediction_kind) if preentered is None else None
@@ -222,14 +223,14 @@ _NO_OUTPUTS_RETURNED = frozenset({"label_noise", "template_sensitivity", "demons
 def _split(triplet, original_dataset, dividing, test_size) -> TripletDataset:
     """The triplet of ``original_dataset`` (sizes from ``dividing``, else the dataset's own, with ``test_size``)."""
     if triplet is None and original_dataset is None:
-        raise ValueError("You should provide at least one dataset.")
+        raise InvalidValueError("You should provide at least one dataset.")
     if triplet is not None and original_dataset is not None:
-        raise ValueError("You should provide only one dataset.")
+        raise InvalidValueError("You should provide only one dataset.")
     if triplet is not None:
         return triplet
     sizes = list(dividing) if dividing is not None else [None, None, None]
     if len(sizes) != 3:
-        raise ValueError(f"dividing must give 3 sizes (calibration, demonstration, test), got {dividing!r}")
+        raise InvalidValueError(f"dividing must give 3 sizes (calibration, demonstration, test), got {dividing!r}")
     if test_size is not None and dividing is None:
         sizes[2] = test_size
     return TripletDataset(original_dataset, *sizes, expected_test_number=test_size)
@@ -243,7 +244,7 @@ def _pseudo_query(triplet: TripletDataset, kind: Optional[str], length: int):
         return empty_query_generator(triplet.calibration)
     if kind == "domain":
         return domain_query_generator(triplet.demonstration, length)
-    raise ValueError(f"pseudo_query must be None, 'contextual' or 'domain', got {kind!r}")
+    raise InvalidValueError(f"pseudo_query must be None, 'contextual' or 'domain', got {kind!r}")
 
 
 def in_words(description: Any) -> str:

@@ -21,6 +21,7 @@ from ..results.records import Records
 from ..standard import DEFAULT_K, GLER_INTERPOLATIONS
 from ..spec import SubBenchmarkSpec
 from .averaging import AVERAGING, average_metrics, average_sensitivity, average_slopes  # noqa: F401  (importable here)
+from ..errors import InvalidTypeError, InvalidValueError
 
 FUNCTION_COUNT_ERROR = ("The length of list_of_forward_inference must be the same as the number of datasets in "
                         "the benchmark. You can use the get_experiment_data method to get the datasets and their order.")
@@ -32,7 +33,7 @@ def make_procedure(spec: SubBenchmarkSpec, dataset: Dataset, interpolations: int
         return LabelNoiseProcedure(interpolations, spec.abscissae or "standard")
     if spec.procedure == "template":
         if not dataset.alternate_template:
-            raise ValueError(f"{spec.name} needs alternate templates for dataset {dataset.name!r}")
+            raise InvalidValueError(f"{spec.name} needs alternate templates for dataset {dataset.name!r}")
         return TemplateProcedure(dataset.alternate_template)
     if spec.procedure == "demonstration_sensitivity":
         return SensitivityProcedure()
@@ -93,7 +94,7 @@ class SubBenchmark:
         names = [d.name for d in self._datasets]
         duplicated = {n for n in names if names.count(n) > 1}
         if duplicated:
-            raise ValueError(f"datasets appear twice in the benchmark: {sorted(duplicated)}")
+            raise InvalidValueError(f"datasets appear twice in the benchmark: {sorted(duplicated)}")
         self._metrics = dict(metrics) if metrics is not None else None
         self.retriever = retriever
         self.test_items, self.retrievers = test_items, dict(retrievers or {})
@@ -138,7 +139,7 @@ class SubBenchmark:
         if noisy_channel is None:
             noisy_channel = getattr(self, "noisy_channel", False)
         if noisy_channel and not self.supports_noisy_channel:
-            raise ValueError(f"{self.benchmark_name} does not support noisy-channel prompts")
+            raise InvalidValueError(f"{self.benchmark_name} does not support noisy-channel prompts")
         self.noisy_channel = noisy_channel
         self._experimentors = [self._build(d, k, noisy_channel) for d in self._datasets]
         if keep_prompter:
@@ -209,11 +210,11 @@ class SubBenchmark:
         elif len(list_of_forward_inference) == len(self):
             functions = list(list_of_forward_inference)
         else:
-            raise ValueError(f"{FUNCTION_COUNT_ERROR} Got {len(list_of_forward_inference)} functions for "
-                             f"{len(self)} datasets: {self.dataset_names()}")
+            raise InvalidValueError(f"{FUNCTION_COUNT_ERROR} Got {len(list_of_forward_inference)} functions for "
+                                    f"{len(self)} datasets: {self.dataset_names()}")
         for name, f in zip(self.dataset_names(), functions):
             if not callable(f) and not isinstance(f, Backend):
-                raise TypeError(f"the inference for dataset {name!r} is {type(f).__name__}, not callable")
+                raise InvalidTypeError(f"the inference for dataset {name!r} is {type(f).__name__}, not callable")
         return functions
 
     def _preentered(self, preentered_predictions) -> List[Optional[Sequence]]:
@@ -222,12 +223,12 @@ class SubBenchmark:
         if isinstance(preentered_predictions, dict):
             unknown = set(preentered_predictions) - set(self.dataset_names())
             if unknown:
-                raise ValueError(f"preentered predictions for unknown datasets {sorted(unknown)}; "
-                                 f"the benchmark has {self.dataset_names()}")
+                raise InvalidValueError(f"preentered predictions for unknown datasets {sorted(unknown)}; "
+                                        f"the benchmark has {self.dataset_names()}")
             return [preentered_predictions.get(n) for n in self.dataset_names()]
         if len(preentered_predictions) != len(self):
-            raise ValueError(f"{len(preentered_predictions)} preentered prediction lists for {len(self)} datasets; "
-                             "give one per dataset in benchmark order, or a dict by dataset name")
+            raise InvalidValueError(f"{len(preentered_predictions)} preentered prediction lists for {len(self)} datasets; "
+                                    "give one per dataset in benchmark order, or a dict by dataset name")
         return list(preentered_predictions)
 
     def auto_run(self, list_of_forward_inference=None, return_divided_results: bool = True,
@@ -252,7 +253,7 @@ class SubBenchmark:
         from ..engine.runner import run_works
         from ..metrics.exact_sum import check_prediction_kind
         if cache is not None and checkpoint is not None:
-            raise ValueError("give cache= or its alias checkpoint=, not both")
+            raise InvalidValueError("give cache= or its alias checkpoint=, not both")
         check_prediction_kind(prediction_kind)
         pairs = self.prepare(list_of_forward_inference, batched_inference, preentered_predictions, model_id,
                              prediction_kind)
@@ -280,8 +281,8 @@ class SubBenchmark:
         made: Dict[int, Backend] = {}
         for name, f, p in zip(self.dataset_names(), functions, given):
             if f is None and p is None:
-                raise ValueError(f"You should provide either the forward_inference function or the input_prediction "
-                                 f"(dataset {name!r}).")
+                raise InvalidValueError(f"You should provide either the forward_inference function or the input_prediction "
+                                        f"(dataset {name!r}).")
             if p is None and id(f) not in made:
                 made[id(f)] = as_backend(f, batched=batched, model_id=model_id, prediction_kind=prediction_kind)
             pairs.append((made[id(f)] if p is None else None, p))

@@ -19,7 +19,7 @@ import time
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..backends.base import Backend, as_backend
-from .builtin import SUB_BENCHMARKS, SubBenchmark
+from .builtin import SUB_BENCHMARKS, SubBenchmark, sub_benchmark, sub_benchmark_names  # noqa: F401
 from ..engine.cache_use import opened_cache
 from ..datasets import resolve_datasets
 from ..engine.plan import Work
@@ -28,6 +28,7 @@ from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K
 from ..spec import STANDARD_SUITE, parts_of
+from ..errors import InvalidValueError
 
 __all__ = ["STANDARD_SUITE", "build_suite", "plan_suite", "resolve_benchmark_names", "run_suite"]
 
@@ -45,15 +46,16 @@ def resolve_benchmark_names(benchmarks: Union[str, Sequence[str]]) -> List[str]:
     else:
         names = list(benchmarks)
     if not names:
-        raise ValueError("no sub-benchmark named; give 'all' or names such as 'Normal,GLER'")
+        raise InvalidValueError("no sub-benchmark named; give 'all' or names such as 'Normal,GLER'")
+    known = sub_benchmark_names()
     for name in names:
-        if name not in SUB_BENCHMARKS:
+        if name not in known:
             from ..validation import did_you_mean
-            raise ValueError(f"unknown sub-benchmark {name!r}{did_you_mean(name, list(SUB_BENCHMARKS) + ['all'])} "
-                             f"(choose from all, {', '.join(sorted(SUB_BENCHMARKS))})")
+            raise InvalidValueError(f"unknown sub-benchmark {name!r}{did_you_mean(name, known + ['all'])} "
+                                    f"(choose from all, {', '.join(known)})")
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
-        raise ValueError(f"sub-benchmarks named twice: {duplicated}")
+        raise InvalidValueError(f"sub-benchmarks named twice: {duplicated}")
     return names
 
 
@@ -69,13 +71,13 @@ def build_suite(benchmarks: Union[str, Sequence[str]] = "all", datasets: Optiona
     names = resolve_benchmark_names(benchmarks)
     if noisy_channel:
         for name in names:
-            spec = getattr(SUB_BENCHMARKS[name], "spec", None)
+            spec = getattr(sub_benchmark(name), "spec", None)
             if spec is not None and not spec.noisy_channel:
-                raise ValueError(f"{name} does not support noisy-channel prompts")
+                raise InvalidValueError(f"{name} does not support noisy-channel prompts")
         options = dict(options, noisy_channel=True)
     loaded = resolve_datasets(datasets)
     per_benchmark = per_benchmark or {}
-    return {name: SUB_BENCHMARKS[name](k=k, datasets=loaded, **options, **per_benchmark.get(name, {}))
+    return {name: sub_benchmark(name)(k=k, datasets=loaded, **options, **per_benchmark.get(name, {}))
             for name in names}
 
 

@@ -1,0 +1,121 @@
+"""A run planned before any inference: its sub-benchmarks, its backend, its works and its cache.
+
+:func:`prepare` makes, in this order, everything a run needs and checks everything that can be
+checked without a model: the sub-benchmarks (each built once from the configuration: k, noisy
+channel, retrievers, test items and task metrics given at construction), the backend (made so
+that it loads its model only when a request must be asked:
+:func:`~StaICC.backends.registry.planned_backend`), the works (a methods run's included), the
+shard and the cache.  Every refusal is a ``ValueError``, ``TypeError``, ``ImportError`` or
+``OSError`` raised before the first inference (``staicc run`` prints it as its one-line
+argument error).
+"""
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from ..engine.selection import Shard
+from .config import RunConfig
+from ..errors import InvalidValueError
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A run planned and checked: what :func:`~StaICC.runs.execute.run_prepared` runs."""
+
+    config: RunConfig
+    suite: Dict[str, Any] = field(hash=False)
+    backend: Any = field(hash=False)
+    planned: Dict[str, List[Any]] = field(hash=False)  # works by part name (a methods run: by method name)
+    noisy: Optional[Dict[str, Any]] = field(default=None, hash=False)  # the noisy_channel method's sub-benchmarks
+    cache: Any = field(default=None, hash=False)  # the opened prediction cache (None: no cache)
+    owns_backend: bool = True  # made here, so closed when the run ends
+
+    def works(self) -> List[Any]:
+        return [work for part in self.planned.values() for work in part]
+
+    def close(self) -> None:
+        """Close what the run opened: the backend it made and the cache."""
+        if self.owns_backend:
+            self.backend.close()
+        if self.cache is not None:
+            self.cache.close()
+
+
+def build_suite_of(config: RunConfig, noisy_channel: Optional[bool] = None) -> Dict[str, Any]:
+    """The sub-benchmarks of ``config``, each built once with everything it needs (``noisy_channel``: in that
+    prompt mode whatever ``config.noisy_channel`` says: the noisy_channel method's)."""
+    from ..subbenchmarks.suite import build_suite
+    # beside the standard's likelihood and ECE: the same on the model's own distribution (non-standard columns)
+    options: Dict[str, Any] = {"test_items": config.test_items, "own_distribution": True}
+    if config.retriever is not None:
+        options["retriever"] = config.retriever
+    per_benchmark: Dict[str, Dict[str, Any]] = {}
+    if config.tasks:
+        from ..tasks.runs import task_options
+        options["retrievers"], per_benchmark = task_options(config.tasks)
+    return build_suite(config.benchmarks, list(config.datasets) if config.datasets else None, config.k,
+                       noisy_channel=config.noisy_channel if noisy_channel is None else noisy_channel,
+                       per_benchmark=per_benchmark, **options)
+
+
+def noisy_suite_of(config: RunConfig) -> Dict[str, Any]:
+    """The sub-benchmarks in noisy-channel mode (the noisy_channel method's); one without it refused, one line."""
+    try:
+        return build_suite_of(config, noisy_channel=True)
+    except ValueError as exc:
+        raise InvalidValueError(f"method noisy_channel: {exc}; leave it out, or run these sub-benchmarks without it") \
+            from None
+
+
+def prepare(config: RunConfig, backend: Any = None) -> Prepared:
+    """Build and check the run of ``config`` (``backend``: a backend or function to use instead of making
+    ``config.model``'s; it is not closed when the run ends)."""
+    suite = build_suite_of(config)
+    noisy = None
+    if config.methods:
+        from ..methods.protocol import PROMPTS
+        if any(method.mode == PROMPTS for method in config.methods):
+            noisy = noisy_suite_of(config)
+    owns = backend is None
+    backend = _backend(config, backend)
+    if config.methods:
+        from dataclasses import replace
+
+        from ..methods.files import servable
+        from ..methods.run import check_backend, plan_methods
+        config = replace(config, methods=tuple(servable(backend, config.methods, check_backend)))
+        planned = plan_methods(backend, suite, config.methods, noisy)
+    else:
+        from ..subbenchmarks.suite import plan_suite
+        planned = plan_suite(backend, suite)
+        _check_proxy(config.lite_proxy, planned)
+    if isinstance(config.selection, Shard):
+        from ..engine.sharding import check_shard
+        works = [work for part in planned.values() for work in part]
+        check_shard(config.selection, works, [backend] * len(works))
+    return Prepared(config, suite, backend, planned, noisy, open_cache(config.cache), owns)
+
+
+def _check_proxy(proxy: Any, planned: Dict[str, List[Any]]) -> None:
+    """A lite run's proxy run of other prompts, other items or another label space: refused before inference."""
+    if proxy is not None and proxy != "reference":
+        from ..stats.lite_proxy import check_proxy
+        try:
+            check_proxy(proxy, planned)
+        except ValueError as error:
+            raise InvalidValueError(f"--lite-proxy: {error}") from None
+
+
+def _backend(config: RunConfig, given: Any) -> Any:
+    if given is None:
+        from ..backends.registry import planned_backend
+        return planned_backend(config.model, **config.arguments)
+    from ..backends.base import as_backend
+    return as_backend(given)
+
+
+def open_cache(path: Optional[str]) -> Any:
+    """The run's cache, opened before any inference so that a foreign file is refused before the model loads."""
+    if path is None:
+        return None
+    from ..cache import open_cache as opened
+    return opened(path)

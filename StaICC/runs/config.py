@@ -1,0 +1,68 @@
+"""What one run is: a frozen :class:`RunConfig`, the same for ``staicc run`` and a notebook.
+
+``staicc run`` resolves its arguments into one (:func:`StaICC.cli.run_config.resolve_config`,
+every argument checked before any model loads); a notebook writes one directly::
+
+    >>> from StaICC.runs import RunConfig
+    >>> config = RunConfig(model="reference", benchmarks="Normal", datasets=("TREC",))
+    >>> (config.model, config.k, config.benchmarks)
+    ('reference', 4, 'Normal')
+
+Nothing is built here: :func:`StaICC.runs.prepare` builds the sub-benchmarks and the
+backend from it, :func:`StaICC.runs.execute` runs it.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Tuple
+
+from ..engine.selection import Everything, QuerySubset, Selection
+from ..standard import DEFAULT_K
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything one run does: the model, what it asks, where its answers and files go."""
+
+    model: str = "reference"
+    arguments: Mapping[str, Any] = field(default_factory=dict, hash=False)  # the backend's keyword arguments
+    recorded_arguments: Optional[Mapping[str, Any]] = field(default=None, hash=False)  # as provenance records
+    # them (None: ``arguments``; the tasks' resolution records the command's own)
+    benchmarks: str = "Normal"
+    k: int = DEFAULT_K
+    datasets: Optional[Tuple[Any, ...]] = None  # resolved datasets (the tasks' last); None: the ten standard
+    tasks: Tuple[Any, ...] = ()
+    noisy_channel: bool = False
+    retriever: Any = None
+    test_items: Optional[QuerySubset] = None
+    selection: Selection = Everything()
+    shard_unit: str = "query"
+    write_out: int = 0
+    show_config: bool = False
+    cache: Optional[str] = None
+    output_dir: Optional[str] = None
+    log_samples: Optional[str] = None
+    requests_per_call: Optional[int] = None
+    progress: Optional[bool] = None
+    model_args_text: str = ""
+    sharded: Optional[Mapping[str, Any]] = field(default=None, hash=False)  # the launcher's shards, for provenance
+    methods: Tuple[Any, ...] = ()  # --methods, resolved (vanilla first); empty: a plain run
+    resamples: Optional[int] = None  # the methods table's bootstrap resamples (None: the statistics' default)
+    cost: Any = None  # a dry run's cost estimate options (cli.cost.CostOptions); None: tokens only where counted
+    lite_proxy: Any = None  # a lite run's proxy: None, "reference" or a stats.lite_proxy.Proxy (a run's records)
+    lite_until: Optional[float] = None  # a lite run's target half-width: further looks until it is reached
+    exact_sum: str = "standard"  # the exact-sum rule a model backend's rows take (metrics/exact_sum.py)
+
+    @property
+    def quiet_departures(self) -> bool:
+        """Departures the user asked for on the command line are not warned about one by one."""
+        return bool(self.retriever is not None or self.test_items is not None
+                    or any(task.config.run.retriever for task in self.tasks))
+
+    @property
+    def provenance_arguments(self) -> Mapping[str, Any]:
+        """The backend arguments provenance records (secrets are removed when it is written)."""
+        return self.arguments if self.recorded_arguments is None else self.recorded_arguments
+
+    @property
+    def lite_sample(self) -> Any:
+        """The lite run's sample (:class:`~StaICC.sampling.lite.LiteSample`), None for any other run."""
+        return self.test_items.lite_sample if self.test_items is not None else None

@@ -1,0 +1,100 @@
+"""One run, every kind: plan, ask, record.  ``staicc run`` and a notebook take the same three steps.
+
+1. :func:`~StaICC.runs.build.prepare`: the sub-benchmarks, the backend, the works (a methods
+   run's too), the shard and the cache; every check before any inference.
+2. :func:`answer`: the one runner asks what the run's selection says (everything, a shard, or
+   nothing: a dry run that counts), through the suite's runner or the methods' runner.
+3. :func:`record`: the answers' :class:`~StaICC.runs.record.Run`: the results, a lite run's
+   estimates, a methods run's tests against vanilla, and the provenance.
+
+:func:`execute` is the three in a row; :func:`~StaICC.runs.write.write` writes the run
+directory ``staicc run --output-dir`` writes.
+"""
+import time
+from typing import Any, List, Optional, Tuple
+
+from ..engine.selection import AnswerPolicy, Everything, Nothing, Shard
+from .build import Prepared, prepare
+from .config import RunConfig
+from .record import Run
+
+#: when the answers were first asked: (UTC time as provenance records it, ``time.perf_counter()``)
+Clock = Tuple[str, float]
+
+
+def execute(config: RunConfig, *, backend: Any = None, measure: Any = None,
+            command: Optional[List[str]] = None) -> Run:
+    """Run ``config`` and return its record (``backend``: a backend or function instead of ``config.model``'s;
+    ``measure``: a dry run's token counter; ``command``: the command line provenance records, default
+    ``sys.argv``).  Example, a small run of the reference model::
+
+        >>> from StaICC.runs import RunConfig, execute
+        >>> from StaICC.engine.selection import QuerySubset
+        >>> run = execute(RunConfig(datasets=("TREC",), test_items=QuerySubset.first(8), progress=False))
+        >>> sorted(run.result), run.provenance["model"]["backend"]
+        (['Normal'], 'reference')
+    """
+    prepared = prepare(config, backend)
+    result, clock = answer(prepared, measure)
+    return record(prepared, result, clock, command)
+
+
+def answer(prepared: Prepared, measure: Any = None) -> Tuple[Any, Clock]:
+    """Ask what the run's selection says, in one runner call, then close the backend and the cache."""
+    config = prepared.config
+    started = _now()
+    try:
+        if config.methods:
+            from ..methods.run import run_planned_methods
+            result = run_planned_methods(prepared.backend, config.methods, prepared.suite, prepared.noisy,
+                                         prepared.planned, prepared.cache, config.progress, config.requests_per_call,
+                                         write_out=config.write_out)
+        else:
+            from ..subbenchmarks.suite import run_suite
+            selection = config.selection
+            if isinstance(selection, Nothing):  # a dry run: what the run would cost, counted as it is planned
+                selection = Nothing(selection.shard, measure=measure)
+            result = run_suite(prepared.backend, suite=prepared.suite, planned=prepared.planned, cache=prepared.cache,
+                               progress=config.progress, requests_per_call=config.requests_per_call,
+                               selection=selection,
+                               policy=AnswerPolicy(write_out=config.write_out, exact_sum=config.exact_sum))
+            if config.lite_until is not None and isinstance(config.selection, Everything):
+                from .lite import continue_until
+                result = continue_until(prepared, result)
+    finally:
+        prepared.close()
+    return result, started
+
+
+def record(prepared: Prepared, result: Any, clock: Clock, command: Optional[List[str]] = None) -> Run:
+    """The :class:`Run` of the answers: nothing more for a dry run or a shard (they summarise nothing)."""
+    config = prepared.config
+    if isinstance(config.selection, (Nothing, Shard)):
+        return Run(result, None, config)
+    if config.methods:
+        return _methods_run(prepared, result, clock, command)
+    from .provenance import run_provenance
+    lite, section = None, None
+    if config.lite_sample is not None:
+        from .lite import lite_config, lite_record
+        lite, section = lite_record(prepared, result)
+    provenance = run_provenance(prepared, result, clock[0], time.perf_counter() - clock[1], section, command)
+    return Run(result, provenance, config if section is None else lite_config(config, section), lite=lite)
+
+
+def _methods_run(prepared: Prepared, result: Any, clock: Clock, command: Optional[List[str]]) -> Run:
+    """A methods run: each method tested against vanilla (the answers are kept when the tests cannot be made)."""
+    from .provenance import methods_provenance
+    resamples = prepared.config.resamples
+    comparisons, failure = {}, None
+    try:
+        comparisons = result.compare(**({"resamples": resamples} if resamples else {}))
+    except (ValueError, ArithmeticError) as exc:
+        failure = str(exc)
+    provenance = methods_provenance(prepared, clock[0], time.perf_counter() - clock[1], command)
+    return Run(result, provenance, prepared.config, comparisons=comparisons, comparison_error=failure)
+
+
+def _now() -> Clock:
+    from ..results.provenance import utc_now
+    return utc_now(), time.perf_counter()
