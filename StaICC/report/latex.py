@@ -206,6 +206,6 @@ def render_latex_document(tables: List[Table], ci: Optional[str] = "interval") -
     turned = [t.title or "untitled" for t in tables if choose_layout(without_stated(t)[0], ci).sideways]
     packages = r"\usepackage{booktabs}" + (r" and \usepackage{rotating}" if turned else "")
     header = [f"% StaICC tables for a 10 pt article; they need {packages}"]
-    header += [f"% set sideways (sidewaystable), as no upright layout fits \\textwidth: {' '.join(title.split())}"
-               for title in turned]
+    header += [f"% set sideways (sidewaystable), as no upright layout fits the text width: "
+               f"{latex_escape(' '.join(title.split()))}" for title in turned]  # a title is the user's text
     return "\n\n".join(["\n".join(header)] + [render_latex(t, ci) for t in tables])

@@ -67,7 +67,7 @@ def test_a_table_that_cannot_stand_upright_is_turned_and_the_header_says_so():
     body = render_latex_document([wide], "interval")
     assert body.splitlines()[:2] == [
         "% StaICC tables for a 10 pt article; they need \\usepackage{booktabs} and \\usepackage{rotating}",
-        "% set sideways (sidewaystable), as no upright layout fits \\textwidth: Wide: one unit of twelve columns"]
+        "% set sideways (sidewaystable), as no upright layout fits the text width: Wide: one unit of twelve columns"]
 
 
 @pytest.mark.parametrize("pretrained, shown", [("/data/models/Qwen2.5-0.5B", "hf: Qwen2.5-0.5B"),
