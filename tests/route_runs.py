@@ -15,7 +15,7 @@ from typing import Any, Callable, List, Optional
 
 from route_workload import (BENCHMARKS, DATASETS, GENERATED_TOKENS, LIMIT, ROOT, TESTS, Context, Numbers,
                             RouteUnavailable, _cli, _free_port, _hf, _rows_by_dataset, _suite_run, cli_selection,
-                            numbers_of, results_numbers, workload_suite)
+                            results_numbers, with_predictions, workload_suite)
 
 
 def hf_route(**arguments: Any) -> Callable[[Context], Numbers]:
@@ -76,7 +76,7 @@ def preentered_route(representation: str, kind: Optional[str]) -> Callable[[Cont
                 out[name] = bench(preentered_predictions=given[name], prediction_kind=kind, progress=False)
         context.cache[f"notices preentered {representation} {kind}"] = \
             [str(w.message) for w in caught if "NUMERICS" in str(w.message)]
-        return numbers_of(out)
+        return with_predictions(out)
     return route
 
 
