@@ -52,7 +52,7 @@ class NumericsConflict(NamedTuple):
         if self.field == "certificate":
             effect = "the canary prompts got other numbers" + (": other kernels" if self.refuse else "")
         else:
-            effect = "answers can differ beyond rounding" if self.refuse else "the rounding can differ"
+            effect = "answers can differ beyond the last bits" if self.refuse else "the rounding of the work differs"
         return f"{self.field}: {_shown(self.first)} vs {_shown(self.second)} ({effect})"
 
 
