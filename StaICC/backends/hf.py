@@ -53,10 +53,8 @@ _HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_s
 _ALIASES = {"apply_chat_template": "chat", "system_instruction": "system"}
 #: how the weights of a model directory are hashed into the identity (see weights_digest)
 WEIGHTS_HASHES = ("sampled", "full")
-#: how prompts that share prefixes are computed (see CausalLMScorer)
-PACKING = ("auto", "tree", "prefix", "rows")
-#: batch-invariant scores unless numerics=fast (StaICC.backends.invariant; docs/hf_kernels.md)
-DEFAULT_NUMERICS = "invariant"
+#: how prompts that share prefixes are computed (see CausalLMScorer); batch-invariant scores unless numerics=fast
+PACKING, DEFAULT_NUMERICS = ("auto", "tree", "prefix", "rows"), "invariant"
 
 
 def hf_backend(**arguments: Any) -> "HFBackend":
@@ -324,9 +322,12 @@ class HFBackend(ScoringModes, Backend):
     def _commit_hash(self) -> Optional[str]:
         return getattr(self.model.config, "_commit_hash", None)
 
+    def _numerics(self) -> str:
+        return self.scorer.numerics  # the numerics the scorer runs (fast where the invariant forward cannot)
+
     def _build_identity(self) -> Dict[str, Any]:
         identity: Dict[str, Any] = {"backend": "hf", "scoring": self.scoring, "dtype": self._model_dtype(),
-                                    "tokenizer_sha256": self._tokenizer_sha256(), "numerics": self.scorer.numerics}
+                                    "tokenizer_sha256": self._tokenizer_sha256(), "numerics": self._numerics()}
         if self.model_id is not None:
             identity["model_id"] = self.model_id
         if self.pretrained is not None:

@@ -45,17 +45,28 @@ FAMILIES = ("llama", "mistral", "qwen2")
 
 def why_not_invariant(model: Any) -> Optional[str]:
     """None when this forward can compute ``model``; else why not (one phrase)."""
-    config = getattr(model, "config", None)
-    kind = getattr(config, "model_type", None)
-    if kind not in FAMILIES:
-        return f"{type(model).__name__} ({kind}) is not of a family the invariant forward computes ({', '.join(FAMILIES)})"
-    if getattr(config, "hidden_act", "silu") != "silu":
-        return f"{type(model).__name__} uses the activation {config.hidden_act!r}, not silu"
-    if getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", kind == "mistral"):
-        return f"{type(model).__name__} has a sliding window"
+    reason = config_reason(getattr(model, "config", None))
     inner = getattr(model, "model", None)
-    if inner is None or not hasattr(inner, "layers") or not hasattr(inner, "rotary_emb"):
-        return f"{type(model).__name__} has no model.layers and model.rotary_emb"
+    if reason is None and (inner is None or not hasattr(inner, "layers") or not hasattr(inner, "rotary_emb")):
+        reason = f"{type(model).__name__} has no model.layers and model.rotary_emb"
+    return reason
+
+
+def config_reason(config: Any) -> Optional[str]:
+    """What in a model's config (an object, or config.json as a dict) keeps this forward from computing it."""
+    def get(name: str, default: Any = None) -> Any:
+        return config.get(name, default) if isinstance(config, dict) else getattr(config, name, default)
+    kind = get("model_type")
+    if kind not in FAMILIES:
+        return f"the model type {kind!r} is not of a family the invariant forward computes ({', '.join(FAMILIES)})"
+    if get("hidden_act", "silu") != "silu":
+        return f"the model uses the activation {get('hidden_act')!r}, not silu"
+    if get("sliding_window") and get("use_sliding_window", kind == "mistral"):
+        return "the model has a sliding window"
+    scaling = get("rope_scaling") or get("rope_parameters") or {}
+    rope = scaling.get("rope_type", scaling.get("type", "default")) if isinstance(scaling, dict) else "default"
+    if rope in ("dynamic", "longrope"):
+        return f"the model's rotary embedding ({rope}) changes with the sequence length"
     return None
 
 
