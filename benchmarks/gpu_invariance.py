@@ -2,7 +2,7 @@
 """Batch invariance on one device: every ``hf`` route of one model, per-prompt scores compared bit for bit.
 
 Run by ``benchmarks/gpu_invariance.sh`` (one prepared GPU run, at most 8 minutes); on CPU with
-``--preset tiny --limit 4`` it runs the same stages in minutes (a dry run of the script).  Stages,
+``--preset tiny --limit 5`` it runs the same stages in minutes (a dry run of the script).  Stages,
 each through ``staicc run --model hf`` as a user runs it, one process per run:
 
 1. the route matrix: packing tree / prefix / rows x 7 / 64 / 2,048 requests per call, and ``--shard 2``
@@ -31,7 +31,7 @@ def staicc_run(model: str, out: str, model_args: str, selection: List[str], extr
                budget: float) -> Dict[str, Any]:
     """One ``staicc run`` in its own process; its wall time and exit status."""
     command = [sys.executable, "-m", "StaICC", "run", "--model", "hf", "--model-args",
-               f"pretrained={model}{model_args}", *selection, "--output-dir", out, "--no-progress", *extra]
+               f"pretrained={model}{model_args}", *selection, "--output-dir", out, "--no-progress", "--log-samples", *extra]
     started = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=max(5.0, budget))
@@ -65,10 +65,10 @@ def compared(reference: Dict[str, float], other: Dict[str, float]) -> Dict[str, 
 def route_matrix(args: argparse.Namespace, deadline: float) -> List[Dict[str, Any]]:
     selection = ["--benchmarks", "Normal", "--datasets", "TREC", "rotten_tomatoes"] + (
         ["--limit", str(args.limit)] if args.limit else [])
-    routes = [("baseline: tree, 2048 per call", ",packing=tree,requests_per_call=2048", [])]
-    routes += [(f"{p}, {n} per call", f",packing={p},requests_per_call={n}", [])
+    routes = [("baseline: tree, 2048 per call", ",numerics=invariant,packing=tree,requests_per_call=2048", [])]
+    routes += [(f"{p}, {n} per call", f",numerics=invariant,packing={p},requests_per_call={n}", [])
                for p in ("tree", "prefix", "rows") for n in (7, 64, 2048) if (p, n) != ("tree", 2048)]
-    routes += [("--shard 2 (query) + merge", ",packing=tree,requests_per_call=2048", ["shard"]),
+    routes += [("--shard 2 (query) + merge", ",numerics=invariant,packing=tree,requests_per_call=2048", ["shard"]),
                ("numerics=fast: tree, 2048 per call", ",packing=tree,requests_per_call=2048,numerics=fast", []),
                ("numerics=fast: prefix, 64 per call", ",packing=prefix,requests_per_call=64,numerics=fast", [])]
     rows, reference = [], None

@@ -2,7 +2,7 @@
 # One prepared GPU run (at most 8 minutes, run once): batch invariance of every hf route on the 1b preset in
 # bf16, per prompt and bit for bit, the suite with numerics=invariant and numerics=fast, and the user's wall time.
 #     bash benchmarks/gpu_invariance.sh OUT                                   # on the device, from the repository root
-#     bash benchmarks/gpu_invariance.sh /tmp/inv --preset tiny --limit 4      # the same stages on CPU (a dry run)
+#     bash benchmarks/gpu_invariance.sh /tmp/inv --preset tiny --limit 5      # the same stages on CPU (a dry run)
 # Writes OUT/invariance.md and OUT/invariance.json (copy them to benchmarks/results/ after the run).
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -183,7 +183,7 @@ def batch_api_round_trip(context: Context) -> Numbers:
             assert main(["batch", "export", *selection, "-o", requests]) == 0
             _answer_batch(server.base_url, requests, answers)
             assert main(["batch", "import", answers, *selection, "--cache", cache]) == 0
-            assert main(["run", *selection, "--cache", cache, "--output-dir", out, "--no-progress"]) == 0
+            assert main(["run", *selection, "--cache", cache, "--output-dir", out, "--no-progress", "--log-samples"]) == 0
     return results_numbers(out)
 
 

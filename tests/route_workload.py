@@ -197,7 +197,8 @@ def _cli(args: List[str], *, runner: Optional[List[str]] = None, timeout: float 
 def cli_selection(context: Context, arguments: str = "") -> List[str]:
     return ["run", "--model", "hf", "--model-args",
             f"pretrained={context.model_dir},threads=1,device={DEVICE},dtype={DTYPE}{arguments}",
-            "--benchmarks", BENCHMARKS, "--datasets", *DATASETS, "--limit", str(LIMIT), "--no-progress"]
+            "--benchmarks", BENCHMARKS, "--datasets", *DATASETS, "--limit", str(LIMIT), "--no-progress",
+            "--log-samples"]
 
 
 def results_numbers(directory: str) -> Numbers:
