@@ -77,6 +77,16 @@ ROUTES: List[Route] = [
     Route("openai -> transformers serve (scoring=generate)", transformers_serve, True, "hf scoring=generate"),
 ]
 
+#: the hf routes again in bfloat16, where rounding moves predictions: every one bit-identical to the first, per prompt
+BFLOAT16_ROUTES: List[Route] = [
+    Route(name, run, True) for name, run in (
+        ("bf16 packing=prefix", hf_route(packing="prefix", dtype="bfloat16")),
+        ("bf16 packing=rows", hf_route(packing="rows", dtype="bfloat16")),
+        ("bf16 packing=tree requests_per_call=7", hf_route(packing="tree", requests_per_call=7, dtype="bfloat16")),
+        ("bf16 requests_per_call=1", hf_route(requests_per_call=1, dtype="bfloat16")),
+        ("bf16 requests_per_call=64 threads=2", hf_route(requests_per_call=64, threads=2, dtype="bfloat16")),
+        ("bf16 --shard 2 (unit query) + cache merge", shard_route(2, "query", dtype="bfloat16")))]
+
 #: routes that keep the standard's rule on floating-point probabilities: equal, or a notice says why not
 STANDARD_RULE_ROUTES: List[Route] = [
     Route("function (the scorer), the standard's rule", function_route(None), False,

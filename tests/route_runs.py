@@ -37,17 +37,18 @@ def function_route(kind: Optional[str]) -> Callable[[Context], Numbers]:
     return route
 
 
-def shard_route(count: int, unit: str) -> Callable[[Context], Numbers]:
+def shard_route(count: int, unit: str, **arguments: Any) -> Callable[[Context], Numbers]:
     """``--shard I/N`` for every I (the same code: ``run_suite(shard=...)``), ``cache merge``, the final run."""
     def route(context: Context) -> Numbers:
         from StaICC.cache.merge import merge_caches
         from StaICC.subbenchmarks.suite import run_suite
-        stem = context.path(f"shards-{count}-{unit}")
+        stem = context.path(f"shards-{count}-{unit}-{'-'.join(map(str, arguments.values()))}")
         caches = [f"{stem}.shard-{i}-of-{count}" for i in range(count)]
         for index, cache in enumerate(caches):
-            run_suite(_hf(context), suite=workload_suite(), cache=cache, shard=(index, count, unit), progress=False)
+            run_suite(_hf(context, **arguments), suite=workload_suite(), cache=cache, shard=(index, count, unit),
+                      progress=False)
         merge_caches(stem, caches)
-        return _suite_run(_hf(context), cache=stem)
+        return _suite_run(_hf(context, **arguments), cache=stem)
     return route
 
 

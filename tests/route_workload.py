@@ -175,7 +175,8 @@ def _suite_run(model: Any, **options: Any) -> Numbers:
 def _hf(context: Context, **arguments: Any) -> Any:
     from StaICC.backends.registry import make_backend
     arguments.setdefault("threads", 1)
-    return make_backend("hf", pretrained=context.model_dir, device=DEVICE, dtype=DTYPE, **arguments)
+    arguments.setdefault("dtype", DTYPE)
+    return make_backend("hf", pretrained=context.model_dir, device=DEVICE, **arguments)
 
 
 def _rows_by_dataset(result: Any) -> Dict[str, List[List[float]]]:
