@@ -104,12 +104,13 @@ class ForwardEngine(TreeForward):
         self._keep_argument = next((name for name in ("logits_to_keep", "num_logits_to_keep") if name in parameters), None)
         self._cache_argument = next((name for name in CACHE_ARGUMENTS if name in parameters), None)
         self.switched_off: List[str] = []  # optimisations this model cannot take, and why (provenance records them)
+        self.stats = EngineStats()
+        self._init_tree()  # decides the numerics: the invariant forward shares prefixes in packs, with no KV cache
         reason = why_no_prefix_sharing(self.model, self._takes_position_ids, self._cache_argument)
         self._can_share = reason is None
-        if reason is not None and self.packing != "rows" and self.share_prefixes is not False:
+        if reason is not None and self.packing != "rows" and self.share_prefixes is not False \
+                and self._invariant is None:
             self.switch_off(f"prefix sharing: {reason}")
-        self.stats = EngineStats()
-        self._init_tree()
 
     def _forward_parameters(self) -> Any:
         import inspect
