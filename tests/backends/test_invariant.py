@@ -114,3 +114,38 @@ def test_a_model_of_another_family_runs_fast_and_says_why():
     assert any("gpt2" in str(w.message) for w in caught)
     with pytest.raises(ValueError, match="numerics must be one of"):
         CausalLMScorer(model, tokenizer, numerics="exact")
+
+
+def test_the_hf_backend_runs_invariant_by_default_with_a_certificate_in_its_record(pair):
+    from StaICC.backends.hf import HFBackend
+    model, tokenizer = pair
+    backend = HFBackend(model, tokenizer, model_id="tiny")
+    record = backend.numerics()
+    assert backend.identity()["numerics"] == "invariant" and record["numerics"] == "invariant"
+    certificate = record["certificate"]
+    assert certificate["compositions_agree"] is True and len(certificate["sha256"]) == 64
+    assert backend.scorer.stats.forward_calls == 0  # the canary is not the run's work
+    again = HFBackend(model, tokenizer, model_id="tiny", packing="tree", requests_per_call=3).numerics()
+    assert again["certificate"]["sha256"] == certificate["sha256"]  # another shape of work, the same bits
+    fast = HFBackend(model, tokenizer, model_id="tiny", numerics="fast")
+    assert fast.identity()["numerics"] == "fast" and fast.fingerprint() != backend.fingerprint()
+    with pytest.raises(ValueError, match="numerics"):
+        HFBackend(model, tokenizer, model_id="tiny", numerics="exact")
+
+
+def test_invariant_records_compare_the_certificate_not_the_shape_of_the_work():
+    from StaICC.backends.numerics import comparison_notes, numerics_conflicts
+    first = {"backend": "hf", "device": "cpu (x)", "dtype": "float32", "numerics": "invariant", "packing": "tree",
+             "threads": 2, "requests_per_call": 7, "certificate": {"sha256": "a" * 64}}
+    assert numerics_conflicts(first, dict(first, packing="rows", threads=1, requests_per_call=64)) == []
+    other = numerics_conflicts(first, dict(first, certificate={"sha256": "b" * 64}))
+    assert [(c.field, c.refuse) for c in other] == [("certificate", True)] and "canary" in str(other[0])
+    fast = numerics_conflicts(dict(first, numerics="fast"), dict(first, numerics="fast", packing="rows",
+                                                                  certificate={"sha256": "b" * 64}))
+    assert {c.field for c in fast} == {"packing", "certificate"} and not any(c.refuse for c in fast)
+    run = {"model": {"identity": {"model": "m", "numerics": "fast"}},
+           "numerics": {"answers": dict(first, numerics="fast"), "exact_sum": {}}}
+    other_run = {"model": {"identity": {"model": "m", "numerics": "invariant"}}, "numerics": {"answers": first}}
+    (line,) = comparison_notes(run, other_run, "a vs b", {"flipped": 3, "compared": 200, "largest": 0.0123})
+    assert "3 of 200 predictions flipped" in line and "0.0123" in line and "last bits" not in line
+    assert "not marked significant" in line
