@@ -91,9 +91,12 @@ class TreeForward:
         # the invariant forward's attention reads each query's own path: a pack adds no pair cost
         cost = tree_pack.pair_cost(nonembedding_parameters=self._shape[0], hidden_size=self._shape[1],
                                    layers=self._shape[2], block_sparse=self._flex or self._invariant is not None)
-        if self._invariant is not None and self.packing == "rows":  # every sequence whole, nothing shared
-            packs = [tree_pack.pack_of(sequences, read_positions, [i], range(len(sequences)))
-                     for i in range(len(sequences))]
+        if self._invariant is not None and self.packing == "rows":  # every distinct sequence whole, nothing shared
+            same: Dict[Tuple[int, ...], List[int]] = {}
+            for i, ids in enumerate(sequences):
+                same.setdefault(tuple(ids), []).append(i)
+            packs = [tree_pack.pack_of(sequences, read_positions, group, range(len(sequences)))
+                     for group in same.values()]
         else:
             packs = tree_pack.plan_packs(sequences, read_positions, max_tokens=max_tokens,
                                          max_read_positions=max_reads, pair_cost=cost)
