@@ -7,9 +7,11 @@ prompt alone.  So the last bits of a prompt's scores move with the batch, the pa
 what else is in the call.  This forward fixes every reduction order to depend on the
 token's own prompt only:
 
-* **matrix products** run on row tiles of a fixed size (:data:`TILE_ROWS`, the last one
-  padded with zeros): every product has the same shape whatever the call, so one kernel
-  with one blocking computes every row;
+* **matrix products** run on whole row tiles (:data:`TILE_ROWS`, the last one padded with
+  zeros), [tiles, 64, in] x [in, out]: PyTorch folds the tiles into one product of 64·tiles
+  rows, and a kernel whose row blocking divides 64 computes every row alike whatever the
+  count (measured on CPU: a plain product of 7 rows and one of 300 rows differ, padded to
+  whole tiles they do not; on a GPU ``benchmarks/gpu_invariance.sh`` checks it);
 * **row-wise reductions** (the RMS norm, the softmax and the log-softmax over the
   vocabulary, attention's dot products and weighted sums) are explicit halving trees
   (:func:`tree_sum`) over the row, padded with zeros to a power of two: a term's place in
