@@ -27,11 +27,12 @@ ROOT = os.path.dirname(HERE)
 sys.path[:0] = [ROOT, HERE]
 
 
-def staicc_run(model: str, out: str, model_args: str, selection: List[str], extra: List[str],
+def staicc_run(model: str, out: Optional[str], model_args: str, selection: List[str], extra: List[str],
                budget: float) -> Dict[str, Any]:
-    """One ``staicc run`` in its own process; its wall time and exit status."""
+    """One ``staicc run`` in its own process (``out`` None: a shard, answers to its cache only); wall time, status."""
+    written = ["--output-dir", out, "--log-samples"] if out is not None else []
     command = [sys.executable, "-m", "StaICC", "run", "--model", "hf", "--model-args",
-               f"pretrained={model}{model_args}", *selection, "--output-dir", out, "--no-progress", "--log-samples", *extra]
+               f"pretrained={model}{model_args}", *selection, *written, "--no-progress", *extra]
     started = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=max(5.0, budget))
@@ -100,7 +101,7 @@ def shard_run(model: str, out: str, model_args: str, selection: List[str], budge
     started = time.perf_counter()
     caches = [f"{out}.shard{i}.sqlite" for i in range(2)]
     for i, cache in enumerate(caches):
-        part = staicc_run(model, f"{out}-shard{i}", model_args, selection, ["--shard", f"{i}/2", "--cache", cache],
+        part = staicc_run(model, None, model_args, selection, ["--shard", f"{i}/2", "--cache", cache],
                           budget - (time.perf_counter() - started))
         if part["status"] != 0:
             return part
