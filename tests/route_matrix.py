@@ -1,10 +1,12 @@
 """One model through every route the package offers: which routes, against which baseline, promising what.
 
 The workload and the model are in :mod:`route_workload`, the routes in :mod:`route_runs`.
-Each route is compared with its baseline (an ``hf`` backend run in one process) by
-:func:`~route_workload.differences`, the largest absolute difference per metric: bit-identical
-where every answer is computed in calls of the same composition, within :data:`TOLERANCE`
-elsewhere.  ``tests/routes/test_route_matrix.py`` asserts the promises; ``benchmarks/route_matrix.py``
+Each route is compared with its baseline (an ``hf`` backend run in one process), every number and
+every prompt's prediction: bit-identical for every ``hf`` route (its default numerics are
+batch-invariant: no packing, call size, thread count, shard or launcher moves a bit of a
+prompt's scores), and for cache replay and preentered rows; elsewhere (``numerics=fast``, the
+scorer as a plain function, servers) within :data:`TOLERANCE` per metric by
+:func:`~route_workload.differences`, the largest absolute difference per metric.  ``tests/routes/test_route_matrix.py`` asserts the promises; ``benchmarks/route_matrix.py``
 prints the table.
 """
 from dataclasses import dataclass
@@ -48,19 +50,21 @@ BASELINES: Dict[str, Callable[[Context], Numbers]] = {
 
 ROUTES: List[Route] = [
     Route("hf packing=prefix (the CPU default)", hf_route(packing="prefix"), True),
-    Route("hf packing=rows", hf_route(packing="rows"), False),
-    Route("hf packing=tree", hf_route(packing="tree"), False),
-    Route("hf requests_per_call=1", hf_route(requests_per_call=1), False),
-    Route("hf requests_per_call=7", hf_route(requests_per_call=7), False),
-    Route("hf requests_per_call=64", hf_route(requests_per_call=64), False),
-    Route("hf threads=2", hf_route(threads=2), False),
+    Route("hf packing=rows", hf_route(packing="rows"), True),
+    Route("hf packing=tree", hf_route(packing="tree"), True),
+    Route("hf requests_per_call=1", hf_route(requests_per_call=1), True),
+    Route("hf requests_per_call=7", hf_route(requests_per_call=7), True),
+    Route("hf requests_per_call=64", hf_route(requests_per_call=64), True),
+    Route("hf threads=2", hf_route(threads=2), True),
+    Route("hf numerics=fast", hf_route(numerics="fast"), False),
+    Route("hf numerics=fast requests_per_call=7", hf_route(numerics="fast", requests_per_call=7), False),
     Route("function (the scorer), prediction_kind='probabilities'", function_route("probabilities"), False),
-    Route("--shard 2 (unit query) + cache merge", shard_route(2, "query"), False),
-    Route("--shard 3 (unit query) + cache merge", shard_route(3, "query"), False),
+    Route("--shard 2 (unit query) + cache merge", shard_route(2, "query"), True),
+    Route("--shard 3 (unit query) + cache merge", shard_route(3, "query"), True),
     Route("--shard 2 --shard-unit call + cache merge", shard_route(2, "call"), True),
     Route("--shard 3 --shard-unit call + cache merge", shard_route(3, "call"), True),
-    Route("torchrun, 2 CPU ranks (gloo)", torchrun, False),
-    Route("--launcher ray, local cluster, 2 shards", ray_launcher, False),
+    Route("torchrun, 2 CPU ranks (gloo)", torchrun, True),
+    Route("--launcher ray, local cluster, 2 shards", ray_launcher, True),
     Route("cache replay", cache_replay, True),
     Route("preentered probabilities, prediction_kind='probabilities'", preentered_route("probabilities", "probabilities"),
           True),
@@ -72,6 +76,16 @@ ROUTES: List[Route] = [
     Route("Batch API round trip (openai, scoring=sequence)", batch_api_round_trip, False, "hf scoring=sequence"),
     Route("openai -> transformers serve (scoring=generate)", transformers_serve, True, "hf scoring=generate"),
 ]
+
+#: the hf routes again in bfloat16, where rounding moves predictions: every one bit-identical to the first, per prompt
+BFLOAT16_ROUTES: List[Route] = [
+    Route(name, run, True) for name, run in (
+        ("bf16 packing=prefix", hf_route(packing="prefix", dtype="bfloat16")),
+        ("bf16 packing=rows", hf_route(packing="rows", dtype="bfloat16")),
+        ("bf16 packing=tree requests_per_call=7", hf_route(packing="tree", requests_per_call=7, dtype="bfloat16")),
+        ("bf16 requests_per_call=1", hf_route(requests_per_call=1, dtype="bfloat16")),
+        ("bf16 requests_per_call=64 threads=2", hf_route(requests_per_call=64, threads=2, dtype="bfloat16")),
+        ("bf16 --shard 2 (unit query) + cache merge", shard_route(2, "query", dtype="bfloat16")))]
 
 #: routes that keep the standard's rule on floating-point probabilities: equal, or a notice says why not
 STANDARD_RULE_ROUTES: List[Route] = [

@@ -15,7 +15,7 @@ from typing import Any, Callable, List, Optional
 
 from route_workload import (BENCHMARKS, DATASETS, GENERATED_TOKENS, LIMIT, ROOT, TESTS, Context, Numbers,
                             RouteUnavailable, _cli, _free_port, _hf, _rows_by_dataset, _suite_run, cli_selection,
-                            numbers_of, results_numbers, workload_suite)
+                            results_numbers, with_predictions, workload_suite)
 
 
 def hf_route(**arguments: Any) -> Callable[[Context], Numbers]:
@@ -37,17 +37,18 @@ def function_route(kind: Optional[str]) -> Callable[[Context], Numbers]:
     return route
 
 
-def shard_route(count: int, unit: str) -> Callable[[Context], Numbers]:
+def shard_route(count: int, unit: str, **arguments: Any) -> Callable[[Context], Numbers]:
     """``--shard I/N`` for every I (the same code: ``run_suite(shard=...)``), ``cache merge``, the final run."""
     def route(context: Context) -> Numbers:
         from StaICC.cache.merge import merge_caches
         from StaICC.subbenchmarks.suite import run_suite
-        stem = context.path(f"shards-{count}-{unit}")
+        stem = context.path(f"shards-{count}-{unit}-{'-'.join(map(str, arguments.values()))}")
         caches = [f"{stem}.shard-{i}-of-{count}" for i in range(count)]
         for index, cache in enumerate(caches):
-            run_suite(_hf(context), suite=workload_suite(), cache=cache, shard=(index, count, unit), progress=False)
+            run_suite(_hf(context, **arguments), suite=workload_suite(), cache=cache, shard=(index, count, unit),
+                      progress=False)
         merge_caches(stem, caches)
-        return _suite_run(_hf(context), cache=stem)
+        return _suite_run(_hf(context, **arguments), cache=stem)
     return route
 
 
@@ -76,7 +77,7 @@ def preentered_route(representation: str, kind: Optional[str]) -> Callable[[Cont
                 out[name] = bench(preentered_predictions=given[name], prediction_kind=kind, progress=False)
         context.cache[f"notices preentered {representation} {kind}"] = \
             [str(w.message) for w in caught if "NUMERICS" in str(w.message)]
-        return numbers_of(out)
+        return with_predictions(out)
     return route
 
 
@@ -183,7 +184,7 @@ def batch_api_round_trip(context: Context) -> Numbers:
             assert main(["batch", "export", *selection, "-o", requests]) == 0
             _answer_batch(server.base_url, requests, answers)
             assert main(["batch", "import", answers, *selection, "--cache", cache]) == 0
-            assert main(["run", *selection, "--cache", cache, "--output-dir", out, "--no-progress"]) == 0
+            assert main(["run", *selection, "--cache", cache, "--output-dir", out, "--no-progress", "--log-samples"]) == 0
     return results_numbers(out)
 
 

@@ -136,15 +136,47 @@ def differences(reference: Numbers, other: Numbers) -> Dict[str, float]:
     return worst
 
 
+def predictions_of(part: str, dataset: str, records: Any) -> Numbers:
+    """Every prompt's prediction row, by place (``Normal/prediction/TREC/q3/p0/r0[1]``): what a route must give
+    bit for bit per prompt, not only per metric."""
+    columns = getattr(records, "columns", None)
+    if columns is not None:
+        width = records.width
+        flat = columns["prediction"]
+        keys = zip(columns["query_index"], columns["pass"], columns["repeat"])
+        rows = [flat[i * width:(i + 1) * width] for i in range(len(columns["query_index"]))]
+    else:
+        keys = ((r["query_index"], r["pass"], r["repeat"]) for r in records)
+        rows = [r["prediction"] for r in records]
+    out: Numbers = {}
+    for (query, pass_index, repeat), row in zip(keys, rows):
+        for j, value in enumerate(row):
+            out[f"{part}/prediction/{dataset}/q{query}/p{pass_index}/r{repeat}[{j}]"] = float(value)
+    return out
+
+
+def with_predictions(results: Dict[str, Any]) -> Numbers:
+    """:func:`numbers_of` the results, and every prompt's prediction (:func:`predictions_of`)."""
+    numbers = numbers_of(results)
+    for name, result in results.items():
+        by_dataset: Dict[str, List[Any]] = {}
+        for record in getattr(result, "records", None) or []:
+            by_dataset.setdefault(record["dataset"], []).append(record)
+        for dataset, records in by_dataset.items():
+            numbers.update(predictions_of(name, dataset, records))
+    return numbers
+
+
 def _suite_run(model: Any, **options: Any) -> Numbers:
     from StaICC.subbenchmarks.suite import run_suite
-    return numbers_of(run_suite(model, suite=workload_suite(), progress=False, **options))
+    return with_predictions(run_suite(model, suite=workload_suite(), progress=False, **options))
 
 
 def _hf(context: Context, **arguments: Any) -> Any:
     from StaICC.backends.registry import make_backend
     arguments.setdefault("threads", 1)
-    return make_backend("hf", pretrained=context.model_dir, device=DEVICE, dtype=DTYPE, **arguments)
+    arguments.setdefault("dtype", DTYPE)
+    return make_backend("hf", pretrained=context.model_dir, device=DEVICE, **arguments)
 
 
 def _rows_by_dataset(result: Any) -> Dict[str, List[List[float]]]:
@@ -166,13 +198,20 @@ def _cli(args: List[str], *, runner: Optional[List[str]] = None, timeout: float 
 def cli_selection(context: Context, arguments: str = "") -> List[str]:
     return ["run", "--model", "hf", "--model-args",
             f"pretrained={context.model_dir},threads=1,device={DEVICE},dtype={DTYPE}{arguments}",
-            "--benchmarks", BENCHMARKS, "--datasets", *DATASETS, "--limit", str(LIMIT), "--no-progress"]
+            "--benchmarks", BENCHMARKS, "--datasets", *DATASETS, "--limit", str(LIMIT), "--no-progress",
+            "--log-samples"]
 
 
 def results_numbers(directory: str) -> Numbers:
+    """A run directory's numbers (results.json) and every prompt's prediction (its samples)."""
+    from StaICC.report.runs import load_run
     with open(os.path.join(directory, "results.json"), encoding="utf-8") as handle:
         document = json.load(handle)
-    return numbers_of({name: b["results"] for name, b in document["benchmarks"].items()})
+    numbers = numbers_of({name: b["results"] for name, b in document["benchmarks"].items()})
+    for name, part in load_run(directory).parts.items():
+        for dataset, records in (part.records or {}).items():
+            numbers.update(predictions_of(name, dataset, records))
+    return numbers
 
 
 def _free_port() -> int:

@@ -45,6 +45,7 @@ from . import prefix_tree
 from .joint_tokens import JointSplit, split_joint
 from .kernels import label_token_ids, model_device
 from .lm_engine import PACKING_MODES, SHARE_MODES, ForwardEngine
+from .invariant import NUMERICS
 from .hf_runtime import _pad_token_id, _prepared_model, _vocab_size_of_model
 from .tree_forward import TREE_ATTENTION
 
@@ -135,6 +136,11 @@ class CausalLMScorer(ForwardEngine):
             decides where a pack ends.
         tree_attention: "auto" (FlexAttention on CUDA, a dense mask elsewhere),
             "flex" or "dense".
+        numerics: "fast" (default here: the model's own forward, whose last bits move with the
+            batch and the packing) or "invariant" (:mod:`.invariant`: a prompt's scores depend on
+            its own tokens only, whatever the batch, packing or call; every packing then runs
+            packs through one position-aligned forward).  A model the invariant forward cannot
+            compute runs "fast", and ``switched_off`` says why.
 
     After a run, ``stats`` (an :class:`~StaICC.backends.lm_engine.EngineStats`)
     and ``largest_batch`` say how many rows and tokens the batches held.
@@ -161,13 +167,17 @@ class CausalLMScorer(ForwardEngine):
         packing: str = "auto",
         pack_tokens: Optional[int] = None,
         tree_attention: str = "auto",
+        numerics: str = "fast",
     ) -> None:
         torch = require("torch", "CausalLMScorer")
         rows_per_forward = _checked_arguments(scoring, padding_side, share_prefixes, packing, tree_attention,
                                               batch_size, rows_per_forward, token_budget, prefix_overhead_tokens,
                                               pack_tokens, logits_budget_bytes, noisy_channel, compile_model)
+        if numerics not in NUMERICS:
+            raise ValueError(f"CausalLMScorer: numerics must be one of {NUMERICS}, got {numerics!r}")
         if label_space is not None:
             label_space = _checked_labels(label_space, "CausalLMScorer(label_space=...)")
+        self.numerics = numerics
         self.model = _prepared_model(torch, model, device, dtype)
         self.tokenizer = tokenizer
         self.label_space = label_space

@@ -31,6 +31,7 @@ from ..requests import FULL_VOCAB, HIDDEN, LABELS, Answer, Request, state_vector
 from . import _args
 from .base import Backend
 from .hf_identity import in_memory_digest, tokenizer_digest, weights_digest  # noqa: F401  (re-exported)
+from .invariant import NUMERICS
 from .hf_runtime import check_pretrained, choose_threads, load_pretrained, runtime
 from .generative import (AnswerMapper, ScoringModes, answer_instruction, check_unparsed_policy, default_messages,
                          multiturn_messages, parse_aliases)
@@ -47,13 +48,13 @@ DEFAULT_REQUESTS_PER_CALL_GPU = 2048
 _HF_ARGS = ("pretrained", "dtype", "device", "scoring", "token_budget", "batch_size", "revision",
             "trust_remote_code", "requests_per_call", "max_new_tokens", "chat", "system", "unparsed", "aliases",
             "postprocess", "answer_hook", "message_builder", "model_id", "weights_hash", "apply_chat_template",
-            "system_instruction", "fewshot_as_multiturn", "threads", "packing") + THINKING_ARGS
+            "system_instruction", "fewshot_as_multiturn", "threads", "packing", "numerics") + THINKING_ARGS
 #: lm-evaluation-harness's names for two arguments
 _ALIASES = {"apply_chat_template": "chat", "system_instruction": "system"}
 #: how the weights of a model directory are hashed into the identity (see weights_digest)
 WEIGHTS_HASHES = ("sampled", "full")
-#: how prompts that share prefixes are computed (see CausalLMScorer)
-PACKING = ("auto", "tree", "prefix", "rows")
+#: how prompts that share prefixes are computed (see CausalLMScorer); batch-invariant scores unless numerics=fast
+PACKING, DEFAULT_NUMERICS = ("auto", "tree", "prefix", "rows"), "invariant"
 
 
 def hf_backend(**arguments: Any) -> "HFBackend":
@@ -126,6 +127,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "model_id": _args.as_str(arguments.pop("model_id", None), "model_id", optional=True),
         "weights_hash": _args.as_choice(arguments.pop("weights_hash", "sampled"), "weights_hash", WEIGHTS_HASHES),
         "packing": _args.as_choice(arguments.pop("packing", "auto"), "packing", PACKING),
+        "numerics": _args.as_choice(arguments.pop("numerics", DEFAULT_NUMERICS), "numerics", NUMERICS),
         "thinking": ThinkingRule.from_arguments(arguments),
     }
     if out["fewshot_as_multiturn"] and not out["chat"]:
@@ -161,7 +163,7 @@ class HFBackend(ScoringModes, Backend):
         torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
         self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
                                      rows_per_forward=options["batch_size"], token_budget=options["token_budget"],
-                                     dtype=torch_dtype, packing=options["packing"])
+                                     dtype=torch_dtype, packing=options["packing"], numerics=options["numerics"])
         self.model, self.tokenizer = self.scorer.model, tokenizer
         self.requests_per_call = options["requests_per_call"] or (
             DEFAULT_REQUESTS_PER_CALL_GPU if self.scorer.device.type == "cuda" else DEFAULT_REQUESTS_PER_CALL)
@@ -313,9 +315,12 @@ class HFBackend(ScoringModes, Backend):
     def _commit_hash(self) -> Optional[str]:
         return getattr(self.model.config, "_commit_hash", None)
 
+    def _numerics(self) -> str:
+        return self.scorer.numerics  # the numerics the scorer runs (fast where the invariant forward cannot)
+
     def _build_identity(self) -> Dict[str, Any]:
         identity: Dict[str, Any] = {"backend": "hf", "scoring": self.scoring, "dtype": self._model_dtype(),
-                                    "tokenizer_sha256": self._tokenizer_sha256()}
+                                    "tokenizer_sha256": self._tokenizer_sha256(), "numerics": self._numerics()}
         if self.model_id is not None:
             identity["model_id"] = self.model_id
         if self.pretrained is not None:
@@ -350,16 +355,12 @@ class HFBackend(ScoringModes, Backend):
         return departures
 
     def numerics(self) -> Dict[str, Any]:
-        """What the answers' last bits depend on besides the identity: device, packing, budgets, attention,
-        threads and the optimisations the model could not take (kept after :meth:`close`)."""
+        """What the answers' last bits depend on besides the identity (device, numerics, packing, budgets,
+        attention, what the model could not take) and the canary certificate (kept after :meth:`close`)."""
         if self.scorer is None:
             return dict(getattr(self, "_closed_numerics", {}))
-        from .numerics import device_name
-        scorer = self.scorer
-        config = getattr(scorer.model, "config", None)
-        return {"device": device_name(scorer.device), "packing": scorer.packing,
-                "rows_per_forward": scorer.rows_per_forward, "token_budget": scorer.token_budget,
-                "attention": getattr(config, "_attn_implementation", None), "switched_off": list(scorer.switched_off)}
+        from .hf_numerics import certified_numerics
+        return certified_numerics(self)
 
     def usage(self) -> Dict[str, Any]:
         """What the scoring engine computed so far: the tokens of the sequences it was given, the tokens it ran

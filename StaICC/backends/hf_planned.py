@@ -35,6 +35,7 @@ class _Described(HFBackend):
         options = checked["options"]
         self._describe(options, checked["pretrained"], checked["revision"], checked["dtype"])
         self._dtype_name = dtype_name
+        self._numerics_asked = options["numerics"]
         device = checked["device"]
         self.requests_per_call = options["requests_per_call"] or (
             DEFAULT_REQUESTS_PER_CALL if device is not None and device.startswith("cpu") else None)
@@ -48,6 +49,14 @@ class _Described(HFBackend):
 
     def _commit_hash(self) -> Optional[str]:
         return None  # a local directory has no Hub commit
+
+    def _numerics(self) -> str:
+        """The numerics the loaded scorer will run: fast where the config rules the invariant forward out."""
+        if self._numerics_asked == "fast":
+            return "fast"
+        from .invariant import config_reason
+        with open(os.path.join(self.pretrained, "config.json"), encoding="utf-8") as handle:
+            return "invariant" if config_reason(json.load(handle)) is None else "fast"
 
     def score(self, requests: Any) -> Any:  # pragma: no cover - a description is never asked
         raise RuntimeError(f"a described hf backend holds no model to answer {len(requests)} requests")

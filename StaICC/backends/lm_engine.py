@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..errors import StaICCWarning
 from ..extras import require
 from . import prefix_tree
+from .invariant import log_softmax as invariant_log_softmax
 from .kv_cache import CACHE_ARGUMENTS, output_cache, selected_cache, why_no_prefix_sharing
 from .prefix_tree import Node
 from .tree_forward import Reads, TreeForward, _is_out_of_memory, _kept_count
@@ -103,12 +104,13 @@ class ForwardEngine(TreeForward):
         self._keep_argument = next((name for name in ("logits_to_keep", "num_logits_to_keep") if name in parameters), None)
         self._cache_argument = next((name for name in CACHE_ARGUMENTS if name in parameters), None)
         self.switched_off: List[str] = []  # optimisations this model cannot take, and why (provenance records them)
+        self.stats = EngineStats()
+        self._init_tree()  # decides the numerics: the invariant forward shares prefixes in packs, with no KV cache
         reason = why_no_prefix_sharing(self.model, self._takes_position_ids, self._cache_argument)
         self._can_share = reason is None
-        if reason is not None and self.packing != "rows" and self.share_prefixes is not False:
+        if reason is not None and self.packing != "rows" and self.share_prefixes is not False \
+                and self._invariant is None:
             self.switch_off(f"prefix sharing: {reason}")
-        self.stats = EngineStats()
-        self._init_tree()
 
     def _forward_parameters(self) -> Any:
         import inspect
@@ -142,7 +144,7 @@ class ForwardEngine(TreeForward):
                     [[None] * len(p) for p in read_positions] if want_full else None,
                     [[None] * len(p) for p in read_positions] if want_hidden else None)
         self.stats.reads += sum(len(p) for p in read_positions)
-        if self.packing == "tree" and self._tree_usable():
+        if self._invariant is not None or self.packing == "tree" and self._tree_usable():
             with self._torch.inference_mode():
                 self._run_tree(sequences, read_positions, read_ids, out, log_softmax, want_hidden)
             return out
@@ -280,20 +282,32 @@ class ForwardEngine(TreeForward):
         else:
             local = columns
         picked = logits[rows, torch.tensor(local, device=logits.device)].float()  # [slots, vocab]
-        source = torch.log_softmax(picked, dim=-1) if log_softmax else picked
+        hidden = None
+        if want_hidden:
+            last_layer = output.hidden_states[-1]
+            hidden = last_layer[rows.to(last_layer.device), torch.tensor(columns, device=last_layer.device)]
+        self._store_picked(picked, hidden, entries, read_ids, out, log_softmax)
+
+    def _store_picked(self, picked: Any, hidden: Any, entries: List[Tuple[int, int, int]],
+                      read_ids: List[List[List[int]]], out: Reads, log_softmax: bool) -> None:
+        """The reads of float32 logits ``picked`` [slots, vocab] (and hidden states [slots, hidden]) into ``out``."""
+        torch = self._torch
+        if not log_softmax:
+            source = picked
+        elif self._invariant is not None:
+            source = invariant_log_softmax(torch, picked)
+        else:
+            source = torch.log_softmax(picked, dim=-1)
         flat_slots: List[int] = []
         flat_ids: List[int] = []
         for slot, i, r in entries:
             ids = read_ids[i][r]
             flat_slots.extend([slot] * len(ids))
             flat_ids.extend(ids)
-        values = source[torch.tensor(flat_slots, device=logits.device, dtype=torch.long),
-                        torch.tensor(flat_ids, device=logits.device, dtype=torch.long)].cpu().numpy()
+        values = source[torch.tensor(flat_slots, device=picked.device, dtype=torch.long),
+                        torch.tensor(flat_ids, device=picked.device, dtype=torch.long)].cpu().numpy()
         full = picked.cpu().numpy() if out.full is not None else None
-        hidden = None
-        if want_hidden:
-            last_layer = output.hidden_states[-1]
-            hidden = last_layer[rows.to(last_layer.device), torch.tensor(columns, device=last_layer.device)]
+        if hidden is not None:
             hidden = hidden.float().cpu().numpy()
         offset = 0
         for slot, i, r in entries:

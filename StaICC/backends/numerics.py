@@ -14,9 +14,12 @@ Two kinds of difference:
   torch / transformers / vLLM versions): answers can differ beyond the last bits.  ``cache
   merge`` refuses to mix them;
 * **warn** (:data:`WARNED`): only the shape of the work differs (packing, requests per call,
-  rows per forward, token budget, threads, an optimisation switched off): with the
-  probabilities' softmax branch fixed, answers then differ in the last bits only, which
-  move no metric by more than the route-independence tolerances (docs/differences.md).
+  rows per forward, token budget, threads, an optimisation switched off, the numerics): under
+  ``numerics=fast`` that changes the rounding, and in bfloat16 rounding can flip predictions
+  (docs/differences.md).  Under batch-invariant numerics (``numerics=invariant`` on both
+  sides) the shape of the work moves no bit, so those fields are not compared at all; what is
+  compared then is the canary certificate (:mod:`.hf_numerics`): two digests that differ mean
+  that the same prompts got other numbers, and ``cache merge`` refuses them.
 
 Answers of a backend whose rows are reproducible and that computes on no device (the built-in
 reference models: pure Python) provably do not depend on any of it: their records never conflict.
@@ -29,8 +32,10 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 #: fields whose difference can move more than a last bit, or change the exact-sum rule
 REFUSED = ("backend", "device", "dtype", "packages")
 #: fields whose difference moves last bits only (the shape of the work)
-WARNED = ("packing", "requests_per_call", "rows_per_forward", "token_budget", "threads", "attention",
+WARNED = ("numerics", "packing", "requests_per_call", "rows_per_forward", "token_budget", "threads", "attention",
           "switched_off", "label_logprobs")
+#: fields that describe the shape of the work only: batch-invariant numerics on both sides make them move no bit
+SHAPE_OF_WORK = ("packing", "requests_per_call", "rows_per_forward", "token_budget", "threads", "attention")
 #: the packages whose versions decide kernels (the others recorded in provenance do not compute answers)
 KERNEL_PACKAGES = ("torch", "transformers", "vllm")
 
@@ -44,7 +49,10 @@ class NumericsConflict(NamedTuple):
     refuse: bool
 
     def __str__(self) -> str:
-        effect = "answers can differ beyond the last bits" if self.refuse else "answers differ in the last bits only"
+        if self.field == "certificate":
+            effect = "the canary prompts got other numbers" + (": other kernels" if self.refuse else "")
+        else:
+            effect = "answers can differ beyond the last bits" if self.refuse else "the rounding of the work differs"
         return f"{self.field}: {_shown(self.first)} vs {_shown(self.second)} ({effect})"
 
 
@@ -177,10 +185,18 @@ def numerics_conflicts(a: Optional[Dict[str, Any]], b: Optional[Dict[str, Any]])
     pure = [r.get("reproducible") and "device" not in r for r in (first, second)]
     if all(pure) and first.get("backend") == second.get("backend"):
         return []
+    invariant = first.get("numerics") == second.get("numerics") == "invariant"
     conflicts = []
     for field in REFUSED + WARNED:
+        if invariant and field in SHAPE_OF_WORK:
+            continue  # batch-invariant numerics: the shape of the work moves no bit
         if field in first and field in second and _value(first, field) != _value(second, field):
             conflicts.append(NumericsConflict(field, _value(first, field), _value(second, field), field in REFUSED))
+    digests = [(r.get("certificate") or {}).get("sha256") if isinstance(r.get("certificate"), dict) else None
+               for r in (first, second)]
+    if None not in digests and digests[0] != digests[1] and not any(c.refuse for c in conflicts):
+        # two invariant runs of one model on one stack and device agree on the canary; else the kernels differ
+        conflicts.append(NumericsConflict("certificate", digests[0][:12], digests[1][:12], invariant))
     return conflicts
 
 
@@ -231,20 +247,40 @@ def merged_settings(by_input: List[Dict[str, List[Dict[str, Any]]]], *, allow_mi
     return {"settings": settings, "warnings": list(dict.fromkeys(warnings)), "refused": list(dict.fromkeys(refused))}
 
 
-def comparison_notes(first: Dict[str, Any], second: Dict[str, Any], label: str) -> List[str]:
+def same_model(first: Dict[str, Any], second: Dict[str, Any]) -> bool:
+    """Whether two runs' provenance names one model: equal identities but for their numerics setting (or,
+    without identities, equal fingerprints)."""
+    models = [p.get("model") or {} for p in (first, second)]
+    identities = [m.get("identity") for m in models]
+    if all(isinstance(i, dict) for i in identities):
+        return {k: v for k, v in identities[0].items() if k != "numerics"} == \
+            {k: v for k, v in identities[1].items() if k != "numerics"}
+    return models[0].get("fingerprint") is not None and models[0].get("fingerprint") == models[1].get("fingerprint")
+
+
+def measured_text(measured: Optional[Dict[str, Any]]) -> str:
+    """What was measured between two runs' predictions, in words (``measured``: flipped, compared, largest)."""
+    if not measured or not measured.get("compared"):
+        return "their per-prompt predictions were not compared (compare --flips lists the flipped predictions)"
+    return (f"{measured['flipped']} of {measured['compared']} predictions flipped, largest difference of a "
+            f"prediction's score {measured['largest']:.3g}")
+
+
+def comparison_notes(first: Dict[str, Any], second: Dict[str, Any], label: str,
+                     measured: Optional[Dict[str, Any]] = None) -> List[str]:
     """Notice lines for comparing two runs (their provenance), ``label`` naming the pair.
 
     A pass whose score metrics read one model's rows as given in one run and softmaxed again in
     the other, or rows that look like log-likelihoods in only one of them, make the likelihood,
-    ECE and bias metrics differ for a reason that is not the models'.  The same model under
-    settings that move last bits differs by rounding only.
+    ECE and bias metrics differ for a reason that is not the models'.  The same model under other
+    settings of the work is reported with what was measured between the two runs' predictions
+    (``measured``: predictions flipped, the largest score difference), never as "rounding only".
     """
     a, b = first.get("numerics") or {}, second.get("numerics") or {}
     lines = []
-    fingerprints = [(p.get("model") or {}).get("fingerprint") for p in (first, second)]
-    same_model = fingerprints[0] is not None and fingerprints[0] == fingerprints[1]
+    one_model = same_model(first, second)
     # two models may take different branches under the standard's rule; one model should not
-    mixed = _mixed_branches(a.get("exact_sum") or {}, b.get("exact_sum") or {}) if same_model else []
+    mixed = _mixed_branches(a.get("exact_sum") or {}, b.get("exact_sum") or {}) if one_model else []
     if mixed:
         lines.append(f"NUMERICS: {label}: the standard's exact-sum check read the rows as given in one run and "
                      f"softmaxed them again in the other in {', '.join(mixed[:3])}"
@@ -256,10 +292,10 @@ def comparison_notes(first: Dict[str, Any], second: Dict[str, Any], label: str) 
                      "the other's do not: likelihood, ECE and the bias metrics are not comparable between them "
                      "(accuracy, macro-F1 and consistency are); rerun with prediction_kind='loglikelihoods'")
     conflicts = numerics_conflicts(a, b)
-    if conflicts and same_model:
+    if conflicts and one_model:
         lines.append(f"NUMERICS: {label}: the same model computed under different settings ("
-                     + "; ".join(map(str, conflicts)) + "): differences within the route tolerances of "
-                     "docs/differences.md are rounding, not the model")
+                     + "; ".join(map(str, conflicts)) + f"): {measured_text(measured)}; differences between "
+                     "routes of one model are not marked significant")
     return lines
 
 

@@ -229,16 +229,20 @@ def hf_token_counter(arguments: Dict[str, Any], backend: Any, requests_per_call:
     on_gpu = _on_gpu(checked["device"])
     call_size = requests_per_call or options["requests_per_call"] or (
         DEFAULT_REQUESTS_PER_CALL_GPU if on_gpu else DEFAULT_REQUESTS_PER_CALL)
-    shape = None
-    if with_shape or options["packing"] == "tree":
-        shape = model_shape_of(backend.model) if loaded else config_shape(checked)
     packing = options["packing"] if options["packing"] != "auto" else "prefix"
+    invariant = backend.scorer.numerics == "invariant" if loaded else _invariant(checked)
+    if invariant and packing != "rows":
+        packing = "tree"  # the invariant forward shares prefixes in packs, whatever the packing
+    shape = None
+    if with_shape or packing == "tree":
+        shape = model_shape_of(backend.model) if loaded else config_shape(checked)
     limit = options["max_new_tokens"] + options["thinking"].extra_tokens()
     counter = HFTokenCounter(tokenizer, options["scoring"], call_size=call_size, packing=packing, on_gpu=on_gpu,
                              output_limit=limit, text_of=backend.scored_text if loaded else None,
                              generated_text_of=backend.chat_text if loaded else None,
                              special_tokens=not options["chat"],
-                             pack_settings=_pack_settings(options, on_gpu, shape) if packing == "tree" else None)
+                             pack_settings=_pack_settings(options, on_gpu, shape, invariant) if packing == "tree"
+                             else None)
     return HFDescription(counter, shape)
 
 
@@ -257,8 +261,24 @@ def _on_gpu(device: Optional[str]) -> bool:
     return bool(require("torch", "the hf backend").cuda.is_available())
 
 
-def _pack_settings(options: Dict[str, Any], on_gpu: bool, shape: ModelShape) -> Dict[str, Any]:
-    """The bounds and cost model the tree engine plans its packs with (``CausalLMScorer`` defaults)."""
+def _invariant(checked: Dict[str, Any]) -> bool:
+    """Whether the scorer will run the invariant forward: asked, and the model's config.json allows it."""
+    if checked["options"]["numerics"] != "invariant":
+        return False
+    import json
+    import os
+    from .invariant import config_reason
+    path = os.path.join(checked["pretrained"], "config.json")
+    if not os.path.isfile(path):
+        return True  # a model named on the Hub: the count assumes the family the default is for
+    with open(path, encoding="utf-8") as handle:
+        return config_reason(json.load(handle)) is None
+
+
+def _pack_settings(options: Dict[str, Any], on_gpu: bool, shape: ModelShape, invariant: bool = False
+                   ) -> Dict[str, Any]:
+    """The bounds and cost model the tree engine plans its packs with (``CausalLMScorer`` defaults); the
+    invariant forward's attention reads each query's own path, so its packs add no pair cost."""
     from .causal_lm import DEFAULT_LOGITS_BUDGET_BYTES, DEFAULT_TOKEN_BUDGET_CPU, DEFAULT_TOKEN_BUDGET_GPU
     from .tree_pack import pair_cost
     from .tree_forward import _has_flex
@@ -267,7 +287,7 @@ def _pack_settings(options: Dict[str, Any], on_gpu: bool, shape: ModelShape) -> 
     flex = on_gpu and _has_flex(require("torch", "the hf backend"))
     return {"max_tokens": budget, "max_read_positions": max(1, DEFAULT_LOGITS_BUDGET_BYTES // (4 * shape.vocab)),
             "pair_cost": pair_cost(nonembedding_parameters=shape.nonembedding, hidden_size=shape.hidden,
-                                   layers=shape.layers, block_sparse=flex)}
+                                   layers=shape.layers, block_sparse=flex or invariant)}
 
 
 def config_shape(checked: Dict[str, Any]) -> ModelShape:

@@ -22,7 +22,7 @@ import contextlib
 import dataclasses
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from . import tree_pack
+from . import invariant, tree_pack
 from .kv_cache import full_attention
 
 TREE_ATTENTION = ("auto", "flex", "dense")
@@ -46,12 +46,21 @@ class TreeForward:
     logits_budget_bytes: int
     tree_attention: str
     pack_tokens: Optional[int]
+    numerics: str
 
     def _init_tree(self) -> None:
         self._tree_ok: Optional[bool] = None  # decided by the probe on first use
         self._flex = self.tree_attention == "flex" or (
             self.tree_attention == "auto" and self.device.type == "cuda" and _has_flex())
         self._shape: Optional[Tuple[int, int, int]] = None  # for the cost model, read on first use
+        self._invariant: Optional[invariant.InvariantForward] = None
+        if self.numerics == "invariant":
+            reason = invariant.why_not_invariant(self.model)
+            if reason is None:
+                self._invariant = invariant.InvariantForward(self._torch, self.model)
+            else:
+                self.numerics = "fast"
+                self.switch_off(f"invariant numerics: {reason}; the library's forward runs instead (numerics=fast)")
 
     def _tree_usable(self) -> bool:
         """Whether this model takes tree packs; probed once.  When it does not, one line says why and
@@ -79,10 +88,18 @@ class TreeForward:
         max_tokens = min(self.pack_tokens or budget, budget)
         max_reads = max(1, self.logits_budget_bytes // (4 * self._vocab))
         self._shape = self._shape or model_shape(self.model)
+        # the invariant forward's attention reads each query's own path: a pack adds no pair cost
         cost = tree_pack.pair_cost(nonembedding_parameters=self._shape[0], hidden_size=self._shape[1],
-                                   layers=self._shape[2], block_sparse=self._flex)
-        packs = tree_pack.plan_packs(sequences, read_positions, max_tokens=max_tokens, max_read_positions=max_reads,
-                                     pair_cost=cost)
+                                   layers=self._shape[2], block_sparse=self._flex or self._invariant is not None)
+        if self._invariant is not None and self.packing == "rows":  # every distinct sequence whole, nothing shared
+            same: Dict[Tuple[int, ...], List[int]] = {}
+            for i, ids in enumerate(sequences):
+                same.setdefault(tuple(ids), []).append(i)
+            packs = [tree_pack.pack_of(sequences, read_positions, group, range(len(sequences)))
+                     for group in same.values()]
+        else:
+            packs = tree_pack.plan_packs(sequences, read_positions, max_tokens=max_tokens,
+                                         max_read_positions=max_reads, pair_cost=cost)
         self.stats.tokens_requested += sum(len(ids) for ids in sequences)
         pending = list(reversed(self._pack_batches(packs, budget, max_reads)))
         with self._attention_for_packs():
@@ -113,6 +130,8 @@ class TreeForward:
         share little), so they run like today's rows; the left padding puts each
         pack's last token in the last column, where most reads are.
         """
+        if self._invariant is not None:
+            return _consecutive(packs, budget, max_reads)
         if self._flex:
             return [[pack] for pack in packs]
         batches: List[List[tree_pack.Pack]] = []
@@ -131,6 +150,9 @@ class TreeForward:
     def _forward_packs(self, batch: List[tree_pack.Pack], read_ids: List[List[List[int]]], out: Any,
                        log_softmax: bool, want_hidden: bool) -> None:
         """One forward over the packs of ``batch`` (one row each, left-padded); reads stored in ``out``."""
+        if self._invariant is not None:
+            self._forward_invariant(batch, read_ids, out, log_softmax, want_hidden)
+            return
         torch = self._torch
         width = max(len(pack.tokens) for pack in batch)
         offsets = [width - len(pack.tokens) for pack in batch]
@@ -161,6 +183,25 @@ class TreeForward:
         if slots:
             self._store_reads(output, slots, entries, kept, read_ids, out, log_softmax, want_hidden)
 
+    def _forward_invariant(self, batch: List[tree_pack.Pack], read_ids: List[List[List[int]]], out: Any,
+                           log_softmax: bool, want_hidden: bool) -> None:
+        """The packs of ``batch`` one after another, no padding, through the batch-invariant forward."""
+        tokens: List[int] = []
+        positions: List[int] = []
+        slots: Dict[int, int] = {}  # flat index -> read slot
+        entries = []
+        for pack in batch:
+            offset = len(tokens)
+            tokens.extend(pack.tokens)
+            positions.extend(pack.positions)
+            entries.extend((slots.setdefault(offset + flat, len(slots)), i, r) for flat, i, r in pack.reads)
+        self.stats.tokens_computed += len(tokens)
+        self._record(len(batch), len(tokens), 0)
+        self.stats.logit_positions += len(slots)
+        if slots:
+            logits, hidden = self._invariant.forward(tokens, positions, list(slots), want_hidden)
+            self._store_picked(logits, hidden, entries, read_ids, out, log_softmax)
+
     def _pack_kept(self, columns: List[int], n: int) -> Optional[Tuple[Any, Dict[int, int]]]:
         """``logits_to_keep`` for a pack: the read positions only (a suffix for the older integer argument)."""
         if self._keep_argument is None or not columns:
@@ -176,7 +217,7 @@ class TreeForward:
         """FlexAttention for the packs' forwards, the model's own implementation again afterwards."""
         config = getattr(self.model, "config", None)
         own = getattr(config, "_attn_implementation", None)
-        if not self._flex or own == "flex_attention":
+        if not self._flex or own == "flex_attention" or self._invariant is not None:
             yield
             return
         self.model.set_attn_implementation("flex_attention")
@@ -230,6 +271,22 @@ def model_shape(model: Any) -> Tuple[int, int, int]:
             total -= seen.pop(weight.data_ptr())
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     return total, int(config.hidden_size), int(config.num_hidden_layers)
+
+
+def _consecutive(packs: List[tree_pack.Pack], budget: int, max_reads: int) -> List[List[tree_pack.Pack]]:
+    """Packs in order, grouped while their tokens fit ``budget`` and their reads ``max_reads`` (a pack
+    larger than either runs alone): the invariant forward concatenates them, no padding."""
+    batches: List[List[tree_pack.Pack]] = []
+    tokens = reads = 0
+    for pack in packs:
+        count = len({flat for flat, _, _ in pack.reads})
+        if batches and tokens + len(pack.tokens) <= budget and reads + count <= max_reads:
+            batches[-1].append(pack)
+            tokens, reads = tokens + len(pack.tokens), reads + count
+            continue
+        batches.append([pack])
+        tokens, reads = len(pack.tokens), count
+    return batches
 
 
 def _has_flex() -> bool:

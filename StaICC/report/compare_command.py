@@ -96,11 +96,17 @@ def _compare(args, status) -> int:
         if note is not None:
             status.done()
             sys.stderr.write(f"{PROG} compare: note: {note}\n")
+    routes = []  # runs of the first run's model by another route: measured, never starred
     for run in runs[1:]:  # what the runs' arithmetic makes of their differences, before any number
-        for line in comparison_notes(runs[0].provenance, run.provenance, f"{runs[0].label} vs {run.label}"):
+        notes = comparison_notes(runs[0].provenance, run.provenance, f"{runs[0].label} vs {run.label}",
+                                 _measured(runs[0], run))
+        routes.append(any("the same model computed under different settings" in line for line in notes))
+        for line in notes:
             status.done()
             sys.stderr.write(f"{PROG} compare: warning: {line}\n")
     comparisons = _comparisons(runs, args, status)
+    from ..stats.route_difference import unstarred
+    comparisons = [unstarred(c) if route else c for c, route in zip(comparisons, routes)]
     flips = _all_flips(runs, status) if args.flips else []
     failures = _gate(args, comparisons)
     status.done()
@@ -111,6 +117,16 @@ def _compare(args, status) -> int:
             sys.stderr.write(f"{PROG} compare: {failure.line()}\n")
         return GATE_EXIT_STATUS
     return 0
+
+
+def _measured(a, b):
+    """What two runs of one model differ by, when their numerics records differ (else nothing is read)."""
+    from ..backends.numerics import numerics_conflicts, same_model
+    if not same_model(a.provenance, b.provenance) or not numerics_conflicts(
+            a.provenance.get("numerics"), b.provenance.get("numerics")):
+        return None
+    from ..stats.route_difference import measured_difference
+    return measured_difference(a, b)
 
 
 def _all_flips(runs, say) -> List[Dict[str, Any]]:

@@ -55,5 +55,5 @@ def test_run_hf_from_one_command_equals_the_scorer(tmp_path):
     model = AutoModelForCausalLM.from_pretrained(model_dir)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     direct = Normal(datasets=[0, 1], metrics=with_own_distribution_metrics(normal_metrics()))(
-        CausalLMScorer(model, tokenizer), batched_inference=True, prediction_kind="probabilities")
+        CausalLMScorer(model, tokenizer, numerics="invariant"), batched_inference=True, prediction_kind="probabilities")
     assert document["benchmarks"]["Normal"]["results"] == json.loads(json.dumps(dict(direct)))
