@@ -11,34 +11,37 @@ the batch in one value with its own CRC-32.
 (and counted, merged, exported) one by one.  A row is written only when each of its answers
 is what the batch's entries hold (the entries were read back, or every entry of the batch
 was newly inserted by the run that writes the row), so answering from it answers what the
-per-entry path answers, bit for bit.  A row that does not decode exactly (its CRC, its
-BLAKE2b check, its size, its length or a label index out of range) never answers: the batch
-falls back to the per-entry lookup, every entry checked as before, and the row is rewritten.
+per-entry path answers, bit for bit.  A row that does not decode exactly (its CRC, its size,
+its length, its form or a label index out of range) never answers: the batch falls back to
+the per-entry lookup, every entry checked as before, and the row is rewritten.  The row's key
+is a SHA-256 like an entry's; it has no second digest (the entries' BLAKE2b turns an entry
+key collision into an error): hashing the batch twice would cost as much again, and a
+SHA-256 collision is as unlikely between two batches as between two entries.
 Only batches whose answers are all label indices, or all label-score vectors, get a row
 (generated text and representations keep the per-entry path).  ``cache merge`` copies
 entries only: batch rows are dropped there and rebuilt by the first run that reads the batch.
 """
 import binascii
 import hashlib
+from math import isfinite
 import struct
 import sqlite3
 import sys
 from array import array
-from operator import attrgetter
+from operator import attrgetter, methodcaller
 from typing import Any, List, Optional, Sequence, Tuple
 
 from ..requests import LABELS, Answer, Request, label_answer
 from .codec import _crc_prefix, _encode
 
-#: a batch row's (SHA-256, BLAKE2b-64) of the batch's content
-BatchKey = Tuple[bytes, bytes]
+#: a batch row's key: the SHA-256 of the batch's content
+BatchKey = bytes
 #: batches smaller than this keep the per-entry path only (a row would save nothing)
 BATCH_MIN = 8
 
 BATCHES_TABLE = """CREATE TABLE IF NOT EXISTS batches (
     model     INTEGER NOT NULL,   -- models.id
     batch_key BLOB NOT NULL,      -- SHA-256 of the fingerprint and every request of the batch, in order
-    check_key BLOB NOT NULL,      -- BLAKE2b-64 of the same bytes: differs only on a SHA-256 collision
     size      INTEGER NOT NULL,   -- requests in the batch
     form      INTEGER NOT NULL,   -- 0: uint32 label indices; 1: little-endian float64 label scores
     value     BLOB NOT NULL,      -- every answer of the batch, in order
@@ -48,6 +51,7 @@ BATCHES_TABLE = """CREATE TABLE IF NOT EXISTS batches (
 
 _INDEXES, _SCORES = 0, 1
 _PROMPT, _SPACE, _KIND = attrgetter("prompt"), attrgetter("label_space"), attrgetter("kind")
+_UTF8 = methodcaller("encode", "utf-8", "surrogatepass")
 _SWAP = sys.byteorder != "little"
 _new = object.__new__
 
@@ -68,20 +72,13 @@ def _check_requests(requests: Any) -> Sequence[Request]:
     return requests
 
 
-def _lengths(texts: List[str]) -> bytes:
-    """Each text's length in characters, as little-endian int64: with the joined text, it fixes every text."""
-    lengths = array("q", map(len, texts))
-    if _SWAP:
-        lengths.byteswap()
-    return lengths.tobytes()
-
-
 def batch_key(fingerprint: str, requests: Sequence[Request]) -> BatchKey:
-    """(SHA-256, BLAKE2b-64) of the batch's content: what every entry key of the batch covers, and the model.
+    """SHA-256 of the batch's content: what every entry key of the batch covers, and the model.
 
-    The common batch (one label space, one kind, text prompts) is hashed from its joined prompts;
-    any other batch lists each request's prompt parts, labels and kind.  Either way the bytes are
-    the texts' lengths and their joined UTF-8, so two different batches never give the same bytes.
+    The common batch (one label space, one kind, text prompts) is listed as its head (fingerprint,
+    kind, labels) and its prompts; any other batch as each request's prompt parts, labels and kind,
+    with their counts.  The bytes hashed are the texts' UTF-8 lengths, then their UTF-8 one after the
+    other, so two different batches never give the same bytes.  One pass over the prompts, no JSON.
     """
     prompts = list(map(_PROMPT, requests))
     try:
@@ -106,12 +103,17 @@ def batch_key(fingerprint: str, requests: Sequence[Request]) -> BatchKey:
             texts.extend(request.label_space)
             texts.append(request.kind)
             shape.append(len(request.label_space))
-        head = b"G" + _lengths_of(shape)
-    body = b"".join((head, _lengths(texts), "".join(texts).encode("utf-8", "surrogatepass")))
-    return hashlib.sha256(body).digest(), hashlib.blake2b(body, digest_size=8).digest()
+        head = b"G" + _counted(shape)
+    encoded = list(map(_UTF8, texts))
+    digest = hashlib.sha256(head + _counted(list(map(len, encoded))))
+    update = digest.update
+    for data in encoded:
+        update(data)
+    return digest.digest()
 
 
-def _lengths_of(numbers: List[int]) -> bytes:
+def _counted(numbers: List[int]) -> bytes:
+    """How many numbers, then the numbers, as little-endian int64."""
     packed = array("q", numbers)
     if _SWAP:
         packed.byteswap()
@@ -120,7 +122,7 @@ def _lengths_of(numbers: List[int]) -> bytes:
 
 def batch_crc(fingerprint: str, key: BatchKey, size: int, form: int, value: bytes) -> int:
     """CRC-32 over the model's fingerprint and every stored field of a batch row."""
-    return binascii.crc32(b"".join((key[0], key[1], struct.pack("<qq", size, form), value)),
+    return binascii.crc32(b"".join((key, struct.pack("<qq", size, form), value)),
                           _crc_prefix(fingerprint))
 
 
@@ -145,12 +147,12 @@ def encode_batch(requests: Sequence[Request], answers: Sequence[Answer]) -> Opti
 
 def decode_batch(fingerprint: str, key: BatchKey, requests: Sequence[Request],
                  row: Optional[tuple]) -> Optional[List[Answer]]:
-    """The batch's answers from its row (check_key, size, form, value, crc), or None: no row, or one that does not
+    """The batch's answers from its row (size, form, value, crc), or None: no row, or one that does not
     decode exactly (then the batch takes the per-entry path)."""
     if row is None:
         return None
-    check, size, form, value, crc = row
-    if (type(value) is not bytes or type(size) is not int or type(form) is not int or check != key[1]
+    size, form, value, crc = row
+    if (type(value) is not bytes or type(size) is not int or type(form) is not int
             or size != len(requests) or batch_crc(fingerprint, key, size, form, value) != crc):
         return None
     counts = list(map(len, map(_SPACE, requests)))
@@ -164,16 +166,19 @@ def decode_batch(fingerprint: str, key: BatchKey, requests: Sequence[Request],
         return list(map(label_answer, indexes))
     if form == _SCORES and len(value) == 8 * sum(counts):
         return _score_answers(value, counts)
-    return None
+    return None  # (a row of NaN or infinite scores is refused by _score_answers: the engine refuses them too)
 
 
-def _score_answers(value: bytes, counts: List[int]) -> List[Answer]:
-    """Answers of label scores, as the entries decode them (a list of floats, no text, parsed)."""
+def _score_answers(value: bytes, counts: List[int]) -> Optional[List[Answer]]:
+    """Answers of label scores, as the entries decode them (a list of floats, no text, parsed); None when a score
+    is not finite (no row holds one: the engine refuses such answers before they are stored)."""
     scores = array("d")
     scores.frombytes(value)
     if _SWAP:
         scores.byteswap()
     flat = scores.tolist()
+    if not all(map(isfinite, flat)):
+        return None
     answers: List[Any] = []
     append, new, start = answers.append, _new, 0
     for count in counts:
@@ -187,9 +192,9 @@ def _score_answers(value: bytes, counts: List[int]) -> List[Answer]:
     return answers
 
 
-_SELECT = "SELECT check_key, size, form, value, crc FROM batches WHERE model = ? AND batch_key = ?"
-_WRITE = ("INSERT OR REPLACE INTO batches (model, batch_key, check_key, size, form, value, crc) "
-          "VALUES (?, ?, ?, ?, ?, ?, ?)")
+_SELECT = "SELECT size, form, value, crc FROM batches WHERE model = ? AND batch_key = ?"
+_WRITE = ("INSERT OR REPLACE INTO batches (model, batch_key, size, form, value, crc) "
+          "VALUES (?, ?, ?, ?, ?, ?)")
 
 
 def ensure_table(connection: Any) -> None:
@@ -207,13 +212,13 @@ def ensure_table(connection: Any) -> None:
 
 
 def select_row(connection: Any, model: int, key: BatchKey) -> Optional[tuple]:
-    """The stored row of a batch (check_key, size, form, value, crc), or None."""
-    return connection.execute(_SELECT, (model, bytearray(key[0]))).fetchone()
+    """The stored row of a batch (size, form, value, crc), or None."""
+    return connection.execute(_SELECT, (model, bytearray(key))).fetchone()
 
 
 def row_parameters(model: int, fingerprint: str, key: BatchKey, size: int, form: int, value: bytes) -> tuple:
     """The parameters of :data:`_WRITE` for one batch row (bytearrays: see :func:`StaICC.cache.store._bound`)."""
-    return (model, bytearray(key[0]), bytearray(key[1]), size, form, bytearray(value),
+    return (model, bytearray(key), size, form, bytearray(value),
             batch_crc(fingerprint, key, size, form, value))
 
 

@@ -3,7 +3,7 @@
 The ``cache/`` package (and ``sqlite3`` with it) is imported only when a cache is given.
 """
 import contextlib
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from ..requests import Answer, Request
 from .protocols import AnswerCache
@@ -24,22 +24,25 @@ def opened_cache(cache: Any) -> Iterator[Optional[AnswerCache]]:
             store.close()
 
 
-def cached_answers(cache: AnswerCache, fingerprint: str,
-                   requests: Sequence[Request]) -> Tuple[List[Optional[Answer]], Any]:
-    """The cache's answers to ``requests`` (None where it has none), and the batch key to remember them under.
+def cached_answers(cache: AnswerCache, fingerprint: str, requests: Sequence[Request],
+                   validated: Callable[[Answer, Request], Answer]) -> Tuple[List[Optional[Answer]], Any]:
+    """The cache's answers to ``requests`` (None where it has none), each ``validated``, and the batch key to
+    remember them under.
 
     A :class:`~StaICC.cache.PredictionCache` first reads the batch's own row (one SELECT for the whole
-    batch: see :mod:`StaICC.cache.batches`); when it has none, or one that does not decode exactly, every
-    entry is looked up and checked one by one, and the key comes back so that the batch's row is written
-    once every answer is known (:func:`remember_batch`).
+    batch: see :mod:`StaICC.cache.batches`), whose decoding checks what ``validated`` checks (a label index
+    in range, finite scores as many as the labels).  When it has none, or one that does not decode exactly,
+    every entry is looked up and checked one by one, and the key comes back so that the batch's row is
+    written once every answer is known (:func:`remember_batch`).
     """
+    key = None
     lookup_batch = getattr(cache, "lookup_batch", None)
     if lookup_batch is not None:
         found, key = lookup_batch(fingerprint, requests)
         if found is not None:
             return found, None
-        return cache.lookup(fingerprint, requests), key
-    return cache.lookup(fingerprint, requests), None
+    return [None if answer is None else validated(answer, request)
+            for answer, request in zip(cache.lookup(fingerprint, requests), requests)], key
 
 
 def remember_batch(cache: Any, fingerprint: str, key: Any, requests: Sequence[Request],

@@ -141,10 +141,7 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     answers: List[Optional[Answer]] = [None] * len(requests)
     fingerprint, batch = backend.fingerprint() if cache is not None else "", None
     if cache is not None and requests:
-        found_all, batch = cached_answers(cache, fingerprint, requests)
-        for i, found in enumerate(found_all):
-            if found is not None:
-                answers[i] = _validated(found, requests[i])
+        answers, batch = cached_answers(cache, fingerprint, requests, _validated)
     todo, duplicates = _to_ask(requests, answers, cache is not None)
     counts = counts if counts is not None else {}
     counts["cached"] = counts.get("cached", 0) + (len(requests) - len(todo) - len(duplicates))

@@ -55,7 +55,7 @@ def batch_rows(path):
     """Every batch row of the file ([] also where the table is not made yet: it is made on first use)."""
     with sqlite3.connect(path) as connection:
         made = connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'batches'").fetchone()
-        rows = connection.execute("SELECT batch_key, check_key, size, form, value, crc FROM batches").fetchall() \
+        rows = connection.execute("SELECT batch_key, size, form, value, crc FROM batches").fetchall() \
             if made else []
     connection.close()
     return rows
@@ -104,13 +104,12 @@ def test_batch_key_covers_every_part_of_the_entry_keys_and_the_model():
     moved = [Request(r.prompt, LABELS, "Other", "other", 99) for r in base]  # where a prompt comes from: no part
     assert batch_key("m", moved) == key
     listed = batch_key("m", [Request(r.prompt, list(LABELS)) for r in base])  # unhashable: the general form
-    assert listed not in keys and [len(part) for part in listed] == [32, 8]
+    assert listed not in keys and len(listed) == 32
 
 
 def corrupt(path, how):
     with sqlite3.connect(path) as connection:
-        key, check, size, form, value, crc = connection.execute(
-            "SELECT batch_key, check_key, size, form, value, crc FROM batches").fetchone()
+        key, size, form, value, crc = connection.execute("SELECT batch_key, size, form, value, crc FROM batches").fetchone()
         fingerprint = connection.execute("SELECT fingerprint FROM models").fetchone()[0]
         if how == "byte":  # a changed byte, CRC left as it was
             value = bytes([value[0] ^ 1]) + value[1:]
@@ -118,20 +117,17 @@ def corrupt(path, how):
             crc ^= 1
         elif how in ("short", "index"):  # a well-formed CRC over a value that does not fit the batch
             value = value[:-4] if how == "short" else struct.pack("<I", 7) + value[4:]
-            crc = batch_crc(fingerprint, (key, check), size, form, value)
-        elif how == "size":
-            size -= 1
-            crc = batch_crc(fingerprint, (key, check), size, form, value)
-        elif how == "check":
-            check = bytes(8)
-            crc = batch_crc(fingerprint, (key, check), size, form, value)
+            crc = batch_crc(fingerprint, key, size, form, value)
+        elif how in ("size", "form"):
+            size, form = (size - 1, form) if how == "size" else (size, 1 - form)
+            crc = batch_crc(fingerprint, key, size, form, value)
         elif how == "text":
             value = "not bytes"
-        connection.execute("UPDATE batches SET check_key = ?, size = ?, value = ?, crc = ?", (check, size, value, crc))
+        connection.execute("UPDATE batches SET size = ?, form = ?, value = ?, crc = ?", (size, form, value, crc))
     connection.close()
 
 
-@pytest.mark.parametrize("how", ["byte", "crc", "short", "index", "size", "check", "text"])
+@pytest.mark.parametrize("how", ["byte", "crc", "short", "index", "size", "form", "text"])
 def test_a_damaged_batch_row_never_answers_the_entries_do_and_the_row_is_rewritten(tmp_path, how):
     requests = requests_for(30)
     path = tmp_path / "c.sqlite"
@@ -206,3 +202,20 @@ def test_small_and_text_batches_keep_the_per_entry_path(tmp_path):
         cold, _ = run(index, small, cache)
         assert run(index, small, cache) == (cold, 0) and batch_rows(path) == []
         assert cache.lookup_batch("bench-model", small) == (None, None)
+
+
+def test_a_batch_row_of_non_finite_scores_never_answers(tmp_path):
+    """The engine refuses NaN and infinite scores from a model; a row holding one (an edited file with a matching
+    CRC) is refused too, and the entries answer."""
+    requests = requests_for(12)
+    path = tmp_path / "c.sqlite"
+    with PredictionCache(path) as cache:
+        cold, _ = run(scores, requests, cache)
+    with sqlite3.connect(path) as connection:
+        key, size, form, value = connection.execute("SELECT batch_key, size, form, value FROM batches").fetchone()
+        fingerprint = connection.execute("SELECT fingerprint FROM models").fetchone()[0]
+        value = struct.pack("<d", float("nan")) + value[8:]
+        connection.execute("UPDATE batches SET value = ?, crc = ?", (value, batch_crc(fingerprint, key, size, form, value)))
+    connection.close()
+    with PredictionCache(path) as cache:
+        assert run(scores, requests, cache) == (cold, 0)
