@@ -107,7 +107,7 @@ def batch_key(fingerprint: str, requests: Sequence[Request]) -> BatchKey:
     encoded = list(map(_UTF8, texts))
     digest = hashlib.sha256(head + _counted(list(map(len, encoded))))
     update = digest.update
-    for data in encoded:
+    for data in encoded:  # (faster than hashing one joined copy)
         update(data)
     return digest.digest()
 
@@ -163,7 +163,8 @@ def decode_batch(fingerprint: str, key: BatchKey, requests: Sequence[Request],
             indexes.byteswap()
         if not all(map(int.__lt__, indexes, counts)):
             return None
-        return list(map(label_answer, indexes))
+        shared = [label_answer(index) for index in range(max(counts))]  # one Answer per label index
+        return list(map(shared.__getitem__, indexes))
     if form == _SCORES and len(value) == 8 * sum(counts):
         return _score_answers(value, counts)
     return None  # (a row of NaN or infinite scores is refused by _score_answers: the engine refuses them too)
