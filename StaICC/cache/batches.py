@@ -4,7 +4,7 @@ A run asks the cache for its requests in batches (a pass of a dataset), and a re
 the same batches again.  Per-entry content keys cost a canonical JSON, a SHA-256 and a
 BLAKE2b per request before anything is read; a batch row is keyed instead by one SHA-256 over
 the whole batch's content (the model's fingerprint, then each request's kind, prompt(s) and
-label space, in order), hashed in one pass over the joined text, and holds every answer of
+label space, in order), hashed in one pass over the encoded prompts, and holds every answer of
 the batch in one value with its own CRC-32.
 
 **Safety.**  A batch row is an accelerator, never the record: every entry is still stored
