@@ -6,7 +6,9 @@ Three parts, each printed as figures and ratios:
 * **suite**: the standard suite with a trivial function (so the figures are the framework's own cost),
   in a fresh process after a warm-up suite: without a cache, with a new cache (a cold cache: every
   answer stored) and again over that file (a warm cache: every answer found), in turns ``--repeats``
-  times.  CPU seconds.  Then the warm suite again with every request's digests given (looked up by prompt in a
+  times.  CPU seconds.  A warm run reads each lookup batch from its batch row (one row per batch, keyed by the
+  whole batch's content: :mod:`StaICC.cache.batches`); it is also timed with the batch rows deleted first (as
+  after ``cache merge``): every entry looked up one by one.  Then the warm suite again with every request's digests given (looked up by prompt in a
   dictionary the run before filled): the least any cache keyed by each prompt's content can cost.
 * **per prompt**: ~1 KB prompts (label spaces of 2 to 6 words; nine answers in ten a float vector, one
   an int label with generated text), per batch size (prompts per lookup/store call).  A lookup (all
@@ -72,6 +74,21 @@ for repeat in range({repeats}):  # in turns, so that a busy moment of the machin
     runs.append({{"suite: no cache (s)": cpu(None), "suite: cold cache (s)": cpu(path),
                  "suite: warm cache (s)": cpu(path)}})
 figures = {{name: min(run[name] for run in runs) for name in runs[0]}}
+# a warm run over a cache whose batch rows are gone (as after `cache merge`, which copies entries only): every
+# entry looked up and checked one by one, and each batch's row written again for the next run
+import sqlite3
+def without_batch_rows(path):
+    with sqlite3.connect(path) as connection:
+        connection.execute("DELETE FROM batches")
+    connection.close()
+try:
+    spans = []
+    for repeat in range({repeats}):
+        without_batch_rows(path)
+        spans.append(cpu(path))
+    figures["suite: warm cache, batch rows gone (s)"] = min(spans)
+except sqlite3.OperationalError:  # a revision without batch rows
+    pass
 # the floor of any cache that keys an entry by its content: the warm suite again with every request's digests
 # looked up in a dictionary filled by the run before (a dict lookup by prompt instead of the hashing)
 from StaICC import requests as staicc_requests
@@ -83,8 +100,14 @@ def remembered(request):
         found = memo[key] = compute(request)
     return found
 staicc_requests.Request.digests.compute = remembered
-cpu(path)
-figures["suite: warm cache, digests given (s)"] = min(cpu(path) for _ in range({repeats}))
+def per_entry(path):  # the per-entry path: batch rows deleted first (the run writes them again)
+    try:
+        without_batch_rows(path)
+    except sqlite3.OperationalError:  # a revision without batch rows
+        pass
+    return cpu(path)
+per_entry(path)
+figures["suite: warm cache, batch rows gone, digests given (s)"] = min(per_entry(path) for _ in range({repeats}))
 staicc_requests.Request.digests.compute = compute
 try:  # the digests of the suite's distinct prompts, which any run with this cache format computes
     import dataclasses
@@ -314,10 +337,13 @@ def ratios(figures: dict, batch_sizes) -> list:
     if suite:
         rows.append(("warm-cache suite / suite without a cache", suite["warm cache"] / suite["no cache"], 1.2))
         rows.append(("cold-cache suite / suite without a cache", suite["cold cache"] / suite["no cache"], 2.0))
+        rows.append(("warm-cache suite, batch rows gone (first run after a merge) / suite without a cache",
+                     suite.get("warm cache, batch rows gone", float("nan")) / suite["no cache"], None))
         rows.append(("digests of the suite's distinct prompts / suite without a cache",
                      suite.get("digests of its distinct prompts", float("nan")) / suite["no cache"], None))
-        rows.append(("warm-cache suite, digests given / suite without a cache (the floor of content keys)",
-                     suite.get("warm cache, digests given", float("nan")) / suite["no cache"], None))
+        rows.append(("warm-cache suite, batch rows gone, digests given / suite without a cache (the floor of "
+                     "per-entry keys)", suite.get("warm cache, batch rows gone, digests given", float("nan"))
+                     / suite["no cache"], None))
     for batch in batch_sizes:
         f = {k.split(": ")[1][:-5]: v for k, v in figures.items() if k.startswith(f"per prompt, batch {batch}: ")}
         if f:

@@ -41,7 +41,8 @@ or store reaches it, or by :meth:`PredictionCache.check`.
 
 **Layout.**  :mod:`.schema` opens a file and refuses what is not a usable StaICC cache;
 :mod:`.codec` turns answers into stored values and back (with the CRC-32 and digests);
-:mod:`.store` holds :class:`PredictionCache` itself (lookup, store, models, stats);
+:mod:`.batches` keeps one row per lookup batch beside the entries (a warm batch read in one row, the
+entries still the record); :mod:`.store` holds :class:`PredictionCache` itself (lookup, store, models, stats);
 :mod:`.merge` copies caches into one in SQL (``staicc cache merge``), with the same checks.
 The public names are importable from ``StaICC.cache``; private helpers from their module.
 """

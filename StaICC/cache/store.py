@@ -13,6 +13,7 @@ import threading
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from ..requests import Answer, Request
+from .batches import BatchRows, _check_fingerprint, _check_requests
 from .codec import Digests, EntryProblem, _crc_prefix, _encode, _entry_crc, _stored_answers
 from .schema import _COLLISION, DEFAULT_TIMEOUT, CacheError, _CacheFile
 
@@ -24,22 +25,6 @@ _CHUNK = 500  # keys per ``IN (...)`` query: far below SQLite's variable limit, 
 def numerics_row(fingerprint: str, records: List[Dict[str, Any]]) -> Tuple[str, str]:
     """The ``meta`` row (name, JSON) that keeps every setting ``records`` a model's answers were computed under."""
     return NUMERICS_PREFIX + fingerprint, json.dumps(records, sort_keys=True, default=str)
-
-
-def _check_fingerprint(fingerprint: Any) -> str:
-    if not isinstance(fingerprint, str) or not fingerprint:
-        raise TypeError(f"fingerprint must be a non-empty string (Backend.fingerprint()), got {fingerprint!r}")
-    return fingerprint
-
-
-def _check_requests(requests: Any) -> Sequence[Request]:
-    if isinstance(requests, (str, bytes)) or not isinstance(requests, Sequence):
-        raise TypeError(f"requests must be a sequence of Request, got {type(requests).__name__}")
-    if not {Request}.issuperset(map(type, requests)):  # one pass in C when every item is a Request
-        for i, request in enumerate(requests):
-            if not isinstance(request, Request):
-                raise TypeError(f"requests[{i}] must be a Request, got {type(request).__name__}")
-    return requests
 
 
 def _bound(model: int, rows: List[tuple]) -> List[Tuple[str, List[tuple]]]:
@@ -67,7 +52,7 @@ _INSERT_NO_TEXT = ("INSERT OR IGNORE INTO predictions (model, content_key, check
                    "VALUES (?, ?, ?, ?, NULL, ?, ?)")
 
 
-class PredictionCache(_CacheFile):
+class PredictionCache(BatchRows, _CacheFile):
     """An SQLite file of model answers, shared safely by threads and processes.
 
     ``PredictionCache(path)`` creates the file or opens an existing StaICC cache; any
@@ -177,8 +162,8 @@ class PredictionCache(_CacheFile):
                           "different content (their BLAKE2b digests differ). This is astronomically unlikely "
                           "by chance: the file was probably edited; move it away")
 
-    def store(self, fingerprint: str, requests: Sequence[Request], answers: Sequence[Answer]) -> None:
-        """Store one answer per request for this model, in one transaction.
+    def store(self, fingerprint: str, requests: Sequence[Request], answers: Sequence[Answer]) -> int:
+        """Store one answer per request for this model, in one transaction; the number of new entries.
 
         An entry already stored for the same model and content is kept (the first writer
         wins; concurrent writers of the same keys never fail).
@@ -190,7 +175,7 @@ class PredictionCache(_CacheFile):
         if len(answers) != len(requests):
             raise ValueError(f"store got {len(answers)} answers for {len(requests)} requests; give one per request")
         if not requests:
-            return
+            return 0
         rows = []
         append, prefix = rows.append, _crc_prefix(fingerprint)
         for position, (request, answer) in enumerate(zip(requests, answers)):
@@ -202,7 +187,7 @@ class PredictionCache(_CacheFile):
         with self._lock:
             connection = self._db()
             try:
-                self._retry(lambda: self._insert(connection, fingerprint, rows))
+                return self._retry(lambda: self._insert(connection, fingerprint, rows))
             except sqlite3.IntegrityError as exc:
                 if _COLLISION in str(exc):
                     raise self._collision_in(connection, fingerprint, rows) from None
@@ -210,13 +195,14 @@ class PredictionCache(_CacheFile):
             except sqlite3.DatabaseError as exc:
                 raise self._database_error(exc, "storing answers") from None
 
-    def _insert(self, connection: sqlite3.Connection, fingerprint: str, rows: List[tuple]) -> None:
+    def _insert(self, connection: sqlite3.Connection, fingerprint: str, rows: List[tuple]) -> int:
         connection.execute("BEGIN IMMEDIATE")
         try:
             model = self._ensure_model(connection, fingerprint)
-            for statement, parameters in _bound(model, rows):
-                connection.executemany(statement, parameters)
+            inserted = sum(connection.executemany(statement, parameters).rowcount
+                           for statement, parameters in _bound(model, rows))
             connection.execute("COMMIT")
+            return inserted
         except BaseException:
             if connection.in_transaction:
                 connection.execute("ROLLBACK")

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 from ..backends.base import Backend, BatchShapeError, FunctionBackend
 from ..errors import InferenceError, where
 from ..metrics import PredictionRows
+from .cache_use import cached_answers, remember_batch
 from .progress import progress_bar
 from .protocols import AnswerCache, ScoringBackend
 from ..requests import KIND_NAMES, LABELS, Answer, Request, label_answer, state_vector
@@ -138,11 +139,9 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     """
     check_kinds(backend, requests)
     answers: List[Optional[Answer]] = [None] * len(requests)
-    fingerprint = backend.fingerprint() if cache is not None else ""
+    fingerprint, batch = backend.fingerprint() if cache is not None else "", None
     if cache is not None and requests:
-        for i, found in enumerate(cache.lookup(fingerprint, requests)):
-            if found is not None:
-                answers[i] = _validated(found, requests[i])
+        answers, batch = cached_answers(cache, fingerprint, requests, _validated)
     todo, duplicates = _to_ask(requests, answers, cache is not None)
     counts = counts if counts is not None else {}
     counts["cached"] = counts.get("cached", 0) + (len(requests) - len(todo) - len(duplicates))
@@ -165,6 +164,7 @@ def score_requests(backend: Backend, requests: Sequence[Request], *, cache: Opti
     commits.flush()
     _note_numerics(cache, fingerprint, backend, requests_per_call, counts["asked"])
     _copy_duplicates(answers, duplicates)
+    remember_batch(cache, fingerprint, batch, requests, answers, commits.as_stored)  # type: ignore[arg-type]
     return answers  # type: ignore[return-value]
 
 
@@ -230,13 +230,13 @@ def _to_ask(requests: Sequence[Request], answers: List[Optional[Answer]],
 class _Commits:
     """New answers not stored yet: stored in groups of STORE_EVERY or every STORE_SECONDS, or at once."""
 
-    __slots__ = ("cache", "fingerprint", "requests", "answers", "pending", "last")
+    __slots__ = ("cache", "fingerprint", "requests", "answers", "pending", "last", "as_stored")
 
     def __init__(self, cache: Optional[AnswerCache], fingerprint: str, requests: Sequence[Request],
                  answers: List[Optional[Answer]]) -> None:
         self.cache, self.fingerprint, self.requests, self.answers = cache, fingerprint, requests, answers
         self.pending: List[int] = []
-        self.last = time.monotonic()
+        self.last, self.as_stored = time.monotonic(), True  # as_stored: each answer stored so far is a new entry
 
     def add(self, answered: Sequence[int], now: bool = False) -> None:
         """Requests just answered; stored when ``now`` or when the group is full or old enough."""
@@ -248,8 +248,9 @@ class _Commits:
 
     def flush(self) -> None:
         if self.pending:
-            self.cache.store(self.fingerprint, [self.requests[i] for i in self.pending],
-                             [self.answers[i] for i in self.pending])
+            stored = self.cache.store(self.fingerprint, [self.requests[i] for i in self.pending],
+                                      [self.answers[i] for i in self.pending])
+            self.as_stored = self.as_stored and stored == len(self.pending)
             self.pending.clear()
         self.last = time.monotonic()
 

@@ -1,0 +1,282 @@
+"""Batch rows: one extra row per lookup batch, so that a warm run reads a batch in one SELECT.
+
+A run asks the cache for its requests in batches (a pass of a dataset), and a rerun asks for
+the same batches again.  Per-entry content keys cost a canonical JSON, a SHA-256 and a
+BLAKE2b per request before anything is read; a batch row is keyed instead by one SHA-256 over
+the whole batch's content (the model's fingerprint, then each request's kind, prompt(s) and
+label space, in order), hashed in one pass over the encoded prompts, and holds every answer of
+the batch in one value with its own CRC-32.
+
+**Safety.**  A batch row is an accelerator, never the record: every entry is still stored
+(and counted, merged, exported) one by one.  A row is written only when each of its answers
+is what the batch's entries hold (the entries were read back, or every entry of the batch
+was newly inserted by the run that writes the row), so answering from it answers what the
+per-entry path answers, bit for bit.  A row that does not decode exactly (its CRC, its size,
+its length, its form or a label index out of range) never answers: the batch falls back to
+the per-entry lookup, every entry checked as before, and the row is rewritten.  The row's key
+is a SHA-256 like an entry's; it has no second digest (the entries' BLAKE2b turns an entry
+key collision into an error): hashing the batch twice would cost as much again, and a
+SHA-256 collision is as unlikely between two batches as between two entries.
+Only batches whose answers are all label indices, or all label-score vectors, get a row
+(generated text and representations keep the per-entry path).  ``cache merge`` copies
+entries only: batch rows are dropped there and rebuilt by the first run that reads the batch.
+"""
+import binascii
+import hashlib
+from math import isfinite
+import struct
+import sqlite3
+import sys
+from array import array
+from operator import attrgetter, methodcaller
+from typing import Any, List, Optional, Sequence, Tuple
+
+from ..requests import LABELS, Answer, Request, label_answer
+from .codec import _crc_prefix, _encode
+
+#: a batch row's key: the SHA-256 of the batch's content
+BatchKey = bytes
+#: batches smaller than this keep the per-entry path only (a row would save nothing)
+BATCH_MIN = 8
+
+BATCHES_TABLE = """CREATE TABLE IF NOT EXISTS batches (
+    model     INTEGER NOT NULL,   -- models.id
+    batch_key BLOB NOT NULL,      -- SHA-256 of the fingerprint and every request of the batch, in order
+    size      INTEGER NOT NULL,   -- requests in the batch
+    form      INTEGER NOT NULL,   -- 0: uint32 label indices; 1: little-endian float64 label scores
+    value     BLOB NOT NULL,      -- every answer of the batch, in order
+    crc       INTEGER NOT NULL,   -- CRC-32 of the fingerprint and every field above
+    PRIMARY KEY (model, batch_key)
+) WITHOUT ROWID"""
+
+_INDEXES, _SCORES = 0, 1
+_PROMPT, _SPACE, _KIND = attrgetter("prompt"), attrgetter("label_space"), attrgetter("kind")
+_UTF8 = methodcaller("encode", "utf-8", "surrogatepass")
+_SWAP = sys.byteorder != "little"
+_new = object.__new__
+
+
+def _check_fingerprint(fingerprint: Any) -> str:
+    if not isinstance(fingerprint, str) or not fingerprint:
+        raise TypeError(f"fingerprint must be a non-empty string (Backend.fingerprint()), got {fingerprint!r}")
+    return fingerprint
+
+
+def _check_requests(requests: Any) -> Sequence[Request]:
+    if isinstance(requests, (str, bytes)) or not isinstance(requests, Sequence):
+        raise TypeError(f"requests must be a sequence of Request, got {type(requests).__name__}")
+    if not {Request}.issuperset(map(type, requests)):  # one pass in C when every item is a Request
+        for i, request in enumerate(requests):
+            if not isinstance(request, Request):
+                raise TypeError(f"requests[{i}] must be a Request, got {type(request).__name__}")
+    return requests
+
+
+def batch_key(fingerprint: str, requests: Sequence[Request]) -> BatchKey:
+    """SHA-256 of the batch's content: what every entry key of the batch covers, and the model.
+
+    The common batch (one label space, one kind, text prompts) is listed as its head (fingerprint,
+    kind, labels) and its prompts; any other batch as each request's prompt parts, labels and kind,
+    with their counts.  The bytes hashed are the texts' UTF-8 lengths, then their UTF-8 one after the
+    other, so two different batches never give the same bytes.  One pass over the prompts, no JSON.
+    """
+    prompts = list(map(_PROMPT, requests))
+    try:
+        spaces = set(map(_SPACE, requests))
+    except TypeError:  # a label space given as a list: the general form
+        spaces = set()
+    kinds = set(map(_KIND, requests))
+    if len(spaces) == 1 and len(kinds) == 1 and {str}.issuperset(map(type, prompts)):
+        (labels,), (kind,) = spaces, kinds
+        texts = [fingerprint, kind, *labels, *prompts]
+        head = b"S" + struct.pack("<qq", len(labels), len(prompts))
+    else:
+        texts, shape = [fingerprint], []
+        for request in requests:
+            prompt = request.prompt
+            if type(prompt) is str:
+                texts.append(prompt)
+                shape.append(-1)
+            else:
+                texts.extend(prompt)
+                shape.append(len(prompt))
+            texts.extend(request.label_space)
+            texts.append(request.kind)
+            shape.append(len(request.label_space))
+        head = b"G" + _counted(shape)
+    encoded = list(map(_UTF8, texts))
+    digest = hashlib.sha256(head + _counted(list(map(len, encoded))))
+    update = digest.update
+    for data in encoded:  # (faster than hashing one joined copy)
+        update(data)
+    return digest.digest()
+
+
+def _counted(numbers: List[int]) -> bytes:
+    """How many numbers, then the numbers, as little-endian int64."""
+    packed = array("q", numbers)
+    if _SWAP:
+        packed.byteswap()
+    return struct.pack("<q", len(numbers)) + packed.tobytes()
+
+
+def batch_crc(fingerprint: str, key: BatchKey, size: int, form: int, value: bytes) -> int:
+    """CRC-32 over the model's fingerprint and every stored field of a batch row."""
+    return binascii.crc32(b"".join((key, struct.pack("<qq", size, form), value)),
+                          _crc_prefix(fingerprint))
+
+
+def encode_batch(requests: Sequence[Request], answers: Sequence[Answer]) -> Optional[Tuple[int, bytes]]:
+    """(form, value) of a batch's answers, from the entries' own encoding; None for a batch that gets no row."""
+    if {LABELS} != set(map(_KIND, requests)):
+        return None
+    encoded = [_encode(request, answer, i) for i, (request, answer) in enumerate(zip(requests, answers))]
+    if any(text is not None or not parsed for _value, text, parsed in encoded):
+        return None
+    values = [value for value, _text, _parsed in encoded]
+    kinds = set(map(type, values))
+    if kinds == {int}:
+        indexes = array("I", values)
+        if _SWAP:
+            indexes.byteswap()
+        return _INDEXES, indexes.tobytes()
+    if kinds == {bytes}:
+        return _SCORES, b"".join(values)
+    return None
+
+
+def decode_batch(fingerprint: str, key: BatchKey, requests: Sequence[Request],
+                 row: Optional[tuple]) -> Optional[List[Answer]]:
+    """The batch's answers from its row (size, form, value, crc), or None: no row, or one that does not
+    decode exactly (then the batch takes the per-entry path)."""
+    if row is None:
+        return None
+    size, form, value, crc = row
+    if (type(value) is not bytes or type(size) is not int or type(form) is not int
+            or size != len(requests) or batch_crc(fingerprint, key, size, form, value) != crc):
+        return None
+    counts = list(map(len, map(_SPACE, requests)))
+    if form == _INDEXES and len(value) == 4 * size:
+        indexes = array("I")
+        indexes.frombytes(value)
+        if _SWAP:
+            indexes.byteswap()
+        if not all(map(int.__lt__, indexes, counts)):
+            return None
+        shared = [label_answer(index) for index in range(max(counts))]  # one Answer per label index
+        return list(map(shared.__getitem__, indexes))
+    if form == _SCORES and len(value) == 8 * sum(counts):
+        return _score_answers(value, counts)
+    return None  # (a row of NaN or infinite scores is refused by _score_answers: the engine refuses them too)
+
+
+def _score_answers(value: bytes, counts: List[int]) -> Optional[List[Answer]]:
+    """Answers of label scores, as the entries decode them (a list of floats, no text, parsed); None when a score
+    is not finite (no row holds one: the engine refuses such answers before they are stored)."""
+    scores = array("d")
+    scores.frombytes(value)
+    if _SWAP:
+        scores.byteswap()
+    flat = scores.tolist()
+    if not all(map(isfinite, flat)):
+        return None
+    answers: List[Any] = []
+    append, new, start = answers.append, _new, 0
+    for count in counts:
+        answer = new(Answer)
+        fields = answer.__dict__
+        fields["prediction"] = flat[start:start + count]
+        fields["text"] = None
+        fields["parsed"] = True
+        append(answer)
+        start += count
+    return answers
+
+
+_SELECT = "SELECT size, form, value, crc FROM batches WHERE model = ? AND batch_key = ?"
+_WRITE = ("INSERT OR REPLACE INTO batches (model, batch_key, size, form, value, crc) "
+          "VALUES (?, ?, ?, ?, ?, ?)")
+
+
+def ensure_table(connection: Any) -> None:
+    """Create the batch table in a cache written before it existed (entries and their counts are untouched)."""
+    if connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batches'").fetchone():
+        return
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute(BATCHES_TABLE)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+def select_row(connection: Any, model: int, key: BatchKey) -> Optional[tuple]:
+    """The stored row of a batch (size, form, value, crc), or None."""
+    return connection.execute(_SELECT, (model, bytearray(key))).fetchone()
+
+
+def row_parameters(model: int, fingerprint: str, key: BatchKey, size: int, form: int, value: bytes) -> tuple:
+    """The parameters of :data:`_WRITE` for one batch row (bytearrays: see :func:`StaICC.cache.store._bound`)."""
+    return (model, bytearray(key), size, form, bytearray(value),
+            batch_crc(fingerprint, key, size, form, value))
+
+
+class BatchRows:
+    """The batch-row part of :class:`~StaICC.cache.PredictionCache` (which supplies the connection and its lock)."""
+
+    _batch_table = False  # the batch table made sure of, on this object's first batch lookup or write
+    _lock: Any
+
+    def lookup_batch(self, fingerprint: str, requests: Sequence[Request]) -> Tuple[Optional[List[Answer]], Any]:
+        """(answers, None) from the batch's row (:mod:`.batches`); else (None, the key to remember it under), or
+        (None, None) for a batch too small for a row.  A row that does not decode exactly answers nothing."""
+        requests = _check_requests(requests)
+        if len(requests) < BATCH_MIN:
+            return None, None
+        key = batch_key(_check_fingerprint(fingerprint), requests)
+        with self._lock:
+            connection = self._batches_db()
+            try:
+                model = self._model_id(connection, fingerprint)
+                row = None if model is None else self._retry(lambda: select_row(connection, model, key))
+            except sqlite3.DatabaseError as exc:
+                raise self._database_error(exc, "looking a batch up") from None
+        answers = decode_batch(fingerprint, key, requests, row)
+        return (answers, None) if answers is not None else (None, key)
+
+    def remember_batch(self, fingerprint: str, key: Any, requests: Sequence[Request], answers: Sequence[Answer]) -> None:
+        """Write (or rewrite) the batch row of ``requests``, whose ``answers`` are what their entries hold."""
+        encoded = encode_batch(requests, answers)
+        if encoded is None:
+            return
+
+        def write(connection: sqlite3.Connection) -> None:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                model = self._ensure_model(connection, fingerprint)
+                connection.execute(_WRITE, row_parameters(model, fingerprint, key, len(requests),
+                                                                          *encoded))
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+
+        with self._lock:
+            connection = self._batches_db()
+            try:
+                self._retry(lambda: write(connection))
+            except sqlite3.DatabaseError as exc:
+                raise self._database_error(exc, "storing a batch row") from None
+
+    def _batches_db(self) -> sqlite3.Connection:
+        connection = self._db()
+        if not self._batch_table:
+            try:
+                self._retry(lambda: ensure_table(connection))
+            except sqlite3.DatabaseError as exc:
+                raise self._database_error(exc, "adding the batch table") from None
+            self._batch_table = True
+        return connection
