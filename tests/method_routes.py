@@ -21,7 +21,7 @@ FITTED_METHODS = ("generative", "ucpa", "bcl", "prototypical", "sucpa", "tempera
 def scorer():
     from StaICC.backends.causal_lm import CausalLMScorer
     model, tokenizer = tiny_pair("llama")
-    return CausalLMScorer(model, tokenizer, rows_per_forward=1, packing="rows")
+    return CausalLMScorer(model, tokenizer, rows_per_forward=1, packing="rows", numerics="invariant")  # the backend's default
 
 
 def backend():

@@ -55,11 +55,9 @@ def label_biased_pair(labels):
     for i in range(len(tokenizer)):
         if naming_label(server_probe.token_text(i), labels) is not None:
             bias[i] = LABEL_BIAS
-    head = torch.nn.Linear(model.lm_head.in_features, model.lm_head.out_features, bias=True)
-    with torch.no_grad():
-        head.weight.copy_(model.lm_head.weight)
-        head.bias.copy_(bias)
-    model.lm_head = head
+    # added to the head's output by a hook on this model alone: assigning a new module to ``model.lm_head``
+    # changed the models that later tests build under transformers 5 (a Linear with a bias in every new Llama)
+    model.lm_head.register_forward_hook(lambda module, inputs, output: output + bias)
     return model, tokenizer
 
 
