@@ -2,6 +2,7 @@
 answer tokens (chat ``logprobs.content[0].top_logprobs``), and the test knows the exact label scores from the
 same model's whole next-token distribution.  Every metric's interval must contain the exact metric, on every
 dataset; hostile top-k lists are refused with one line naming the answer."""
+import copy
 import json
 import math
 
@@ -55,9 +56,14 @@ def label_biased_pair(labels):
     for i in range(len(tokenizer)):
         if naming_label(server_probe.token_text(i), labels) is not None:
             bias[i] = LABEL_BIAS
-    # added to the head's output by a hook on this model alone: assigning a new module to ``model.lm_head``
-    # changed the models that later tests build under transformers 5 (a Linear with a bias in every new Llama)
-    model.lm_head.register_forward_hook(lambda module, inputs, output: output + bias)
+    # a copy: the tests' tiny model is one shared object (backend_helpers.tiny_pair), so changing its head in place
+    # (a new module, or a hook) changed every later test's model
+    model = copy.deepcopy(model)
+    head = torch.nn.Linear(model.lm_head.in_features, model.lm_head.out_features, bias=True)
+    with torch.no_grad():
+        head.weight.copy_(model.lm_head.weight)
+        head.bias.copy_(bias)
+    model.lm_head = head
     return model, tokenizer
 
 
