@@ -9,7 +9,9 @@ inference: a bad one prints one line and exits with status 2.
 import sys
 from typing import Any, List, Optional, Tuple
 
-from .common import COMMANDS, ArgumentError, OneLineParser, one_line  # noqa: F401  (the CLI's error type, importable here)
+from .common import COMMANDS, ArgumentError, OneLineParser, one_line
+
+__all__ = ["main", "full_parser", "ArgumentError", "COMMANDS"]
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -35,7 +37,7 @@ def _command(argv: List[str]) -> int:
     parser, sub = _top_parser()
     _add_parser(argv[0], sub)
     args = parser.parse_args(argv)
-    args.argv = argv  # a launcher runs the same command once per shard
+    args.argv, args.main = argv, main  # a launcher runs the same command once per shard, through main
     return args.func(args)
 
 
