@@ -9,7 +9,7 @@ from ..engine.selection import Nothing, Shard
 from ..errors import TamperingWarning
 from ..runs.config import RunConfig
 from ..runs.record import Run
-from .common import as_argument_error, loading_bars, one_line
+from .common import argument_errors, loading_bars, one_line
 from .run_output import config_text, run_failed, write_failed
 
 def add_run_parser(sub: Any) -> None:
@@ -96,45 +96,43 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def run_once(args: argparse.Namespace, launch: Any = None) -> int:
-    """Resolve the run, build it once, run it (one shard with a sharded ``launch``), write and print."""
+    """Resolve the run, then the steps of :mod:`StaICC.runs` with this command's output between them: plan (an
+    argument error before any inference), answer (one shard with a sharded ``launch``), print and write.  A
+    ``--methods`` run takes the same steps and prints its own tables (:mod:`StaICC.cli.methods`)."""
+    from ..runs.build import prepare
+    from ..runs.execute import answer, record
     from .run_config import resolve_config
     config = resolve_config(args, launch)
     with warnings.catch_warnings():
         if config.quiet_departures:
             warnings.simplefilter("ignore", TamperingWarning)
         with loading_bars(config.progress):  # a model may load at the first request it must answer
-            return _run(config)
-
-
-def _run(config: RunConfig) -> int:
-    """Plan (an argument error before any inference), answer, print and write: the steps of
-    :mod:`StaICC.runs`, with this command's output between them."""
-    if config.methods:
-        from .methods import run_methods_command
-        return run_methods_command(config)
-    from ..runs import answer, prepare, record
-    prepared = as_argument_error(prepare, config)
-    backend = prepared.backend
-    if config.show_config:
-        print(config_text(config, backend, prepared.suite))
-    counter, shape = None, None
-    if isinstance(config.selection, Nothing):  # a dry run: what the run would cost, counted as it is planned
-        from .cost import make_counter
-        counter, shape = make_counter(config, backend)
-        if counter is not None:
-            from ..report.progress import StatusLine
-            counter.say = StatusLine("staicc run --dry-run", config.progress)
-    try:
-        result, clock = answer(prepared, counter)
-    except (ValueError, TypeError, RuntimeError, OSError) as exc:
-        return run_failed(config, exc)
-    if isinstance(config.selection, Nothing):
-        return _print_dry_run(result.metadata, config, backend, counter, shape)
-    if isinstance(config.selection, Shard):
-        from .scaleout import print_shard
-        return print_shard(result.metadata, config.cache)
-    run = record(prepared, result, clock)
-    return _finish(run.config, run, backend)
+            with argument_errors():
+                prepared = prepare(config)
+            backend = prepared.backend
+            if config.show_config:
+                print(config_text(config, backend, prepared.suite))
+            counter, shape = None, None
+            if isinstance(config.selection, Nothing):  # a dry run: what it would cost, counted as it is planned
+                from .cost import make_counter
+                counter, shape = make_counter(config, backend)
+                if counter is not None:
+                    from ..report.progress import StatusLine
+                    counter.say = StatusLine("staicc run --dry-run", config.progress)
+            try:
+                result, clock = answer(prepared, counter)
+            except (ValueError, TypeError, RuntimeError, OSError) as exc:
+                return run_failed(config, exc)
+            if isinstance(config.selection, Nothing):
+                return _print_dry_run(result.metadata, config, backend, counter, shape)
+            if isinstance(config.selection, Shard):
+                from .scaleout import print_shard
+                return print_shard(result.metadata, config.cache)
+            run = record(prepared, result, clock)
+            if config.methods:
+                from .methods import finish_methods
+                return finish_methods(run)  # run.config: 'all' less what the backend cannot serve
+            return _finish(run.config, run, backend)
 
 
 def _finish(config: RunConfig, run: Run, backend: Any) -> int:
