@@ -1,7 +1,6 @@
 """Lite runs end to end: a stratified share of the test items asked, every standard number estimated.
 
-A lite run (``StaICC.run_lite(f, 0.125)``, ``staicc run --lite 0.125``: built and asked by
-:mod:`StaICC.runs.lite`) asks the seeded, label-stratified 12.5 %
+``run_lite(f, 0.125)`` (``staicc run --lite 0.125``) asks the seeded, label-stratified 12.5 %
 of every sub-benchmark's test items (:class:`~StaICC.sampling.lite.LiteSample`; the same items
 for every model and run), through the one runner, and estimates each standard metric of the
 *full* run from them with its interval (:func:`~StaICC.stats.lite.lite_estimates`; a metric
