@@ -43,8 +43,6 @@ FLOORS: Tuple[Tuple[str, ...], ...] = (
 
 #: imports that run up a floor on purpose: (importing module, imported module) -> why
 ALLOWED_UP: Dict[Tuple[str, str], str] = {
-    ("StaICC.stats.lite_run", "StaICC.runs.lite"):
-        "the earlier import path of run_lite and full_run_counts: a lite run is built and asked by the runs floor",
 }
 
 
@@ -185,12 +183,6 @@ def test_no_import_circle_crosses_packages():
 
 #: circles inside one package that are left on purpose: the package's modules, and why
 ALLOWED_CIRCLES: Dict[Tuple[str, ...], str] = {
-    ("StaICC.report.commands", "StaICC.report.compare_command"):
-        "left for now: the compare command shares the report command's option helpers, which list it back",
-    ("StaICC.cli", "StaICC.cli.batch", "StaICC.cli.launchers", "StaICC.cli.methods",
-     "StaICC.cli.run", "StaICC.cli.run_config", "StaICC.cli.scaleout", "StaICC.cli.verify"):
-        "left for now: a Ray worker re-enters the CLI's main, and run, methods, batch and verify (which plans "
-        "a run again from its recorded command line) share run's helpers",
 }
 
 

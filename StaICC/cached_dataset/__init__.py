@@ -3,3 +3,5 @@
 It held the pickled dataset tables.  The data now lives in ``StaICC/data`` (verified
 gzip JSON Lines files, see :mod:`StaICC.datasets`); this package is empty.
 """
+
+__all__: list = []

@@ -9,14 +9,22 @@ inference: a bad one prints one line and exits with status 2.
 import sys
 from typing import Any, List, Optional, Tuple
 
-from .common import COMMANDS, ArgumentError, OneLineParser, one_line  # noqa: F401  (the CLI's error type, importable here)
+from .common import COMMANDS, ArgumentError, OneLineParser, one_line
+
+__all__ = ["main", "full_parser", "ArgumentError", "COMMANDS"]
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    """``staicc COMMAND ...``: parse and run one command (only that command's modules are imported: ``staicc run``
+    reads no statistics); ``staicc`` alone: the built-in main job."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] in COMMANDS:
-            return _command(argv)
+            parser, sub = _top_parser()
+            _add_parser(argv[0], sub)
+            args = parser.parse_args(argv)
+            args.argv, args.main = argv, main  # a launcher runs the same command once per shard, through main
+            return args.func(args)
         from .main_job import main_job
         return main_job(argv)
     except ArgumentError as exc:
@@ -28,15 +36,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         print("staicc: interrupted; answers given so far are in the cache (if one was used)", file=sys.stderr)
         return 130
-
-
-def _command(argv: List[str]) -> int:
-    """Parse and run one command; only that command's modules are imported (``staicc run`` reads no statistics)."""
-    parser, sub = _top_parser()
-    _add_parser(argv[0], sub)
-    args = parser.parse_args(argv)
-    args.argv = argv  # a launcher runs the same command once per shard
-    return args.func(args)
 
 
 def full_parser() -> OneLineParser:

@@ -168,13 +168,20 @@ def number_or_text(value: str) -> Any:
     return value
 
 
-def as_argument_error(function, *args, **kwargs):
-    """Call ``function`` (a check or a construction, before any inference); its ValueError,
-    TypeError or ImportError (a missing extra) becomes a one-line argument error."""
+@contextlib.contextmanager
+def argument_errors() -> Iterator[None]:
+    """A block of checks or constructions, before any inference: its ValueError, TypeError, ImportError
+    (a missing extra) or OSError becomes a one-line argument error."""
     try:
-        return function(*args, **kwargs)
+        yield
     except (ValueError, TypeError, ImportError, OSError) as exc:
         raise ArgumentError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+
+
+def as_argument_error(function, *args, **kwargs):
+    """Call ``function`` under :func:`argument_errors`."""
+    with argument_errors():
+        return function(*args, **kwargs)
 
 
 def dataset_specs(names: Optional[List[str]]) -> Optional[List[Any]]:

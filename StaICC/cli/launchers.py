@@ -19,7 +19,7 @@ results.  The results therefore never depend on which worker finished first.
 """
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ..engine.selection import Shard
 from ..errors import StaICCError
@@ -193,15 +193,15 @@ def final_argv(argv: Sequence[str]) -> List[str]:
 # ----------------------------------------------------------------------------
 # Ray
 # ----------------------------------------------------------------------------
-def _shard_task(argv: List[str]) -> int:
-    """One shard inside a Ray worker: the same CLI, so the worker builds the same run.
+def _shard_task(main: Callable[[List[str]], int], argv: List[str]) -> int:
+    """One shard inside a Ray worker: the same CLI (``main``, the ``staicc`` entry point the driver passes down,
+    so this module imports no command back), so the worker builds the same run.
 
     A failed shard raises with the command's own last error line (what the user would
     have read had the shard run in a terminal), so the driver can say why it failed.
     """
     import contextlib
     import sys
-    from . import main
     tee = _ErrorLines(sys.stderr)
     with contextlib.redirect_stderr(tee):
         status = main(argv)
@@ -232,8 +232,11 @@ class _ErrorLines:
         self.stream.flush()
 
 
-def run_ray_shards(argv: Sequence[str], cache: str, options: Mapping[str, str]) -> List[str]:
-    """Run the shards as Ray tasks (retried on failure) and return their cache files, in shard order."""
+def run_ray_shards(argv: Sequence[str], cache: str, options: Mapping[str, str],
+                   main: Callable[[List[str]], int]) -> List[str]:
+    """Run the shards as Ray tasks (retried on failure) and return their cache files, in shard order; each task
+    runs ``main`` (the ``staicc`` entry point: Ray sends it to the workers by its import path) on its shard's
+    command line."""
     from ..extras import require
     ray = require("ray", "--launcher ray")
     address = options.get("address")
@@ -249,7 +252,7 @@ def run_ray_shards(argv: Sequence[str], cache: str, options: Mapping[str, str]) 
         count = int(options["shards"]) if "shards" in options else _default_shards(ray, num_gpus)
         task = ray.remote(_shard_task).options(num_gpus=num_gpus, num_cpus=float(options.get("num_cpus", 1)),
                                                max_retries=int(options.get("retries", 2)), retry_exceptions=True)
-        pending = [task.remote(shard_argv(argv, cache, index, count)) for index in range(count)]
+        pending = [task.remote(main, shard_argv(argv, cache, index, count)) for index in range(count)]
         ray.get(pending)
     finally:
         if started:

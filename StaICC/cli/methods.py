@@ -17,28 +17,15 @@ from typing import Any, Dict, List
 from ..methods.protocol import VANILLA
 from ..runs.methods_dirs import (METHODS_FOLDER, check_methods_output, earlier_method_runs,  # noqa: F401
                                  method_directory, write_methods_dirs)
-from ..runs.config import RunConfig
 from ..runs.record import Run
-from .common import as_argument_error, one_line
+from .common import one_line
+from .run_output import write_failed
 
 
-def run_methods_command(config: RunConfig) -> int:
-    """Plan, run, print and write a ``--methods`` run (see the module docstring): the steps of
-    :mod:`StaICC.runs`, with this command's output between them."""
-    from ..runs import answer, prepare, record
-    from .run import _run_failed
-    prepared = as_argument_error(prepare, config)
-    if config.show_config:
-        from .run import _config_text
-        print(_config_text(config, prepared.backend, prepared.suite))
-    try:
-        result, clock = answer(prepared)
-    except (ValueError, TypeError, RuntimeError, OSError) as exc:
-        return _run_failed(config, exc)
-    return _finish(prepared.config, record(prepared, result, clock))  # 'all' less what the backend cannot serve
-
-
-def _finish(config: RunConfig, run: Run) -> int:
+def finish_methods(run: Run) -> int:
+    """A methods run's tables and directories, once :mod:`StaICC.runs` has answered and recorded it (``staicc run
+    --methods`` takes the steps of every run: :func:`StaICC.cli.run.run_once`)."""
+    config = run.config
     if run.comparison_error is not None:  # the answers are kept: the tables are printed without tests
         print(f"staicc: warning: the methods were not tested against vanilla: {one_line(run.comparison_error)}",
               file=sys.stderr)
@@ -52,8 +39,7 @@ def _finish(config: RunConfig, run: Run) -> int:
     try:
         write(run, config.output_dir, overwrite=True)  # refused before any inference unless --overwrite
     except OSError as exc:
-        from .run import _write_failed
-        return _write_failed(config, exc)
+        return write_failed(config, exc)
     print(f"wrote {one_line(config.output_dir)}/results.json (vanilla) and "
           f"{one_line(os.path.join(config.output_dir, METHODS_FOLDER))}/<method>/results.json"
           + (", each with samples.jsonl" if config.log_samples else ""))

@@ -9,7 +9,8 @@ from ..engine.selection import Nothing, Shard
 from ..errors import TamperingWarning
 from ..runs.config import RunConfig
 from ..runs.record import Run
-from .common import as_argument_error, loading_bars, one_line
+from .common import argument_errors, loading_bars, one_line
+from .run_output import config_text, run_failed, write_failed
 
 def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
@@ -95,54 +96,43 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def run_once(args: argparse.Namespace, launch: Any = None) -> int:
-    """Resolve the run, build it once, run it (one shard with a sharded ``launch``), write and print."""
+    """Resolve the run, then the steps of :mod:`StaICC.runs` with this command's output between them: plan (an
+    argument error before any inference), answer (one shard with a sharded ``launch``), print and write.  A
+    ``--methods`` run takes the same steps and prints its own tables (:mod:`StaICC.cli.methods`)."""
+    from ..runs.build import prepare
+    from ..runs.execute import answer, record
     from .run_config import resolve_config
     config = resolve_config(args, launch)
     with warnings.catch_warnings():
         if config.quiet_departures:
             warnings.simplefilter("ignore", TamperingWarning)
         with loading_bars(config.progress):  # a model may load at the first request it must answer
-            return _run(config)
-
-
-def _run(config: RunConfig) -> int:
-    """Plan (an argument error before any inference), answer, print and write: the steps of
-    :mod:`StaICC.runs`, with this command's output between them."""
-    if config.methods:
-        from .methods import run_methods_command
-        return run_methods_command(config)
-    from ..runs import answer, prepare, record
-    prepared = as_argument_error(prepare, config)
-    backend = prepared.backend
-    if config.show_config:
-        print(_config_text(config, backend, prepared.suite))
-    counter, shape = None, None
-    if isinstance(config.selection, Nothing):  # a dry run: what the run would cost, counted as it is planned
-        from .cost import make_counter
-        counter, shape = make_counter(config, backend)
-        if counter is not None:
-            from ..report.progress import StatusLine
-            counter.say = StatusLine("staicc run --dry-run", config.progress)
-    try:
-        result, clock = answer(prepared, counter)
-    except (ValueError, TypeError, RuntimeError, OSError) as exc:
-        return _run_failed(config, exc)
-    if isinstance(config.selection, Nothing):
-        return _print_dry_run(result.metadata, config, backend, counter, shape)
-    if isinstance(config.selection, Shard):
-        from .scaleout import print_shard
-        return print_shard(result.metadata, config.cache)
-    run = record(prepared, result, clock)
-    return _finish(run.config, run, backend)
-
-
-def _run_failed(config: Any, exc: BaseException) -> int:
-    from ..cache import CacheError
-    print(f"staicc: error: {one_line((str(exc) or type(exc).__name__).splitlines()[0])}", file=sys.stderr)
-    if config.cache and not isinstance(exc, CacheError):
-        print(f"staicc: the answers given so far are in {one_line(config.cache)}; run the same command to "
-              "resume", file=sys.stderr)
-    return 1
+            with argument_errors():
+                prepared = prepare(config)
+            backend = prepared.backend
+            if config.show_config:
+                print(config_text(config, backend, prepared.suite))
+            counter, shape = None, None
+            if isinstance(config.selection, Nothing):  # a dry run: what it would cost, counted as it is planned
+                from .cost import make_counter
+                counter, shape = make_counter(config, backend)
+                if counter is not None:
+                    from ..report.progress import StatusLine
+                    counter.say = StatusLine("staicc run --dry-run", config.progress)
+            try:
+                result, clock = answer(prepared, counter)
+            except (ValueError, TypeError, RuntimeError, OSError) as exc:
+                return run_failed(config, exc)
+            if isinstance(config.selection, Nothing):
+                return _print_dry_run(result.metadata, config, backend, counter, shape)
+            if isinstance(config.selection, Shard):
+                from .scaleout import print_shard
+                return print_shard(result.metadata, config.cache)
+            run = record(prepared, result, clock)
+            if config.methods:
+                from .methods import finish_methods
+                return finish_methods(run)  # run.config: 'all' less what the backend cannot serve
+            return _finish(run.config, run, backend)
 
 
 def _finish(config: RunConfig, run: Run, backend: Any) -> int:
@@ -158,7 +148,7 @@ def _finish(config: RunConfig, run: Run, backend: Any) -> int:
         try:
             write(run, config.output_dir, overwrite=True)  # refused before any inference unless --overwrite
         except OSError as exc:  # a full disk, a quota, a directory removed under the run
-            return _write_failed(config, exc)
+            return write_failed(config, exc)
         if bounds:
             import json
             from ..results.provenance import strict_json_value
@@ -185,42 +175,6 @@ def _print_bounds(backend: Any, result: Any) -> list:
     print(format_bounds(rows))
     print()
     return rows
-
-
-def _config_text(config: Any, backend: Any, suite: Dict[str, Any]) -> str:
-    """The resolved run as JSON: what lm-eval's --show_config prints, for this package's settings."""
-    import json
-    from ..results.provenance import redact
-    benchmarks = {}
-    for name, bench in suite.items():
-        parts = bench.benchmarks() if hasattr(bench, "benchmarks") else {name: bench}
-        benchmarks[name] = {part_name: part.dataset_names() for part_name, part in parts.items()}
-    retriever = config.retriever
-    limit = config.test_items.first_count if config.test_items is not None else None
-    lite = config.test_items.lite_sample if config.test_items is not None else None
-    shown = {"backend": config.model, "model_args": redact({k: str(v) for k, v in config.arguments.items()}),
-             "identity": redact(backend.identity()), "benchmarks": benchmarks, "k": config.k,
-             "noisy_channel": config.noisy_channel, "limit": limit,
-             "lite": lite.description if lite is not None else None,
-             "retriever": retriever.describe() if retriever is not None else None,
-             "requests_per_call": config.requests_per_call or getattr(backend, "requests_per_call", None),
-             "cache": config.cache, "output_dir": config.output_dir, "log_samples": config.log_samples}
-    if config.methods:
-        shown["methods"] = [method.describe() for method in config.methods]
-    return "resolved configuration:\n" + json.dumps(shown, indent=1, default=str)
-
-
-def _write_failed(config: Any, exc: OSError) -> int:
-    """One line saying what was not written and where the answers are (the run's files were left as they were)."""
-    print(f"staicc: error: cannot write the run directory {one_line(config.output_dir)}: "
-          f"{one_line(exc.strerror or str(exc))}", file=sys.stderr)
-    if config.cache:
-        print(f"staicc: every answer is in the cache {one_line(config.cache)}: make room and run the same command "
-              "again; it writes the results without asking the model again", file=sys.stderr)
-    else:
-        print("staicc: the answers were not kept; run with --cache FILE to keep them across such failures",
-              file=sys.stderr)
-    return 1
 
 
 def _model_name(config: Any) -> str:
@@ -305,3 +259,4 @@ def _print_tables(result: Any, config: Any, lite: Optional[Dict[str, Any]] = Non
           f"{meta['from_cache']} from the cache, {meta['seconds']:.2f} s")
     for line in notices(metadatas):  # said once more where a reader of the log looks last
         print(f"staicc: warning: {line}", file=sys.stderr)
+

@@ -44,7 +44,7 @@ def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., i
         return run_once(args, launch)
     if launch.kind == "ray":
         try:
-            paths = launchers.run_ray_shards(args.argv, args.cache, launch.options)
+            paths = launchers.run_ray_shards(args.argv, args.cache, launch.options, args.main)
         except ValueError as exc:
             raise ArgumentError(str(exc)) from None
         except (launchers.RayConnectionError, ImportError) as exc:  # nothing ran: say so (and how to connect)

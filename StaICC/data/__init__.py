@@ -1,0 +1,2 @@
+"""The bundled data files (the datasets, their table and their manifest); no Python names."""
+__all__: list = []

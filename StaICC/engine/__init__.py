@@ -13,3 +13,6 @@ In the order a run goes:
 
 Nothing is imported here: each module is loaded where it is used.
 """
+
+#: nothing is exported here: each module named above is imported where it is used
+__all__: list = []

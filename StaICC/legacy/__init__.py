@@ -10,3 +10,7 @@ The original import paths are few-line re-exports: ``StaICC.util.*`` of these mo
 ``StaICC.normal``, ``StaICC.diagnosis`` and ``StaICC.prefabricate_inference.*`` of the core
 modules that took their place.  Core modules never import this package.
 """
+
+#: nothing is exported here: the original's names are imported from the modules above, or through the
+#: original import paths
+__all__: list = []

@@ -97,6 +97,14 @@ def run_methods(model: Any, methods: Sequence[MethodEntry] = (VANILLA,), benchma
     :func:`~StaICC.subbenchmarks.suite.run_suite`; ``suite`` / ``noisy_suite``: sub-benchmarks
     already built (the noisy-channel ones for ``noisy_channel``).  ``result.compare()`` tests
     each method against vanilla.
+
+        >>> from StaICC import run_methods
+        >>> from StaICC.backends.reference_model import lexical_icl
+        >>> from StaICC.engine.selection import QuerySubset
+        >>> result = run_methods(lexical_icl, ["contextual"], "Normal", datasets=["TREC"],
+        ...                      test_items=QuerySubset.first(8), progress=False)
+        >>> sorted(result), result["vanilla"]["Normal"]["Averaged results"]["accuracy"]
+        (['contextual', 'vanilla'], 0.3125)
     """
     chosen = resolve_methods(methods)
     with fewer_collections():

@@ -33,12 +33,25 @@ def _check_lengths(ground_truth: Sequence[int], prediction: Matrix) -> None:
 # ----------------------------------------------------------------------------
 @reads_rows_only
 def accuracy(ground_truth: Sequence[int], prediction: Matrix) -> float:
+    """Share of the queries whose top label is the true one (a row: the label space's probabilities or
+    logits, or the predicted label's index).
+
+        >>> from StaICC.metrics import accuracy
+        >>> accuracy([0, 1, 1], [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
+        0.6666666666666666
+    """
     _check_lengths(ground_truth, prediction)
     return accuracy_from_labels(ground_truth, normalized_labels(prediction))
 
 
 @reads_rows_only
 def averaged_truelabel_likelihood(ground_truth: Sequence[int], prediction: Matrix) -> float:
+    """Mean probability of the true label (logits go through a softmax first).
+
+        >>> from StaICC.metrics import averaged_truelabel_likelihood
+        >>> round(averaged_truelabel_likelihood([0, 1, 1], [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]]), 4)
+        0.7
+    """
     _check_lengths(ground_truth, prediction)
     rows = softmax_unless_probabilities(prediction)
     return sequential_sum(map(getitem, rows, ground_truth)) / len(rows)
@@ -46,6 +59,12 @@ def averaged_truelabel_likelihood(ground_truth: Sequence[int], prediction: Matri
 
 @reads_rows_only
 def macro_F1(ground_truth: Sequence[int], prediction: Matrix) -> float:
+    """F1 of each label of the label space, averaged with equal weights.
+
+        >>> from StaICC.metrics import macro_F1
+        >>> round(macro_F1([0, 1, 1], [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]]), 4)
+        0.6667
+    """
     _check_lengths(ground_truth, prediction)
     labels = normalized_labels(prediction)
     return macro_f1_from_labels(ground_truth, labels, len(prediction[0]))  # the softmax keeps a row's width
@@ -53,7 +72,14 @@ def macro_F1(ground_truth: Sequence[int], prediction: Matrix) -> float:
 
 @reads_rows_only
 def expected_calibration_error_1(ground_truth: Sequence[int], prediction: Matrix, bins: int = ECE_BINS) -> float:
-    """ECE over 10 equal-width confidence bins [j/10, (j+1)/10); confidence 1.0 is in no bin."""
+    """ECE over 10 equal-width confidence bins [j/10, (j+1)/10); confidence 1.0 is in no bin.
+
+    Twelve queries answered right with confidence 0.9: the model is 0.1 under-confident.
+
+        >>> from StaICC.metrics import expected_calibration_error_1
+        >>> round(expected_calibration_error_1([0] * 12, [[0.9, 0.1]] * 12), 4)
+        0.1
+    """
     if bins <= 1:
         raise ValueError(f"bins should be larger than 1, got {bins}")
     if bins != ECE_BINS:
@@ -70,7 +96,14 @@ def expected_calibration_error_1(ground_truth: Sequence[int], prediction: Matrix
 @reads_rows_only
 def consistency(ground_truth: Sequence[int], prediction: Matrix,  # noqa: ARG001  (every metric takes (ground_truth, prediction))
                 loop_length: int = CONSISTENCY_LOOP_LENGTH) -> float:
-    """Mean, over the L items, of the majority share of their predictions (items repeat every L)."""
+    """Mean, over the L items, of the majority share of their predictions (items repeat every L).
+
+    Two items asked twice each (item 0, item 1, item 0, item 1): item 1 changed its answer.
+
+        >>> from StaICC.metrics import consistency
+        >>> consistency([0, 0, 0, 0], [[1, 0], [1, 0], [0, 1], [1, 0]], loop_length=2)
+        0.75
+    """
     if loop_length <= 0 or len(prediction) % loop_length != 0:
         raise ValueError("The length of prediction should be the multiple of loop_length: "
                          f"{len(prediction)} predictions, loop_length {loop_length}")

@@ -10,8 +10,8 @@ import argparse
 import sys
 from typing import Any, Dict, List, Optional
 
-from .commands import (PROG, CommandError, _add_statistics_options, _comparisons, _emit, _load,
-                       _run, _strict_json)
+from .command_options import (PROG, CommandError, _add_statistics_options, _comparisons, _emit, _load,
+                              _run, _strict_json)
 
 #: rows of each dataset's list of flips in the text formats (table, md, latex) unless --flips-limit says otherwise
 DEFAULT_FLIPS_LIMIT = 20

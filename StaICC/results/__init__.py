@@ -2,6 +2,8 @@
 import json
 from typing import Any, Dict, Optional, Sequence
 
+__all__ = ["ResultDict", "flatten"]
+
 
 class ResultDict(dict):
     """The original's result dict, plus ``metadata``: benchmark, settings, standard or not.

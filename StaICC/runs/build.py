@@ -76,7 +76,12 @@ def prepare(config: RunConfig, backend: Any = None) -> Prepared:
         if any(method.mode == PROMPTS for method in config.methods):
             noisy = noisy_suite_of(config)
     owns = backend is None
-    backend = _backend(config, backend)
+    if owns:
+        from ..backends.registry import planned_backend
+        backend = planned_backend(config.model, **config.arguments)
+    else:
+        from ..backends.base import as_backend
+        backend = as_backend(backend)
     if config.methods:
         from dataclasses import replace
 
@@ -103,14 +108,6 @@ def _check_proxy(proxy: Any, planned: Dict[str, List[Any]]) -> None:
             check_proxy(proxy, planned)
         except ValueError as error:
             raise InvalidValueError(f"--lite-proxy: {error}") from None
-
-
-def _backend(config: RunConfig, given: Any) -> Any:
-    if given is None:
-        from ..backends.registry import planned_backend
-        return planned_backend(config.model, **config.arguments)
-    from ..backends.base import as_backend
-    return as_backend(given)
 
 
 def open_cache(path: Optional[str]) -> Any:

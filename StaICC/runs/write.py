@@ -15,6 +15,14 @@ def write(run: Run, directory: Optional[str] = None, *, log_samples: Optional[st
     text) or None (the configuration's choice); ``overwrite``: replace a run already there (its files
     are removed), as ``--overwrite`` does; without it such a directory is refused.  A methods run writes
     vanilla's run in ``directory`` and each other method's in ``directory/methods/NAME``.
+
+        >>> import os, tempfile
+        >>> from StaICC.runs import RunConfig, execute, write
+        >>> from StaICC.engine.selection import QuerySubset
+        >>> run = execute(RunConfig(datasets=("TREC",), test_items=QuerySubset.first(8), progress=False))
+        >>> directory = write(run, os.path.join(tempfile.mkdtemp(), "run"), log_samples="compact")
+        >>> sorted(os.listdir(directory))
+        ['results.json', 'samples.columns.json', 'samples.jsonl']
     """
     config = run.config or RunConfig()
     directory = directory or config.output_dir

@@ -5,4 +5,6 @@
 
 The names of the module this package replaced are importable from here.
 """
-from .rows import *  # noqa: F401,F403
+from .rows import default_rows, demonstration_sampler, fixed_sampler, validate_sampler
+
+__all__ = ["default_rows", "demonstration_sampler", "fixed_sampler", "validate_sampler"]

@@ -10,3 +10,6 @@ Merging shard caches lives with the cache (:mod:`StaICC.cache.merge`).  The laun
 command line (:mod:`StaICC.cli.launchers`).  Nothing here is
 imported by ``import StaICC``; torch and ray are imported inside the functions that use them.
 """
+
+#: nothing is exported here: each module named above is imported where it is used
+__all__: list = []

@@ -15,7 +15,7 @@ NumPy; :func:`require_numpy` says so before anything is asked.
 """
 import hashlib
 import json
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
@@ -106,35 +106,6 @@ def lite_section(result: Any, sample: Any, suite: Dict[str, Any], planned: Dict[
     if full_counts:
         section["full_run"] = dict(full_counts)
     return found, section
-
-
-def full_run_counts(model: Any, suite: Dict[str, Any]) -> Dict[str, int]:
-    """Prompts and distinct prompts of the full run of ``suite``: :func:`StaICC.runs.lite.full_run_counts` (a run
-    is counted by the runs floor; this is its earlier import path)."""
-    from ..runs.lite import full_run_counts as counts
-    return counts(model, suite)
-
-
-def run_lite(model: Any, lite: Union[float, Any] = 0.125, benchmarks: Union[str, Sequence[str]] = "all",
-             datasets: Optional[Sequence[Any]] = None, k: Optional[int] = None, cache: Any = None, *,
-             resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL,
-             proxy: Any = None, **options: Any) -> Any:
-    """A lite run: ``run_suite`` on the lite items, with every standard number estimated for the full run.
-
-    ``lite``: the fraction of each sub-benchmark's test items (0.125: 12.5 %), or a
-    :class:`~StaICC.sampling.lite.LiteSample` (``LiteSample(items=64)``: 64 items each).
-    ``benchmarks``, ``datasets``, ``k``, ``cache`` and ``options`` are :func:`run_suite`'s;
-    ``resamples``, ``seed`` and ``level`` the intervals'.  ``proxy``: "reference" (the built-in
-    lexical model scored on every test item) or a :class:`~StaICC.stats.lite_proxy.Proxy` (a
-    cached run's records, checked against the planned prompts before anything is asked): the
-    proxy-assisted estimates of :mod:`StaICC.stats.lite_proxy`.  Returns run_suite's result (the
-    subset's own numbers, marked non-standard) with ``result.lite`` (the
-    :class:`~StaICC.stats.lite.LiteResult`) and ``result.metadata["lite"]`` (what
-    ``results.json`` records); NumPy is needed, and checked before anything is asked.
-    """
-    from ..runs.lite import run_lite as run  # a run is built and asked by the runs floor
-    return run(model, lite, benchmarks, datasets, k, cache, resamples=resamples, seed=seed, level=level, proxy=proxy,
-               **options)
 
 
 def _share(section: Dict[str, Any]) -> str:

@@ -66,23 +66,3 @@ def until_record(halfwidth: float, level: float, looks: Sequence[float], widths:
             "schedule": list(looks), "looks": [{"fraction": f, "widest_halfwidth": w, "where": at}
                                                 for f, (w, at) in zip(looks, widths)],
             "stopped_at": looks[len(widths) - 1], "reached": bool(widths) and widths[-1][0] <= halfwidth}
-
-
-def run_lite_until(model: Any, halfwidth: float, start: float = DEFAULT_START, benchmarks: Any = "all", *,
-                   level: float = 0.95, **options: Any) -> Any:
-    """:func:`~StaICC.stats.lite_run.run_lite` at the looks of :func:`look_schedule` until every reported
-    half-width is at most ``halfwidth`` (or every item is asked); intervals at :func:`look_level`.  Returns the
-    last look's result, with ``metadata["lite"]["until"]`` (:func:`until_record`).  Give ``cache`` so that each
-    look asks only its new items."""
-    from .lite_run import run_lite
-    check_halfwidth(halfwidth)
-    looks = look_schedule(start)
-    each = look_level(level, len(looks))
-    widths: List[Tuple[float, str]] = []
-    for fraction in looks:
-        result = run_lite(model, fraction, benchmarks, level=each, **options)
-        widths.append(widest_half(result.lite.estimates))
-        if widths[-1][0] <= halfwidth:
-            break
-    result.metadata["lite"]["until"] = until_record(halfwidth, level, looks, widths)
-    return result

@@ -6,3 +6,6 @@
 - :mod:`.builtin`: the seven sub-benchmarks of the standard (``Normal`` ... ``Demo_sens``);
 - :mod:`.suite`: every sub-benchmark over one model, each distinct prompt asked once.
 """
+
+#: nothing is exported here: each module named above is imported where it is used
+__all__: list = []

@@ -21,7 +21,17 @@ from ..errors import InvalidValueError
 # the sub-benchmarks of the standard
 # ----------------------------------------------------------------------------
 class Normal(SubBenchmark):
-    """Accuracy, true-label likelihood, macro-F1 and ECE over 1024 queries per dataset."""
+    """Accuracy, true-label likelihood, macro-F1 and ECE over 1024 queries per dataset.
+
+    The original's call, ``Normal()(f)``; here the built-in lexical model on TREC's first 8 test items::
+
+        >>> from StaICC import Normal
+        >>> from StaICC.backends.reference_model import lexical_icl
+        >>> from StaICC.engine.selection import QuerySubset
+        >>> result = Normal(datasets=["TREC"], test_items=QuerySubset.first(8))(lexical_icl)
+        >>> result["Averaged results"]["accuracy"], result.metadata["standard"]
+        (0.3125, False)
+    """
 
     spec = SPECS["Normal"]
 

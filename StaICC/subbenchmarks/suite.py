@@ -115,6 +115,16 @@ def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", dataset
     so itself). ``exact_sum="original"``: declared rows (a model backend's, a function's with a
     ``prediction_kind``) meet the original's exact check instead of the softmax branch, to replicate a
     published run (the run says it is not standard); the same as ``policy``'s ``exact_sum``.
+
+    Example: the built-in lexical model on TREC's first 8 test items (a smoke run, marked non-standard)::
+
+        >>> from StaICC import run_suite
+        >>> from StaICC.backends.reference_model import lexical_icl
+        >>> from StaICC.engine.selection import QuerySubset
+        >>> result = run_suite(lexical_icl, "Normal", datasets=["TREC"], test_items=QuerySubset.first(8),
+        ...                    progress=False)
+        >>> sorted(result), result["Normal"]["Averaged results"]["accuracy"], result.metadata["prompts"]
+        (['Normal'], 0.3125, 16)
     """
     with fewer_collections():
         backend = as_backend(model, batched=batched, model_id=model_id, prediction_kind=prediction_kind)

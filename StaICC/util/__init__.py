@@ -3,6 +3,8 @@
 As in the original, the submodules are attributes of this package (``StaICC.util.functional``
 after ``import StaICC``); each is imported on first access.
 """
+#: ``from StaICC.util import *`` binds no name; each submodule is imported on first access
+__all__: list = []
 _SUBMODULES = ("configs", "dataset_interface", "experimentor", "functional", "hgf_dataset_loader", "stable_random")
 
 

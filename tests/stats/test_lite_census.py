@@ -8,7 +8,7 @@ from StaICC.backends.reference_model import lexical_icl
 from StaICC.errors import TamperingWarning
 from StaICC.sampling.lite import LiteSample
 from StaICC.spec import parts_of
-from StaICC.stats.lite_run import run_lite
+from StaICC.runs.lite import run_lite
 from StaICC.subbenchmarks.suite import build_suite, run_suite
 
 pytest.importorskip("numpy")

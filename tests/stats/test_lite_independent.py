@@ -14,7 +14,7 @@ import pytest
 from StaICC.cli import main
 from StaICC.errors import TamperingWarning
 from StaICC.backends.reference_model import lexical_icl
-from StaICC.stats.lite_run import run_lite
+from StaICC.runs.lite import run_lite
 from StaICC.subbenchmarks.suite import build_suite, run_suite
 
 pytest.importorskip("numpy")

@@ -15,7 +15,8 @@ from StaICC.engine.selection import QuerySubset
 from StaICC.errors import TamperingWarning
 from StaICC.stats.lite import lite_estimates
 from StaICC.stats.lite_proxy import Proxy, check_proxy, proxy_lite_estimates, proxy_of_run
-from StaICC.stats.lite_run import populations, run_lite
+from StaICC.runs.lite import run_lite
+from StaICC.stats.lite_run import populations
 from StaICC.subbenchmarks.suite import build_suite, plan_suite, run_suite
 
 np = pytest.importorskip("numpy")

@@ -19,7 +19,8 @@ from StaICC.report.runs import load_run
 from StaICC.sampling.lite import LiteSample
 from StaICC.sampling.subsets import pick_test_items
 from StaICC.stats.lite import lite_estimates
-from StaICC.stats.lite_run import items_sha256, populations, run_lite
+from StaICC.runs.lite import run_lite
+from StaICC.stats.lite_run import items_sha256, populations
 from StaICC.spec import SPECS
 from StaICC.subbenchmarks.suite import build_suite, plan_suite, run_suite, suite_parts
 

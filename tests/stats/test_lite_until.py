@@ -9,7 +9,8 @@ import pytest
 from StaICC.backends.reference_model import uniform
 from StaICC.cli import main
 from StaICC.errors import TamperingWarning
-from StaICC.stats.lite_until import check_halfwidth, look_level, look_schedule, run_lite_until, widest_half
+from StaICC.runs.lite_until import run_lite_until
+from StaICC.stats.lite_until import check_halfwidth, look_level, look_schedule, widest_half
 
 pytest.importorskip("numpy")
 
