@@ -149,6 +149,7 @@ FAMILIES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("batch", ("batch", "bcl")),
     ("clusters", ("prototypical",)),
     ("representations", ("knn", "knn_centroid", "hidden")),
+    ("attention", ("anchors",)),
     ("supervised", ("sucpa", "temperature", "platt", "supervised", "linc")),
 )
 #: the family of a method that is not built in (a method file, a Method value)

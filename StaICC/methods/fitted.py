@@ -10,11 +10,13 @@ scorer, exp.calibration_set(), calibration_number, k)`` and a run with the calib
 compute, from the same prompts and the same answers.  PMI trains nothing: it asks each test prompt's
 premise-free twin (``Method.premise_free``) and divides by its answer.
 """
+from dataclasses import replace
 from typing import Any, Callable, Dict, List, Tuple
 
-from ..requests import LABELS
+from ..requests import ANCHORS, LABELS
 from ..validation import check_int
 from .calibration import DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER
+from .calibration.anchors import anchor_reweighting
 from .calibration.bcl import batch_calibration_learnt
 from .calibration.generative import generative_calibration
 from .calibration.linc import linc_calibration
@@ -107,6 +109,19 @@ def platt(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 1e-3
                    "the log-probabilities", platt_scaling, calibration_number, l2=l2)
 
 
+def anchors(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 1e-3) -> Method:
+    """Label-word anchor re-weighting: the calibration queries' and the test prompts' anchors answers (hf only)."""
+    method = _method("anchors", "label-word anchor re-weighting (Wang et al. 2023): the attention on the "
+                     "demonstrations' label words re-weighted per layer, head and class, to first order",
+                     anchor_reweighting, calibration_number, l2=l2)
+    requests, train = method.requests, method.train
+
+    def apply(calibration: Any, answers: Dict[str, List[Any]]) -> List[Any]:
+        return calibration.transform_rows(answers[ANCHORS])
+    return replace(method, requests=lambda data: [(prompt, ANCHORS) for prompt in requests(data)],  # type: ignore[misc]
+                   train=train, apply=apply, test_kinds=(LABELS, ANCHORS))
+
+
 def pmi() -> Method:
     def apply(_state: Any, answers: Dict[str, List[Any]]) -> List[Any]:
         return pmi_rows(answers[LABELS], answers[PREMISE_FREE])
@@ -119,5 +134,5 @@ def pmi() -> Method:
 FITTED: Dict[str, Callable[..., Method]] = {
     "pmi": pmi,
     "generative": generative, "ucpa": ucpa, "bcl": bcl, "prototypical": prototypical, "sucpa": sucpa,
-    "temperature": temperature, "platt": platt, "supervised": supervised, "linc": linc,
+    "temperature": temperature, "platt": platt, "supervised": supervised, "linc": linc, "anchors": anchors,
 }
