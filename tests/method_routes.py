@@ -41,6 +41,8 @@ def _inference(name: str, experimentor, score):
         return lambda prompt, label_space: batch_calibration(score(prompt=prompt, label_space=label_space))
     if name in FITTED_METHODS:
         return _fitted_inference(name, experimentor, score)
+    if name == "anchors":
+        return _anchors_inference(experimentor)
     labels = experimentor.get_label_space()
     calibration, feedforward = {
         "contextual": (contextual_calibration(labels), score),
@@ -70,6 +72,23 @@ def _fitted_inference(name: str, experimentor, score):
     if name == "bcl":
         return lambda prompt, label_space: calibration.transform_rows(score(prompt=prompt, label_space=label_space))
     return score.calibrated(calibration.inference)
+
+
+def anchor_feedforward(prompt, label_space):
+    """One prompt's anchors answer through the attention hook, float32 as the backend answers it."""
+    from StaICC.backends.hf_anchors import anchor_answer
+    from StaICC.requests import state_vector
+    model, tokenizer = tiny_pair("llama")
+    return state_vector(anchor_answer(model, tokenizer, prompt, label_space))
+
+
+def _anchors_inference(experimentor):
+    """Anchor re-weighting trained on the calibration queries' anchors answers, applied to each prompt's own."""
+    from StaICC.methods.calibration.anchors import anchor_reweighting
+    calibration = anchor_reweighting(experimentor.get_label_space())
+    calibration.train(experimentor.prompt_former.write_prompt_from_dataline, anchor_feedforward,
+                      experimentor.calibration_set(), calibration_number=CALIBRATION_NUMBER, k=experimentor.get_k())
+    return lambda prompt, label_space: calibration.transform_rows([anchor_feedforward(p, label_space) for p in prompt])
 
 
 @functools.lru_cache(maxsize=None)

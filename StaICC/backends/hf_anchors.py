@@ -59,7 +59,8 @@ def _attention(module: Any, query: Any, key: Any, value: Any, attention_mask: An
     weights = torch.matmul(query, key.transpose(2, 3)) * scaling
     if attention_mask is not None:
         weights = weights + attention_mask[:, :, :, : key.shape[-2]]
-    weights = torch.nn.functional.softmax(weights, dim=-1, dtype=torch.float32).to(query.dtype)
+    weights = torch.nn.functional.softmax(weights, dim=-1, dtype=torch.promote_types(query.dtype, torch.float32))
+    weights = weights.to(query.dtype)  # eager attention's softmax, in float32 at least
     beta, positions = _ACTIVE[-1]
     factor = torch.ones_like(weights)
     for c, anchors in enumerate(positions):
@@ -107,7 +108,8 @@ def reweighted_log_probs(model: Any, tokenizer: Any, prompt: str, labels: Sequen
     positions = anchor_positions(tokenizer, prompt, labels)
     with reweighting(model, beta.to(device), positions):
         logits = model(input_ids=ids).logits[0, -1]
-    chosen = logits[torch.tensor(label_token_ids(tokenizer, list(labels)), device=device)].float()
+    chosen = logits[torch.tensor(label_token_ids(tokenizer, list(labels)), device=device)]
+    chosen = chosen.to(torch.promote_types(chosen.dtype, torch.float32))
     return torch.log_softmax(chosen, dim=0)
 
 
