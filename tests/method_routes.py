@@ -16,6 +16,8 @@ CALIBRATION_NUMBER = 16
 METHODS = ("vanilla", "noisy_channel", "contextual", "domain", "batch", "knn", "knn_centroid", "hidden")
 #: the calibrations fitted on calibration queries' label probabilities (StaICC.methods.fitted)
 FITTED_METHODS = ("generative", "ucpa", "bcl", "prototypical", "sucpa", "temperature", "platt", "supervised", "linc")
+#: those fitted by default on the test pass itself (cross-fitted over 5 folds; UCPA transductive): no prompts of their own
+CROSSFIT_METHODS = ("ucpa", "sucpa", "temperature", "platt", "supervised", "linc")
 
 
 def scorer():
@@ -66,7 +68,13 @@ def _fitted_inference(name: str, experimentor, score):
                    "sucpa": lambda: c.prior_adaptation(labels, supervised=True),
                    "temperature": lambda: c.temperature_scaling(labels), "platt": lambda: c.platt_scaling(labels),
                    "supervised": lambda: c.supervised_calibration(labels),
-                   "linc": lambda: c.linc_calibration(labels)}[name]()
+                   "linc": lambda: c.linc_calibration(labels)}[name]
+    if name in CROSSFIT_METHODS:  # the pass's own rows and the experimentor's true labels, each fold by the others
+        from StaICC.methods.calibration.labelled import crossfit_rows
+        truth = experimentor.ground_truth()
+        return lambda prompt, label_space: crossfit_rows(calibration, score(prompt=prompt, label_space=label_space),
+                                                         truth[:len(prompt)], 5, transductive=name == "ucpa")
+    calibration = calibration()
     calibration.train(experimentor.prompt_former.write_prompt_from_dataline, score, experimentor.calibration_set(),
                       calibration_number=CALIBRATION_NUMBER, k=experimentor.get_k())
     if name == "bcl":

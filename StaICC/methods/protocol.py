@@ -73,7 +73,11 @@ class Method:
     ``parameters``: its settings, recorded; ``source``: where it comes from (``{"built_in": True}``
     or a file's path and SHA-256), recorded in provenance; ``premise_free``: ``apply`` also reads
     ``answers["premise_free"]``, the label scores of each test prompt written with its query's
-    input emptied (the same demonstrations, template and label noise: one extra prompt per query).
+    input emptied (the same demonstrations, template and label noise: one extra prompt per query);
+    ``crossfit``: ``crossfit(data, rows, labels) -> rows`` calibrates a whole pass from its own label scores
+    and its queries' true labels, each query by a fit that never read its label (cross-fitting; see
+    :func:`~StaICC.methods.calibration.labelled.crossfit_rows`): where a work's queries are labelled test
+    items, the run asks no training prompt and calls it instead of ``train`` and ``apply``.
     """
 
     name: str
@@ -88,6 +92,8 @@ class Method:
     parameters: Tuple[Tuple[str, Any], ...] = ()
     source: Tuple[Tuple[str, Any], ...] = (("built_in", True),)
     premise_free: bool = False
+    crossfit: Optional[Callable[[MethodData, List[Any], List[int]], Sequence[Any]]] = field(default=None, repr=False,
+                                                                                          compare=False)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
