@@ -45,6 +45,8 @@ def _inference(name: str, experimentor, score):
         return _fitted_inference(name, experimentor, score)
     if name == "anchors":
         return _anchors_inference(experimentor)
+    if name == "surprise":
+        return _surprise_inference(experimentor, score)
     labels = experimentor.get_label_space()
     calibration, feedforward = {
         "contextual": (contextual_calibration(labels), score),
@@ -97,6 +99,40 @@ def _anchors_inference(experimentor):
     calibration.train(experimentor.prompt_former.write_prompt_from_dataline, anchor_feedforward,
                       experimentor.calibration_set(), calibration_number=CALIBRATION_NUMBER, k=experimentor.get_k())
     return lambda prompt, label_space: calibration.transform_rows([anchor_feedforward(p, label_space) for p in prompt])
+
+
+def _surprise_inference(experimentor, score):
+    """Surprise calibration by hand: the calibration queries and their prefixes scored, the fit, then each test
+    query's accumulated surprise from its own demonstrations' prefixes (the experimentor's demonstration indexes)."""
+    import math
+
+    from StaICC.methods.calibration.base import _sample_indexes
+    from StaICC.methods.calibration.surprise import surprise_calibration
+    write, table, k = experimentor.prompt_former.write_prompt_from_dataline, experimentor.calibration_set(), experimentor.get_k()
+    space, labels = list(table.get_label_space()), experimentor.get_label_space()
+    indexes = _sample_indexes(CALIBRATION_NUMBER * (k + 1), len(table))
+    probabilities, truths, contexts = [], [], []
+    for i in range(CALIBRATION_NUMBER):
+        rows = [table[j] for j in indexes[i * (k + 1):i * (k + 1) + k]]
+        inputs, label = table[indexes[i * (k + 1) + k]]
+        probabilities.append(score(prompt=write(rows, inputs), label_space=labels))
+        truths.append(space.index(label))
+        contexts.append(([score(prompt=write(rows[:j], rows[j][0]), label_space=labels) for j in range(k)],
+                         [space.index(r[1]) for r in rows]))
+    calibration = surprise_calibration(labels)
+    calibration.fit(probabilities, truths, contexts)
+    demos = experimentor.demonstration_set()
+    histories = []
+    for chosen in experimentor.work().plan.demonstrations:
+        rows = [demos[j] for j in chosen]
+        h = [0.0] * len(labels)
+        for j, row in enumerate(rows):
+            p = score(prompt=write(rows[:j], row[0]), label_space=labels)
+            h = [calibration.decay * v for v in h]
+            h[space.index(row[1])] += -math.log(max(p[space.index(row[1])], 1e-12))
+        histories.append(h)
+    return lambda prompt, label_space: calibration.transform(score(prompt=prompt, label_space=label_space),
+                                                             histories[:len(prompt)])
 
 
 @functools.lru_cache(maxsize=None)

@@ -48,7 +48,10 @@ class MethodData:
     returns); ``label_space``: the label words the prompts use, in the order of the scores;
     ``k``: demonstrations per prompt (the experimentor's); ``write_prompt(demonstrations,
     query_inputs)``: the prompt for ``(input texts, label text)`` demonstrations and a query's
-    input texts, in the template of the run (``experimentor.prompt_former.write_prompt_from_dataline``).
+    input texts, in the template of the run (``experimentor.prompt_former.write_prompt_from_dataline``);
+    ``demonstration_set`` and ``demonstrations``: the dataset's demonstration part and, per query of a pass of
+    the work, the indexes of its demonstrations in it (what a method that reads each query's own context
+    writes its prompts from: surprise calibration).
     """
 
     dataset: str
@@ -57,6 +60,8 @@ class MethodData:
     calibration_set: Any = field(repr=False)
     k: int
     write_prompt: Callable[..., Any] = field(repr=False)
+    demonstration_set: Any = field(default=None, repr=False)
+    demonstrations: Tuple[Tuple[int, ...], ...] = field(default=(), repr=False)
 
     def fresh_stream(self) -> Any:
         """The standard's random stream from its seed: draws made from it are the same on every run."""

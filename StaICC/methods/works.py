@@ -11,7 +11,9 @@ training answers, applies it to each pass's answers and hands the resulting rows
 sub-benchmark's own :func:`~StaICC.engine.outcome.summarize`, as if a calibrated inference
 had answered: the metrics, procedure, records and prompt digest are the sub-benchmark's.
 """
+import math
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..tasks.files import USER_CODE_ERRORS
@@ -152,10 +154,11 @@ class MethodWork(_MethodShare):
             raise ValueError(f"method {self.method.name!r}: apply() returned {len(rows)} rows for {len(kept)} "
                              f"queries {where}; return one row per query")
         labels, carries = len(first.label_space), self.method.test_kinds[0] == LABELS
+        checked = _float_rows(rows, labels)  # the common case checked at once: what check_output keeps as it is
         out = []
         for q, (row, answer) in enumerate(zip(rows, kept)):
             try:
-                row = check_output(row, labels, self.dataset, first.query_index + q)
+                row = row if checked else check_output(row, labels, self.dataset, first.query_index + q)
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"method {self.method.name!r}: apply() {exc}") from None
             if not carries:
@@ -163,6 +166,15 @@ class MethodWork(_MethodShare):
             else:
                 out.append(Answer(row, answer.text, answer.parsed, answer.thinking))
         return out
+
+
+def _float_rows(rows: Sequence[Any], labels: int) -> bool:
+    """Whether every row is a list of ``labels`` finite floats (rows that :func:`check_output` returns unchanged),
+    tested over the whole pass at once (a calibration's rows: ``tolist()`` of a float array)."""
+    if not all(type(row) is list and len(row) == labels for row in rows):
+        return False
+    values = list(chain.from_iterable(rows))
+    return set(map(type, values)) <= {float} and all(map(math.isfinite, values))
 
 
 @dataclass(frozen=True, eq=False)
@@ -207,7 +219,8 @@ def method_work(method: Method, work: Work, k: int) -> MethodWork:
     training: List[Training] = []
     for key in keys:
         data = MethodData(work.dataset, work.part, tuple(key.label_space), source.triplet.calibration, k,
-                          dataline_writer(key, source.triplet))
+                          dataline_writer(key, source.triplet), source.triplet.demonstration,
+                          tuple(work.plan.demonstrations))
         training.append((data, () if crossfitted else tuple(training_items(method, data))))
     companion = premise_free_work(work) if method.premise_free else None
     plan = _plan(method, work, training, companion is not None)
