@@ -50,7 +50,7 @@ def anchor_positions(tokenizer: Any, prompt: str, labels: Sequence[str]) -> List
 
 
 def _attention(module: Any, query: Any, key: Any, value: Any, attention_mask: Any, scaling: float,
-               dropout: float = 0.0, **_kwargs: Any) -> Tuple[Any, Any]:
+               dropout: float = 0.0, **_kwargs: Any) -> Tuple[Any, Any]:  # noqa: ARG001  (the interface's signature; a scorer runs in eval mode)
     """Eager attention, then the last query position's weights on each class's anchors times exp(β[l, h, c])."""
     import torch
     groups = query.shape[1] // key.shape[1]
