@@ -13,7 +13,9 @@ kind ``"anchors"``); :func:`reweighted_log_probs` the exact re-weighted forward 
 Both run the model in eager attention through :func:`reweighting`, the documented hook: a
 context manager that registers an attention function (``transformers``' ``AttentionInterface``)
 computing eager attention and multiplying the anchor weights, and restores the model's own
-attention implementation on exit.
+attention implementation on exit.  It serves the model families whose attention layers call that
+interface and know their ``layer_idx`` (Llama, Qwen, Mistral, GPT-2 ... in ``transformers`` 5), one
+prompt at a time.
 
 The anchors are the last token of every whole-word occurrence of a label word before the last
 position (the demonstrations' labels; a query whose text contains a label word adds that
