@@ -17,9 +17,13 @@ Prompt = Union[str, Tuple[str, ...]]
 #: representations some calibrations read; only a backend that lists the kind in its
 #: ``request_kinds`` answers them)
 LABELS, FULL_VOCAB, HIDDEN = "labels", "full_vocab", "hidden"
-REQUEST_KINDS = (LABELS, FULL_VOCAB, HIDDEN)
+#: the label log-probabilities and their gradient with respect to a re-weighting of the attention on the
+#: demonstrations' label words (StaICC.backends.hf_anchors; label-word anchor re-weighting reads it)
+ANCHORS = "anchors"
+REQUEST_KINDS = (LABELS, FULL_VOCAB, HIDDEN, ANCHORS)
 #: each kind as a message names what it asks
-KIND_NAMES = {LABELS: "label scores", FULL_VOCAB: "full-vocabulary logits", HIDDEN: "hidden states"}
+KIND_NAMES = {LABELS: "label scores", FULL_VOCAB: "full-vocabulary logits", HIDDEN: "hidden states",
+              ANCHORS: "attention on label-word anchors"}
 
 
 def state_vector(values: Any) -> "array":

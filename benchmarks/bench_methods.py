@@ -3,6 +3,7 @@
 
     python benchmarks/bench_methods.py [--preset tiny|small|llama-3.2-1b] [--datasets TREC rotten_tomatoes]
                                        [--limit N] [--skip-equality] [--per-method] [--reference]
+                                       [--only NAME ...] [--repeats N]
 
 A random-weight Llama of the preset's shape (on CUDA when there is one; throughput depends on
 the shape, not on the values) with a BPE tokenizer trained on the datasets' demonstrations.
@@ -132,8 +133,10 @@ def cost(model, tokenizer, datasets, limit) -> None:
               f"{seconds:7.2f} s ({seconds / base[1]:4.2f}x)  peak {_peak(torch)}")
 
 
-def per_method(make_backend, datasets, limit, note: str) -> None:
-    """Each built-in method the backend serves beside vanilla, against vanilla alone (best of two runs each)."""
+def per_method(make_backend, datasets, limit, note: str, only=None, repeats: int = 2) -> None:
+    """Each built-in method the backend serves (or those in ``only``) beside vanilla, against vanilla alone (best
+    of ``repeats`` runs each): wall seconds, and this process's CPU seconds (which other jobs on a shared
+    machine disturb less; the model runs on one thread on CPU)."""
     from StaICC.engine.selection import QuerySubset
     from StaICC.methods.builtin import BUILT_IN, table_order
     from StaICC.methods.files import resolve_methods
@@ -142,25 +145,25 @@ def per_method(make_backend, datasets, limit, note: str) -> None:
 
     def timed(names):
         best = None
-        for _ in range(2):
-            started = time.perf_counter()
+        for _ in range(repeats):
+            started, cpu = time.perf_counter(), time.process_time()
             result = run_methods(make_backend(), names, "Normal", datasets, test_items=subset)
-            seconds = time.perf_counter() - started
-            best = seconds if best is None else min(best, seconds)
+            seconds = (time.perf_counter() - started, time.process_time() - cpu)
+            best = seconds if best is None else (min(best[0], seconds[0]), min(best[1], seconds[1]))
         return result.metadata["asked"], best
-    base_asked, base_seconds = timed(["vanilla"])
+    base_asked, (base_seconds, base_cpu) = timed(["vanilla"])
     print(f"3. each method beside vanilla, against vanilla alone ({note}; vanilla: {base_asked} requests, "
-          f"{base_seconds:.2f} s):")
-    for name in table_order([n for n in BUILT_IN if n != "vanilla"]):
+          f"{base_seconds:.2f} s wall, {base_cpu:.2f} s CPU):")
+    for name in table_order([n for n in BUILT_IN if n != "vanilla" and (not only or n in only)]):
         method = resolve_methods([name])[1]
         try:
             check_backend(make_backend(), method, ())
         except ValueError:
             print(f"  {name:14s} not served by this backend")
             continue
-        asked, seconds = timed(["vanilla", name])
+        asked, (seconds, cpu) = timed(["vanilla", name])
         print(f"  {name:14s} asked {asked:7d} ({asked / base_asked:5.2f}x)  {seconds:7.2f} s "
-              f"({seconds / base_seconds:5.2f}x)")
+              f"({seconds / base_seconds:5.2f}x)  CPU {cpu:7.2f} s ({cpu / base_cpu:5.2f}x)")
 
 
 def main() -> None:
@@ -172,6 +175,8 @@ def main() -> None:
     parser.add_argument("--per-method", action="store_true", help="3. each method's cost against vanilla")
     parser.add_argument("--reference", action="store_true",
                         help="only 3., with the reference model on every dataset of Normal")
+    parser.add_argument("--only", nargs="+", default=None, help="3. for these methods only")
+    parser.add_argument("--repeats", type=int, default=2, help="3.: the best of this many runs each")
     args = parser.parse_args()
     import warnings
     warnings.simplefilter("ignore")  # the --limit and calibration warnings, once per dataset
@@ -179,7 +184,7 @@ def main() -> None:
         from StaICC import Normal
         from StaICC.backends import make_backend
         per_method(lambda: make_backend("reference"), Normal().dataset_names(), args.limit,
-                   "reference model, Normal, every dataset")
+                   "reference model, Normal, every dataset", args.only, args.repeats)
         return
     import torch
     if not torch.cuda.is_available():
@@ -197,7 +202,8 @@ def main() -> None:
     if args.per_method:
         from StaICC.backends.hf import HFBackend
         per_method(lambda: HFBackend(model, tokenizer, model_id="bench"), list(args.datasets), args.limit,
-                   f"{args.preset} preset, Normal on {', '.join(args.datasets)}, {args.limit or 'all'} test items")
+                   f"{args.preset} preset, Normal on {', '.join(args.datasets)}, {args.limit or 'all'} test items",
+                   args.only, args.repeats)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ CALIBRATION_NUMBER = 16
 METHODS = ("vanilla", "noisy_channel", "contextual", "domain", "batch", "knn", "knn_centroid", "hidden")
 #: the calibrations fitted on calibration queries' label probabilities (StaICC.methods.fitted)
 FITTED_METHODS = ("generative", "ucpa", "bcl", "prototypical", "sucpa", "temperature", "platt", "supervised", "linc")
+#: those fitted by default on the test pass itself (cross-fitted over 5 folds; UCPA transductive): no prompts of their own
+CROSSFIT_METHODS = ("ucpa", "sucpa", "temperature", "platt", "supervised", "linc")
 
 
 def scorer():
@@ -41,6 +43,10 @@ def _inference(name: str, experimentor, score):
         return lambda prompt, label_space: batch_calibration(score(prompt=prompt, label_space=label_space))
     if name in FITTED_METHODS:
         return _fitted_inference(name, experimentor, score)
+    if name == "anchors":
+        return _anchors_inference(experimentor)
+    if name == "surprise":
+        return _surprise_inference(experimentor, score)
     labels = experimentor.get_label_space()
     calibration, feedforward = {
         "contextual": (contextual_calibration(labels), score),
@@ -64,12 +70,69 @@ def _fitted_inference(name: str, experimentor, score):
                    "sucpa": lambda: c.prior_adaptation(labels, supervised=True),
                    "temperature": lambda: c.temperature_scaling(labels), "platt": lambda: c.platt_scaling(labels),
                    "supervised": lambda: c.supervised_calibration(labels),
-                   "linc": lambda: c.linc_calibration(labels)}[name]()
+                   "linc": lambda: c.linc_calibration(labels)}[name]
+    if name in CROSSFIT_METHODS:  # the pass's own rows and the experimentor's true labels, each fold by the others
+        from StaICC.methods.calibration.labelled import crossfit_rows
+        truth = experimentor.ground_truth()
+        return lambda prompt, label_space: crossfit_rows(calibration, score(prompt=prompt, label_space=label_space),
+                                                         truth[:len(prompt)], 5, transductive=name == "ucpa")
+    calibration = calibration()
     calibration.train(experimentor.prompt_former.write_prompt_from_dataline, score, experimentor.calibration_set(),
                       calibration_number=CALIBRATION_NUMBER, k=experimentor.get_k())
     if name == "bcl":
         return lambda prompt, label_space: calibration.transform_rows(score(prompt=prompt, label_space=label_space))
     return score.calibrated(calibration.inference)
+
+
+def anchor_feedforward(prompt, label_space):
+    """One prompt's anchors answer through the attention hook, float32 as the backend answers it."""
+    from StaICC.backends.hf_anchors import anchor_answer
+    from StaICC.requests import state_vector
+    model, tokenizer = tiny_pair("llama")
+    return state_vector(anchor_answer(model, tokenizer, prompt, label_space))
+
+
+def _anchors_inference(experimentor):
+    """Anchor re-weighting trained on the calibration queries' anchors answers, applied to each prompt's own."""
+    from StaICC.methods.calibration.anchors import anchor_reweighting
+    calibration = anchor_reweighting(experimentor.get_label_space())
+    calibration.train(experimentor.prompt_former.write_prompt_from_dataline, anchor_feedforward,
+                      experimentor.calibration_set(), calibration_number=CALIBRATION_NUMBER, k=experimentor.get_k())
+    return lambda prompt, label_space: calibration.transform_rows([anchor_feedforward(p, label_space) for p in prompt])
+
+
+def _surprise_inference(experimentor, score):
+    """Surprise calibration by hand: the calibration queries and their prefixes scored, the fit, then each test
+    query's accumulated surprise from its own demonstrations' prefixes (the experimentor's demonstration indexes)."""
+    import math
+
+    from StaICC.methods.calibration.base import _sample_indexes
+    from StaICC.methods.calibration.surprise import surprise_calibration
+    write, table, k = experimentor.prompt_former.write_prompt_from_dataline, experimentor.calibration_set(), experimentor.get_k()
+    space, labels = list(table.get_label_space()), experimentor.get_label_space()
+    indexes = _sample_indexes(CALIBRATION_NUMBER * (k + 1), len(table))
+    probabilities, truths, contexts = [], [], []
+    for i in range(CALIBRATION_NUMBER):
+        rows = [table[j] for j in indexes[i * (k + 1):i * (k + 1) + k]]
+        inputs, label = table[indexes[i * (k + 1) + k]]
+        probabilities.append(score(prompt=write(rows, inputs), label_space=labels))
+        truths.append(space.index(label))
+        contexts.append(([score(prompt=write(rows[:j], rows[j][0]), label_space=labels) for j in range(k)],
+                         [space.index(r[1]) for r in rows]))
+    calibration = surprise_calibration(labels)
+    calibration.fit(probabilities, truths, contexts)
+    demos = experimentor.demonstration_set()
+    histories = []
+    for chosen in experimentor.work().plan.demonstrations:
+        rows = [demos[j] for j in chosen]
+        h = [0.0] * len(labels)
+        for j, row in enumerate(rows):
+            p = score(prompt=write(rows[:j], row[0]), label_space=labels)
+            h = [calibration.decay * v for v in h]
+            h[space.index(row[1])] += -math.log(max(p[space.index(row[1])], 1e-12))
+        histories.append(h)
+    return lambda prompt, label_space: calibration.transform(score(prompt=prompt, label_space=label_space),
+                                                             histories[:len(prompt)])
 
 
 @functools.lru_cache(maxsize=None)

@@ -27,7 +27,7 @@ import hashlib
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..requests import FULL_VOCAB, HIDDEN, LABELS, Answer, Request, state_vector
+from ..requests import ANCHORS, FULL_VOCAB, HIDDEN, LABELS, Answer, Request, state_vector
 from . import _args
 from .base import Backend
 from .hf_identity import in_memory_digest, tokenizer_digest, weights_digest  # noqa: F401  (re-exported)
@@ -179,7 +179,8 @@ class HFBackend(ScoringModes, Backend):
         self.max_new_tokens = options["max_new_tokens"]
         self.shares_prefixes = self.scoring != "generate"  # the scorer's prefix tree; generation runs row by row
         # a prompt's last-position logits and hidden state, read as the standard's kernel reads them
-        self.request_kinds = (LABELS,) if self.scoring == "generate" else (LABELS, FULL_VOCAB, HIDDEN)
+        # and the attention hook of label-word anchors (hf_anchors)
+        self.request_kinds = (LABELS,) if self.scoring == "generate" else (LABELS, FULL_VOCAB, HIDDEN, ANCHORS)
         self.model_id = options["model_id"]
         self.weights_hash = options["weights_hash"]
         self.message_builder = options["message_builder"]
@@ -222,6 +223,10 @@ class HFBackend(ScoringModes, Backend):
         if any(r.noisy_channel for r in requests):
             raise ValueError("noisy-channel prompts (one prompt per label) have no single hidden state or "
                              "full-vocabulary logits; run the calibrations without --noisy-channel")
+        if kind == ANCHORS:  # one prompt at a time: a forward and a gradient per label through the hook
+            from .hf_anchors import anchor_answer
+            return [state_vector(anchor_answer(self.model, self.tokenizer, self.scored_text(r), r.label_space))
+                    for r in requests]
         rows = self.scorer.with_states([self.scored_text(r) for r in requests], list(requests[0].label_space),
                                        hidden_state=kind == HIDDEN, full_vocab=kind == FULL_VOCAB)
         return [state_vector(hidden if kind == HIDDEN else full) for _probs, hidden, full in rows]

@@ -22,15 +22,16 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--methods", metavar="NAME|FILE[,...]",
                    help="run every method and print methods x datasets tables tested against vanilla: a built-in "
                         "name (vanilla, noisy_channel, pmi, contextual, domain, generative, ucpa, batch, bcl, "
-                        "prototypical, knn, knn_centroid, hidden, sucpa, temperature, platt, supervised, linc), "
-                        "all (every built-in method the backend serves) or a method file (.py, see "
+                        "prototypical, knn, knn_centroid, hidden, anchors, surprise, sucpa, temperature, platt, "
+                        "supervised, linc), all (every built-in method the backend serves) or a method file (.py, see "
                         "docs/methods.md); with --output-dir, each method's run is DIR/methods/NAME")
     p.add_argument("--method-args", metavar="K=V,...",
                    help="parameters of the built-in methods, each given to every method that takes it: "
                         "calibration_number (default 128), sample_length (domain), batch_size (batch, bcl), "
-                        "knn_k (knn), l2 (platt, supervised, linc, temperature), gamma_bound and gamma_steps "
-                        "(bcl), iterations (ucpa, sucpa), em_iterations and reg_covar (prototypical); see "
-                        "docs/methods.md")
+                        "knn_k (knn), l2 (platt, supervised, linc, temperature, anchors, surprise), calibration "
+                        "(crossfit or prompts) and folds (ucpa, sucpa, temperature, platt, supervised, linc), "
+                        "decays (surprise), gamma_bound and gamma_steps (bcl), iterations (ucpa, sucpa), "
+                        "em_iterations and reg_covar (prototypical); see docs/methods.md")
     p.add_argument("--resamples", type=int, metavar="N",
                    help="bootstrap resamples of the methods table's tests against vanilla (default 1000)")
     p.add_argument("--output-dir", metavar="DIR", help="write DIR/results.json (and samples with --log-samples)")

@@ -18,6 +18,7 @@ from .calibration import (DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER, DEFAUL
 from .calibration.base import MAX_CALIBRATION_NUMBER
 from .fitted import FITTED
 from .protocol import PLAIN, PROMPTS, VANILLA, Method, MethodData
+from .surprise import surprise
 
 
 def _float32(vector: Any) -> Any:
@@ -138,17 +139,18 @@ def knn_centroid(calibration_number: int = DEFAULT_CALIBRATION_NUMBER) -> Method
 #: every built-in method by name, in the order a table lists them (family by family, see FAMILIES)
 BUILT_IN: Dict[str, Callable[..., Method]] = {
     "vanilla": vanilla, "noisy_channel": noisy_channel, "contextual": contextual, "domain": domain,
-    "batch": batch, "knn": knn, "knn_centroid": knn_centroid, "hidden": hidden, **FITTED,
+    "batch": batch, "knn": knn, "knn_centroid": knn_centroid, "hidden": hidden, **FITTED, "surprise": surprise,
 }
 
 #: the methods tables' row groups, in their order: what each family estimates to correct the prediction
 FAMILIES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("standard", ("vanilla",)),
     ("prompting", ("noisy_channel", "pmi")),
-    ("label prior", ("contextual", "domain", "generative", "ucpa")),
+    ("label prior", ("contextual", "domain", "generative", "ucpa", "surprise")),
     ("batch", ("batch", "bcl")),
     ("clusters", ("prototypical",)),
     ("representations", ("knn", "knn_centroid", "hidden")),
+    ("attention", ("anchors",)),
     ("supervised", ("sucpa", "temperature", "platt", "supervised", "linc")),
 )
 #: the family of a method that is not built in (a method file, a Method value)

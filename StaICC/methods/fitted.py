@@ -1,4 +1,4 @@
-"""The built-in methods fitted on calibration queries' label probabilities, and PMI, as :class:`Method` values.
+"""The built-in methods fitted on label probabilities (calibration queries' or the test pass's), and PMI.
 
 Each is a :class:`~StaICC.methods.calibration.labelled.labelled_calibration`: ``requests`` is
 its ``training_queries`` (k demonstrations and one query row of the calibration set per
@@ -7,16 +7,28 @@ here shares them, so a run of several asks them once), ``train`` is ``fit`` on t
 and the queries' labels, ``apply`` is ``transform_rows`` over a pass of vanilla's answers.
 So a method run computes what ``calibration.train(exp.prompt_former.write_prompt_from_dataline,
 scorer, exp.calibration_set(), calibration_number, k)`` and a run with the calibrated inference
-compute, from the same prompts and the same answers.  PMI trains nothing: it asks each test prompt's
+compute, from the same prompts and the same answers.
+
+UCPA, SUCPA, LinC, per-class affine, temperature and Platt need no inference of their own: with
+``calibration="crossfit"`` (the default) each is fitted on the test pass itself
+(:func:`~StaICC.methods.calibration.labelled.crossfit_rows`: the supervised ones cross-fitted over
+``folds`` interleaved folds, each fold calibrated by a fit on the others' scores and true labels;
+UCPA, which reads no label, on the whole pass), as the papers fit them on held-out labelled (or
+unlabelled) data of the task; ``calibration="prompts"`` fits them on calibration prompts as the
+others.  A work whose queries are pseudo queries (the bias diagnoses) has no labels to cross-fit:
+there they are fitted on calibration prompts.  PMI trains nothing: it asks each test prompt's
 premise-free twin (``Method.premise_free``) and divides by its answer.
 """
+from dataclasses import replace
 from typing import Any, Callable, Dict, List, Tuple
 
-from ..requests import LABELS
+from ..requests import ANCHORS, LABELS
 from ..validation import check_int
 from .calibration import DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER
+from .calibration.anchors import anchor_reweighting
 from .calibration.bcl import batch_calibration_learnt
 from .calibration.generative import generative_calibration
+from .calibration.labelled import crossfit_rows
 from .calibration.linc import linc_calibration
 from .calibration.platt import platt_scaling
 from .calibration.prior_adaptation import DEFAULT_ITERATIONS, prior_adaptation
@@ -56,6 +68,31 @@ def _method(name: str, description: str, cls: type, calibration_number: int, **o
                   parameters=tuple(sorted(dict(options, calibration_number=calibration_number).items())))
 
 
+#: how a calibration that needs no inference of its own is fitted: on the test pass itself (cross-fitted, or
+#: for UCPA transductive), or on calibration prompts asked for the purpose
+CALIBRATION_MODES = ("crossfit", "prompts")
+DEFAULT_FOLDS = 5
+
+
+def _fitted_on_pass(name: str, description: str, cls: type, calibration_number: int, calibration: str,
+                    folds: int, **options: Any) -> Method:
+    """``_method``, cross-fitted on each pass's own scores and labels where ``calibration="crossfit"``."""
+    if calibration not in CALIBRATION_MODES:
+        raise ValueError(f"method {name!r}: calibration must be one of {', '.join(CALIBRATION_MODES)}, "
+                         f"got {calibration!r}")
+    folds = check_int(folds, "folds", minimum=2, maximum=1_000_000, at=f" in the {name} method")
+    method = _method(name, description, cls, calibration_number, **options)
+    method = replace(method, parameters=tuple(sorted(dict(method.parameters, calibration=calibration,
+                                                          folds=folds).items())))
+    if calibration == "prompts":
+        return method
+    transductive = cls is prior_adaptation and not options.get("supervised")
+
+    def crossfit(data: MethodData, rows: List[Any], labels: List[int]) -> List[Any]:
+        return crossfit_rows(lambda: cls(data.label_space, **options), rows, labels, folds, transductive)
+    return replace(method, crossfit=crossfit)
+
+
 def prototypical(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, em_iterations: int = 100,
                  reg_covar: float = 1e-6) -> Method:
     return _method("prototypical", "prototypical calibration (Han et al. 2023): a Gaussian mixture over "
@@ -75,36 +112,55 @@ def bcl(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, batch_size: int = 
                    batch_size=batch_size, gamma_bound=gamma_bound, gamma_steps=gamma_steps)
 
 
-def linc(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 1e-3) -> Method:
-    return _method("linc", "linear-probe calibration (Abbas et al. 2024): softmax(A p + b) fitted on labelled "
-                   "calibration queries", linc_calibration, calibration_number, l2=l2)
+def linc(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 1e-3,
+         calibration: str = "crossfit", folds: int = DEFAULT_FOLDS) -> Method:
+    return _fitted_on_pass("linc", "linear-probe calibration (Abbas et al. 2024): softmax(A p + b) fitted on "
+                           "labelled queries", linc_calibration, calibration_number, calibration, folds, l2=l2)
 
 
-def ucpa(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, iterations: int = DEFAULT_ITERATIONS) -> Method:
-    return _method("ucpa", "unsupervised calibration through prior adaptation (Estienne et al. 2023): the mean "
-                   "prediction re-weighted to the uniform prior", prior_adaptation, calibration_number,
-                   supervised=False, iterations=iterations)
+def ucpa(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, iterations: int = DEFAULT_ITERATIONS,
+         calibration: str = "crossfit", folds: int = DEFAULT_FOLDS) -> Method:
+    return _fitted_on_pass("ucpa", "unsupervised calibration through prior adaptation (Estienne et al. 2023): the "
+                           "mean prediction re-weighted to the uniform prior", prior_adaptation, calibration_number,
+                           calibration, folds, supervised=False, iterations=iterations)
 
 
-def sucpa(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, iterations: int = DEFAULT_ITERATIONS) -> Method:
-    return _method("sucpa", "semi-supervised prior adaptation (Estienne et al. 2023): the mean prediction "
-                   "re-weighted to the calibration labels' prior", prior_adaptation, calibration_number,
-                   supervised=True, iterations=iterations)
+def sucpa(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, iterations: int = DEFAULT_ITERATIONS,
+          calibration: str = "crossfit", folds: int = DEFAULT_FOLDS) -> Method:
+    return _fitted_on_pass("sucpa", "semi-supervised prior adaptation (Estienne et al. 2023): the mean prediction "
+                           "re-weighted to the labels' prior", prior_adaptation, calibration_number, calibration,
+                           folds, supervised=True, iterations=iterations)
 
 
-def supervised(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 1e-3) -> Method:
-    return _method("supervised", "supervised calibration (Gundem et al. 2025): a per-class affine map in logit "
-                   "space", supervised_calibration, calibration_number, l2=l2)
+def supervised(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 1e-3,
+               calibration: str = "crossfit", folds: int = DEFAULT_FOLDS) -> Method:
+    return _fitted_on_pass("supervised", "supervised calibration (Gundem et al. 2025): a per-class affine map in "
+                           "logit space", supervised_calibration, calibration_number, calibration, folds, l2=l2)
 
 
-def temperature(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 0.0) -> Method:
-    return _method("temperature", "temperature scaling (Guo et al. 2017): one temperature fitted on labelled "
-                   "calibration queries", temperature_scaling, calibration_number, l2=l2)
+def temperature(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 0.0,
+                calibration: str = "crossfit", folds: int = DEFAULT_FOLDS) -> Method:
+    return _fitted_on_pass("temperature", "temperature scaling (Guo et al. 2017): one temperature fitted on "
+                           "labelled queries", temperature_scaling, calibration_number, calibration, folds, l2=l2)
 
 
-def platt(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 1e-3) -> Method:
-    return _method("platt", "Platt scaling (Platt 1999), multi-class: a shared slope and a bias per label on "
-                   "the log-probabilities", platt_scaling, calibration_number, l2=l2)
+def platt(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 1e-3,
+          calibration: str = "crossfit", folds: int = DEFAULT_FOLDS) -> Method:
+    return _fitted_on_pass("platt", "Platt scaling (Platt 1999), multi-class: a shared slope and a bias per label "
+                           "on the log-probabilities", platt_scaling, calibration_number, calibration, folds, l2=l2)
+
+
+def anchors(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 1e-3) -> Method:
+    """Label-word anchor re-weighting: the calibration queries' and the test prompts' anchors answers (hf only)."""
+    method = _method("anchors", "label-word anchor re-weighting (Wang et al. 2023): the attention on the "
+                     "demonstrations' label words re-weighted per layer, head and class, to first order",
+                     anchor_reweighting, calibration_number, l2=l2)
+    requests, train = method.requests, method.train
+
+    def apply(calibration: Any, answers: Dict[str, List[Any]]) -> List[Any]:
+        return calibration.transform_rows(answers[ANCHORS])
+    return replace(method, requests=lambda data: [(prompt, ANCHORS) for prompt in requests(data)],  # type: ignore[misc]
+                   train=train, apply=apply, test_kinds=(LABELS, ANCHORS))
 
 
 def pmi() -> Method:
@@ -119,5 +175,5 @@ def pmi() -> Method:
 FITTED: Dict[str, Callable[..., Method]] = {
     "pmi": pmi,
     "generative": generative, "ucpa": ucpa, "bcl": bcl, "prototypical": prototypical, "sucpa": sucpa,
-    "temperature": temperature, "platt": platt, "supervised": supervised, "linc": linc,
+    "temperature": temperature, "platt": platt, "supervised": supervised, "linc": linc, "anchors": anchors,
 }

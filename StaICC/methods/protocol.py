@@ -48,7 +48,10 @@ class MethodData:
     returns); ``label_space``: the label words the prompts use, in the order of the scores;
     ``k``: demonstrations per prompt (the experimentor's); ``write_prompt(demonstrations,
     query_inputs)``: the prompt for ``(input texts, label text)`` demonstrations and a query's
-    input texts, in the template of the run (``experimentor.prompt_former.write_prompt_from_dataline``).
+    input texts, in the template of the run (``experimentor.prompt_former.write_prompt_from_dataline``);
+    ``demonstration_set`` and ``demonstrations``: the dataset's demonstration part and, per query of a pass of
+    the work, the indexes of its demonstrations in it (what a method that reads each query's own context
+    writes its prompts from: surprise calibration).
     """
 
     dataset: str
@@ -57,6 +60,8 @@ class MethodData:
     calibration_set: Any = field(repr=False)
     k: int
     write_prompt: Callable[..., Any] = field(repr=False)
+    demonstration_set: Any = field(default=None, repr=False)
+    demonstrations: Tuple[Tuple[int, ...], ...] = field(default=(), repr=False)
 
     def fresh_stream(self) -> Any:
         """The standard's random stream from its seed: draws made from it are the same on every run."""
@@ -73,7 +78,11 @@ class Method:
     ``parameters``: its settings, recorded; ``source``: where it comes from (``{"built_in": True}``
     or a file's path and SHA-256), recorded in provenance; ``premise_free``: ``apply`` also reads
     ``answers["premise_free"]``, the label scores of each test prompt written with its query's
-    input emptied (the same demonstrations, template and label noise: one extra prompt per query).
+    input emptied (the same demonstrations, template and label noise: one extra prompt per query);
+    ``crossfit``: ``crossfit(data, rows, labels) -> rows`` calibrates a whole pass from its own label scores
+    and its queries' true labels, each query by a fit that never read its label (cross-fitting; see
+    :func:`~StaICC.methods.calibration.labelled.crossfit_rows`): where a work's queries are labelled test
+    items, the run asks no training prompt and calls it instead of ``train`` and ``apply``.
     """
 
     name: str
@@ -88,6 +97,8 @@ class Method:
     parameters: Tuple[Tuple[str, Any], ...] = ()
     source: Tuple[Tuple[str, Any], ...] = (("built_in", True),)
     premise_free: bool = False
+    crossfit: Optional[Callable[[MethodData, List[Any], List[int]], Sequence[Any]]] = field(default=None, repr=False,
+                                                                                          compare=False)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

@@ -11,8 +11,10 @@ training answers, applies it to each pass's answers and hands the resulting rows
 sub-benchmark's own :func:`~StaICC.engine.outcome.summarize`, as if a calibrated inference
 had answered: the metrics, procedure, records and prompt digest are the sub-benchmark's.
 """
+import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from itertools import chain
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..tasks.files import USER_CODE_ERRORS
 from ..engine.outcome import STANDARD_RULE, Outcome, RowRule, summarize
@@ -79,6 +81,7 @@ class MethodWork(_MethodShare):
     pass_fits: Tuple[int, ...]  # the training (fit) each pass of the work applies
     plan: MethodPlan
     premise_free: Optional[Work] = field(default=None, repr=False)  # the work with each query's input emptied
+    crossfitted: bool = False  # each pass calibrated by method.crossfit on its own scores and labels, no training
 
     @property
     def answer_keys(self) -> Tuple[str, ...]:
@@ -107,7 +110,8 @@ class MethodWork(_MethodShare):
         """Fit on the training answers, apply to every pass, then the sub-benchmark's own summary (the rows
         meeting the exact-sum rule as the backend's own rows do: a model's calibrated probabilities are
         floating-point probabilities too)."""
-        fits = [self._fit(number, [a.prediction for a in answers[self.plan.pass_slice(number)]])
+        fits = [None if self.crossfitted else
+                self._fit(number, [a.prediction for a in answers[self.plan.pass_slice(number)]])
                 for number in range(len(self.training))]
         first, passes = len(self.training), len(self.work.plan.passes)
         applied: List[Answer] = []
@@ -115,8 +119,7 @@ class MethodWork(_MethodShare):
             by_kind = {kind: [a.prediction for a in answers[self.plan.pass_slice(first + n * passes + p)]]
                        for n, kind in enumerate(self.answer_keys)}
             kept = answers[self.plan.pass_slice(first + p)]  # the first kind's: text and parsed flags
-            applied += self._applied(fits[self.pass_fits[p]], by_kind, kept, requests[self.plan.bounds[first + p]],
-                                     p)
+            applied += self._applied(self._pass_rows(p, fits, by_kind), kept, requests[self.plan.bounds[first + p]], p)
         tested = requests[self.plan.bounds[first]:self.plan.bounds[first + passes]]
         return summarize(self.work, tested, applied, rule)
 
@@ -128,12 +131,22 @@ class MethodWork(_MethodShare):
             raise ValueError(f"method {self.method.name!r}: train() raised {type(exc).__name__}: {exc} "
                              f"(dataset {self.dataset!r}, {self.work.part})") from exc
 
-    def _applied(self, state: Any, by_kind: Dict[str, List[Any]], kept: Sequence[Answer], first: Request,
+    def _pass_rows(self, number: int, fits: List[Any], by_kind: Dict[str, List[Any]]) -> Callable[[], Sequence[Any]]:
+        """What computes pass ``number``'s rows: the cross-fit on its scores and its queries' true labels, or
+        ``apply`` with the fit of its template."""
+        fit = self.pass_fits[number]
+        if self.crossfitted:
+            labels = list(self.work.truth[:len(by_kind[LABELS])])
+            return lambda: self.method.crossfit(self.training[fit][0], by_kind[LABELS], labels)  # type: ignore[misc]
+        return lambda: self.method.apply(fits[fit], by_kind)  # type: ignore[misc]
+
+    def _applied(self, compute: Callable[[], Sequence[Any]], kept: Sequence[Answer], first: Request,
                  number: int) -> List[Answer]:
-        """One pass's answers as the method turns them into label scores, checked as the inference contract."""
+        """One pass's answers as the method turns them into label scores (``compute()``: apply, or the
+        cross-fit), checked as the inference contract."""
         where = f"(dataset {self.dataset!r}, {self.work.plan.pass_description(number)})"
         try:
-            rows = list(self.method.apply(state, by_kind))  # type: ignore[misc]
+            rows = list(compute())
         except USER_CODE_ERRORS as exc:  # the user's code, an exit too
             raise ValueError(f"method {self.method.name!r}: apply() raised {type(exc).__name__}: {exc} "
                              f"{where}") from exc
@@ -141,10 +154,11 @@ class MethodWork(_MethodShare):
             raise ValueError(f"method {self.method.name!r}: apply() returned {len(rows)} rows for {len(kept)} "
                              f"queries {where}; return one row per query")
         labels, carries = len(first.label_space), self.method.test_kinds[0] == LABELS
+        checked = _float_rows(rows, labels)  # the common case checked at once: what check_output keeps as it is
         out = []
         for q, (row, answer) in enumerate(zip(rows, kept)):
             try:
-                row = check_output(row, labels, self.dataset, first.query_index + q)
+                row = row if checked else check_output(row, labels, self.dataset, first.query_index + q)
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"method {self.method.name!r}: apply() {exc}") from None
             if not carries:
@@ -152,6 +166,15 @@ class MethodWork(_MethodShare):
             else:
                 out.append(Answer(row, answer.text, answer.parsed, answer.thinking))
         return out
+
+
+def _float_rows(rows: Sequence[Any], labels: int) -> bool:
+    """Whether every row is a list of ``labels`` finite floats (rows that :func:`check_output` returns unchanged),
+    tested over the whole pass at once (a calibration's rows: ``tolist()`` of a float array)."""
+    if not all(type(row) is list and len(row) == labels for row in rows):
+        return False
+    values = list(chain.from_iterable(rows))
+    return set(map(type, values)) <= {float} and all(map(math.isfinite, values))
 
 
 @dataclass(frozen=True, eq=False)
@@ -190,15 +213,19 @@ def method_work(method: Method, work: Work, k: int) -> MethodWork:
         if key not in keys:
             keys.append(key)
         pass_fits.append(keys.index(key))
+    # cross-fitting reads the true labels of the work's queries: test items (not pseudo queries), one per query
+    crossfitted = (method.crossfit is not None and source.pseudo_queries is None
+                   and len(work.truth) >= work.plan.queries_per_pass)
     training: List[Training] = []
     for key in keys:
         data = MethodData(work.dataset, work.part, tuple(key.label_space), source.triplet.calibration, k,
-                          dataline_writer(key, source.triplet))
-        training.append((data, tuple(training_items(method, data))))
+                          dataline_writer(key, source.triplet), source.triplet.demonstration,
+                          tuple(work.plan.demonstrations))
+        training.append((data, () if crossfitted else tuple(training_items(method, data))))
     companion = premise_free_work(work) if method.premise_free else None
     plan = _plan(method, work, training, companion is not None)
     departed = replace(work, departures=tuple(work.departures) + (f"method {method.name}",))
-    return MethodWork(method, departed, tuple(training), tuple(pass_fits), plan, companion)
+    return MethodWork(method, departed, tuple(training), tuple(pass_fits), plan, companion, crossfitted)
 
 
 def premise_free_work(work: Work) -> Work:

@@ -133,7 +133,7 @@ def test_a_method_file_runs_by_path_into_the_table_and_the_provenance(tmp_path, 
 
 
 def test_methods_all_runs_every_method_the_backend_serves_grouped_by_family(capsys):
-    """``--methods all`` with the reference backend: every built-in method but the three that need a representation
+    """``--methods all`` with the reference backend: every built-in method but the four that need a representation or attention
     (said in one note), rows grouped family by family with vanilla first."""
     pytest.importorskip("numpy", reason="the calibrations need numpy (pip install \"StaICC[methods]\")")
     from StaICC.methods.builtin import BUILT_IN, FAMILIES
@@ -141,10 +141,10 @@ def test_methods_all_runs_every_method_the_backend_serves_grouped_by_family(caps
                      "--method-args", "calibration_number=16", "--resamples", "20", "--no-progress"])
     out = capsys.readouterr()
     assert code == 0, out.err
-    assert ("methods 'all' names that the reference backend cannot serve, left out: knn, knn_centroid, hidden"
+    assert ("methods 'all' names that the reference backend cannot serve, left out: knn, knn_centroid, hidden, anchors"
             in out.err)
-    order = [name for _family, names in FAMILIES for name in names if name not in ("knn", "knn_centroid", "hidden")]
-    assert list(_table_rows(out.out, "Normal: accuracy")) == order and len(order) == len(BUILT_IN) - 3
+    order = [name for _family, names in FAMILIES for name in names if name not in ("knn", "knn_centroid", "hidden", "anchors")]
+    assert list(_table_rows(out.out, "Normal: accuracy")) == order and len(order) == len(BUILT_IN) - 4
     families = {name: group for group, names in FAMILIES for name in names}
     lines = [line for line in out.out.splitlines() if line.startswith("│ ")]
     assert all(line.strip("│").split("│")[0].strip() == families[line.strip("│").split("│")[1].strip()]
@@ -157,6 +157,8 @@ def test_methods_all_runs_every_method_the_backend_serves_grouped_by_family(caps
     (["--methods", "vanilla,bcl", "--method-args", "gamma_steps=0"], "gamma_steps"),
     (["--methods", "vanilla,prototypical", "--method-args", "em_iterations=-1"], "em_iterations"),
     (["--methods", "vanilla,temperature", "--method-args", "knn_k=3"], "method parameter knn_k: no method named"),
+    (["--methods", "vanilla,anchors"], "method 'anchors' needs attention on label-word anchors, which the reference "
+                                       "backend does not give"),
     (["--methods", "vanilla,ucpa,pmi", "--model", "openai", "--model-args",
       "base_url=http://127.0.0.1:9/v1,model=tiny,scoring=generate"], "reads label probabilities"),
 ])
@@ -166,7 +168,7 @@ def test_the_new_methods_refuse_bad_arguments_in_one_line(argv, message, capsys)
 
 
 def test_methods_all_on_the_tiny_hf_model_runs_every_built_in_method_as_python_does(tmp_path, capsys):
-    """Every built-in method (18 or more) in one command on a tiny random Llama on CPU; each method's results.json
+    """Every built-in method (20 or more) in one command on a tiny random Llama on CPU; each method's results.json
     equals ``run_methods`` in Python on the same model, metric for metric, to the last bit."""
     pytest.importorskip("torch", reason="the [hf] extra is not installed (pip install \"StaICC[hf]\")")
     pytest.importorskip("transformers", reason="the [hf] extra is not installed (pip install \"StaICC[hf]\")")
@@ -183,7 +185,7 @@ def test_methods_all_on_the_tiny_hf_model_runs_every_built_in_method_as_python_d
                     "--methods", "all", "--method-args", "calibration_number=8", "--datasets", "TREC",
                     "rotten_tomatoes", "--limit", "5", "--resamples", "20", "--no-progress", "--output-dir", str(out)],
                    capsys)
-    assert len(BUILT_IN) >= 18 and list(_table_rows(text, "Normal: accuracy")) == table_order(list(BUILT_IN))
+    assert len(BUILT_IN) >= 20 and list(_table_rows(text, "Normal: accuracy")) == table_order(list(BUILT_IN))
     python = run_methods(backend(), resolve_methods(["all"], {"calibration_number": 8}), "Normal",
                          ["TREC", "rotten_tomatoes"], test_items=QuerySubset.first(5))
     for name in BUILT_IN:

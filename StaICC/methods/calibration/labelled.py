@@ -166,3 +166,31 @@ class affine_calibration(labelled_calibration):
 
     def transform(self, probabilities: Any) -> Any:
         return softmax_rows(linear_logits(self.design(probabilities), self.theta))
+
+
+def crossfit_rows(make: Any, rows: Sequence[Sequence[float]], labels: Sequence[int], folds: int,
+                  transductive: bool = False) -> List[List[float]]:
+    """A pass's rows calibrated from the pass itself, no extra inference and no query's own label read.
+
+    ``make()`` gives a fresh calibration (:class:`labelled_calibration`).  Query q is in fold
+    q mod F (F = min(``folds``, n)); each fold is transformed by a calibration fitted on the other
+    folds' rows and labels (cross-fitting).  ``transductive``: one calibration fitted on every row
+    of the pass (for a calibration that reads no label, UCPA: its fit sees no label to leak).  A
+    pass of one query, which has no other fold, keeps its row.
+    """
+    if transductive:
+        calibration = make()
+        calibration.fit(rows, [])
+        return calibration.transform_rows(rows)
+    count = min(folds, len(rows))
+    if count < 2:
+        return [list(row) for row in rows]
+    out: List[Any] = [None] * len(rows)
+    for fold in range(count):
+        held = range(fold, len(rows), count)
+        rest = [q for q in range(len(rows)) if q % count != fold]
+        calibration = make()
+        calibration.fit([rows[q] for q in rest], [labels[q] for q in rest])
+        for q, row in zip(held, calibration.transform_rows([rows[q] for q in held])):
+            out[q] = row
+    return out
