@@ -176,9 +176,14 @@ class Unfolded(NamedTuple):
         return self.part != self.benchmark
 
     @property
+    def compound_key(self) -> Tuple[str, ...]:
+        """(sub-benchmark, key) for a compound's part; () for a simple sub-benchmark."""
+        return (self.benchmark, self.key) if self.compound else ()
+
+    @property
     def label(self) -> str:
         """``Triplet_bias/contextual`` for a compound's part, the name otherwise (what tables are titled)."""
-        return f"{self.benchmark}/{self.key}" if self.compound else self.benchmark
+        return "/".join(self.compound_key) or self.benchmark
 
 
 def unfold(entries: Mapping[str, Any]) -> List[Unfolded]:

@@ -121,8 +121,8 @@ def print_lite_tables(result: Any, section: Dict[str, Any], config: Any, model: 
     """Each sub-benchmark's estimates (the subset's own numbers are only in results.json)."""
     from ..report.lite_tables import lite_tables
     from ..report.render import render_text
-    from ..spec import unfold
-    parts = [(unfolded.part, unfolded.label, unfolded.value) for unfolded in unfold(result)]
+    from ..results.run import Run
+    parts = [(part.name, part.label, part.results) for part in Run.from_result(result).parts.values()]
     for table in lite_tables(section, parts, f"{model}, k={config.k}"):
         print(render_text(table))
         print()

@@ -104,8 +104,6 @@ def _method_cells(part: Any, comparison: Any, datasets: List[str], metric: str) 
     from ..report.cells import Cell
     from ..report.tables import _direction
     from ..results import flatten
-    from ..spec import compound_of
-    benchmark = (compound_of(part.name) or (part.name,))[0]  # the metric's direction: the sub-benchmark's
     compared = comparison.parts.get(part.name) if comparison is not None else None
     cells: List[Any] = []
     for dataset in datasets + ["Averaged"]:
@@ -114,7 +112,7 @@ def _method_cells(part: Any, comparison: Any, datasets: List[str], metric: str) 
             compared.averaged if dataset == "Averaged" else compared.datasets.get(dataset, {})).get(metric)
         significant = bool(difference is not None and difference.significant)
         cells.append(Cell(value, mark=significant,
-                          direction=_direction(benchmark, metric, difference.delta) if significant else None))
+                          direction=_direction(part.benchmark, metric, difference.delta) if significant else None))
     return cells
 
 

@@ -134,7 +134,8 @@ def _parts(benchmarks: Any, results_path: str) -> Dict[str, Part]:
         for unfolded in unfold({name: entry["results"]}):
             where = f"{at}.results.{unfolded.key}" if unfolded.compound else f"{at}.results"
             parts[unfolded.part] = Part(unfolded.part, _checked_results(unfolded.value, results_path, where),
-                                        metadata.get(unfolded.key, {}) if unfolded.compound else metadata)
+                                        metadata.get(unfolded.key, {}) if unfolded.compound else metadata,
+                                        compound=unfolded.compound_key)
     return parts
 
 

@@ -47,6 +47,10 @@ def test_a_loaded_run_and_a_run_in_memory_agree(both):
         rows = [[(r["query_index"], r["label"], r["predicted"]) for r in part.records["TREC"]]
                 for part in (mine, theirs)]
         assert rows[0] == rows[1] and len(rows[0]) >= 12
+    for run in (memory, loaded):
+        assert [(p.label, p.benchmark) for p in run.parts.values()] == [
+            ("Normal", "Normal"), ("Triplet_bias/contextual", "Triplet_bias"), ("Triplet_bias/domain", "Triplet_bias"),
+            ("Triplet_bias/post", "Triplet_bias")]
     assert loaded.label == "suite" and loaded.samples_path.endswith("samples.jsonl")
     assert memory.model_name() == "memory" and loaded.model_name().startswith("reference")
     assert loaded.provenance["model"]["backend"] == "reference" and memory.provenance == {}
@@ -83,7 +87,8 @@ def test_unfold_takes_a_compound_apart_and_leaves_a_missing_part_out():
         ("Triplet_bias", "contextual", "Contextual_bias", 2, "Triplet_bias/contextual"),
         ("Triplet_bias", "post", "Post_bias", 4, "Triplet_bias/post"),
         ("Mine", "Mine", "Mine", 5, "Mine")]
-    assert isinstance(Part("x", {}, {}).records, dict)
+    alone = Part("Contextual_bias", {}, {})  # run on its own, not as Triplet_bias's part
+    assert (alone.label, alone.benchmark, alone.records) == ("Contextual_bias", "Contextual_bias", {})
 
 
 def test_a_compound_is_unfolded_in_one_function():
