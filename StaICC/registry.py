@@ -1,4 +1,4 @@
-"""One registry of named things: backends, sub-benchmarks, export formats, the CLI's commands.
+"""One registry of named things: backends, retrievers, methods, export formats, the CLI's commands.
 
 A :class:`Registry` maps a name to an entry and, beside it, the entry's row of facts (a
 backend's capabilities, a command's help text).  An entry is the object itself or a lazy
@@ -102,7 +102,7 @@ class Registry(Generic[T]):
         return {name: str(getattr(self._info[name], "help", "") or "") for name in self.names()}
 
     def rows(self) -> Mapping[str, Any]:
-        """Every name with its row of facts, in name order (what help texts and docs are written from)."""
+        """Every name with its row of facts, in :meth:`names`' order (what help texts and docs are written from)."""
         return {name: self._info[name] for name in self.names()}
 
     def __getitem__(self, name: str) -> T:
