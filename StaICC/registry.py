@@ -1,4 +1,4 @@
-"""One registry of named things: backends, sub-benchmarks, export formats, the CLI's commands.
+"""One registry of named things: backends, retrievers, methods, export formats, the CLI's commands.
 
 A :class:`Registry` maps a name to an entry and, beside it, the entry's row of facts (a
 backend's capabilities, a command's help text).  An entry is the object itself or a lazy
@@ -18,6 +18,7 @@ registration altogether.  An unknown name is refused with the names there are::
     StaICC.registry.RegistryError: a colour named 'red' is already registered (colorsys:rgb_to_hls); choose another name, or pass replace=True
 """
 import importlib
+from dataclasses import dataclass
 from typing import Any, Dict, Generic, Iterator, List, Mapping, Optional, TypeVar, Union
 
 from .errors import StaICCError
@@ -33,8 +34,9 @@ class RegistryError(StaICCError, ValueError):
 class Registry(Generic[T]):
     """Names -> entries (objects, or lazy ``"module:object"`` strings) and each entry's row of facts."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, *, ordered: bool = False) -> None:
         self.kind = kind  # what an entry is, in messages: "model backend", "sub-benchmark" ...
+        self.ordered = ordered  # names listed in the order they were registered (else: sorted)
         self._entries: Dict[str, Union[T, str]] = {}
         self._info: Dict[str, Any] = {}
         self._frozen = False
@@ -63,6 +65,7 @@ class Registry(Generic[T]):
         self._info.pop(name, None)
 
     def freeze(self) -> "Registry[T]":
+        """End registration: every later ``register`` or ``unregister`` is refused."""
         self._frozen = True
         return self
 
@@ -90,11 +93,20 @@ class Registry(Generic[T]):
         return default if found is None else found
 
     def names(self) -> List[str]:
-        return sorted(self._entries)
+        """Every name: in registration order for an ``ordered`` registry (the order help texts list them),
+        sorted otherwise."""
+        return list(self._entries) if self.ordered else sorted(self._entries)
+
+    def helps(self) -> Dict[str, str]:
+        """Every name with its help text: its row's ``help`` (help texts and docs are written from this)."""
+        return {name: str(getattr(self._info[name], "help", "") or "") for name in self.names()}
 
     def rows(self) -> Mapping[str, Any]:
-        """Every name with its row of facts, in name order (what help texts and docs are written from)."""
+        """Every name with its row of facts, in :meth:`names`' order (what help texts and docs are written from)."""
         return {name: self._info[name] for name in self.names()}
+
+    def __getitem__(self, name: str) -> T:
+        return self.get(name)
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
@@ -118,3 +130,11 @@ def _described(entry: Any) -> str:
 def optional_info(registry: "Registry[Any]", name: Optional[str], default: Any) -> Any:
     """``registry.info(name)`` where ``name`` may be None or unknown (a run made by a function, a foreign file)."""
     return registry.info(name, default) if isinstance(name, str) else default
+
+
+@dataclass(frozen=True)
+class Described:
+    """The row of an entry known by its help text alone (a retriever, a command): one line, for ``--help``
+    and the generated docs."""
+
+    help: str

@@ -38,7 +38,7 @@ pseudo query, test size, repeat count, averaging and noisy-channel support from 
 This module imports nothing but :mod:`StaICC.standard`, so any layer may read it.
 """
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from .standard import (DEFAULT_REPEAT_TIMES, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE,
                        TEMPLATE_SENS_TEST_SIZE)
@@ -160,6 +160,44 @@ def parts_of(name: str) -> Tuple[Tuple[str, str], ...]:
     """(result key, part name) pairs: a compound's parts, or ``((name, name),)`` for a simple one."""
     spec = SPECS.get(name)
     return spec.parts if spec is not None and spec.parts else ((name, name),)
+
+
+class Unfolded(NamedTuple):
+    """One part of a sub-benchmark's entry: the sub-benchmark, the key its part is under, the part's name
+    (a simple sub-benchmark is its own part, under its own name) and the part's value."""
+
+    benchmark: str
+    key: str
+    part: str
+    value: Any
+
+    @property
+    def compound(self) -> bool:
+        return self.part != self.benchmark
+
+    @property
+    def compound_key(self) -> Tuple[str, ...]:
+        """(sub-benchmark, key) for a compound's part; () for a simple sub-benchmark."""
+        return (self.benchmark, self.key) if self.compound else ()
+
+    @property
+    def label(self) -> str:
+        """``Triplet_bias/contextual`` for a compound's part, the name otherwise (what tables are titled)."""
+        return "/".join(self.compound_key) or self.benchmark
+
+
+def unfold(entries: Mapping[str, Any]) -> List[Unfolded]:
+    """Every sub-benchmark of ``entries`` (a suite result, a results file's ``benchmarks``, a suite of
+    sub-benchmarks), a compound one unfolded into its parts (its value's entries under the parts' keys;
+    a part a mapping lacks is left out): the one place a compound is taken apart."""
+    unfolded = []
+    for name, value in entries.items():
+        for key, part in parts_of(name):
+            if part == name:
+                unfolded.append(Unfolded(name, name, name, value))
+            elif not isinstance(value, Mapping) or key in value:
+                unfolded.append(Unfolded(name, key, part, value[key]))
+    return unfolded
 
 
 def reports_metric(name: str, metric: str) -> bool:

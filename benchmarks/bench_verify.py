@@ -19,6 +19,7 @@ cell runs the whole ``staicc verify`` command on the altered files to show the t
 import argparse
 import contextlib
 import copy
+import dataclasses
 import io
 import json
 import os
@@ -72,16 +73,15 @@ def recompute(run, touched) -> None:
 def altered_run(base, share: float, rng: random.Random, recomputed: bool):
     """A copy of ``base`` with ``share`` of its records altered (at least one when share > 0), the altered keys
     and the (part, dataset) pairs they touch; untouched datasets share the base's records."""
-    run = copy.copy(base)
-    run.parts = {name: copy.copy(part) for name, part in base.parts.items()}
     total = sum(len(rows) for p in base.parts.values() for rows in p.records.values())
     eligible = [(p.name, d, i) for p in base.parts.values() for d, rows in p.records.items()
                 for i, r in enumerate(rows) if len(set(r["prediction"])) > 1]
     chosen = rng.sample(eligible, 0 if share == 0 else max(1, round(share * total)))
     touched = {(n, d) for n, d, _ in chosen}
-    for part in run.parts.values():
-        part.results = copy.deepcopy(part.results)
-        part.records = {d: (list(rows) if (part.name, d) in touched else rows) for d, rows in part.records.items()}
+    run = dataclasses.replace(base, parts={  # the run and its parts are frozen values: copies with other fields
+        name: dataclasses.replace(part, results=copy.deepcopy(part.results), records={
+            d: (list(rows) if (name, d) in touched else rows) for d, rows in part.records.items()})
+        for name, part in base.parts.items()})
     for name, dataset, i in chosen:
         records = run.parts[name].records[dataset]
         records[i] = altered_answer(records[i])
@@ -94,19 +94,22 @@ def caught(run, altered: set, touched: set, audit: int, seed: int) -> bool:
     """Whether verify flags the run: an aggregate mismatch (only touched datasets can have one: the others
     are the untouched run's, which passed), or an audited record among the altered."""
     findings = Findings()
-    shown = copy.copy(run)
-    shown.parts = {n: p for n, p in run.parts.items() if any(n == t[0] for t in touched)}
-    for part in shown.parts.values():
-        part = shown.parts[part.name] = copy.copy(part)
-        part.records = {d: rows for d, rows in part.records.items() if (part.name, d) in touched}
-        part.results = dict(part.results, **{"Divided results": {d: v for d, v in part.divided.items()
-                                                                 if (part.name, d) in touched}})
-        part.results.pop("Averaged results", None)
+    shown = dataclasses.replace(run, parts={
+        name: _touched_only(part, touched) for name, part in run.parts.items() if any(name == t[0] for t in touched)})
     recompute_aggregates(shown, findings)
     if findings.mismatches:
         return True
     records = [r for p in run.parts.values() for rows in p.records.values() for r in rows]
     return any((r["benchmark"], r["dataset"], r["query_index"]) in altered for r in audit_sample(records, audit, seed))
+
+
+def _touched_only(part, touched: set):
+    """The part with only its touched datasets' records and numbers, and no average (verify recomputes it)."""
+    results = dict(part.results, **{"Divided results": {d: v for d, v in part.divided.items()
+                                                        if (part.name, d) in touched}})
+    results.pop("Averaged results", None)
+    return dataclasses.replace(part, results=results, records={d: rows for d, rows in part.records.items()
+                                                               if (part.name, d) in touched})
 
 
 def write_altered(base_dir: str, run, target: str) -> str:
@@ -130,7 +133,7 @@ def write_altered(base_dir: str, run, target: str) -> str:
 
 def plain_records(run) -> None:
     for part in run.parts.values():
-        part.records = {d: [dict(r) for r in rows] for d, rows in part.records.items()}
+        part.records.update({d: [dict(r) for r in rows] for d, rows in part.records.items()})
 
 
 def main() -> None:

@@ -196,10 +196,27 @@ def commands_table() -> List[str]:
     return rows + [f"| `staicc {name}` | {_cell(text)} |" for name, text, _ in _subcommands(full)]
 
 
+def names_tables() -> List[str]:
+    """The names some options take, each with its help text, from the registries they are looked up in: the
+    methods (``--methods``), the retrievers (``--retriever``) and the export formats (``--format``)."""
+    from StaICC.methods.builtin import METHODS
+    from StaICC.results.exchange import EXPORT_FORMATS
+    from StaICC.retrieval import RETRIEVERS
+    lines = ["## Names", "", "The names these options take, from the registries the options look them up in.", "",
+             "`staicc run --methods NAME,...` (or `all`; [methods.md](methods.md)):", "",
+             "| method | family | what it does |", "|---|---|---|"]
+    lines += [f"| `{name}` | {_cell(row.family)} | {_cell(row.help)} |" for name, row in METHODS.rows().items()]
+    lines += ["", "`staicc --retriever NAME[:K=V,...]` (non-standard):", "", "| retriever | what it does |", "|---|---|"]
+    lines += [f"| `{name}` | {_cell(text)} |" for name, text in RETRIEVERS.helps().items()]
+    lines += ["", "`staicc export --format NAME`:", "", "| format | what it writes |", "|---|---|"]
+    lines += [f"| `{name}` | {_cell(text)} |" for name, text in EXPORT_FORMATS.helps().items()]
+    return lines + [""]
+
+
 def reference() -> str:
     """The whole of docs/cli.md."""
     full, main_job = _parsers()
-    lines = [INTRO, "## Commands", ""] + commands_table() + [""]
+    lines = [INTRO, "## Commands", ""] + commands_table() + [""] + names_tables()
     lines.extend(_section("##", "staicc", main_job))
     for name, text, sub in _subcommands(full):
         lines.extend(_section("##", f"staicc {name}", sub, text))

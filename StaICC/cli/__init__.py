@@ -9,7 +9,7 @@ inference: a bad one prints one line and exits with status 2.
 import sys
 from typing import Any, List, Optional, Tuple
 
-from .common import COMMANDS, ArgumentError, OneLineParser, one_line
+from .common import CLI_COMMANDS, COMMANDS, ArgumentError, HelpedCommands, OneLineParser, one_line
 
 __all__ = ["main", "full_parser", "ArgumentError", "COMMANDS"]
 
@@ -19,7 +19,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     reads no statistics); ``staicc`` alone: the built-in main job."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] in COMMANDS:
+        if argv and argv[0] in CLI_COMMANDS:
             parser, sub = _top_parser()
             _add_parser(argv[0], sub)
             args = parser.parse_args(argv)
@@ -45,7 +45,7 @@ def full_parser() -> OneLineParser:
     modules; this builds them all, so it imports every command's modules.
     """
     parser, sub = _top_parser()
-    for command in COMMANDS:
+    for command in CLI_COMMANDS.names():
         _add_parser(command, sub)
     return parser
 
@@ -57,24 +57,5 @@ def _top_parser() -> Tuple[OneLineParser, Any]:
 
 
 def _add_parser(command: str, sub) -> None:
-    if command == "run":
-        from .run import add_run_parser
-        add_run_parser(sub)
-    elif command in ("compare", "report"):
-        from ..report.commands import add_compare_parser, add_report_parser
-        (add_compare_parser if command == "compare" else add_report_parser)(sub)
-    elif command == "tasks":
-        from .tasks import add_tasks_parser
-        add_tasks_parser(sub, OneLineParser)
-    elif command == "batch":
-        from .batch import add_batch_parser
-        add_batch_parser(sub)
-    elif command == "export":
-        from .export import add_export_parser
-        add_export_parser(sub)
-    elif command == "verify":
-        from .verify import add_verify_parser
-        add_verify_parser(sub)
-    else:
-        from .cache import add_cache_parser
-        add_cache_parser(sub)
+    """Add ``command``'s parser: its registered parser function (imported now), its help text the registry's."""
+    CLI_COMMANDS.get(command)(HelpedCommands(sub))

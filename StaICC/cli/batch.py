@@ -16,8 +16,7 @@ from .run import _open_cache, add_selection_arguments
 
 
 def add_batch_parser(sub: Any) -> None:
-    p = sub.add_parser("batch", help="OpenAI Batch API: export a run's prompts, import the results",
-                       description="Run the prompts of a run through the OpenAI Batch API.")
+    p = sub.add_parser("batch", description="Run the prompts of a run through the OpenAI Batch API.")
     commands = p.add_subparsers(dest="batch_command", parser_class=type(p))
     export = commands.add_parser("export", help="write the run's unanswered requests as Batch-API JSONL")
     add_selection_arguments(export)

@@ -9,8 +9,7 @@ from .common import ArgumentError, needs_a_command
 
 
 def add_cache_parser(sub: Any) -> None:
-    p = sub.add_parser("cache", help="prediction-cache tools: merge shard caches",
-                       description="Prediction-cache tools.")
+    p = sub.add_parser("cache", description="Prediction-cache tools.")
     commands = p.add_subparsers(dest="cache_command", parser_class=type(p))
     merge = commands.add_parser("merge", help="copy every answer of IN... into OUT (created if missing)",
                                 description="Merge prediction caches. Two different answers for one key are an "

@@ -3,11 +3,29 @@ import argparse
 import contextlib
 import os
 import sys
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 from ..errors import StaICCError
+from ..registry import Described, Registry
 
-#: the sub-commands of `staicc`; anything else is the original release's CLI
-COMMANDS = ("run", "compare", "report", "tasks", "batch", "cache", "export", "verify")
+#: the sub-commands of `staicc`, in the order help lists them: each one's parser function, a lazy
+#: ``"module:function"`` that adds its parser to ``staicc``'s sub-commands (so a command imports only its own
+#: modules), and its help text (``--help`` and docs/cli.md say it); anything else is the original release's CLI
+CLI_COMMANDS: Registry[Callable[[Any], Any]] = Registry("command", ordered=True)
+for _name, _parser, _help in (
+        ("run", "StaICC.cli.run:add_run_parser", "evaluate a model on sub-benchmarks and write a run directory"),
+        ("compare", "StaICC.report.commands:add_compare_parser",
+         "compare runs: differences, confidence intervals, significance tests, flips, a CI gate"),
+        ("report", "StaICC.report.commands:add_report_parser",
+         "tables with confidence intervals, or a self-contained HTML report with figures"),
+        ("tasks", "StaICC.cli.tasks:add_tasks_parser", "list, show, validate or start task files"),
+        ("batch", "StaICC.cli.batch:add_batch_parser", "OpenAI Batch API: export a run's prompts, import the results"),
+        ("cache", "StaICC.cli.cache:add_cache_parser", "prediction-cache tools: merge shard caches"),
+        ("export", "StaICC.cli.export:add_export_parser", "write a run as {formats} files"),
+        ("verify", "StaICC.cli.verify:add_verify_parser",
+         "check a run or an export: its numbers against its records, and an audit of its answers with your model")):
+    CLI_COMMANDS.register(_name, _parser, info=Described(_help))
+#: the sub-commands' names
+COMMANDS = tuple(CLI_COMMANDS.names())
 
 
 class ArgumentError(StaICCError):
@@ -35,9 +53,35 @@ NUMBER_HINTS = {"--batch-size": "--batch-size is how many requests one backend c
                            "e.g. --lite 0.1"}
 
 
+def or_list(names: List[str]) -> str:
+    """``a, b or c``: names as a help text lists them."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def command_help(name: str) -> str:
+    """The help text of the command ``name``: its registry row's, naming the export formats by their titles
+    where it says ``{formats}``."""
+    text = CLI_COMMANDS.info(name).help
+    if "{formats}" in text:
+        from ..results.exchange import EXPORT_FORMATS
+        text = text.format(formats=or_list([row.title for row in EXPORT_FORMATS.rows().values()]))
+    return text
+
+
+class HelpedCommands:
+    """``staicc``'s sub-command action as a command's parser function sees it: the parser it adds gets its
+    help text from :data:`CLI_COMMANDS` (the one place it is written)."""
+
+    def __init__(self, sub: Any) -> None:
+        self._sub = sub
+
+    def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser:
+        return self._sub.add_parser(name, **dict(options, help=command_help(name)))
+
+
 def needs_a_command(parser: argparse.ArgumentParser, name: str, commands: List[str]) -> None:
     """``staicc NAME`` without one of its ``commands``: one line naming them (exit status 2), not a usage dump."""
-    listed = commands[0] if len(commands) == 1 else ", ".join(commands[:-1]) + " or " + commands[-1]
+    listed = or_list(commands)
 
     def refuse(_args: argparse.Namespace) -> int:
         raise ArgumentError(f"{name} needs a command: {listed} (staicc {name} --help says what each does)")

@@ -17,7 +17,7 @@ import os
 import statistics
 from typing import Any, Dict, Optional
 
-from .common import ArgumentError, one_line
+from .common import ArgumentError, one_line, or_list
 
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 #: the most bootstrap resamples an export computes (each is a full pass over the records)
@@ -29,13 +29,12 @@ EXPORT_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError, OS
 
 
 def add_export_parser(sub: Any) -> None:
-    from ..results.exchange import FORMATS
+    from ..results.exchange import EXPORT_FORMATS
     from ..stats import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
-    p = sub.add_parser("export", help="write a run as Every Eval Ever, Hugging Face .eval_results or lm-eval files",
-                       description="Write a run (a run directory, its results.json, or an EEE export) in a format "
+    p = sub.add_parser("export", description="Write a run (a run directory, its results.json, or an EEE export) in a format "
                                    "other tools read. See docs/exchange.md for what goes where.")
     p.add_argument("run", metavar="RUN", help="a run directory written by `staicc run --output-dir`")
-    p.add_argument("--format", required=True, choices=FORMATS, help="eee, hf or lm-eval")
+    p.add_argument("--format", required=True, choices=EXPORT_FORMATS.names(), help=or_list(EXPORT_FORMATS.names()))
     p.add_argument("--output", "-o", required=True, metavar="DIR", help="folder to write into (created if missing)")
     p.add_argument("--model-id", metavar="ORG/NAME", help="the model's id in the Hub's org/name form (default: "
                                                           "from the run's model identity)")
@@ -82,17 +81,15 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def _earlier_export(format_name: str, output: str) -> Optional[str]:
-    """The file an export of ``format_name`` into ``output`` would replace, when there is one. The hf and
-    lm-eval files have one name per folder; an EEE export's names are derived from the run and its options,
-    so the same run writes the same bytes again and another run never the same name (nothing to refuse)."""
-    if format_name == "hf":
-        from ..results.hf_export import FILE_NAME
-        path = os.path.join(output, ".eval_results", FILE_NAME)
-    elif format_name == "lm-eval":
-        from ..results.lm_eval_export import FILE_NAME
-        path = os.path.join(output, FILE_NAME)
-    else:
+    """The file an export of ``format_name`` into ``output`` would replace, when there is one: its row's one
+    file (the hf and lm-eval files have one name per folder); an EEE export's names are derived from the run
+    and its options, so the same run writes the same bytes again and another run never the same name (nothing
+    to refuse)."""
+    from ..results.exchange import EXPORT_FORMATS
+    file = EXPORT_FORMATS.info(format_name).file
+    if file is None:
         return None
+    path = os.path.join(output, *file.split("/"))
     return path if os.path.lexists(path) else None
 
 
@@ -128,23 +125,14 @@ def _described(exc: BaseException) -> str:
 
 def export(args: argparse.Namespace) -> list:
     """Read the run, bootstrap its intervals, write the format; returns the paths written."""
-    from ..report.runs import load_run
     from ..results.eee_import import find_export
-    if args.format == "eee" and find_export(args.run) is not None:
+    from ..results.exchange import EXPORT_FORMATS
+    from ..results.run import Run
+    if not EXPORT_FORMATS.info(args.format).from_exports and find_export(args.run) is not None:
         raise ValueError(f"{args.run} is already an Every Eval Ever export")
-    run = load_run(args.run)  # with its records: the instance-level file and the intervals read them
+    run = Run.load(args.run)  # with its records: the instance-level file and the intervals read them
     intervals = interval_table(run, args) if not args.no_intervals and run.has_records() else None
-    if args.format == "eee":
-        from ..results.eee_export import export_eee
-        paths = export_eee(run, args.output, intervals=intervals, model_id=args.model_id,
-                           organization=args.organization, relationship=args.evaluator_relationship)
-        return list(paths.values())
-    if args.format == "hf":
-        from ..results.hf_export import export_hf
-        return [export_hf(run, args.output, args.hf_dataset, intervals=intervals, source_url=args.hf_source_url,
-                          revision=args.hf_revision)]
-    from ..results.lm_eval_export import export_lm_eval
-    return [export_lm_eval(run, args.output, intervals=intervals)]
+    return list(EXPORT_FORMATS.get(args.format)(run, args.output, intervals, vars(args)))
 
 
 def interval_table(run: Any, args: argparse.Namespace) -> Dict[str, Any]:

@@ -7,7 +7,7 @@ run's numbers (:mod:`StaICC.stats.lite_run`) are printed instead of the subset's
 numbers, and recorded in ``results.json`` under ``provenance.lite``.
 """
 import argparse
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional
 
 from .common import ArgumentError, as_argument_error, one_line
 
@@ -121,14 +121,8 @@ def print_lite_tables(result: Any, section: Dict[str, Any], config: Any, model: 
     """Each sub-benchmark's estimates (the subset's own numbers are only in results.json)."""
     from ..report.lite_tables import lite_tables
     from ..report.render import render_text
-    from ..spec import parts_of
-    parts: List[Tuple[str, str, Any]] = []
-    for name, bench_result in result.items():
-        pairs = parts_of(name)
-        compound = not (len(pairs) == 1 and pairs[0][1] == name)
-        for key, part_name in pairs:
-            part = bench_result[key] if compound else bench_result
-            parts.append((part_name, f"{name}/{key}" if compound else name, part))
+    from ..results.run import Run
+    parts = [(part.name, part.label, part.results) for part in Run.from_result(result).parts.values()]
     for table in lite_tables(section, parts, f"{model}, k={config.k}"):
         print(render_text(table))
         print()

@@ -59,12 +59,9 @@ def main_job(argv: List[str]) -> int:
         bench = as_argument_error(SUB_BENCHMARKS[args.benchmark], k=args.k, **options)
         result = as_argument_error(bench, REFERENCE_MODELS[args.model])
     seconds = time.perf_counter() - started
-    from ..spec import SPECS
-    spec = SPECS.get(args.benchmark)
-    parts = [(key, result[key]) for key, _ in spec.parts] if spec is not None and spec.compound \
-        else [(args.benchmark, result)]
-    for name, part in parts:
-        print(format_table(part, f"{name} (k={args.k}, model={args.model})"))
+    from ..spec import unfold
+    for unfolded in unfold({args.benchmark: result}):
+        print(format_table(unfolded.value, f"{unfolded.key} (k={args.k}, model={args.model})"))
         print()
     print(f"{seconds:.2f} s")
     if args.json:

@@ -17,7 +17,7 @@ from typing import Any, Dict, List
 from ..methods.protocol import VANILLA
 from ..runs.methods_dirs import (METHODS_FOLDER, check_methods_output, earlier_method_runs,  # noqa: F401
                                  method_directory, write_methods_dirs)
-from ..runs.record import Run
+from ..results.run import Run
 from .common import one_line
 from .run_output import write_failed
 
@@ -48,32 +48,17 @@ def finish_methods(run: Run) -> int:
 
 def methods_text(result: Any, comparisons: Dict[str, Any], config: Any) -> str:
     """Every methods table, rendered for the terminal, with vanilla's notices once above them."""
-    from ..report.notices import notices
+    from ..report.notices import run_notices
     from ..report.render import render
     model = config.model + (f" ({one_line(config.model_args_text)})" if config.model_args_text else "")
     from ..report.escaping import terminal_escape
-    lines = notices([_part_metadata(result[VANILLA], part) for part in _parts(result[VANILLA])])
+    lines = run_notices(Run.from_result(result[VANILLA], label=VANILLA))
     for line in lines:
         print(f"staicc: warning: {line}", file=sys.stderr)
     heading = [f"Methods against vanilla (k={config.k}, model={model}):"] + [f"!! {terminal_escape(line)}"
                                                                             for line in lines]
     tables = render(methods_tables(result, comparisons), "table", None)
     return "\n".join(heading + ["", tables, ""] + _notes(comparisons)) + "\n"
-
-
-def _parts(result: Any) -> List[tuple]:
-    """(sub-benchmark, result key, part name) of a suite result, compounds unfolded."""
-    from ..spec import parts_of
-    return [(name, key, part_name) for name in result for key, part_name in parts_of(name)]
-
-
-def _part_of(result: Any, part: tuple) -> Any:
-    name, key, part_name = part
-    return result[name] if part_name == name else result[name][key]
-
-
-def _part_metadata(result: Any, part: tuple) -> Dict[str, Any]:
-    return getattr(_part_of(result, part), "metadata", {}) or {}
 
 
 def methods_tables(result: Any, comparisons: Dict[str, Any]) -> List[Any]:
@@ -85,13 +70,13 @@ def methods_tables(result: Any, comparisons: Dict[str, Any]) -> List[Any]:
     from ..report.names import metric_label
     tables = []
     names = table_order(list(result))
-    for part in _parts(result[VANILLA]):
-        part_name = part[2]
-        base = _part_of(result[VANILLA], part)
-        datasets = list(base.get("Divided results", {}))
-        metrics = [m for m in base["Averaged results"] if not isinstance(base["Averaged results"][m], dict)]
+    runs = {name: Run.from_result(result[name], label=name) for name in names}
+    for part_name, base in runs[VANILLA].parts.items():
+        datasets = list(base.divided)
+        metrics = [m for m in base.averaged if not isinstance(base.averaged[m], dict)]
         for metric in metrics:
-            rows = [[family(name), name] + _method_cells(result, comparisons, name, part, datasets, metric)
+            rows = [[family(name), name] + _method_cells(runs[name].parts[part_name], comparisons.get(name),
+                                                         datasets, metric)
                     for name in names]
             _mark_best(rows)
             tables.append(Table(f"{part_name}: {metric_label(part_name, metric)}",
@@ -99,23 +84,21 @@ def methods_tables(result: Any, comparisons: Dict[str, Any]) -> List[Any]:
     return tables
 
 
-def _method_cells(result: Any, comparisons: Dict[str, Any], name: str, part: tuple, datasets: List[str],
-                  metric: str) -> List[Any]:
-    """One method's cells of one metric: each dataset's value and the average, with the test against vanilla."""
+def _method_cells(part: Any, comparison: Any, datasets: List[str], metric: str) -> List[Any]:
+    """One method's cells of one metric (``part``: its run's part): each dataset's value and the average, with
+    the test against vanilla."""
     from ..report.cells import Cell
     from ..report.tables import _direction
     from ..results import flatten
-    values = _part_of(result[name], part)
-    compared = comparisons[name].parts.get(part[2]) if name in comparisons else None
+    compared = comparison.parts.get(part.name) if comparison is not None else None
     cells: List[Any] = []
     for dataset in datasets + ["Averaged"]:
-        value = (values["Averaged results"] if dataset == "Averaged"
-                 else flatten(values["Divided results"][dataset])).get(metric)
+        value = (part.averaged if dataset == "Averaged" else flatten(part.divided[dataset])).get(metric)
         difference = None if compared is None else (
             compared.averaged if dataset == "Averaged" else compared.datasets.get(dataset, {})).get(metric)
         significant = bool(difference is not None and difference.significant)
         cells.append(Cell(value, mark=significant,
-                          direction=_direction(part[0], metric, difference.delta) if significant else None))
+                          direction=_direction(part.benchmark, metric, difference.delta) if significant else None))
     return cells
 
 

@@ -8,13 +8,12 @@ from typing import Any, Dict, Optional
 from ..engine.selection import Nothing, Shard
 from ..errors import TamperingWarning
 from ..runs.config import RunConfig
-from ..runs.record import Run
+from ..results.run import Run
 from .common import argument_errors, loading_bars, one_line
 from .run_output import config_text, run_failed, write_failed
 
 def add_run_parser(sub: Any) -> None:
-    p = sub.add_parser("run", help="evaluate a model on sub-benchmarks and write a run directory",
-                       description="Evaluate a model on StaICC sub-benchmarks.")
+    p = sub.add_parser("run", description="Evaluate a model on StaICC sub-benchmarks.")
     add_selection_arguments(p)
     from .cost import add_cost_arguments
     from .lite import add_lite_arguments
@@ -242,19 +241,15 @@ def _print_tables(result: Any, config: Any, lite: Optional[Dict[str, Any]] = Non
         print(f"{counts_line(lite)}; {meta['asked']} asked, {meta['from_cache']} from the cache, "
               f"{meta['seconds']:.2f} s")
         return
-    from ..spec import parts_of
-    for name, bench_result in result.items():
-        pairs = parts_of(name)
-        compound = not (len(pairs) == 1 and pairs[0][1] == name)
-        for key, _part_name in pairs:
-            part = bench_result[key] if compound else bench_result
-            label = f"{name}/{key}" if compound else name
-            errors = _accuracy_errors(part)
-            print(format_table(part, f"{label} (k={config.k}, model={model})", errors))
-            if errors:
-                print(STDERR_NOTE)
-            print()
-            metadatas.append(part.metadata)
+    from ..spec import unfold
+    for unfolded in unfold(result):
+        part = unfolded.value
+        errors = _accuracy_errors(part)
+        print(format_table(part, f"{unfolded.label} (k={config.k}, model={model})", errors))
+        if errors:
+            print(STDERR_NOTE)
+        print()
+        metadatas.append(part.metadata)
     meta = result.metadata
     print(f"{meta['prompts']} prompts, {meta['distinct_prompts']} distinct, {meta['asked']} asked, "
           f"{meta['from_cache']} from the cache, {meta['seconds']:.2f} s")

@@ -14,10 +14,9 @@ from typing import Any, List
 from .common import needs_a_command
 
 
-def add_tasks_parser(sub: Any, parser_class: Any) -> None:
-    p = sub.add_parser("tasks", help="list, show, validate or start task files",
-                       description="Task files: your own classification task, run with staicc run --tasks.")
-    commands = p.add_subparsers(dest="tasks_command", metavar="list|show|validate|new", parser_class=parser_class)
+def add_tasks_parser(sub: Any, parser_class: Any = None) -> None:
+    p = sub.add_parser("tasks", description="Task files: your own classification task, run with staicc run --tasks.")
+    commands = p.add_subparsers(dest="tasks_command", metavar="list|show|validate|new", parser_class=parser_class or type(p))
     listing = commands.add_parser("list", help="the tasks --tasks accepts: the standard datasets and included files")
     show = commands.add_parser("show", help="print a task as a TOML task file")
     show.add_argument("name", help="a standard dataset, a task file, or a task in --include-path")

@@ -22,9 +22,7 @@ _NOT_PLANNING = {"output_dir": None, "overwrite": False, "log_samples": None, "w
 
 def add_verify_parser(sub: Any) -> None:
     from ..stats.verify import DEFAULT_TOLERANCE
-    p = sub.add_parser("verify", help="check a run or an export: its numbers against its records, and an audit of "
-                                      "its answers with your model",
-                       description="Recompute every aggregate of a run from its per-query records, then re-score "
+    p = sub.add_parser("verify", description="Recompute every aggregate of a run from its per-query records, then re-score "
                                    "a seeded random audit of its prompts with --model and compare each answer. "
                                    "See docs/exchange.md.")
     p.add_argument("run", metavar="RUN_OR_EEE_FILE", help="a run directory, its results.json, or a `staicc export` "

@@ -8,8 +8,10 @@ hand-wired route computes (``calibration.train(exp.prompt_former.write_prompt_fr
 feedforward, exp.calibration_set(), k=exp.get_k())``, then a run with the calibrated
 inference), from the same prompts and the same answers.
 """
-from typing import Any, Callable, Dict, List, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..registry import Registry
 from ..requests import FULL_VOCAB, HIDDEN, LABELS
 from ..validation import check_int
 from .calibration import (DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER, DEFAULT_DOMAIN_SAMPLE_LENGTH,
@@ -136,11 +138,28 @@ def knn_centroid(calibration_number: int = DEFAULT_CALIBRATION_NUMBER) -> Method
                         (LABELS, FULL_VOCAB), calibration_number=calibration_number)
 
 
-#: every built-in method by name, in the order a table lists them (family by family, see FAMILIES)
-BUILT_IN: Dict[str, Callable[..., Method]] = {
-    "vanilla": vanilla, "noisy_channel": noisy_channel, "contextual": contextual, "domain": domain,
-    "batch": batch, "knn": knn, "knn_centroid": knn_centroid, "hidden": hidden, **FITTED, "surprise": surprise,
-}
+#: every method by name: the built-in ones in the order ``--methods all`` runs them, each with its row
+#: (:class:`MethodInfo`: family and help text); a new method is one :func:`register_method` call (a name
+#: registered twice is refused), and ``--methods NAME`` runs it
+METHODS: Registry[Callable[..., Method]] = Registry("method", ordered=True)
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """A method's row: the family its table row is grouped in, and its one-line help text."""
+
+    family: str
+    help: str
+
+
+def register_method(name: str, factory: Callable[..., Method], *, family: Optional[str] = None,
+                    help: Optional[str] = None) -> Callable[..., Method]:
+    """Register ``factory`` (keyword parameters -> :class:`Method`) as the method ``name``: ``family`` its
+    table group (default: the one :data:`FAMILIES` lists it in, else :data:`OWN_FAMILY`), ``help`` its one
+    line (default: the description of the method the factory makes with its defaults)."""
+    text = help if help is not None else factory().description
+    return METHODS.register(name, factory, info=MethodInfo(family or _family_listed(name), text))
+
 
 #: the methods tables' row groups, in their order: what each family estimates to correct the prediction
 FAMILIES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
@@ -158,7 +177,12 @@ OWN_FAMILY = "method files"
 
 
 def family(name: str) -> str:
-    """The family ``name`` is listed in (a method that is not built in: :data:`OWN_FAMILY`)."""
+    """The family ``name`` is in: its registered row's (a method that is not registered: :data:`OWN_FAMILY`)."""
+    row = METHODS.info(name)
+    return row.family if row is not None else OWN_FAMILY
+
+
+def _family_listed(name: str) -> str:
     return next((group for group, names in FAMILIES if name in names), OWN_FAMILY)
 
 
@@ -170,10 +194,10 @@ def table_order(names: Any) -> List[str]:
 
 def built_in(name: str, **parameters: Any) -> Method:
     """The built-in method ``name`` with ``parameters`` (its keyword arguments above: ``knn_k``, ...)."""
-    if name not in BUILT_IN:
-        raise ValueError(f"unknown method {name!r}; choose from {', '.join(BUILT_IN)}, or give a method file (.py)")
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}, or give a method file (.py)")
     try:
-        return BUILT_IN[name](**parameters)
+        return METHODS.get(name)(**parameters)
     except TypeError as exc:
         raise ValueError(f"method {name!r}: {exc}") from None
 
@@ -186,3 +210,11 @@ MAXIMA = {"calibration_number": MAX_CALIBRATION_NUMBER, "sample_length": MAX_CAL
 
 def _checked(value: Any, name: str, minimum: int, method: str) -> int:
     return check_int(value, name, minimum=minimum, maximum=MAXIMA.get(name), at=f" in the {method} method")
+
+
+for _name, _factory in {"vanilla": vanilla, "noisy_channel": noisy_channel, "contextual": contextual,
+                        "domain": domain, "batch": batch, "knn": knn, "knn_centroid": knn_centroid,
+                        "hidden": hidden, **FITTED, "surprise": surprise}.items():
+    register_method(_name, _factory)
+#: the built-in methods' earlier name (the registry itself: ``name in BUILT_IN``, ``list(BUILT_IN)``)
+BUILT_IN = METHODS

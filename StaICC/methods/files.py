@@ -31,7 +31,7 @@ from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..requests import LABELS, REQUEST_KINDS
-from .builtin import BUILT_IN, built_in, vanilla
+from .builtin import METHODS, built_in, vanilla
 from .protocol import VANILLA, Method
 
 #: a method file's NAME: it names the method's results and their folder
@@ -48,7 +48,7 @@ FILE_ENDING = ".py"
 
 def takes(name: str) -> Tuple[str, ...]:
     """The parameters the built-in method ``name`` takes (none for a name that is not built in)."""
-    factory = BUILT_IN.get(name)
+    factory = METHODS.entry(name)
     return tuple(inspect.signature(factory).parameters) if factory is not None else ()
 
 
@@ -81,7 +81,7 @@ def _safe_name(name: str, path: str) -> str:
     if not SAFE_NAME.fullmatch(name):
         raise _fail(path, f"NAME must be letters, digits, '_' or '-', starting with a letter or '_' (at most "
                     f"{MAX_NAME} characters), got {name[:MAX_NAME + 8]!r}")
-    if name.lower() in {built_in_name.lower() for built_in_name in BUILT_IN}:
+    if name.lower() in {built_in_name.lower() for built_in_name in METHODS}:
         raise _fail(path, f"NAME {name!r} is a built-in method's; give the method another NAME")
     return name
 
@@ -181,7 +181,7 @@ def _expanded(entries: Sequence[Union[str, Method]]) -> List[Union[str, Method]]
     out: List[Union[str, Method]] = []
     for entry in entries:
         if isinstance(entry, str) and entry.strip() == ALL:
-            out += [_FROM_ALL + name for name in BUILT_IN if name not in named]
+            out += [_FROM_ALL + name for name in METHODS if name not in named]
         else:
             out.append(entry)
     return out

@@ -20,8 +20,7 @@ __all__ = ["add_compare_parser", "add_report_parser", "compare_command", "report
 def add_report_parser(subparsers) -> argparse.ArgumentParser:
     """``staicc report RUN [RUN_B ...]``: tables with CIs; ``--html`` a self-contained page with figures."""
     parser = subparsers.add_parser(
-        "report", help="tables with confidence intervals, or a self-contained HTML report with figures",
-        description="Report one or more runs: the summary tables with bootstrap confidence intervals (text, "
+        "report", description="Report one or more runs: the summary tables with bootstrap confidence intervals (text, "
                     "Markdown, LaTeX, CSV, JSON), or with --html one self-contained HTML page with the figures "
                     "(needs matplotlib: pip install \"StaICC[plot]\"). With two runs or more, their differences.")
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories or results.json files")

@@ -40,8 +40,7 @@ def _limit(text: str) -> int:
 def add_compare_parser(subparsers) -> argparse.ArgumentParser:
     """``staicc compare RUN_A RUN_B [RUN_C ...]``: differences against RUN_A with CIs and p-values."""
     parser = subparsers.add_parser(
-        "compare", help="compare runs: differences, confidence intervals, significance tests, flips, a CI gate",
-        description="Compare runs (run directories or results.json files) with the first one: per dataset and "
+        "compare", description="Compare runs (run directories or results.json files) with the first one: per dataset and "
                     "averaged, each metric of each run, the difference with its bootstrap confidence interval over "
                     "test items, and p-values (McNemar's exact test for accuracy, paired bootstrap otherwise), "
                     "Holm-corrected across datasets. Exit status: 0 done, 1 error, 2 argument error, 3 a --fail-if "

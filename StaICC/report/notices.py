@@ -13,6 +13,8 @@ meaningful.
 import math
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from ..results.run import model_label, short_model_name  # noqa: F401  (defined with the run; importable here)
+
 #: share of unparsed generated answers past which a run's numbers are declared not meaningful
 UNPARSED_LIMIT = 0.10
 
@@ -96,37 +98,9 @@ def _thinking_line(answers: int, unfinished: int, over_budget: int) -> str:
 
 
 def run_notices(run: Any) -> List[str]:
-    """The notice lines of a loaded run (``report.runs.Run``), over all its sub-benchmarks."""
+    """The notice lines of a loaded run (:class:`StaICC.results.run.Run`), over all its sub-benchmarks."""
     return notices(part.metadata for part in run.parts.values())
 
-
-def model_label(provenance: Dict[str, Any], fallback: str) -> str:
-    """The model's identity for headers: backend and model name, a model folder by its own name (an absolute
-    path says where a machine kept it, not which model it is, and runs off a caption; never the run's folder)."""
-    model = provenance.get("model") if isinstance(provenance, dict) else None
-    if not isinstance(model, dict):
-        return fallback
-    identity = model.get("identity") if isinstance(model.get("identity"), dict) else {}
-    arguments = model.get("arguments") if isinstance(model.get("arguments"), dict) else {}
-    backend = model.get("backend") or identity.get("backend")
-    for source in (identity, arguments, model):
-        for key in ("model_id", "model", "pretrained", "name"):
-            value = source.get(key)
-            if isinstance(value, str) and value:
-                value = short_model_name(value)
-                return f"{backend}: {value}" if backend and backend != value else value
-    return str(backend) if backend else fallback
-
-
-def short_model_name(name: str) -> str:
-    """A model folder's name (``/models/Llama-3.1-8B/`` -> ``Llama-3.1-8B``); a Hub name (``org/name``) or
-    any other name unchanged."""
-    import ntpath
-    import posixpath
-    if posixpath.isabs(name) or ntpath.isabs(name) or name.startswith(("~", "./", "../")):
-        stripped = name.rstrip("/\\")
-        return ntpath.basename(posixpath.basename(stripped)) or name
-    return name
 
 
 #: why a metric can be infinite, by registry name: said under every table that shows it infinite

@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import uuid
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from .exchange import CANONICAL_IDS, Value, check_export_names, metric_facts, model_identity, model_names, \
     path_components, public_provenance, reported_values, settings_text, standard_source
@@ -59,6 +59,14 @@ def export_eee(run: Any, out_dir: str, *, intervals: Optional[Dict[str, Any]] = 
         json.dump(document, fh, indent=1, ensure_ascii=False, allow_nan=False)
         fh.write("\n")
     return paths
+
+
+def write_eee(run: Any, out_dir: str, intervals: Optional[Dict[str, Any]], options: Mapping[str, Any]) -> List[str]:
+    """``staicc export --format eee`` (:data:`~StaICC.results.exchange.EXPORT_FORMATS`): :func:`export_eee` with
+    the command's ``model_id``, ``organization`` and ``evaluator_relationship``."""
+    return list(export_eee(run, out_dir, intervals=intervals, model_id=options.get("model_id"),
+                           organization=options.get("organization") or "unknown",
+                           relationship=options.get("evaluator_relationship") or "other").values())
 
 
 def export_uuid(run: Any, identifier: str, *options: Any) -> str:

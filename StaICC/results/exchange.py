@@ -14,13 +14,41 @@ import math
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from ..registry import Registry
 from ..spec import SPECS
 
 AVERAGED, DIVIDED = "Averaged results", "Divided results"
-#: the export formats of ``staicc export``
-FORMATS = ("eee", "hf", "lm-eval")
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """An export format's row: its title (``staicc export``'s help names the formats by it), its help text,
+    the one file an export writes in its folder (``/``-separated; refused there without ``--overwrite``;
+    None: the names are derived from the run, so another run never writes the same one), and whether a run
+    read back from an Every Eval Ever export may be written in it."""
+
+    title: str
+    help: str
+    file: Optional[str] = None
+    from_exports: bool = True
+
+
+#: the formats of ``staicc export --format NAME``: each one's writer, a lazy ``"module:function"`` called as
+#: ``writer(run, output, intervals, options) -> [paths written]`` (``run``: a loaded
+#: :class:`~StaICC.results.run.Run`; ``intervals``: the bootstrap table or None; ``options``: the command's
+#: options by name: ``model_id``, ``organization`` ...), with its :class:`ExportFormat` row; a new format is
+#: one ``EXPORT_FORMATS.register`` (a name registered twice is refused)
+EXPORT_FORMATS: Registry[Callable[..., List[str]]] = Registry("export format", ordered=True)
+EXPORT_FORMATS.register("eee", "StaICC.results.eee_export:write_eee", info=ExportFormat(
+    "Every Eval Ever", "Every Eval Ever aggregate and instance-level files, which staicc compare and report read "
+                       "back as the run", from_exports=False))
+EXPORT_FORMATS.register("hf", "StaICC.results.hf_export:write_hf", info=ExportFormat(
+    "Hugging Face .eval_results", "the .eval_results/staicc.yaml a Hugging Face model repository shows",
+    file=".eval_results/staicc.yaml"))
+EXPORT_FORMATS.register("lm-eval", "StaICC.results.lm_eval_export:write_lm_eval", info=ExportFormat(
+    "lm-eval", "an lm-evaluation-harness results JSON", file="results.json"))
 #: metrics whose every reported value lies in [0, 1]
 UNIT_INTERVAL = frozenset({"accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1",
                            "consistency", "ece_equal_mass_1", "ece_equal_mass_10", "classwise_ece", "ece_platt",

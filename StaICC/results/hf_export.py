@@ -15,7 +15,7 @@ The YAML is written here with the standard library: strings double-quoted with Y
 escapes, floats always with a decimal point (YAML 1.1 readers take ``1e-05`` for text).
 """
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from .eee_export import interval_of
 from .exchange import check_export_names, reported_values, settings_text
@@ -112,3 +112,10 @@ def yaml_string(text: str) -> str:
             out.append(f"\\u{code:04x}")
     out.append('"')
     return "".join(out)
+
+
+def write_hf(run: Any, out_dir: str, intervals: Optional[Dict[str, Any]], options: Mapping[str, Any]) -> List[str]:
+    """``staicc export --format hf`` (:data:`~StaICC.results.exchange.EXPORT_FORMATS`): :func:`export_hf` for the
+    command's ``hf_dataset``, with its ``hf_source_url`` and ``hf_revision``."""
+    return [export_hf(run, out_dir, options["hf_dataset"], intervals=intervals, source_url=options.get("hf_source_url"),
+                      revision=options.get("hf_revision"))]

@@ -14,7 +14,7 @@ form and are left out.
 import json
 import os
 import re
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from .eee_export import interval_of, retrieved_timestamp
 from .exchange import Value, check_export_names, metric_facts, model_identity, model_names, public_provenance, reported_values, \
@@ -123,3 +123,8 @@ def export_lm_eval(run: Any, out_dir: str, *, intervals: Optional[Dict[str, Any]
         json.dump(document, fh, indent=2, ensure_ascii=False, allow_nan=False)
         fh.write("\n")
     return path
+
+
+def write_lm_eval(run: Any, out_dir: str, intervals: Optional[Dict[str, Any]], _options: Mapping[str, Any]) -> List[str]:
+    """``staicc export --format lm-eval`` (:data:`~StaICC.results.exchange.EXPORT_FORMATS`): :func:`export_lm_eval`."""
+    return [export_lm_eval(run, out_dir, intervals=intervals)]

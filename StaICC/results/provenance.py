@@ -115,14 +115,8 @@ def run_numerics(backend: Any, requests_per_call: Optional[int], result: Any, *,
 
 def suite_parts_metadata(result: Any) -> Dict[str, Any]:
     """Each sub-benchmark's metadata in a suite result, by name (a compound's parts as ``Name/part``)."""
-    parts: Dict[str, Any] = {}
-    for name, value in result.items():
-        metadata = getattr(value, "metadata", None) or {}
-        if "benchmark" in metadata:
-            parts[name] = metadata
-        else:
-            parts.update({f"{name}/{key}": m for key, m in metadata.items() if isinstance(m, dict)})
-    return parts
+    from ..spec import unfold
+    return {unfolded.label: getattr(unfolded.value, "metadata", None) or {} for unfolded in unfold(result)}
 
 
 def strict_json_value(value: Any, non_finite: List[str], path: str) -> Any:

@@ -8,8 +8,7 @@ shared output directory is replaced, never followed.
 """
 import json
 import os
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Optional
 
 from .columns import COLUMNS_FILE, ColumnsWriter, file_sha256
 from .provenance import strict_json_value
@@ -24,42 +23,6 @@ SAMPLES_FILE = "samples.jsonl"
 #: every file a run directory may hold: what ``--overwrite`` removes, what marks a directory as a run's
 RUN_FILES = (RESULTS_FILE, SAMPLES_FILE, COLUMNS_FILE, RESULTS_FILE + ".tmp", SAMPLES_FILE + ".tmp",
              COLUMNS_FILE + ".tmp")
-
-
-@dataclass
-class Part:
-    """One sub-benchmark of a run, as the statistics read it: its result dict, its metadata and its records by
-    dataset (loaded from a run directory by ``report.runs.load_run``, or taken from a result in memory)."""
-
-    name: str
-    results: Dict[str, Any]
-    metadata: Dict[str, Any]
-    records: Dict[str, Sequence[Dict[str, Any]]] = field(default_factory=dict)
-
-    @property
-    def divided(self) -> Dict[str, Any]:
-        return self.results.get("Divided results", {})
-
-    @property
-    def averaged(self) -> Dict[str, Any]:
-        return self.results.get("Averaged results", {})
-
-    def datasets(self) -> List[str]:
-        return list(self.divided) or list(self.metadata.get("datasets", []))
-
-
-def result_parts(result: Dict[str, Any]) -> Dict[str, Part]:
-    """The parts of a suite result in memory, as a loaded run's: each sub-benchmark, a compound one unfolded
-    into its parts (spec table), with its records by dataset."""
-    from ..spec import parts_of
-    parts: Dict[str, Part] = {}
-    for name, bench in result.items():
-        for key, part_name in parts_of(name):
-            part = bench if part_name == name else bench[key]
-            records = {plan_records.dataset: plan_records  # one dataset's records each (as the part collected them)
-                       for plan_records in getattr(getattr(part, "records", None), "_parts", ())}
-            parts[part_name] = Part(part_name, dict(part), dict(part.metadata), records)
-    return parts
 
 
 def existing_run_files(directory: str) -> list:

@@ -5,8 +5,9 @@ query, in prompt order.  Any retriever makes a run non-standard; the core record
 ``describe()`` in the result metadata.  See :mod:`StaICC.retrieval.base` for the
 conventions every retriever shares.
 """
-from typing import Any, Dict
+from typing import Any
 
+from ..registry import Described, Registry
 from ..validation import check_k
 from .base import METRICS, ORDERS, EmbedFn, Retriever, Sampler, Tokenizer, callable_name, normalise_text  # noqa: F401
 from .embedding import EmbeddingSpace, EmbeddingTopKRetriever, sentence_transformers_embedder
@@ -25,19 +26,22 @@ __all__ = ["Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "BM
            "METRICS", "K1_MAX", "VoteKRetriever", "DPPRetriever", "MDLRetriever", "reference_embedder",
            "ConERetriever", "causal_lm_loglik"]
 
-RETRIEVERS: Dict[str, type] = {
-    "zero": ZeroRetriever,
-    "fixk": FixKRetriever,
-    "random": RandomRetriever,
-    "bm25": BM25Retriever,
-    "topk": TopKRetriever,
-    "mmr": MMRRetriever,
-    "embedding": EmbeddingTopKRetriever,
-    # embeddings from the reference embedder unless built in Python with an embed_fn; MDL needs the
-    # model, so it is built in Python only
-    "votek": VoteKRetriever,
-    "dpp": DPPRetriever,
-}
+#: the retrievers ``--retriever NAME`` names, in the order help texts list them; a new one is one
+#: ``RETRIEVERS.register(name, cls, info=Described(help))`` (a name registered twice is refused).  MDL needs
+#: the model, so it is built in Python only; the embedding retrievers use the reference embedder unless built
+#: in Python with an ``embed_fn``
+RETRIEVERS: Registry[type] = Registry("retriever", ordered=True)
+for _name, _cls, _help in (
+        ("zero", ZeroRetriever, "no demonstration: zero-shot"),
+        ("fixk", FixKRetriever, "the same demonstrations, in the given order, for every query"),
+        ("random", RandomRetriever, "k random distinct demonstrations per query, reproducible by seed"),
+        ("bm25", BM25Retriever, "the top k by Okapi BM25 score against the query"),
+        ("topk", TopKRetriever, "bm25's other name"),
+        ("mmr", MMRRetriever, "maximal marginal relevance: relevant and mutually different demonstrations"),
+        ("embedding", EmbeddingTopKRetriever, "the top k by embedding similarity (OpenICL's TopK)"),
+        ("votek", VoteKRetriever, "vote-k: the same k representative demonstrations for every query"),
+        ("dpp", DPPRetriever, "per query, k demonstrations by a DPP over its nearest candidates")):
+    RETRIEVERS.register(_name, _cls, info=Described(_help))
 
 
 def retriever_from_name(name: str, **kwargs: Any) -> Retriever:

@@ -10,7 +10,7 @@ tests); :func:`write` writes the run directory ``staicc run --output-dir`` write
 from .build import Prepared, build_suite_of, prepare
 from .config import RunConfig
 from .execute import answer, execute, record
-from .record import Run
+from ..results.run import Run
 from .write import write
 
 __all__ = ["RunConfig", "Run", "Prepared", "prepare", "answer", "record", "execute", "write", "build_suite_of"]

@@ -4,7 +4,7 @@
    run's too), the shard and the cache; every check before any inference.
 2. :func:`answer`: the one runner asks what the run's selection says (everything, a shard, or
    nothing: a dry run that counts), through the suite's runner or the methods' runner.
-3. :func:`record`: the answers' :class:`~StaICC.runs.record.Run`: the results, a lite run's
+3. :func:`record`: the answers' :class:`~StaICC.results.run.Run`: the results, a lite run's
    estimates, a methods run's tests against vanilla, and the provenance.
 
 :func:`execute` is the three in a row; :func:`~StaICC.runs.write.write` writes the run
@@ -16,7 +16,7 @@ from typing import Any, List, Optional, Tuple
 from ..engine.selection import AnswerPolicy, Everything, Nothing, Shard
 from .build import Prepared, prepare
 from .config import RunConfig
-from .record import Run
+from ..results.run import Run
 
 #: when the answers were first asked: (UTC time as provenance records it, ``time.perf_counter()``)
 Clock = Tuple[str, float]
@@ -70,7 +70,7 @@ def record(prepared: Prepared, result: Any, clock: Clock, command: Optional[List
     """The :class:`Run` of the answers: nothing more for a dry run or a shard (they summarise nothing)."""
     config = prepared.config
     if isinstance(config.selection, (Nothing, Shard)):
-        return Run(result, None, config)
+        return Run.from_result(result, summarised=False, config=config)
     if config.methods:
         return _methods_run(prepared, result, clock, command)
     from .provenance import run_provenance
@@ -79,7 +79,8 @@ def record(prepared: Prepared, result: Any, clock: Clock, command: Optional[List
         from .lite import lite_config, lite_record
         lite, section = lite_record(prepared, result)
     provenance = run_provenance(prepared, result, clock[0], time.perf_counter() - clock[1], section, command)
-    return Run(result, provenance, config if section is None else lite_config(config, section), lite=lite)
+    return Run.from_result(result, provenance=provenance, lite=lite,
+                           config=config if section is None else lite_config(config, section))
 
 
 def _methods_run(prepared: Prepared, result: Any, clock: Clock, command: Optional[List[str]]) -> Run:
@@ -92,7 +93,8 @@ def _methods_run(prepared: Prepared, result: Any, clock: Clock, command: Optiona
     except (ValueError, ArithmeticError) as exc:
         failure = str(exc)
     provenance = methods_provenance(prepared, clock[0], time.perf_counter() - clock[1], command)
-    return Run(result, provenance, prepared.config, comparisons=comparisons, comparison_error=failure)
+    return Run.from_result(result, provenance=provenance, config=prepared.config, comparisons=comparisons,
+                           comparison_error=failure)
 
 
 def _now() -> Clock:

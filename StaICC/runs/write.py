@@ -1,9 +1,9 @@
-"""A :class:`~StaICC.runs.record.Run` written as a run directory, the one ``staicc run --output-dir`` writes."""
+"""A :class:`~StaICC.results.run.Run` written as a run directory, the one ``staicc run --output-dir`` writes."""
 from dataclasses import replace
 from typing import Optional
 
 from .config import RunConfig
-from .record import Run
+from ..results.run import Run
 from ..errors import InvalidValueError
 
 

@@ -141,7 +141,7 @@ def extra_metric_names(part, recorded: Dict[str, Any], extra_metrics: Sequence[s
 
 
 def part_statistics(part, *, check: bool = True, extra_metrics: Sequence[str] = ()) -> Dict[str, Statistic]:
-    """One :class:`Statistic` per dataset of a loaded sub-benchmark (``results.rundir.Part``).
+    """One :class:`Statistic` per dataset of a loaded sub-benchmark (``results.run.Part``).
 
     ``extra_metrics``: registry names estimated beside the recorded ones (see :func:`extra_metric_names`).
     """

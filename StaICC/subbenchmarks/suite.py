@@ -27,7 +27,7 @@ from ..engine.selection import EVERYTHING, SUMMARIZE, AnswerPolicy, Selection, S
 from ..results import ResultDict
 from ..results.records import Records
 from ..standard import DEFAULT_K
-from ..spec import STANDARD_SUITE, parts_of
+from ..spec import STANDARD_SUITE, unfold
 from ..errors import InvalidValueError
 
 __all__ = ["STANDARD_SUITE", "build_suite", "plan_suite", "resolve_benchmark_names", "run_suite"]
@@ -83,10 +83,7 @@ def build_suite(benchmarks: Union[str, Sequence[str]] = "all", datasets: Optiona
 
 def suite_parts(name: str, bench: Any) -> List[Tuple[str, str, SubBenchmark]]:
     """(result key, part name, sub-benchmark) of a suite entry: a compound's parts (spec table), or itself."""
-    pairs = parts_of(name)
-    if len(pairs) == 1 and pairs[0][1] == name:
-        return [(name, name, bench)]
-    return [(key, part_name, bench[key]) for key, part_name in pairs]
+    return [(unfolded.key, unfolded.part, unfolded.value) for unfolded in unfold({name: bench})]
 
 
 def run_suite(model: Any, benchmarks: Union[str, Sequence[str]] = "all", datasets: Optional[Sequence[Any]] = None,

@@ -249,7 +249,7 @@ def test_record_level_prompt_check_without_metadata_hashes(runs):
     import copy
     b = copy.deepcopy(runs["k2"])
     for part in b.parts.values():
-        part.metadata = {}
+        part.metadata.clear()
     with pytest.raises(UnpairedRunsError, match=r"Normal / rotten_tomatoes: prompt of query 0 \(test item 0, repeat 0\)"):
         compare_runs(runs["lexical"], b, resamples=10)
 

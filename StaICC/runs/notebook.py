@@ -1,0 +1,38 @@
+"""A notebook's result recorded as ``staicc run`` records it: ``Run.from_result(result, model)``.
+
+:class:`~StaICC.results.run.Run` (``StaICC.runs.Run``) is the one run value; given the model that
+answered, its :meth:`~StaICC.results.run.Run.from_result` asks this module (by name, through
+:data:`StaICC.results.run.RECORDERS`) for the provenance the CLI assembles, so that a
+:func:`~StaICC.subbenchmarks.suite.run_suite` result computed in a notebook writes the run
+directory ``staicc compare``, ``staicc report`` and ``staicc export`` read.
+"""
+from typing import Any, List, Mapping, Optional
+
+from ..results.run import Run
+from .config import RunConfig
+
+
+def notebook_provenance(cls: type, result: Any, model: Any, *, label: str = "run",
+                        config: Optional[RunConfig] = None, arguments: Optional[Mapping[str, Any]] = None,
+                        started: Optional[str] = None, command: Optional[List[str]] = None) -> Run:
+    """The run of a suite result computed in a notebook (``run_suite(model, ...)``), with the provenance
+    ``staicc run`` records: ``model`` is the backend (or function) that answered, ``arguments`` the
+    backend's arguments to record, ``started`` when the run began (default: now, less the result's
+    seconds).  A lite result's estimates (``result.lite``) come along."""
+    from ..backends.base import as_backend
+    from .build import Prepared
+    from .provenance import run_provenance
+    backend = as_backend(model)
+    config = config or RunConfig(model=getattr(backend, "name", "function"), arguments=dict(arguments or {}))
+    seconds = float(result.metadata.get("seconds", 0.0))
+    prepared = Prepared(config, {}, backend, {}, owns_backend=False)
+    provenance = run_provenance(prepared, result, started or _started(seconds), seconds,
+                                result.metadata.get("lite"), command)
+    return cls.from_result(result, label=label, provenance=provenance, config=config,
+                           lite=getattr(result, "lite", None))
+
+
+def _started(seconds: float) -> str:
+    import datetime
+    now = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=seconds)
+    return now.isoformat(timespec="seconds")
