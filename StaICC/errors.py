@@ -57,6 +57,57 @@ class InvalidTypeError(StaICCError, TypeError):
     """An argument of the wrong type: what was expected, what was given and where."""
 
 
+class UnknownNameError(StaICCError, KeyError):
+    """A name looked up in a table that does not hold it (a metric, a template key)."""
+
+
+class OutOfRangeError(StaICCError, IndexError):
+    """An index outside the rows, records or items it points into."""
+
+
+class OperationError(StaICCError, RuntimeError):
+    """A step that cannot go on: a model or engine answered outside its contract, a method was used
+    before it was fitted, a worker failed."""
+
+
+class MissingExtraError(StaICCError, ImportError):
+    """A feature needs an optional package that is not installed; the message names the ``pip install``."""
+
+
+class MissingFileError(StaICCError, FileNotFoundError):
+    """A file or run directory that a path names does not exist."""
+
+
+class NotAFolderError(StaICCError, NotADirectoryError):
+    """A path that must be a folder is a file."""
+
+
+class IsAFolderError(StaICCError, IsADirectoryError):
+    """A path that must be a file is a folder."""
+
+
+class PathRefusedError(StaICCError, OSError):
+    """A path the package refuses to write through (a symbolic link)."""
+
+
+#: the built-in each refusal class stands in for: ``raise ValueError(...)`` in the package is
+#: ``raise InvalidValueError(...)`` (tools/refusals_codemod.py applies and checks this table)
+STAND_INS: Dict[type, type] = {
+    ValueError: InvalidValueError, TypeError: InvalidTypeError, KeyError: UnknownNameError,
+    IndexError: OutOfRangeError, RuntimeError: OperationError, ImportError: MissingExtraError,
+    FileNotFoundError: MissingFileError, NotADirectoryError: NotAFolderError, IsADirectoryError: IsAFolderError,
+    OSError: PathRefusedError,
+}
+_BUILTIN_NAMES = {stand_in: builtin.__name__ for builtin, stand_in in STAND_INS.items()}
+
+
+def error_name(exc: BaseException) -> str:
+    """The class name a message shows for ``exc``: a stand-in of :data:`STAND_INS` shows its built-in's
+    name (``InvalidValueError`` reads ``ValueError``), so a message that names a caught error reads the
+    same whichever of the two the package raised; every other class shows its own name."""
+    return _BUILTIN_NAMES.get(type(exc), type(exc).__name__)
+
+
 def warn(message: str, category: type = StaICCWarning, stacklevel: int = 3) -> None:
     warnings.warn(message, category, stacklevel=stacklevel)
 

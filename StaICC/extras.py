@@ -7,6 +7,8 @@ raises an ImportError that says which feature needed it and which extra installs
 import importlib
 from types import ModuleType
 
+from .errors import MissingExtraError
+
 #: package -> the extra of setup.py that installs it
 EXTRA_OF = {
     "torch": "hf", "transformers": "hf", "tokenizers": "hf", "numpy": "hf", "vllm": "vllm", "matplotlib": "plot",
@@ -30,10 +32,11 @@ def install_hint(extra: str) -> str:
     return hint
 
 
-def missing_extra_error(package: str, feature: str, error: Exception) -> ImportError:
+def missing_extra_error(package: str, feature: str, error: Exception) -> MissingExtraError:
+    """The refusal of a feature whose optional package is missing: an ImportError that names the ``pip install``."""
     extra = EXTRA_OF.get(package.split(".")[0], package)
-    return ImportError(f"{feature} needs the optional dependency '{package}', which is not installed "
-                       f"({error}). Install it with: {install_hint(extra)}")
+    return MissingExtraError(f"{feature} needs the optional dependency '{package}', which is not installed "
+                             f"({error}). Install it with: {install_hint(extra)}")
 
 
 def require(package: str, feature: str) -> ModuleType:

@@ -1,8 +1,9 @@
 """Argument checks shared by every module: one rule, one message shape.
 
-Each check returns the validated value (converted where that is safe) or raises a
-``TypeError``/``ValueError`` whose message names the argument, says what was expected
-and, through ``at`` (see :func:`StaICC.errors.where`), where it happened.  ``bool`` is
+Each check returns the validated value (converted where that is safe) or raises an
+``InvalidTypeError``/``InvalidValueError`` (a ``TypeError``/``ValueError``, see :mod:`StaICC.errors`)
+whose message names the argument, says what was expected and, through ``at`` (see
+:func:`StaICC.errors.where`), where it happened.  ``bool`` is
 never accepted where an int or a real number is expected: ``True`` is not a k.
 """
 import math

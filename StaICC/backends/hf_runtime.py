@@ -18,6 +18,7 @@ import json
 import os
 from typing import Any, Dict, Optional, Tuple
 
+from ..errors import InvalidValueError
 from .kernels import model_device
 
 #: on the CPU, a model with fewer parameters than this runs on one thread by default (see the module docstring)
@@ -135,13 +136,13 @@ def is_known_model_type(model_type: str) -> bool:
     return model_type in CONFIG_MAPPING_NAMES
 
 
-def loading_error(path: str, exc: Exception) -> ValueError:
+def loading_error(path: str, exc: Exception) -> InvalidValueError:
     """What transformers raised while loading ``path``, as one line that names the model."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     reason = lines[0] if lines else type(exc).__name__
     if reason.endswith(":") and len(lines) > 1:  # "... from one of:" and the list on the next lines
         reason = f"{reason} {lines[1]}" + (" ..." if len(lines) > 2 else "")
-    return ValueError(f"model argument pretrained: cannot load {path!r} as a causal language model: {reason}")
+    return InvalidValueError(f"model argument pretrained: cannot load {path!r} as a causal language model: {reason}")
 
 
 def choose_threads(model: Any, asked: Optional[int]) -> Tuple[int, str]:

@@ -14,7 +14,7 @@ from operator import attrgetter
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from ..backends.base import Backend, BatchShapeError, FunctionBackend
-from ..errors import InferenceError, where
+from ..errors import InferenceError, InvalidTypeError, InvalidValueError, where
 from ..metrics import PredictionRows
 from .cache_use import cached_answers, remember_batch
 from .progress import progress_bar
@@ -326,7 +326,7 @@ def _raise_call_error(backend: Backend, chunk: Sequence[Request], exc: Exception
     anything else becomes an InferenceError naming the query of a one-request call, else the range of prompts."""
     first = chunk[0]
     if isinstance(exc, BatchShapeError):
-        error = TypeError if exc.wrong_type else ValueError
+        error = InvalidTypeError if exc.wrong_type else InvalidValueError
         raise error(f"the batched inference returned {exc.returned}{where(first.dataset)}; "
                     f"expected {exc.expected}") from None
     if len(chunk) == 1:

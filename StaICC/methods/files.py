@@ -30,6 +30,7 @@ import sys
 from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from ..errors import InvalidValueError
 from ..requests import LABELS, REQUEST_KINDS
 from .builtin import METHODS, built_in, vanilla
 from .protocol import VANILLA, Method
@@ -56,8 +57,8 @@ def is_method_file(entry: str) -> bool:
     return entry.endswith(FILE_ENDING) or os.sep in entry or "/" in entry
 
 
-def _fail(path: str, message: str) -> ValueError:
-    return ValueError(f"method file {path!r}: {message}")
+def _fail(path: str, message: str) -> InvalidValueError:
+    return InvalidValueError(f"method file {path!r}: {message}")
 
 
 def _file_sha256(path: str) -> str:
