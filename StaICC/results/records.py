@@ -74,6 +74,18 @@ class PlanRecords(RecordSequence):
             self._copy_int_rows = False
         return self._rows
 
+    def statistics_columns(self) -> Dict[str, List[Any]]:
+        """The columns the statistics read (the compact samples file's), from the plan and the rows alone:
+        no prompt is written, so ``prompt_sha256`` is None (for a run's own ± in its table)."""
+        plan = self._work.plan
+        per_pass, T = plan.queries_per_pass, plan.test_count
+        passes = len(self) // per_pass if per_pass else 0
+        tests = [plan.test_of(q) for q in range(per_pass)]
+        return {"query_index": list(range(len(self))), "pass": [p for p in range(passes) for _ in range(per_pass)],
+                "test_index": tests * passes, "repeat": [q // T for q in range(per_pass)] * passes,
+                "label": [self._work.truth[q] for q in range(per_pass)] * passes,
+                "prediction": [v for row in self.rows() for v in row], "prompt_sha256": [None] * len(self)}
+
     def prompt(self, i: int) -> Any:
         """The prompt of record ``i``, written again (a str, or a tuple of str for noisy channel)."""
         return self._work.requests()[i].prompt
