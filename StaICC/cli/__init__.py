@@ -13,7 +13,12 @@ from .common import COMMANDS, ArgumentError, OneLineParser, one_line  # noqa: F4
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    from .common import one_line_warnings
+    with one_line_warnings():
+        return _main(list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: List[str]) -> int:
     try:
         if argv and argv[0] in COMMANDS:
             return _command(argv)

@@ -119,7 +119,7 @@ def _records_and_prompts(dataset):
 
     def model(prompt, label_space):
         prompts[prompt_sha256(prompt)] = prompt
-        return [0.0] * len(label_space)  # scores: one softmax branch, whatever the sums
+        return [1.0] * len(label_space)  # not probabilities: one softmax branch, whatever the sums
     result = run_suite(model, "Normal", datasets=[dataset], progress=False)
     return list(result.records), prompts
 
