@@ -62,7 +62,7 @@ def bootstrap_errors(part: Any, name: str, resamples: int = RUN_RESAMPLES,
                 errors.setdefault(metric, {})[dataset] = spread
                 distributions.setdefault(metric, []).append(column)
     for metric, columns in distributions.items():
-        if len(columns) == len(loaded.datasets()) > 1:  # the averaged row: the mean of the datasets' resamples
+        if len(columns) == len(loaded.datasets()):  # the averaged row: the mean of the datasets' resamples
             spread = _spread([math.fsum(c) / len(c) for c in zip(*columns)])
             if spread is not None:
                 errors[metric]["Averaged"] = spread
