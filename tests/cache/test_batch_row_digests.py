@@ -70,6 +70,7 @@ def test_a_row_under_a_colliding_key_never_answers_another_batchs_answers(tmp_pa
     assert answers_a != answers_b
     fingerprint = fingerprint_of(path)
     (key_a, check_a), (key_b, check_b) = batch_digests(fingerprint, a), batch_digests(fingerprint, b)
+    assert check_a != check_b
     good = rows(path)
     with sqlite3.connect(path) as connection:
         size, form, value = connection.execute("SELECT size, form, value FROM batches WHERE batch_key = ?",

@@ -24,7 +24,7 @@ def test_a_package_warning_is_formatted_as_one_line_and_others_keep_pythons_form
 def test_a_recording_caller_still_gets_the_warning_itself():
     with warnings.catch_warnings(record=True) as caught, one_line_warnings():
         warnings.simplefilter("always")
-        warnings.warn("kept", StaICCWarning)
+        warnings.warn("kept", StaICCWarning, stacklevel=1)
     assert [str(w.message) for w in caught] == ["kept"] and caught[0].category is StaICCWarning
 
 
