@@ -188,12 +188,13 @@ def _build(records: Iterable[Tuple[int, Any]], locator: _Locator, *, name: str, 
 
 def _row_ids(raw_labels: List[Tuple[Any, Any]], parts_of: Any) -> Tuple[Any, ...]:
     """Each row's own id, as records and ``compare --flips`` name it: its value in the id column
-    (``id_column``), else where it sits (the 1-based line of a file, the index of a record)."""
+    (``id_column``), else where it sits (the 1-based line of a file, the index of a record; with one file per
+    part, the line and the file's name)."""
     seen = getattr(parts_of, "seen", None)
     if seen:
         by_row = {row: key for key, row in seen.items()}
         return tuple(by_row[row] for row, _ in raw_labels)
-    return tuple(row for row, _ in raw_labels)
+    return tuple(row if type(row) in (int, str) else str(row) for row, _ in raw_labels)  # "7 of test.csv"
 
 
 def _template(columns: List[str], instruction: Any, input_text_prefixes: Any, input_text_affixes: Any,

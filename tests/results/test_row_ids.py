@@ -150,3 +150,21 @@ def test_a_custom_datasets_row_id_is_its_id_column_value_with_test_ids(tmp_path)
     for r in records:
         text = f"review number {int(r['row_id'][2:])}"
         assert prompts[r["prompt_sha256"]].endswith(f"text: {text} Label: "), r["row_id"]
+
+
+def test_with_one_file_per_part_a_row_id_names_the_line_and_the_file(tmp_path):
+    from StaICC.custom_datasets import from_files
+    paths = {}
+    for part, start, count in (("train", 0, 60), ("test", 100, 30)):
+        paths[part] = str(tmp_path / f"{part}.csv")
+        _write_csv(paths[part], [[f"r-{i}", f"review number {i}", "pos" if i % 2 else "neg"]
+                                 for i in range(start, start + count)])
+    dataset = from_files(paths, name="reviews", input_columns="text", label_column="label")
+    records, prompts = _records_and_prompts(dataset)
+    lines = open(paths["test"], encoding="utf-8").read().split("\n")
+    assert len({r["row_id"] for r in records}) == 30
+    for r in records:
+        line, _, name = r["row_id"].partition(" of ")
+        assert name == "test.csv"
+        text = next(csv.reader([lines[int(line) - 1]]))[1]
+        assert prompts[r["prompt_sha256"]].endswith(f"text: {text} Label: "), r["row_id"]
