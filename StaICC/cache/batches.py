@@ -13,10 +13,11 @@ is what the batch's entries hold (the entries were read back, or every entry of 
 was newly inserted by the run that writes the row), so answering from it answers what the
 per-entry path answers, bit for bit.  A row that does not decode exactly (its CRC, its size,
 its length, its form or a label index out of range) never answers: the batch falls back to
-the per-entry lookup, every entry checked as before, and the row is rewritten.  The row's key
-is a SHA-256 like an entry's; it has no second digest (the entries' BLAKE2b turns an entry
-key collision into an error): hashing the batch twice would cost as much again, and a
-SHA-256 collision is as unlikely between two batches as between two entries.
+the per-entry lookup, every entry checked as before, and the row is rewritten.  Like an entry, a
+row has two digests of its content: the key, a SHA-256, and ``check_key``, a BLAKE2b-64 of the
+same bytes (computed in the same pass), so that two batches whose SHA-256 collide still never
+answer each other: a row whose ``check_key`` is not the batch's answers nothing, the batch's
+entries answer, each checked by its own two digests (an entry collision is an error there).
 Only batches whose answers are all label indices, or all label-score vectors, get a row
 (generated text and representations keep the per-entry path).  ``cache merge`` copies
 entries only: batch rows are dropped there and rebuilt by the first run that reads the batch.
@@ -33,9 +34,12 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 from ..requests import LABELS, Answer, Request, label_answer
 from .codec import _crc_prefix, _encode
+from .schema import in_transaction
 
 #: a batch row's key: the SHA-256 of the batch's content
 BatchKey = bytes
+#: a batch's two digests of its content: (SHA-256, BLAKE2b-64), as an entry's (see ``codec.request_digests``)
+BatchDigests = Tuple[bytes, bytes]
 #: batches smaller than this keep the per-entry path only (a row would save nothing)
 BATCH_MIN = 8
 
@@ -46,6 +50,7 @@ BATCHES_TABLE = """CREATE TABLE IF NOT EXISTS batches (
     form      INTEGER NOT NULL,   -- 0: uint32 label indices; 1: little-endian float64 label scores
     value     BLOB NOT NULL,      -- every answer of the batch, in order
     crc       INTEGER NOT NULL,   -- CRC-32 of the fingerprint and every field above
+    check_key BLOB NOT NULL,      -- BLAKE2b-64 of the same content as batch_key: differs only on a SHA-256 collision
     PRIMARY KEY (model, batch_key)
 ) WITHOUT ROWID"""
 
@@ -73,7 +78,12 @@ def _check_requests(requests: Any) -> Sequence[Request]:
 
 
 def batch_key(fingerprint: str, requests: Sequence[Request]) -> BatchKey:
-    """SHA-256 of the batch's content: what every entry key of the batch covers, and the model.
+    """SHA-256 of the batch's content (the first of :func:`batch_digests`)."""
+    return batch_digests(fingerprint, requests)[0]
+
+
+def batch_digests(fingerprint: str, requests: Sequence[Request]) -> BatchDigests:
+    """(SHA-256, BLAKE2b-64) of the batch's content: what every entry key of the batch covers, and the model.
 
     The common batch (one label space, one kind, text prompts) is listed as its head (fingerprint,
     kind, labels) and its prompts; any other batch as each request's prompt parts, labels and kind,
@@ -105,11 +115,13 @@ def batch_key(fingerprint: str, requests: Sequence[Request]) -> BatchKey:
             shape.append(len(request.label_space))
         head = b"G" + _counted(shape)
     encoded = list(map(_UTF8, texts))
-    digest = hashlib.sha256(head + _counted(list(map(len, encoded))))
-    update = digest.update
+    start = head + _counted(list(map(len, encoded)))
+    digest, check = hashlib.sha256(start), hashlib.blake2b(start, digest_size=8)
+    update, check_update = digest.update, check.update
     for data in encoded:  # (faster than hashing one joined copy)
         update(data)
-    return digest.digest()
+        check_update(data)
+    return digest.digest(), check.digest()
 
 
 def _counted(numbers: List[int]) -> bytes:
@@ -145,14 +157,15 @@ def encode_batch(requests: Sequence[Request], answers: Sequence[Answer]) -> Opti
     return None
 
 
-def decode_batch(fingerprint: str, key: BatchKey, requests: Sequence[Request],
+def decode_batch(fingerprint: str, digests: BatchDigests, requests: Sequence[Request],
                  row: Optional[tuple]) -> Optional[List[Answer]]:
-    """The batch's answers from its row (size, form, value, crc), or None: no row, or one that does not
-    decode exactly (then the batch takes the per-entry path)."""
+    """The batch's answers from its row (size, form, value, crc, check_key), or None: no row, one whose
+    BLAKE2b is not the batch's, or one that does not decode exactly (then the batch takes the per-entry path)."""
     if row is None:
         return None
-    size, form, value, crc = row
-    if (type(value) is not bytes or type(size) is not int or type(form) is not int
+    key, check = digests
+    size, form, value, crc, stored_check = row
+    if (stored_check != check or type(value) is not bytes or type(size) is not int or type(form) is not int
             or size != len(requests) or batch_crc(fingerprint, key, size, form, value) != crc):
         return None
     counts = list(map(len, map(_SPACE, requests)))
@@ -193,34 +206,35 @@ def _score_answers(value: bytes, counts: List[int]) -> Optional[List[Answer]]:
     return answers
 
 
-_SELECT = "SELECT size, form, value, crc FROM batches WHERE model = ? AND batch_key = ?"
-_WRITE = ("INSERT OR REPLACE INTO batches (model, batch_key, size, form, value, crc) "
-          "VALUES (?, ?, ?, ?, ?, ?)")
+_SELECT = "SELECT size, form, value, crc, check_key FROM batches WHERE model = ? AND batch_key = ?"
+_WRITE = ("INSERT OR REPLACE INTO batches (model, batch_key, size, form, value, crc, check_key) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?)")
 
 
 def ensure_table(connection: Any) -> None:
-    """Create the batch table in a cache written before it existed (entries and their counts are untouched)."""
-    if connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batches'").fetchone():
+    """Create the batch table in a cache written before it existed, or before batch rows had their second
+    digest (its rows are dropped: they are rebuilt from the entries; entries and their counts are untouched)."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(batches)")}
+    if "check_key" in columns:
         return
-    connection.execute("BEGIN IMMEDIATE")
-    try:
+
+    def create(connection: Any) -> None:
+        if columns:
+            connection.execute("DROP TABLE batches")
         connection.execute(BATCHES_TABLE)
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
+    in_transaction(connection, create)
 
 
 def select_row(connection: Any, model: int, key: BatchKey) -> Optional[tuple]:
-    """The stored row of a batch (size, form, value, crc), or None."""
+    """The stored row of a batch (size, form, value, crc, check_key), or None."""
     return connection.execute(_SELECT, (model, bytearray(key))).fetchone()
 
 
-def row_parameters(model: int, fingerprint: str, key: BatchKey, size: int, form: int, value: bytes) -> tuple:
+def row_parameters(model: int, fingerprint: str, digests: BatchDigests, size: int, form: int, value: bytes) -> tuple:
     """The parameters of :data:`_WRITE` for one batch row (bytearrays: see :func:`StaICC.cache.store._bound`)."""
+    key, check = digests
     return (model, bytearray(key), size, form, bytearray(value),
-            batch_crc(fingerprint, key, size, form, value))
+            batch_crc(fingerprint, key, size, form, value), bytearray(check))
 
 
 class BatchRows:
@@ -235,39 +249,32 @@ class BatchRows:
         requests = _check_requests(requests)
         if len(requests) < BATCH_MIN:
             return None, None
-        key = batch_key(_check_fingerprint(fingerprint), requests)
+        digests = batch_digests(_check_fingerprint(fingerprint), requests)
         with self._lock:
             connection = self._batches_db()
             try:
                 model = self._model_id(connection, fingerprint)
-                row = None if model is None else self._retry(lambda: select_row(connection, model, key))
+                row = None if model is None else self._retry(lambda: select_row(connection, model, digests[0]))
             except sqlite3.DatabaseError as exc:
                 raise self._database_error(exc, "looking a batch up") from None
-        answers = decode_batch(fingerprint, key, requests, row)
-        return (answers, None) if answers is not None else (None, key)
+        answers = decode_batch(fingerprint, digests, requests, row)
+        return (answers, None) if answers is not None else (None, digests)
 
     def remember_batch(self, fingerprint: str, key: Any, requests: Sequence[Request], answers: Sequence[Answer]) -> None:
-        """Write (or rewrite) the batch row of ``requests``, whose ``answers`` are what their entries hold."""
+        """Write (or rewrite) the batch row of ``requests``, whose ``answers`` are what their entries hold
+        (``key``: the batch's digests, as :meth:`lookup_batch` returned them)."""
         encoded = encode_batch(requests, answers)
         if encoded is None:
             return
 
         def write(connection: sqlite3.Connection) -> None:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                model = self._ensure_model(connection, fingerprint)
-                connection.execute(_WRITE, row_parameters(model, fingerprint, key, len(requests),
-                                                                          *encoded))
-                connection.execute("COMMIT")
-            except BaseException:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                raise
+            model = self._ensure_model(connection, fingerprint)
+            connection.execute(_WRITE, row_parameters(model, fingerprint, key, len(requests), *encoded))
 
         with self._lock:
             connection = self._batches_db()
             try:
-                self._retry(lambda: write(connection))
+                self._retry(lambda: in_transaction(connection, write))
             except sqlite3.DatabaseError as exc:
                 raise self._database_error(exc, "storing a batch row") from None
 

@@ -10,8 +10,24 @@ import datetime
 import os
 import sqlite3
 import time
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 from ..errors import StaICCError
+
+_T = TypeVar("_T")
+
+
+def in_transaction(connection: sqlite3.Connection, work: Callable[[sqlite3.Connection], _T]) -> _T:
+    """``work(connection)`` as one write transaction: taken with the write lock (``BEGIN IMMEDIATE``, so a
+    busy file fails before any change), committed when it returns, rolled back when anything is raised."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        result = work(connection)
+        connection.execute("COMMIT")
+        return result
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
 
 #: ``PRAGMA application_id`` of every StaICC cache: the bytes "SICC".
 APPLICATION_ID = 0x53494343

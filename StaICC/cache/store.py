@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 from ..requests import Answer, Request
 from .batches import BatchRows, _check_fingerprint, _check_requests
 from .codec import Digests, EntryProblem, _crc_prefix, _encode, _entry_crc, _stored_answers
-from .schema import _COLLISION, DEFAULT_TIMEOUT, CacheError, _CacheFile
+from .schema import _COLLISION, DEFAULT_TIMEOUT, CacheError, _CacheFile, in_transaction
 
 #: the ``meta`` rows that keep the settings a model's answers were computed under: this prefix + fingerprint
 NUMERICS_PREFIX = "numerics "
@@ -196,17 +196,11 @@ class PredictionCache(BatchRows, _CacheFile):
                 raise self._database_error(exc, "storing answers") from None
 
     def _insert(self, connection: sqlite3.Connection, fingerprint: str, rows: List[tuple]) -> int:
-        connection.execute("BEGIN IMMEDIATE")
-        try:
+        def insert(connection: sqlite3.Connection) -> int:
             model = self._ensure_model(connection, fingerprint)
-            inserted = sum(connection.executemany(statement, parameters).rowcount
-                           for statement, parameters in _bound(model, rows))
-            connection.execute("COMMIT")
-            return inserted
-        except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
+            return sum(connection.executemany(statement, parameters).rowcount
+                       for statement, parameters in _bound(model, rows))
+        return in_transaction(connection, insert)
 
     def _ensure_model(self, connection: sqlite3.Connection, fingerprint: str,
                       identity: Optional[str] = None) -> int:
@@ -246,21 +240,14 @@ class PredictionCache(BatchRows, _CacheFile):
         body = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
         def register(connection: sqlite3.Connection) -> None:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                self._ensure_model(connection, fingerprint, body)
-                connection.execute("UPDATE models SET identity = ? WHERE fingerprint = ? AND identity IS NULL",
-                                   (body, fingerprint))
-                connection.execute("COMMIT")
-            except BaseException:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                raise
+            self._ensure_model(connection, fingerprint, body)
+            connection.execute("UPDATE models SET identity = ? WHERE fingerprint = ? AND identity IS NULL",
+                               (body, fingerprint))
 
         with self._lock:
             connection = self._db()
             try:
-                self._retry(lambda: register(connection))
+                self._retry(lambda: in_transaction(connection, register))
             except sqlite3.DatabaseError as exc:
                 raise self._database_error(exc, "registering a model") from None
             self._registered.add(fingerprint)
@@ -280,24 +267,17 @@ class PredictionCache(BatchRows, _CacheFile):
         name = NUMERICS_PREFIX + fingerprint
 
         def note(connection: sqlite3.Connection) -> None:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                row = connection.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
-                known = json.loads(row[0]) if row is not None else []
-                if settings not in known:
-                    known.append(settings)
-                    connection.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
-                                       numerics_row(fingerprint, known))
-                connection.execute("COMMIT")
-            except BaseException:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                raise
+            row = connection.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+            known = json.loads(row[0]) if row is not None else []
+            if settings not in known:
+                known.append(settings)
+                connection.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                                   numerics_row(fingerprint, known))
 
         with self._lock:
             connection = self._db()
             try:
-                self._retry(lambda: note(connection))
+                self._retry(lambda: in_transaction(connection, note))
             except sqlite3.DatabaseError as exc:
                 raise self._database_error(exc, "noting the numerics of answers") from None
 

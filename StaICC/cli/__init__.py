@@ -16,8 +16,14 @@ __all__ = ["main", "full_parser", "ArgumentError", "COMMANDS"]
 
 def main(argv: Optional[List[str]] = None) -> int:
     """``staicc COMMAND ...``: parse and run one command (only that command's modules are imported: ``staicc run``
-    reads no statistics); ``staicc`` alone: the built-in main job."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    reads no statistics it does not print); ``staicc`` alone: the built-in main job. The package's warnings print
+    as one ``staicc: warning:`` line each."""
+    from .common import one_line_warnings
+    with one_line_warnings():
+        return _main(list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: List[str]) -> int:
     try:
         if argv and argv[0] in CLI_COMMANDS:
             parser, sub = _top_parser()

@@ -276,3 +276,27 @@ def loading_bars(enabled: Optional[bool]) -> Iterator[None]:
             os.environ.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
         else:
             os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = previous
+
+
+@contextlib.contextmanager
+def one_line_warnings() -> Iterator[None]:
+    """The package's warnings printed as ``staicc: warning: ...`` lines while a command runs.
+
+    Python's format names the file and line that ``stacklevel`` points at, which for a command is
+    ``<frozen runpy>`` or a line deep inside the package, and repeats that source line; neither helps
+    the reader of a command's output.  Other packages' warnings keep Python's format.  Only the format
+    changes: a caller recording warnings (``warnings.catch_warnings(record=True)``) still gets them.
+    """
+    import warnings
+    from ..errors import StaICCWarning
+    original = warnings.formatwarning
+
+    def formatted(message: Any, category: type, filename: str, lineno: int, line: Optional[str] = None) -> str:
+        if isinstance(category, type) and issubclass(category, StaICCWarning):
+            return f"staicc: warning: {one_line(str(message))}\n"
+        return original(message, category, filename, lineno, line)
+    warnings.formatwarning = formatted
+    try:
+        yield
+    finally:
+        warnings.formatwarning = original

@@ -213,20 +213,43 @@ def _open_cache(path: Optional[str]):
     return open_cache(path)
 
 
-STDERR_NOTE = ("± standard error of accuracy over test items (analytic: the items' standard deviation / sqrt(n)); "
-               "bootstrap intervals of every metric: staicc report RUN (a run with --log-samples)")
+ACCURACY_NOTE = "± standard error of accuracy over test items (analytic: the items' standard deviation / sqrt(n))"
+BOOTSTRAP_NOTE = ("{which}: the standard deviation of a {resamples}-resample bootstrap over test items "
+                  "(seed {seed})")
+INTERVALS_NOTE = "95 % intervals of every metric: staicc report RUN (a run with --log-samples)"
+NO_NUMPY_NOTE = "the other metrics' need NumPy (pip install numpy)"
 
 
-def _accuracy_errors(part: Any) -> Dict[str, Dict[str, float]]:
-    """{"accuracy": {dataset: standard error}} of a sub-benchmark's result, where its records give its accuracy."""
+def _standard_errors(part: Any, name: str) -> Dict[str, Dict[str, float]]:
+    """{metric: {dataset or "Averaged": standard error}} of a sub-benchmark's result: accuracy's analytic,
+    the others' from a small bootstrap (none where the records do not give the reported numbers)."""
     from ..results.stderr import accuracy_standard_errors
+    from ..stats.run_errors import bootstrap_errors
+    errors = bootstrap_errors(part, name)
     divided = part.get("Divided results", {}) if isinstance(part, dict) else {}
     reported = {d: v.get("accuracy") for d, v in divided.items() if isinstance(v, dict) and "accuracy" in v}
     records = getattr(part, "records", None)
-    if not reported or records is None:
-        return {}
-    errors = accuracy_standard_errors(records, reported, part.get("Averaged results", {}).get("accuracy"))
-    return {"accuracy": errors} if errors else {}
+    if reported and records is not None:
+        analytic = accuracy_standard_errors(records, reported, part.get("Averaged results", {}).get("accuracy"))
+        if analytic:
+            errors["accuracy"] = analytic
+        else:
+            errors.pop("accuracy", None)
+    return errors
+
+
+def _stderr_note(errors: Dict[str, Dict[str, float]]) -> str:
+    """The line under a table that says which ± is which."""
+    from ..stats.bootstrap import DEFAULT_SEED
+    from ..stats.run_errors import RUN_RESAMPLES
+    from ..stats.vectorized import numpy_module
+    notes = [ACCURACY_NOTE] if "accuracy" in errors else []
+    if set(errors) - {"accuracy"}:
+        which = "of every other metric" if notes else "± standard error of each metric"
+        notes.append(BOOTSTRAP_NOTE.format(which=which, resamples=RUN_RESAMPLES, seed=DEFAULT_SEED))
+    elif numpy_module() is None:
+        notes.append(NO_NUMPY_NOTE)
+    return "; ".join(notes + [INTERVALS_NOTE])
 
 
 def _print_tables(result: Any, config: Any, lite: Optional[Dict[str, Any]] = None) -> None:
@@ -244,10 +267,10 @@ def _print_tables(result: Any, config: Any, lite: Optional[Dict[str, Any]] = Non
     from ..spec import unfold
     for unfolded in unfold(result):
         part = unfolded.value
-        errors = _accuracy_errors(part)
+        errors = _standard_errors(part, unfolded.part)
         print(format_table(part, f"{unfolded.label} (k={config.k}, model={model})", errors))
         if errors:
-            print(STDERR_NOTE)
+            print(_stderr_note(errors))
         print()
         metadatas.append(part.metadata)
     meta = result.metadata

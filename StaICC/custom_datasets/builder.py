@@ -179,10 +179,22 @@ def _build(records: Iterable[Tuple[int, Any]], locator: _Locator, *, name: str, 
     if fixed is not None:
         dataset.fixed_split = fixed
         dataset.departures = ["custom dataset", fixed.describe()]
+    dataset.row_ids = _row_ids(raw_labels, parts_of)
     dataset.source = source if source is not None else locator.source
     dataset.input_columns = list(columns)
     dataset.label_column = label_column
     return dataset
+
+
+def _row_ids(raw_labels: List[Tuple[Any, Any]], parts_of: Any) -> Tuple[Any, ...]:
+    """Each row's own id, as records and ``compare --flips`` name it: its value in the id column
+    (``id_column``), else where it sits (the 1-based line of a file, the index of a record; with one file per
+    part, the line and the file's name)."""
+    seen = getattr(parts_of, "seen", None)
+    if seen:
+        by_row = {row: key for key, row in seen.items()}
+        return tuple(by_row[row] for row, _ in raw_labels)
+    return tuple(row if type(row) in (int, str) else str(row) for row, _ in raw_labels)  # "7 of test.csv"
 
 
 def _template(columns: List[str], instruction: Any, input_text_prefixes: Any, input_text_affixes: Any,

@@ -33,6 +33,8 @@ class Dataset:
     """
 
     fixed_split: Any = None
+    #: each table row's own id (one's own data: its id column's value or its line), None: the table index
+    row_ids: Any = None
 
     def __init__(self, name: str, rows, label_space: Sequence[str], *,
                  instruction: str = BASE_TEMPLATE["instruction"],

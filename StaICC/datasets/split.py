@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import Dataset
+from .tables import DrawnSlice
+from ..rng import StableRandom
 from ..errors import warn, warn_tampering
 from ..standard import CALIBRATION_SIZE, SEED, STRICT_TEMPLATE_WARNING
 from ..validation import check_int, check_label_space, check_str, check_str_list
@@ -75,7 +77,6 @@ def fix_split(row_parts: Sequence[str], how: str, row_names: Sequence[str] = ())
     demonstrations; when some row is marked calibration, every train row is a
     demonstration.  Raises ValueError when no row is a test row or a part is unknown.
     """
-    from ..rng import StableRandom
     parts = tuple(row_parts)
     by_part: Dict[str, List[int]] = {part: [] for part in ROW_PARTS}
     for index, part in enumerate(parts):
@@ -145,6 +146,7 @@ class triplet_dataset:
         self.calibration = original_dataset.with_rows(rows[:c], f"{name}-calibration")
         self.demonstration = original_dataset.with_rows(rows[c:c + d], f"{name}-demonstration")
         self.test = original_dataset.with_rows(rows[c + d:total], f"{name}-test")
+        self._drawn = (c + d, total, seed)
         for part in self._parts():
             part.fixed_split = None  # a part is not split again
 
@@ -182,6 +184,33 @@ class triplet_dataset:
     def get_default_ground_truth_label_index(self, index: int) -> int:
         """Ground-truth label index of test item ``index``: position of its label text in the test label space."""
         return self.test.label_index(self._test_index(index))
+
+    def test_row_ids(self) -> Optional[Tuple[Any, ...]]:
+        """Each test item's own row id, in test order (None: not known, e.g. a test part edited by hand).
+
+        A bundled dataset's id is the row's index in the original table; one's own data names a row by
+        its id column (``id_column``) or where it sits in the file (line, or index of a record).
+        """
+        cached = self.__dict__.get("_test_row_ids", False)
+        if cached is not False:
+            return cached
+        table = self.test.table
+        if isinstance(table, DrawnSlice):
+            ids: Sequence[Any] = table.table.table_indexes[table.start:table.stop]
+        else:
+            indexes = self._test_source_indexes()[:len(table)]
+            names = getattr(self.original_dataset, "row_ids", None)
+            ids = [names[i] for i in indexes] if names is not None else list(indexes)
+        self._test_row_ids = tuple(ids) if len(ids) == len(table) else None
+        return self._test_row_ids
+
+    def _test_source_indexes(self) -> Sequence[int]:
+        """The test rows' indexes in the original dataset's table (the split draw, or the fixed split)."""
+        fixed = getattr(self.original_dataset, "fixed_split", None)
+        if fixed is not None:
+            return fixed.test
+        start, total, seed = getattr(self, "_drawn", (0, -1, SEED))
+        return StableRandom(seed).index_set(total, len(self.original_dataset))[start:] if total >= 0 else ()
 
     # -- template edits on all three parts (the prompt writer is the place for them) --
     def _parts(self) -> Tuple[Dataset, Dataset, Dataset]:

@@ -58,8 +58,8 @@ def check_output(output: Any, label_count: int, dataset: Optional[str], query_in
     if len(output) != label_count:
         raise ValueError(f"the inference returned {len(output)} scores{at}; expected {label_count}, "
                          f"one per label of the label space")
-    row = []
-    for value in output:
+    row = [0.0] * label_count  # allocated at its size: a row built by append keeps spare slots for the whole run
+    for position, value in enumerate(output):
         if not is_real(value):
             shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
             raise TypeError(f"the inference returned a non-numeric score {shown}{at}; expected real numbers")
@@ -70,7 +70,7 @@ def check_output(output: Any, label_count: int, dataset: Optional[str], query_in
                              f"(a number of about {len(str(int(value)))} digits); return floats") from None
         if not math.isfinite(value):
             raise ValueError(f"the inference returned a non-finite score {value}{at}; NaN and inf are not allowed")
-        row.append(value)
+        row[position] = value
     return row  # a row with a negative entry is logits, even when it sums to 1, as in the original
 
 

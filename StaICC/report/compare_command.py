@@ -212,15 +212,26 @@ def flips_tables(a: str, b: str, found, limit: Optional[int], whole_prompts: boo
             continue
         shown = d.flips if limit is None else d.flips[:limit]
         with_prompts = any(f.prompt is not None for f in d.flips)
-        columns = ["query", "pass", "repeat", "test item", "label", a, b, "kind"] + (["prompt"] if with_prompts else [])
+        item = "row id" if d.row_ids else "test split index"
+        columns = ["query", "pass", "repeat", item, "label", a, b, "kind"] + (["prompt"] if with_prompts else [])
         named = (words or {}).get((d.benchmark, d.dataset))
-        rows = [[f.query_index, f.pass_index, f.repeat, f.test_index, _label(f.label, named),
+        rows = [[f.query_index, f.pass_index, f.repeat, _item(f, d.row_ids), _label(f.label, named),
                  _label(f.predicted_a, named), _label(f.predicted_b, named), f.kind]
                 + ([_prompt_text(f.prompt, whole_prompts)] if with_prompts else []) for f in shown]
         notes = [f"... and {len(d.flips) - len(shown)} more (--flips-limit 0 lists all)"] \
             if len(shown) < len(d.flips) else []
+        if not d.row_ids:
+            notes.append(f"{a}'s records carry no row ids (written by an earlier StaICC): items are named by "
+                         "their index in the test split")
         tables.append(Table(f"Flips: {d.benchmark} / {d.dataset}: {b} against {a}", columns, rows, notes))
     return tables
+
+
+def _item(flip: Any, row_ids: bool) -> Any:
+    """A flipped query's test item: its own row id, else (an earlier run) its index in the test split."""
+    if not row_ids:
+        return flip.test_index
+    return "" if flip.row_id is None else flip.row_id
 
 
 def _prompt_text(prompt: Any, whole: bool) -> str:

@@ -15,7 +15,11 @@ Format ``staicc-samples-columns/1``::
      "parts": [{"benchmark": "Normal", "dataset": "TREC", "count": N, "width": W,
                 "columns": {"query_index": [...N ints], "pass": [...], "test_index": [...], "repeat": [...],
                             "label": [...], "predicted": [...], "parsed": [...N booleans],
-                            "prompt_sha256": [...N strings], "prediction": [...N*W numbers, null: non-finite]}}]}
+                            "prompt_sha256": [...N strings], "prediction": [...N*W numbers, null: non-finite],
+                            "row_id": [...N ints, strings or nulls]}}]}
+
+``row_id`` (each test item's own row id) is absent from files written before it existed; such a
+file still loads, and its records carry no ``row_id``.
 """
 import json
 import math
@@ -29,6 +33,8 @@ COLUMNS_FILE = "samples.columns.json"
 #: record fields kept in the compact file, besides ``prediction`` (flat) and the part's benchmark and dataset
 INT_FIELDS = ("query_index", "pass", "test_index", "repeat", "label", "predicted")
 OTHER_FIELDS = ("parsed", "prompt_sha256")
+#: columns a file may lack (written before the field existed): the record then has no such field
+OPTIONAL_FIELDS = ("row_id",)
 
 
 class ColumnsWriter:
@@ -43,9 +49,10 @@ class ColumnsWriter:
         if part is None:
             part = self.parts[key] = {"benchmark": key[0], "dataset": key[1], "count": 0,
                                       "width": len(record["prediction"]),
-                                      "columns": {n: [] for n in INT_FIELDS + OTHER_FIELDS + ("prediction",)}}
+                                      "columns": {n: [] for n in INT_FIELDS + OTHER_FIELDS + OPTIONAL_FIELDS
+                                                  + ("prediction",)}}
         columns = part["columns"]
-        for name in INT_FIELDS + OTHER_FIELDS:
+        for name in INT_FIELDS + OTHER_FIELDS + OPTIONAL_FIELDS:
             columns[name].append(record.get(name))
         if len(record["prediction"]) != part["width"]:
             raise ValueError(f"{key[0]} / {key[1]}: query {record['query_index']} has {len(record['prediction'])} "
@@ -76,8 +83,20 @@ class ColumnRecords(RecordSequence):
         record = {"benchmark": self.benchmark, "dataset": self.dataset}
         for name in INT_FIELDS + OTHER_FIELDS:
             record[name] = self.columns[name][i]
+        for name in OPTIONAL_FIELDS:
+            if name in self.columns:
+                record[name] = self.columns[name][i]
         record["prediction"] = self.prediction(i)
         return record
+
+
+def _check_row_ids(columns: Dict[str, Any], count: int, where: str) -> None:
+    """The optional ``row_id`` column: absent, or one int, string or null per record."""
+    from ..errors import RunFormatError
+    ids = columns.get("row_id")
+    if "row_id" in columns and (not isinstance(ids, list) or len(ids) != count or
+                                not all(v is None or type(v) in (int, str) for v in ids)):
+        raise RunFormatError(f"{where}: column 'row_id' must be a list of {count} ints, strings or nulls")
 
 
 def file_sha256(path: str) -> str:
@@ -126,6 +145,7 @@ def read_columns(path: str, samples_path: Optional[str] = None) -> Optional[List
                 raise RunFormatError(f"{where}: column {name!r} must hold non-negative integers")
         if not all(isinstance(v, str) for v in columns["prompt_sha256"]):
             raise RunFormatError(f"{where}: column 'prompt_sha256' must hold strings")
+        _check_row_ids(columns, count, where)
         prediction = columns.get("prediction")
         if not isinstance(prediction, list) or len(prediction) != count * width or \
                 not all(v is None or (type(v) in (int, float)) for v in prediction):

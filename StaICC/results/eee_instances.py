@@ -17,7 +17,7 @@ from .jsonl import jsonl_line
 from .safe_files import atomic_writer
 
 #: record fields kept in ``metadata`` as JSON text (``text`` and ``prompt`` go to the schema's own fields)
-KEPT_FIELDS = ("benchmark", "dataset", "query_index", "pass", "test_index", "repeat", "demonstrations", "label",
+KEPT_FIELDS = ("benchmark", "dataset", "query_index", "pass", "test_index", "row_id", "repeat", "demonstrations", "label",
                "prediction", "predicted", "parsed", "thinking")
 #: of those, the ones written as they are (text); the others are JSON text
 TEXT_FIELDS = ("benchmark", "dataset")

@@ -10,9 +10,18 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
 from ..metrics import argmax
 from ..requests import prompt_sha256
+from ..spec import SPECS
 
-RECORD_FIELDS = ("benchmark", "dataset", "query_index", "pass", "test_index", "repeat", "demonstrations",
+RECORD_FIELDS = ("benchmark", "dataset", "query_index", "pass", "test_index", "row_id", "repeat", "demonstrations",
                  "prompt_sha256", "label", "prediction", "predicted", "text", "parsed")
+class _NoIds:
+    """Row ids where none is known: None for every test item."""
+
+    def __getitem__(self, index: int) -> None:
+        return None
+
+
+_NONE_IDS = _NoIds()
 #: the field a record has when its generated text has a thinking section (see StaICC.backends.thinking)
 THINKING_FIELD = "thinking"
 
@@ -43,6 +52,7 @@ class PlanRecords(RecordSequence):
         self._work, self._answers, self._rows = work, answers, rows
         self._copy_int_rows = copy_int_rows
         self._hashes: Optional[List[str]] = None
+        self._row_ids: Optional[Sequence[Any]] = None
 
     def __len__(self) -> int:
         return len(self._answers)
@@ -64,6 +74,18 @@ class PlanRecords(RecordSequence):
             self._copy_int_rows = False
         return self._rows
 
+    def statistics_columns(self) -> Dict[str, List[Any]]:
+        """The columns the statistics read (the compact samples file's), from the plan and the rows alone:
+        no prompt is written, so ``prompt_sha256`` is None (for a run's own ± in its table)."""
+        plan = self._work.plan
+        per_pass, T = plan.queries_per_pass, plan.test_count
+        passes = len(self) // per_pass if per_pass else 0
+        tests = [plan.test_of(q) for q in range(per_pass)]
+        return {"query_index": list(range(len(self))), "pass": [p for p in range(passes) for _ in range(per_pass)],
+                "test_index": tests * passes, "repeat": [q // T for q in range(per_pass)] * passes,
+                "label": [self._work.truth[q] for q in range(per_pass)] * passes,
+                "prediction": [v for row in self.rows() for v in row], "prompt_sha256": [None] * len(self)}
+
     def prompt(self, i: int) -> Any:
         """The prompt of record ``i``, written again (a str, or a tuple of str for noisy channel)."""
         return self._work.requests()[i].prompt
@@ -74,14 +96,25 @@ class PlanRecords(RecordSequence):
             self._hashes = [prompt_sha256(r.prompt) for r in self._work.requests()]
         return self._hashes
 
+    def row_ids(self) -> Sequence[Any]:
+        """Each test item's own row id (see ``triplet_dataset.test_row_ids``); None for pseudo queries,
+        which are no row of the data, and where the test part's rows are not known."""
+        if self._row_ids is None:
+            triplet = self._work.prompts.triplet
+            spec = SPECS.get(self._work.plan.benchmark)
+            ids = triplet.test_row_ids() if spec is None or spec.pseudo_query is None else None
+            self._row_ids = ids if ids is not None else _NONE_IDS
+        return self._row_ids
+
     def record(self, i: int) -> Dict[str, Any]:
         plan = self._work.plan
         per_pass, T = plan.queries_per_pass, plan.test_count
         q = i % per_pass
+        test = plan.test_of(q)
         answer = self._answers[i]
         prediction = answer.prediction
         record = {"benchmark": plan.benchmark, "dataset": plan.dataset, "query_index": i,
-                  "pass": i // per_pass, "test_index": plan.test_of(q), "repeat": q // T,
+                  "pass": i // per_pass, "test_index": test, "row_id": self.row_ids()[test], "repeat": q // T,
                   "demonstrations": list(plan.demonstrations[q]), "prompt_sha256": self.prompt_hashes()[i],
                   "label": self._work.truth[q], "prediction": self.rows()[i],
                   "predicted": prediction if isinstance(prediction, int) else argmax(prediction),

@@ -248,6 +248,9 @@ def _check_record(record: Any, where: str) -> None:
         if isinstance(value, bool) or not isinstance(value, types):
             expected = " or ".join("list" if t is list else t.__name__ for t in types)
             raise _fail(where, f"field {name!r} must be {expected}, found {value!r}")
+    row_id = record.get("row_id")
+    if row_id is not None and type(row_id) not in (int, str):
+        raise _fail(where, f"field 'row_id' must be an int, a string or null, found {row_id!r}")
     for name in ("query_index", "pass", "test_index", "repeat", "label"):
         if record[name] < 0:
             raise _fail(where, f"field {name!r} must be >= 0, found {record[name]}")

@@ -12,7 +12,8 @@ The records are compared where they sit in both runs (pass, repeat, test item), 
 runs must have been run on the same prompts (:func:`~StaICC.stats.compare.check_same_prompts`).
 """
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import repeat
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from ..spec import SPECS
@@ -34,10 +35,11 @@ class Flip:
     predicted_b: int
     kind: str
     prompt: Any = None
+    row_id: Any = None  # the test item's own row id (None: a run written without it, or a pseudo query)
 
     def to_dict(self) -> Dict[str, Any]:
         return {"query_index": self.query_index, "pass": self.pass_index, "repeat": self.repeat,
-                "test_index": self.test_index, "label": self.label, "predicted_a": self.predicted_a,
+                "test_index": self.test_index, "row_id": self.row_id, "label": self.label, "predicted_a": self.predicted_a,
                 "predicted_b": self.predicted_b, "kind": self.kind, "prompt": self.prompt}
 
 
@@ -49,12 +51,14 @@ class DatasetFlips:
     dataset: str
     prompts: int
     flips: List[Flip] = field(default_factory=list)
+    #: whether run A's records carry each test item's own row id (runs written before it did not)
+    row_ids: bool = False
 
     def count(self, kind: str) -> int:
         return sum(1 for f in self.flips if f.kind == kind)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"benchmark": self.benchmark, "dataset": self.dataset, "prompts": self.prompts,
+        return {"benchmark": self.benchmark, "dataset": self.dataset, "prompts": self.prompts, "row_ids": self.row_ids,
                 "flipped": len(self.flips), "fixed": self.count(FIXED), "broken": self.count(BROKEN),
                 "changed": self.count(CHANGED), "flips": [f.to_dict() for f in self.flips]}
 
@@ -79,6 +83,19 @@ def _kind(label: Optional[int], a: int, b: int) -> str:
     return BROKEN if a == label else CHANGED
 
 
+def _record_keys(records) -> Tuple[Any, bool]:
+    """(query, pass, repeat, test index, row id) of every record, read by column where the records have
+    columns; and whether they carry row ids (a run written before records had them: every row id None)."""
+    columns = getattr(records, "columns", None)
+    if columns is not None:
+        ids = columns.get("row_id")
+        known = ids is not None
+        return zip(columns["query_index"], columns["pass"], columns["repeat"], columns["test_index"],
+                   ids if known else repeat(None)), known
+    known = bool(len(records)) and "row_id" in records[0]
+    return ((r["query_index"], r["pass"], r["repeat"], r["test_index"], r.get("row_id")) for r in records), known
+
+
 def dataset_flips(benchmark: str, dataset: str, records_a, records_b) -> DatasetFlips:
     """The flips of one (sub-benchmark, dataset) from both runs' records (same prompts, same layout)."""
     table_a = ItemTable(benchmark, dataset, records_a)
@@ -91,14 +108,12 @@ def dataset_flips(benchmark: str, dataset: str, records_a, records_b) -> Dataset
     truth = has_ground_truth(benchmark)
     labels = dict(zip(table_a.items, table_a.labels))
     found = DatasetFlips(benchmark, dataset, len(records_a))
-    columns = getattr(records_a, "columns", None)
-    keys = zip(columns["query_index"], columns["pass"], columns["repeat"], columns["test_index"]) \
-        if columns is not None else ((r["query_index"], r["pass"], r["repeat"], r["test_index"]) for r in records_a)
-    for query, p, k, test in keys:
+    keys, found.row_ids = _record_keys(records_a)
+    for query, p, k, test, row_id in keys:
         a, b = pa[(p, k, test)], pb[(p, k, test)]
         if a != b:
             label = labels[test] if truth else None
-            found.flips.append(Flip(query, p, k, test, label, a, b, _kind(label, a, b)))
+            found.flips.append(Flip(query, p, k, test, label, a, b, _kind(label, a, b), row_id=row_id))
     found.flips.sort(key=lambda f: f.query_index)
     return found
 
@@ -149,6 +164,5 @@ def attach_prompts(samples_path: Optional[str], flips: List[DatasetFlips]) -> bo
     if not prompts:
         return False
     for d in flips:
-        d.flips = [Flip(f.query_index, f.pass_index, f.repeat, f.test_index, f.label, f.predicted_a, f.predicted_b,
-                        f.kind, prompts.get((d.benchmark, d.dataset, f.query_index))) for f in d.flips]
+        d.flips = [replace(f, prompt=prompts.get((d.benchmark, d.dataset, f.query_index))) for f in d.flips]
     return True
