@@ -11,7 +11,7 @@ import math
 from typing import Any, Dict, List, Optional
 
 from ..results.columns import ColumnRecords
-from ..results.rundir import Part
+from ..results.parts import Part
 from .bootstrap import DEFAULT_SEED, dataset_statistic
 from .items import draw_resamples
 from .vectorized import resample_values
