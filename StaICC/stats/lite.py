@@ -22,7 +22,7 @@ averages each resample over datasets.
 Which metrics this works for is measured, not assumed: ``benchmarks/bench_lite_coverage.py``
 restricts full runs of several models to many subsets and counts how often the interval
 holds the full run's value.  :data:`ESTIMABLE` holds what that study found (coverage of at
-least 93 % over all its models and 80 % for each, for a nominal 95 %); every other metric
+least 95 % over all its models and 90 % for each, for a nominal 95 %); every other metric
 is reported as not estimable at the fraction.  The estimates need NumPy.
 """
 import math
