@@ -2,29 +2,36 @@
 
 A lite run's records are exactly the full run's records of its test items, so a lite run
 is simulated exactly by restricting a full run's records.  For each model, the full suite
-is run once (with records); then, for each fraction and each seed, every (sub-benchmark,
-dataset) is restricted to the stratified subset the picker gives with that seed as salt,
-the metric is estimated with its interval (:mod:`StaICC.stats.lite`), and the estimate is
-compared with the full run's value.  Per fraction and metric the study prints the mean
-absolute error, the mean half-width of the interval and the coverage (the share of
-intervals that hold the full run's value, within the metric's noise floor); a metric is
-estimable where the coverage is at least 93 % (nominal 95 %) at that fraction and every
-larger studied one.
+is run once (with records) and each (sub-benchmark, dataset)'s full table built once; then,
+for each seed, the stratified subset the picker gives with that seed as salt is taken at each
+fraction, every metric is estimated with its interval, and the estimate is compared with the
+full run's value.  The estimates of all subsets of a part come from
+:func:`StaICC.stats.lite_batch.subset_estimates`: the package's own estimators (design,
+resample weights, widening, bias correction, exact interval, power-tuned proxy), with each
+subset's weights laid on the full table (zero off the subset) so that one matrix product
+serves many subsets; ``tests/stats/test_lite_batch.py`` checks that it equals
+:func:`StaICC.stats.lite.estimate_statistic` on each subset's own table.  Per fraction and
+metric the study prints the mean absolute error, the mean half-width and the coverage (the
+share of intervals that hold the full run's value, within the metric's noise floor), over
+all models and for the worst one; a metric is estimable where the coverage is at least
+``REQUIRED_COVERAGE`` over all models and ``REQUIRED_MODEL_COVERAGE`` for each
+(:mod:`StaICC.stats.lite`) at that fraction and every larger studied one.
 
 Models: the built-in lexical model (``reference``), chance (``uniform``), a tiny random-weight
-HF Llama (only on the datasets of ``--hf-datasets``: it runs at ~150 prompts/s on a CPU),
-and the function models of ``lite_models.py``: awkward rows (always label 0, near-ties, rows
-summing to exactly 1.0), synthetic models with a known bias, label noise and over-confidence,
-and random models of three seeds.
+HF Llama (only on the datasets of ``--hf-datasets``; slow on a CPU), and the function models
+of ``lite_models.py``: awkward rows (always label 0, near-ties, rows summing to exactly 1.0),
+synthetic models with a known bias, label noise and over-confidence, and random models of
+three seeds.
 
-With the proxy (the default; ``--no-proxy`` leaves it out), every model but the reference
-model is also estimated proxy-assisted (:mod:`StaICC.stats.lite_proxy`, the reference model's
-full run as the proxy), and a second table puts each cell's coverage and median half-width
-without and with the proxy side by side, on the same models and subsets.
+With the proxies (the default; ``--no-proxy`` leaves them out) every model is also estimated
+with the power-tuned difference estimator (:mod:`StaICC.stats.lite_proxy`) of two proxies:
+``reference``, the lexical model's full run (not for itself), and ``sibling``, a related model
+(:func:`sibling`: the target's own scores with independent noise); a table per proxy puts each
+cell's coverage and median half-width without and with it side by side, on the same subsets.
 
-    python benchmarks/bench_lite_coverage.py                    # the study as committed (minutes on 2 cores)
+    python benchmarks/bench_lite_coverage.py                    # 200 subsets per fraction and model
     python benchmarks/bench_lite_coverage.py --seeds 10 --resamples 200 --models reference,uniform,biased
-    python benchmarks/bench_lite_coverage.py --output benchmarks/results/lite_coverage.txt
+    python benchmarks/bench_lite_coverage.py --fractions 0.125 --output benchmarks/results/lite_coverage.txt
 """
 import argparse
 import math
