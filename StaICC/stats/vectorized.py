@@ -268,7 +268,7 @@ def _slopes(x: Sequence[float], ys: Sequence[Any]) -> List[float]:
     """The least-squares slope of each resample's per-pass values ``ys`` (one array per pass) on ``x``:
     :func:`~StaICC.numeric.linear_regression`'s formula with its left-to-right sums, element-wise, so every
     slope has its bits."""
-    linear_regression(x, [0.0] * len(x))  # its checks: as many points as passes, a slope exists
+    linear_regression(x, [0.0] * len(ys))  # its checks: as many points as passes, a slope exists
     n, sx, sxx = len(x), sequential_sum(x), sequential_sum(v * v for v in x)
     sy, sxy = 0, 0
     for a, y in zip(x, ys):

@@ -85,3 +85,15 @@ def test_a_census_and_a_proxy_of_other_items_are_handled(parts):
     fewer = Statistic("Normal", full.table.restricted(everything[:-1]), full.names(), {})
     with pytest.raises(ValueError, match="a proxy's full table has other items"):
         subset_estimates(full, population, [everything[:5]], resamples=20, seed=1, level=0.95, proxies=[fewer])
+
+
+def test_the_element_wise_slopes_are_linear_regressions_bits():
+    from StaICC.numeric import linear_regression
+    from StaICC.stats.vectorized import _slopes
+    rng = np.random.default_rng(3)
+    x = [0.0, 0.25, 0.5, 0.75, 1.0]
+    ys = [rng.random(50) for _ in x]
+    expected = [linear_regression(x, [float(y[b]) for y in ys])[0] for b in range(50)]
+    assert _slopes(x, ys) == expected
+    with pytest.raises(ValueError, match="same length"):
+        _slopes(x[:3], ys)
