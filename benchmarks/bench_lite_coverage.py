@@ -2,29 +2,36 @@
 
 A lite run's records are exactly the full run's records of its test items, so a lite run
 is simulated exactly by restricting a full run's records.  For each model, the full suite
-is run once (with records); then, for each fraction and each seed, every (sub-benchmark,
-dataset) is restricted to the stratified subset the picker gives with that seed as salt,
-the metric is estimated with its interval (:mod:`StaICC.stats.lite`), and the estimate is
-compared with the full run's value.  Per fraction and metric the study prints the mean
-absolute error, the mean half-width of the interval and the coverage (the share of
-intervals that hold the full run's value, within the metric's noise floor); a metric is
-estimable where the coverage is at least 93 % (nominal 95 %) at that fraction and every
-larger studied one.
+is run once (with records) and each (sub-benchmark, dataset)'s full table built once; then,
+for each seed, the stratified subset the picker gives with that seed as salt is taken at each
+fraction, every metric is estimated with its interval, and the estimate is compared with the
+full run's value.  The estimates of all subsets of a part come from
+:func:`StaICC.stats.lite_batch.subset_estimates`: the package's own estimators (design,
+resample weights, widening, bias correction, exact interval, power-tuned proxy), with each
+subset's weights laid on the full table (zero off the subset) so that one matrix product
+serves many subsets; ``tests/stats/test_lite_batch.py`` checks that it equals
+:func:`StaICC.stats.lite.estimate_statistic` on each subset's own table.  Per fraction and
+metric the study prints the mean absolute error, the mean half-width and the coverage (the
+share of intervals that hold the full run's value, within the metric's noise floor), over
+all models and for the worst one; a metric is estimable where the coverage is at least
+``REQUIRED_COVERAGE`` over all models and ``REQUIRED_MODEL_COVERAGE`` for each
+(:mod:`StaICC.stats.lite`) at that fraction and every larger studied one.
 
 Models: the built-in lexical model (``reference``), chance (``uniform``), a tiny random-weight
-HF Llama (only on the datasets of ``--hf-datasets``: it runs at ~150 prompts/s on a CPU),
-and the function models of ``lite_models.py``: awkward rows (always label 0, near-ties, rows
-summing to exactly 1.0), synthetic models with a known bias, label noise and over-confidence,
-and random models of three seeds.
+HF Llama (only on the datasets of ``--hf-datasets``; slow on a CPU), and the function models
+of ``lite_models.py``: awkward rows (always label 0, near-ties, rows summing to exactly 1.0),
+synthetic models with a known bias, label noise and over-confidence, and random models of
+three seeds.
 
-With the proxy (the default; ``--no-proxy`` leaves it out), every model but the reference
-model is also estimated proxy-assisted (:mod:`StaICC.stats.lite_proxy`, the reference model's
-full run as the proxy), and a second table puts each cell's coverage and median half-width
-without and with the proxy side by side, on the same models and subsets.
+With the proxies (the default; ``--no-proxy`` leaves them out) every model is also estimated
+with the power-tuned difference estimator (:mod:`StaICC.stats.lite_proxy`) of two proxies:
+``reference``, the lexical model's full run (not for itself), and ``sibling``, a related model
+(:func:`sibling`: the target's own scores with independent noise); a table per proxy puts each
+cell's coverage and median half-width without and with it side by side, on the same subsets.
 
-    python benchmarks/bench_lite_coverage.py                    # the study as committed (minutes on 2 cores)
+    python benchmarks/bench_lite_coverage.py                    # 200 subsets per fraction and model
     python benchmarks/bench_lite_coverage.py --seeds 10 --resamples 200 --models reference,uniform,biased
-    python benchmarks/bench_lite_coverage.py --output benchmarks/results/lite_coverage.txt
+    python benchmarks/bench_lite_coverage.py --fractions 0.125 --output benchmarks/results/lite_coverage.txt
 """
 import argparse
 import math
@@ -49,6 +56,8 @@ MODELS = ("reference", "uniform", "tiny-hf", *FUNCTIONS)
 #: the proxy of the proxy-assisted estimates: the lexical reference model's full run (not studied as its own
 #: proxy, where it would be exact)
 PROXY = "reference"
+#: the noise (on log-scores) of the related proxy, :func:`sibling`
+SIBLING_SIGMA = 1.0
 
 
 # ----------------------------------------------------------------------------
@@ -94,11 +103,14 @@ def _tables(path: str):
     from StaICC.stats.bootstrap import dataset_statistic
     from StaICC.stats.flips import has_ground_truth
     from StaICC.stats.lite import Population
+    from StaICC.stats.statistic import Statistic
     run = load_run(path)
     out = []
     for name, part in run.parts.items():
         for dataset in part.datasets():
-            statistic = dataset_statistic(part, dataset)
+            statistic = dataset_statistic(part, dataset)  # checked against the run's results.json
+            standard = [n for n in statistic.names() if not n.endswith("_nonstandard")]
+            statistic = Statistic(name, statistic.table, standard, part.metadata)
             labels = statistic.table.labels if has_ground_truth(name) else [None] * len(statistic.table)
             out.append((name, dataset, statistic, Population.from_labels(labels), part.metadata))
     return out
@@ -130,76 +142,81 @@ def _record(results: Results, key: Tuple[str, float, str, str], model: str, trut
         results[key].append((model, e, w / 2, c))
 
 
-def _proxy_cells(subset: Any, population: Any, estimator: Any, resamples: int, seed: int) -> Dict[str, Any]:
-    """metric -> (value, low, high, candidates' (value, scaled) at the split level) of the proxy-assisted lite
-    run: the narrower of the plain and the difference interval, each at 97.5 %."""
-    from StaICC.stats.lite import LiteEstimate, estimate_statistic
-    from StaICC.stats.lite_proxy import chosen, split_level
-    each = split_level(0.95)
-    plain = estimate_statistic(subset, population, resamples=resamples, seed=seed, level=each)
-    helped = estimator(subset, population, resamples=resamples, seed=seed, level=each)
-    out = {}
-    for metric, (value, low, high, scaled) in plain.items():
-        other = helped.get(metric)
-        best = chosen(LiteEstimate(value, low, high), None if other is None else LiteEstimate(*other[:3]), {})
-        out[metric] = (best.value, best.low, best.high, ((value, scaled), other and (other[0], other[3])))
-    return out
+def sibling(statistic: Any, sigma: float = SIBLING_SIGMA) -> Any:
+    """A related model's full table: the target's own scores on every prompt (log-probabilities where a row is a
+    probability vector, else the raw scores) plus independent Gaussian noise of ``sigma`` (seeded by the part's
+    name) -- a stand-in for a smaller model of the same family, known on every item and on the same prompts."""
+    import hashlib
 
+    import numpy as np
 
-def _averaged_rows(results: Results, averaged: Dict[Tuple[str, float, str, str], List[Any]], model: str) -> None:
-    """The averaged row of each (mode, fraction, sub-benchmark, metric): plain at 95 %; with the proxy, the
-    narrower of the averaged plain and difference candidates at 97.5 %."""
-    from StaICC.stats.lite import LiteEstimate, _averaged
-    from StaICC.stats.lite_proxy import chosen, split_level
-    for (mode, fraction, name, metric), rows in averaged.items():
-        truth = math.fsum(t for t, _ in rows) / len(rows)
-        if mode == "plain":
-            value, low, high = _averaged([c for _, c in rows], 0.95, False)
-        else:
-            candidates = [_averaged([c[k] for _, c in rows], split_level(0.95), False)
-                          if all(c[k] for _, c in rows) else None for k in (0, 1)]
-            best = chosen(LiteEstimate(*candidates[0]), candidates[1] and LiteEstimate(*candidates[1]), {})
-            value, low, high = best.value, best.low, best.high
-        _record(results, (mode, fraction, name, f"{metric} (averaged)"), model, truth, value, low, high, metric)
-
-
-def study_model(job: Tuple[str, str, int, int, int, str]) -> Results:
-    """(mode "plain" or "proxy", fraction, benchmark, metric) -> one (model, error, half-width, covered) tuple per
-    estimate; the proxy mode only where a proxy run is given and the model is not the proxy itself."""
-    model, path, seeds, resamples, first_seed, proxy_path = job
-    from StaICC.sampling.subsets import stratified_order, subset_size
-    from StaICC.stats.lite import estimate_statistic
-    from StaICC.stats.lite_proxy import DifferenceEstimator, Proxy
+    from StaICC.stats.items import ItemTable
     from StaICC.stats.statistic import Statistic
+    table = statistic.table
+    rows = np.asarray(table.rows, dtype=np.float64)  # passes x repeats x items x labels
+    probability = (rows.min(axis=-1, keepdims=True) >= 0) & (np.abs(rows.sum(axis=-1, keepdims=True) - 1) < 1e-6)
+    scores = np.where(probability, np.log(np.maximum(rows, 1e-12)), rows)
+    seed = int.from_bytes(hashlib.sha256(f"sibling {table.benchmark} {table.dataset}".encode()).digest()[:8], "little")
+    noisy = (scores + sigma * np.random.default_rng(seed).standard_normal(rows.shape)).tolist()
+    records = [{"benchmark": table.benchmark, "dataset": table.dataset, "pass": p, "repeat": k, "test_index": test,
+                "label": table.labels[i], "prompt_sha256": table.hashes[p][k][i], "query_index": 0,
+                "prediction": noisy[p][k][i]}
+               for p in range(table.passes) for k in range(table.repeats) for i, test in enumerate(table.items)]
+    related = Statistic(table.benchmark, ItemTable(table.benchmark, table.dataset, records), statistic.names())
+    related.x_values = statistic.x_values
+    return related
+
+
+def _subsets(full: Any, population: Any, name: str, dataset: str, seeds: range,
+             fractions: Tuple[float, ...] = FRACTIONS) -> List[Tuple[int, float, List[int]]]:
+    """(seed, fraction, positions) of every studied subset: one stratified order per seed, the fractions its
+    prefixes (they are nested)."""
+    from StaICC.sampling.subsets import stratified_order, subset_size
+    unlabelled = [label for label, _ in population.strata] == [None]
+    found = []
+    for seed in seeds:
+        order = stratified_order(len(full.table) if unlabelled else full.table.labels, (name, dataset),
+                                 salt=f"study {seed}")
+        found += [(seed, f, order[:subset_size(len(full.table), f)]) for f in fractions]
+    return found
+
+
+def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]]) -> Results:
+    """(mode, fraction, benchmark, metric) -> one (model, error, half-width, covered) tuple per estimate; mode
+    "plain", "reference" (the lexical model as the proxy; not for itself) or "sibling" (:func:`sibling`).  Each
+    part's full table is built once; every subset's estimates come from
+    :func:`StaICC.stats.lite_batch.subset_estimates` (the package's estimators, many subsets per product)."""
+    model, path, seeds, resamples, first_seed, proxy_path, related, fractions = job
+    from StaICC.stats.lite_batch import subset_estimates
     results: Results = defaultdict(list)
-    tables = _tables(path)
-    modes = ["plain"]
-    if proxy_path and model != PROXY:
-        modes.append("proxy")
-        proxy = Proxy(PROXY, {}, _tables={(n, d): full for n, d, full, _, _ in _tables(proxy_path)})
-    for seed in range(first_seed, first_seed + seeds):
-        averaged: Dict[Tuple[str, float, str, str], List[Any]] = defaultdict(list)
-        for name, dataset, full, population, metadata in tables:
-            unlabelled = [label for label, _ in population.strata] == [None]
-            # one order per seed: the subsets of the three fractions are its prefixes (they are nested)
-            order = stratified_order(len(full.table) if unlabelled else full.table.labels, (name, dataset),
-                                     salt=f"study {seed}")
-            truth = full.point()
-            for fraction in FRACTIONS:
-                picked = order[:subset_size(len(full.table), fraction)]
-                subset = Statistic(name, full.table.restricted(picked), full.names(), metadata)
-                for mode in modes:
-                    found = estimate_statistic(subset, population, resamples=resamples, seed=seed, level=0.95) \
-                        if mode == "plain" else _proxy_cells(subset, population, DifferenceEstimator(proxy),
-                                                             resamples, seed)
-                    for metric, (value, low, high, scaled) in found.items():
-                        _record(results, (mode, fraction, name, metric), model, truth[metric], value, low, high,
-                                metric)
-                        if not isinstance(value, list):
-                            averaged[(mode, fraction, name, metric)].append(
-                                (truth[metric], (value, scaled) if mode == "plain" else scaled))
-        _averaged_rows(results, averaged, model)
+    proxies = {(n, d): full for n, d, full, _, _ in _tables(proxy_path)} if proxy_path and model != PROXY else {}
+    averaged: Dict[Tuple[str, float, str, str, int], List[Any]] = defaultdict(list)
+    for name, dataset, full, population, _ in _tables(path):
+        subsets = _subsets(full, population, name, dataset, range(first_seed, first_seed + seeds), fractions)
+        helpers = ([("reference", proxies[(name, dataset)])] if proxies else []) + \
+            ([("sibling", sibling(full))] if related else [])
+        found = subset_estimates(full, population, [s for _, _, s in subsets], resamples=resamples,
+                                 seed=[seed for seed, _, _ in subsets], level=0.95,
+                                 proxies=[p for _, p in helpers])
+        truth = full.point()
+        for (seed, fraction, _), (plain, tuned) in zip(subsets, found):
+            for mode, cells in [("plain", plain)] + [(m, t) for (m, _), t in zip(helpers, tuned)]:
+                for metric, (value, low, high, scaled) in cells.items():
+                    _record(results, (mode, fraction, name, metric), model, truth[metric], value, low, high, metric)
+                    if not isinstance(value, list):
+                        averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled)))
+    _averaged_rows(results, averaged, model)
     return dict(results)
+
+
+def _averaged_rows(results: Results, averaged: Dict[Tuple[str, float, str, str, int], List[Any]], model: str) -> None:
+    """The averaged row of each (mode, fraction, sub-benchmark, metric, subset): each resample averaged over the
+    datasets (:func:`StaICC.stats.lite._averaged`)."""
+    from StaICC.stats.lite import _averaged
+    for (mode, fraction, name, metric, _), rows in averaged.items():
+        truth = math.fsum(t for t, _ in rows) / len(rows)
+        value, low, high = _averaged([c for _, c in rows], 0.95, False)
+        _record(results, (mode, fraction, name, f"{metric} (averaged)"), model, truth, value, low, high, metric)
 
 
 # ----------------------------------------------------------------------------
@@ -225,7 +242,8 @@ def estimable_table(results: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]]
             min(per_model.values()) >= REQUIRED_MODEL_COVERAGE
     table = {}
     for (name, metric), per in sorted(passes.items()):
-        passing = [f for f in FRACTIONS if all(per.get(g, False) for g in FRACTIONS if g >= f)]
+        studied = sorted(per)
+        passing = [f for f in studied if all(per[g] for g in studied if g >= f)]
         if passing:
             row = "averaged" if metric.endswith(" (averaged)") else "dataset"
             table[(name, metric.replace(" (averaged)", ""), row)] = min(passing)
@@ -261,21 +279,27 @@ def _cell(rows: List[Tuple[Any, ...]]) -> Tuple[float, float, float]:
 
 
 def side_by_side(results: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]],
-                 helped: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]]) -> str:
-    """Each cell's coverage and median half-width without and with the proxy, on the same models (the proxy
-    itself left out) and subsets."""
-    lines = ["without and with the proxy (the same models, the reference model left out; each interval with "
-             "the proxy the narrower of two at 97.5 %):",
+                 helped: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]], proxy: str) -> str:
+    """Each cell's coverage and median half-width without and with the proxy, on the same models (a proxy that is
+    a model of the study left out) and subsets, and the median of the width ratios at each fraction."""
+    lines = [f"without and with the proxy {proxy!r} (power-tuned difference estimator, one interval at 95 %; the "
+             "same models and subsets):",
              f"{'fraction':>8}  {'sub-benchmark':<16} {'metric':<42} {'cov.':>6} {'worst':>6} {'median hw':>10}  "
              f"{'cov.+proxy':>10} {'worst':>6} {'median hw':>10} {'width ratio':>11}"]
+    ratios: Dict[float, List[float]] = defaultdict(list)
     for key in sorted(helped, key=lambda k: (k[1], k[2], k[0])):
         models = {m for m, *_ in helped[key]}
         plain = _cell([r for r in results.get(key, []) if r[0] in models])
-        proxy = _cell(helped[key])
-        ratio = proxy[2] / plain[2] if plain[2] > 0 and math.isfinite(plain[2]) else math.nan
+        tuned = _cell(helped[key])
+        ratio = tuned[2] / plain[2] if plain[2] > 0 and math.isfinite(plain[2]) else math.nan
+        if math.isfinite(ratio):
+            ratios[key[0]].append(ratio)
         fraction, name, metric = key
         lines.append(f"{fraction:>8.4f}  {name:<16} {metric:<42} {plain[0]:>6.1%} {plain[1]:>6.0%} {plain[2]:>10.4g}  "
-                     f"{proxy[0]:>10.1%} {proxy[1]:>6.0%} {proxy[2]:>10.4g} {ratio:>11.2f}")
+                     f"{tuned[0]:>10.1%} {tuned[1]:>6.0%} {tuned[2]:>10.4g} {ratio:>11.2f}")
+    for fraction, found in sorted(ratios.items()):
+        found.sort()
+        lines.append(f"median width ratio at {fraction:.4f} over {len(found)} rows: {found[len(found) // 2]:.3f}")
     return "\n".join(lines)
 
 
@@ -295,26 +319,38 @@ def main() -> None:
     parser.add_argument("--hf-datasets", default="rotten_tomatoes,TREC", help="datasets the tiny HF model runs on")
     parser.add_argument("--jobs", type=int, default=2, help="processes (default: 2)")
     parser.add_argument("--output", help="also write the table to this file")
+    parser.add_argument("--fractions", default=",".join(map(str, FRACTIONS)), help="the fractions studied")
     parser.add_argument("--no-proxy", action="store_true", help="only the plain estimates (no proxy-assisted ones)")
     args = parser.parse_args()
     models = [m for m in args.models.split(",") if m]
     unknown = [m for m in models if m not in MODELS]
     if unknown:
         parser.error(f"unknown models {unknown}; known: {', '.join(MODELS)}")
+    text = study(args, models)
+    print(text)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+
+
+def study(args: Any, models: List[str]) -> str:
+    """Full runs made once, the models' studies in ``args.jobs`` processes (each model's subsets split in two
+    halves), and the tables."""
     os.makedirs(args.work, exist_ok=True)
     started = time.perf_counter()
     paths = {m: make_run(m, args.work, args.hf_datasets.split(",")) for m in models}
     proxy = None if args.no_proxy else make_run(PROXY, args.work, [])
     made = time.perf_counter() - started
-    jobs = [(m, paths[m], args.seeds // 2 + args.seeds % 2 if half == 0 else args.seeds // 2, args.resamples,
-             0 if half == 0 else args.seeds // 2 + args.seeds % 2, proxy) for m in models for half in (0, 1)]
+    first = args.seeds // 2 + args.seeds % 2
+    jobs = [(m, paths[m], first if half == 0 else args.seeds - first, args.resamples, 0 if half == 0 else first,
+             proxy, not args.no_proxy, tuple(float(f) for f in args.fractions.split(",")))
+            for m in models for half in (0, 1)]
     found: Results = defaultdict(list)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for part in pool.map(study_model, [j for j in jobs if j[2] > 0]):
             for key, rows in part.items():
                 found[key].extend(rows)
     results = {key[1:]: rows for key, rows in found.items() if key[0] == "plain"}
-    helped = {key[1:]: rows for key, rows in found.items() if key[0] == "proxy"}
     from StaICC.stats.lite import ESTIMABLE, REQUIRED_COVERAGE, REQUIRED_MODEL_COVERAGE
     lines = [f"lite-run coverage study: models {', '.join(models)}; {args.seeds} subsets per fraction and model; "
              f"{args.resamples} resamples per interval; nominal 95 %; estimable: coverage >= "
@@ -323,14 +359,11 @@ def main() -> None:
              f"wall ({args.jobs} processes), {_cpu_seconds():.0f} CPU s", ""] + summarize(results)
     same = estimable_table(results) == ESTIMABLE
     lines.append(f"the table in StaICC/stats/lite.py {'is' if same else 'is NOT'} the one this study finds")
-    if helped:
-        lines += ["", side_by_side(results, helped)]
-    text = "\n".join(lines)
-    print(text)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
-
+    for mode in ("reference", "sibling"):
+        helped = {key[1:]: rows for key, rows in found.items() if key[0] == mode}
+        if helped:
+            lines += ["", side_by_side(results, helped, mode)]
+    return "\n".join(lines)
 
 if __name__ == "__main__":
     main()

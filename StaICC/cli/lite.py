@@ -25,8 +25,8 @@ def add_lite_arguments(p: Any) -> None:
                         "reported interval's half-width is at most HALFWIDTH, each look's intervals at 1 - alpha/K "
                         "(K looks) so that they hold under this stopping rule (docs/lite.md)")
     p.add_argument("--lite-proxy", nargs="?", const="reference", metavar="RUN_DIR",
-                   help="with --lite or --lite-items: a proxy scored on every test item narrows the intervals (the "
-                        "difference estimator; docs/lite.md): the built-in reference model (the flag alone) or a run "
+                   help="with --lite or --lite-items: a proxy scored on every test item corrects the estimates (the "
+                        "power-tuned difference estimator; docs/lite.md): the built-in reference model (the flag alone) or a run "
                         "directory of another model on the same prompts, made with --log-samples")
 
 

@@ -67,7 +67,7 @@ def _part_table(section: Dict[str, Any], name: str, label: str, result: Dict[str
 
 
 def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]]) -> List[str]:
-    """With a proxy: which it was, in how many cells its interval was the narrower, how well it correlated."""
+    """With a proxy: which it was, its median weight and how well its resampled values correlated with the target's."""
     estimates = section.get("estimates", {})
     if not estimates.get("proxy"):
         return []
@@ -75,14 +75,14 @@ def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]]) -> Li
              if isinstance(e, dict) and e.get("proxy") and e.get("estimable", True)]
     if not cells:  # nothing printed in this table, nothing the proxy could narrow
         return []
-    used = sum(1 for c in cells if c.get("used"))
+    weights = sorted(w for c in cells for w in (c.get("weight") if isinstance(c.get("weight"), list)
+                                                else [c.get("weight")]) if isinstance(w, (int, float)))
     rs = sorted(c["correlation"] for c in cells if isinstance(c.get("correlation"), (int, float)))
     median = f"; the median correlation of its resampled values with the target's {rs[len(rs) // 2]:.2f}" if rs else ""
-    level = estimates.get("level", 0.95)
-    return [f"Proxy: {estimates['proxy']}, scored on every test item. Each cell is the narrower of the plain "
-            f"interval and the difference estimator's (the proxy's full-run value corrected by the subset), both "
-            f"at {1 - (1 - level) / 2:.1%}, so the one shown holds at {level:.0%}; the proxy's was the narrower in "
-            f"{used} of {len(cells)} cells{median}."]
+    weight = f"median weight {weights[len(weights) // 2]:.2f}" if weights else "no weight"
+    return [f"Proxy: {estimates['proxy']}, scored on every test item. Each cell is the power-tuned difference "
+            f"estimate: the subset's value plus a weight in [0, 1], estimated on the subset, times the proxy's "
+            f"full-run value minus its subset value ({weight} over {len(cells)} cells{median})."]
 
 
 def _cell(entry: Any) -> Any:

@@ -22,7 +22,7 @@ averages each resample over datasets.
 Which metrics this works for is measured, not assumed: ``benchmarks/bench_lite_coverage.py``
 restricts full runs of several models to many subsets and counts how often the interval
 holds the full run's value.  :data:`ESTIMABLE` holds what that study found (coverage of at
-least 93 % over all its models and 80 % for each, for a nominal 95 %); every other metric
+least 95 % over all its models and 90 % for each, for a nominal 95 %); every other metric
 is reported as not estimable at the fraction.  The estimates need NumPy.
 """
 import math
@@ -41,36 +41,24 @@ from .vectorized import numpy_module, weighted_values
 #: the fractions the coverage study measured
 STUDIED_FRACTIONS = (0.0625, 0.125, 0.25)
 #: the least coverage (of a nominal 95 % interval) over all models of the study for a metric to be reported
-REQUIRED_COVERAGE = 0.93
+REQUIRED_COVERAGE = 0.95
 #: the least coverage for each model of the study: a metric that one kind of model breaks is not reported,
 #: even when models it estimates exactly (chance, a constant answer) lift the overall coverage
-REQUIRED_MODEL_COVERAGE = 0.80
+REQUIRED_MODEL_COVERAGE = 0.90
 #: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study
-#: measured a coverage of at least REQUIRED_COVERAGE at every studied fraction, over every model
-#: (benchmarks/results/lite_coverage.txt); a metric that is not here is not estimable at any fraction
+#: measured a coverage of at least REQUIRED_COVERAGE over every model and REQUIRED_MODEL_COVERAGE for each
+#: (benchmarks/results/lite_coverage.txt: eleven models, 60 subsets each, studied at 12.5 % only, so a metric
+#: admitted there is printed at every larger fraction too); a metric that is not here is not estimable
 ESTIMABLE: Dict[Tuple[str, str, str], float] = {
-    ('Contextual_bias', 'distribution', 'dataset'): 0.0625,
-    ('Demo_sens', 'consistency', 'dataset'): 0.125,
-    ('Domain_bias', 'distribution', 'dataset'): 0.0625,
-    ('GLER', 'accuracy', 'dataset'): 0.125,
-    ('GLER', 'accuracy', 'averaged'): 0.25,
-    ('GLER', 'averaged_truelabel_likelihood', 'dataset'): 0.0625,
-    ('GLER', 'averaged_truelabel_likelihood', 'averaged'): 0.0625,
+    ('Contextual_bias', 'distribution', 'dataset'): 0.125,
+    ('Contextual_bias', 'entropy', 'dataset'): 0.125,
+    ('Demo_sens', 'consistency', 'averaged'): 0.125,
+    ('Domain_bias', 'distribution', 'dataset'): 0.125,
+    ('GLER', 'averaged_truelabel_likelihood', 'dataset'): 0.125,
+    ('GLER', 'averaged_truelabel_likelihood', 'averaged'): 0.125,
     ('GLER', 'expected_calibration_error_1', 'dataset'): 0.125,
-    ('GLER', 'expected_calibration_error_1', 'averaged'): 0.25,
-    ('GLER', 'macro_F1', 'dataset'): 0.125,
-    ('GLER', 'macro_F1', 'averaged'): 0.25,
-    ('Normal', 'accuracy', 'dataset'): 0.0625,
-    ('Normal', 'accuracy', 'averaged'): 0.25,
-    ('Normal', 'averaged_truelabel_likelihood', 'dataset'): 0.0625,
-    ('Normal', 'averaged_truelabel_likelihood', 'averaged'): 0.0625,
-    ('Normal', 'macro_F1', 'dataset'): 0.0625,
-    ('Normal', 'macro_F1', 'averaged'): 0.25,
-    ('Post_bias', 'DL div.', 'dataset'): 0.0625,
-    ('Post_bias', 'DL div.', 'averaged'): 0.0625,
-    ('Post_bias', 'distribution', 'dataset'): 0.0625,
-    ('Template_sens', 'consistency', 'dataset'): 0.25,
-    ('Template_sens', 'consistency', 'averaged'): 0.125,
+    ('Normal', 'accuracy', 'dataset'): 0.125,
+    ('Normal', 'averaged_truelabel_likelihood', 'dataset'): 0.125,
 }
 
 
@@ -198,16 +186,24 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
     point = weighted_values(statistic, [plan.weights])
     rows = _resample_weights(plan, resamples, seed, ("lite", table.benchmark, table.dataset))
     spread = weighted_values(statistic, rows)
-    scale = t_over_z(level, plan.freedom)
+    return finished(table.benchmark, {n: v[0] for n, v in point.items()}, spread, plan.freedom, level,
+                    lambda name: exact_interval(table, population, name, level))
+
+
+def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]], freedom: int, level: float,
+             exact: Any = None) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
+    """metric -> (estimate, low, high, scaled resample values) from a subset's weighted values and its resampled
+    ones: the small-sample widening, the bias correction of :mod:`.lite_debiased`, and the interval (the exact
+    one where ``exact(metric)`` gives one, else the percentile interval of the scaled resamples)."""
+    scale = t_over_z(level, freedom)
     out: Dict[str, Tuple[Any, Any, Any, List[Any]]] = {}
-    for name, values in point.items():
-        value = values[0]
+    for name, value in point.items():
         if value is None or name not in spread:
             continue
-        bias = bias_of(table.benchmark, name, value, spread[name])  # 0 except for StaICC.stats.lite_debiased's
-        scaled = [_scaled(value, v, scale) - bias if bias else _scaled(value, v, scale) for v in spread[name]]
+        bias = bias_of(benchmark, name, value, spread[name])  # 0 except for StaICC.stats.lite_debiased's
+        scaled = _scaled_all(value, spread[name], scale, bias)
         value = value - bias if bias else value
-        low, high = exact_interval(table, population, name, level) or _interval(scaled, level)
+        low, high = (exact and exact(name)) or _interval(scaled, level)
         out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
     return out
 
@@ -224,6 +220,18 @@ def census_values(statistic: Statistic, resamples: int) -> Dict[str, Tuple[Any, 
     names = set(weighted_values(statistic, [[1.0] * len(statistic.table)]))
     return {name: (value, value, value, [value] * resamples) for name, value in statistic.point().items()
             if name in names and value is not None}
+
+
+def _scaled_all(estimate: Any, values: List[Any], scale: float, bias: float) -> List[Any]:
+    """Each resample ``estimate + scale * (value - estimate) - bias`` (NaN where a value is missing or not finite;
+    element-wise for a vector), with NumPy for a scalar: the same IEEE operations per element."""
+    if isinstance(estimate, list) or not math.isfinite(estimate):
+        return [_scaled(estimate, v, scale) - bias if bias else _scaled(estimate, v, scale) for v in values]
+    np = numpy_module("numpy")
+    array = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        scaled = np.where(np.isfinite(array), estimate + scale * (array - estimate), math.nan)
+    return (scaled - bias if bias else scaled).tolist()
 
 
 def _scaled(estimate: Any, value: Any, scale: float) -> Any:

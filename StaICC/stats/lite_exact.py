@@ -17,7 +17,7 @@ subset), never by the answers, so the choice costs no coverage.  The Beta quanti
 computed here (a continued fraction and bisection), without SciPy.
 """
 import math
-from typing import Dict, Hashable, List, Tuple
+from typing import Dict, Hashable, List, Optional, Tuple
 
 #: a label with fewer items than this in the subset makes the accuracy's interval the exact one
 SMALL_STRATUM = 10
@@ -96,13 +96,24 @@ def exact_interval(table, population, metric: str, level: float):
     """The exact interval of ``metric`` on a subset whose design has a small label, else None."""
     if (table.benchmark, metric) not in EXACT_METRICS:
         return None
+    return exact_of_items(item_accuracy(table), list(table.labels), dict(population.strata), level)
+
+
+def item_accuracy(table) -> List[float]:
+    """Each test item's share of right answers over its repeats (pass 0)."""
+    right = table.correct(0)
+    T = len(table.items)
+    return [math.fsum(right[k * T + i] for k in range(table.repeats)) / table.repeats for i in range(T)]
+
+
+def exact_of_items(values: List[float], labels: List[Hashable], full: Dict[Hashable, int],
+                   level: float) -> Optional[Tuple[float, float]]:
+    """The Korn-Graubard interval of the stratified mean of the subset's item ``values`` where a label has fewer
+    than :data:`SMALL_STRATUM` items in the subset (a property of the design alone), else None."""
     counts: Dict[Hashable, int] = {}
-    for label in table.labels:
+    for label in labels:
         counts[label] = counts.get(label, 0) + 1
     if min(counts.values()) >= SMALL_STRATUM:
         return None
-    right = table.correct(0)
-    T = len(table.items)
-    values = [math.fsum(right[k * T + i] for k in range(table.repeats)) / table.repeats for i in range(T)]
-    mean, variance = stratified_mean_and_variance(values, list(table.labels), dict(population.strata))
-    return korn_graubard(mean, variance, T, level)
+    mean, variance = stratified_mean_and_variance(values, labels, full)
+    return korn_graubard(mean, variance, len(values), level)

@@ -3,39 +3,41 @@
 A lite run asks the target model on a stratified subset of the test items.  A *proxy* (the
 built-in lexical reference model, which runs the whole suite in seconds, or a cached run of
 another model on the same prompts) is known on every item, so the part of each metric that
-the proxy predicts needs no sampling.  The **difference estimator** (prediction-powered
-inference with the proxy's own labels replaced by its full-run value; Särndal, Swensson &
-Wretman, 1992, ch. 6; Angelopoulos et al., 2023) estimates a metric M of the full run as
+the proxy predicts needs no sampling.  The **power-tuned difference estimator** (the
+regression estimator of survey sampling, Särndal, Swensson & Wretman, 1992, ch. 7; PPI++,
+Angelopoulos, Duchi & Zrnic, 2023, with the proxy's value known on every item) estimates a
+metric M of the full run as
 
-    M_proxy(all items) + [M_target(subset) - M_proxy(subset)],
+    M_target(subset) + lambda [M_proxy(all items) - M_proxy(subset)],
 
-both subset values weighted by label as :mod:`StaICC.stats.lite` weights them, and takes
-the spread of the bracket from the same stratified rescaling bootstrap, the target and
-the proxy resampled *together* (the same weights for both).  For a metric that is a mean
-over items (accuracy, likelihood) this is the stratified difference estimator: unbiased
-whatever the proxy, with a finite-population variance of sum_s W_s^2 (1 - n_s/N_s) S_d,s^2 / n_s
-(d = target - proxy); its interval is narrower than the plain one as far as the proxy's
-item values correlate with the target's.  For the other metrics (macro-F1, ECE, slopes,
-consistency, KL) it is the same construction on the plug-in: unbiased to first order.
-
-**Which interval is reported.**  Both the plain interval (:func:`~.lite.estimate_statistic`)
-and the difference interval are computed at level 1 - alpha/2 (97.5 % for a nominal 95 %),
-and the narrower one is reported.  By the union bound both hold the full run's value with
-probability at least 1 - alpha, so the one chosen by looking at both does too (a Bonferroni
-split: the choice costs a factor z(0.9875)/z(0.975) = 1.14 in width, paid back by any proxy
-correlating better than about 0.5).  Each row (a dataset, or the averaged row) chooses on
-its own.  At fraction 1 the subset is the full run and both are its own number.
+both subset values weighted by label as :mod:`StaICC.stats.lite` weights them, and the
+spread taken from the same stratified rescaling bootstrap, the target and the proxy
+resampled *together* (the same weights for both).  The weight lambda is estimated on the
+subset, from those resamples, as the variance-minimising one,
+lambda = Cov(M_target*, M_proxy*) / Var(M_proxy*), clipped to [0, 1] (per element of a
+vector metric): lambda = 0 is the plain estimate, lambda = 1 the plain difference estimator.
+The variance t - lambda p is a quadratic in lambda with its minimum at the unclipped value,
+so any lambda between 0 and twice that minimum, the clipped one included, has a variance no
+larger than the plain estimator's: asymptotically the interval is never wider than the plain
+one, whatever the proxy, and there is one estimator fixed in advance (no choice between
+intervals after seeing them, so no Bonferroni split).  Estimating lambda costs one degree of
+freedom of the small-sample widening.  For a metric that is a mean over items (accuracy,
+likelihood) this is the stratified regression estimator with a common slope; for the
+others (macro-F1, ECE, slopes, consistency, KL) the same construction on the plug-in.  The
+bias corrections of :mod:`.lite_debiased` apply to the combined resamples.  Where the design
+gives accuracy the exact interval (a small label, :mod:`.lite_exact`), lambda is 0: the
+choice rests on the design alone.  At fraction 1 the subset is the full run and the estimate
+is its own number.
 """
 import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .items import ItemTable
-from .lite_debiased import bias_of
-from .lite import (LiteEstimate, LiteResult, _interval, _resample_weights, _snapped, census_values, design,
-                   is_census, lite_estimates, t_over_z)
+from .lite import (LiteResult, _resample_weights, census_values, design, finished, is_census, lite_estimates)
+from .lite_exact import exact_interval
 from .statistic import Statistic
-from .vectorized import weighted_values
+from .vectorized import numpy_module, weighted_values
 
 
 @dataclass
@@ -131,10 +133,64 @@ def matched_subset(target: Statistic, proxy: Statistic, name: str) -> Statistic:
     return matched
 
 
-class DifferenceEstimator:
-    """:func:`~.lite.estimate_statistic`'s signature, with the difference estimator; it keeps, per
-    (sub-benchmark, dataset, metric), the proxy's full-run value and the correlation of the target's and
-    the proxy's resampled values (how much the proxy helps)."""
+def tuned_weight(target: Any, proxy: Any) -> Any:
+    """The power-tuning weight lambda = Cov(target*, proxy*) / Var(proxy*) over the resamples, clipped to [0, 1]
+    (an array: one per element of a vector metric); 0 where the proxy's resamples do not vary beyond rounding
+    (a spread of 1e-10 relative), where the ratio would be noise over noise."""
+    np = numpy_module("numpy")
+    finite = np.isfinite(target) & np.isfinite(proxy)
+    count = finite.sum(axis=0)
+    t, p = np.where(finite, target, 0.0), np.where(finite, proxy, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mt, mp = t.sum(axis=0) / count, p.sum(axis=0) / count
+        dt, dp = np.where(finite, t - mt, 0.0), np.where(finite, p - mp, 0.0)
+        spread = (dp * dp).sum(axis=0)
+        weight = (dt * dp).sum(axis=0) / spread
+        varies = spread > count * (1e-10 * np.maximum(1.0, np.abs(mp))) ** 2  # more than rounding noise
+    return np.clip(np.where(np.isfinite(weight) & (count > 2) & varies, weight, 0.0), 0.0, 1.0)
+
+
+def _array(values: Sequence[Any], width: Optional[int]) -> Any:
+    """Resampled values as a float array (resamples, or resamples x width for a vector); None is NaN."""
+    np = numpy_module("numpy")
+    if width is None:
+        return np.array([math.nan if v is None else v for v in values], dtype=np.float64)
+    return np.array([v if isinstance(v, list) else [math.nan] * width for v in values], dtype=np.float64)
+
+
+def power_tuned(benchmark: str, target: Tuple[Dict[str, Any], Dict[str, List[Any]]],
+                proxy: Tuple[Dict[str, Any], Dict[str, List[Any]]], truth: Dict[str, Any], freedom: int,
+                level: float, exact: Any = None) -> Tuple[Dict[str, Tuple[Any, Any, Any, List[Any]]],
+                                                          Dict[str, Dict[str, Any]]]:
+    """(metric -> (estimate, low, high, scaled resamples), metric -> lambda and correlation) of the power-tuned
+    difference estimator, from the target's and the proxy's (point, resampled) weighted values on the subset
+    and the proxy's full-run values ``truth``; the interval as :func:`~.lite.finished` makes the plain one."""
+    np = numpy_module("numpy")
+    points, spreads, details = {}, {}, {}
+    for name, t in target[0].items():
+        p, known = proxy[0].get(name), truth.get(name)
+        if t is None or p is None or known is None or name not in target[1] or name not in proxy[1]:
+            continue
+        width = len(t) if isinstance(t, list) else None
+        if width is not None and not (isinstance(p, list) and isinstance(known, list) and len(p) == len(known) == width):
+            continue
+        ts, ps = _array(target[1][name], width), _array(proxy[1][name], width)
+        weight = tuned_weight(ts, ps) * (0.0 if exact and exact(name) else 1.0)
+        shift = weight * (np.asarray(known, dtype=np.float64) - np.asarray(p, dtype=np.float64))
+        point = np.asarray(t, dtype=np.float64) + shift
+        combined = ts - weight * ps + weight * np.asarray(known, dtype=np.float64)
+        points[name] = point.tolist()
+        spreads[name] = combined.tolist()
+        details[name] = {"proxy_full_value": known, "weight": weight.tolist(),
+                         "correlation": None if width else _correlation(ts, ps)}
+    found = finished(benchmark, points, spreads, max(freedom - 1, 1), level, exact)
+    return found, {name: details[name] for name in found}
+
+
+class TunedEstimator:
+    """:func:`~.lite.estimate_statistic`'s signature, with the power-tuned difference estimator; it keeps, per
+    (sub-benchmark, dataset, metric), lambda, the proxy's full-run value and the correlation of the target's
+    and the proxy's resampled values (how much the proxy helps)."""
 
     def __init__(self, proxy: Proxy) -> None:
         self.proxy = proxy
@@ -149,102 +205,44 @@ class DifferenceEstimator:
             return census_values(statistic, resamples)
         plan = design(table, population)
         rows = _resample_weights(plan, resamples, seed, ("lite", table.benchmark, table.dataset))
-        target, mine = weighted_values(statistic, [plan.weights]), weighted_values(sub, [plan.weights])
-        target_spread, mine_spread = weighted_values(statistic, rows), weighted_values(sub, rows)
-        truth = whole.point()
-        scale = t_over_z(level, plan.freedom)
-        out: Dict[str, Tuple[Any, Any, Any, List[Any]]] = {}
-        for name, values in target.items():
-            t, p, known = values[0], (mine.get(name) or [None])[0], truth.get(name)
-            if t is None or p is None or known is None or name not in target_spread or name not in mine_spread:
-                continue
-            differences = [_minus(tr, pr) for tr, pr in zip(target_spread[name], mine_spread[name])]
-            bias = bias_of(table.benchmark, name, _minus(t, p), differences)  # the plug-in difference's bias
-            value = _combine(known, t, p)
-            if bias:  # a scalar corrected for its plug-in bias (StaICC.stats.lite_debiased)
-                value -= bias
-            scaled = [_combine(value, d, _minus(t, p), scale) for d in differences]
-            low, high = _interval(scaled, level)
-            out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
-            self.details[(table.benchmark, table.dataset, name)] = {
-                "proxy_full_value": known, "correlation": _correlation(target_spread[name], mine_spread[name])}
-        return out
+        target = ({n: v[0] for n, v in weighted_values(statistic, [plan.weights]).items()},
+                  weighted_values(statistic, rows))
+        mine = ({n: v[0] for n, v in weighted_values(sub, [plan.weights]).items()}, weighted_values(sub, rows))
+        found, details = power_tuned(table.benchmark, target, mine, whole.point(), plan.freedom, level,
+                                     lambda name: exact_interval(table, population, name, level))
+        for name, detail in details.items():
+            self.details[(table.benchmark, table.dataset, name)] = detail
+        return found
 
 
-def _minus(a: Any, b: Any) -> Any:
-    if isinstance(a, list):
-        return [_minus(x, y) for x, y in zip(a, b)] if isinstance(b, list) else None
-    if a is None or b is None:
-        return math.nan
-    return a - b
-
-
-def _combine(base: Any, a: Any, b: Any, scale: float = 1.0) -> Any:
-    """base + scale * (a - b), element-wise for a vector; NaN where a value is missing or not finite."""
-    if isinstance(base, list):
-        if not (isinstance(a, list) and isinstance(b, list)):
-            return [math.nan] * len(base)
-        return [_combine(x, y, z, scale) for x, y, z in zip(base, a, b)]
-    if any(v is None or not isinstance(v, (int, float)) or not math.isfinite(v) for v in (base, a, b)):
-        return math.nan
-    return base + scale * (a - b)
-
-
-def _correlation(a: Sequence[Any], b: Sequence[Any]) -> Optional[float]:
-    """Pearson's correlation of two resampled scalar metrics (None for vectors or no spread)."""
-    pairs = [(x, y) for x, y in zip(a, b) if isinstance(x, (int, float)) and isinstance(y, (int, float))
-             and math.isfinite(x) and math.isfinite(y)]
-    if len(pairs) < 3:
+def _correlation(target: Any, proxy: Any) -> Optional[float]:
+    """Pearson's correlation of two resampled scalar metrics (arrays; None with fewer than 3 finite pairs or no
+    spread)."""
+    np = numpy_module("numpy")
+    finite = np.isfinite(target) & np.isfinite(proxy)
+    if finite.sum() < 3:
         return None
-    mx, my = (math.fsum(v) / len(pairs) for v in zip(*pairs))
-    sxy = math.fsum((x - mx) * (y - my) for x, y in pairs)
-    sxx, syy = math.fsum((x - mx) ** 2 for x, _ in pairs), math.fsum((y - my) ** 2 for _, y in pairs)
-    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
-
-
-def split_level(level: float) -> float:
-    """Each of the two candidate intervals' level: 1 - alpha/2 (the Bonferroni split of alpha = 1 - level)."""
-    return 1 - (1 - level) / 2
+    t, p = target[finite] - target[finite].mean(), proxy[finite] - proxy[finite].mean()
+    sxx, syy = float((t * t).sum()), float((p * p).sum())
+    return float((t * p).sum()) / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
 
 
 def proxy_lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, str], Any], proxy: Proxy, *,
                          resamples: int = 1000, seed: int = 20250101, level: float = 0.95) -> LiteResult:
-    """:func:`~.lite.lite_estimates` with a proxy: each cell the narrower of the plain and the difference
-    interval, both at :func:`split_level`, so that the reported one holds at ``level``."""
+    """:func:`~.lite.lite_estimates` with the power-tuned difference estimator of ``proxy`` at ``level``; each
+    cell records lambda, the proxy's full-run value, the correlation and the plain estimate beside it."""
     records = list(records) if getattr(records, "parts", None) is None else records
-    each = split_level(level)
-    plain = lite_estimates(records, fraction, populations, resamples=resamples, seed=seed, level=each)
-    estimator = DifferenceEstimator(proxy)
-    helped = lite_estimates(records, fraction, populations, resamples=resamples, seed=seed, level=each,
+    plain = lite_estimates(records, fraction, populations, resamples=resamples, seed=seed, level=level)
+    estimator = TunedEstimator(proxy)
+    helped = lite_estimates(records, fraction, populations, resamples=resamples, seed=seed, level=level,
                             estimator=estimator)
-    merged: Dict[str, Dict[str, Dict[str, LiteEstimate]]] = {}
-    for benchmark, rows in plain.estimates.items():
+    for benchmark, rows in helped.estimates.items():
         for row, metrics in rows.items():
-            for metric, mine in metrics.items():
-                other = helped.estimates.get(benchmark, {}).get(row, {}).get(metric)
-                detail = estimator.details.get((benchmark, row, metric), {})
-                merged.setdefault(benchmark, {}).setdefault(row, {})[metric] = chosen(mine, other, detail)
-    return ProxyLiteResult(fraction, resamples, seed, level, merged, proxy=proxy.name)
-
-
-def width(estimate: Optional[LiteEstimate]) -> float:
-    """An interval's width (summed over a vector's elements); infinite where there is none."""
-    if estimate is None or not estimate.estimable:
-        return math.inf
-    lows, highs = (v if isinstance(v, list) else [v] for v in (estimate.low, estimate.high))
-    spans = [b - a for a, b in zip(lows, highs) if isinstance(a, (int, float)) and isinstance(b, (int, float))]
-    total = math.fsum(spans) if len(spans) == len(lows) else math.nan
-    return total if math.isfinite(total) else math.inf
-
-
-def chosen(plain: LiteEstimate, helped: Optional[LiteEstimate], detail: Dict[str, Any]) -> LiteEstimate:
-    """The narrower of the two candidates (the plain one on a tie), with both recorded."""
-    use = helped is not None and width(helped) < width(plain)
-    best = helped if use else plain
-    record = {"used": use, "plain": [plain.value, plain.low, plain.high], **detail}
-    if helped is not None:
-        record["difference"] = [helped.value, helped.low, helped.high]
-    return LiteEstimate(best.value, best.low, best.high, best.estimable, best.note, proxy=record)
+            for metric, cell in metrics.items():
+                alone = plain.estimates.get(benchmark, {}).get(row, {}).get(metric)
+                cell.proxy = {**estimator.details.get((benchmark, row, metric), {}),
+                              "plain": None if alone is None else [alone.value, alone.low, alone.high]}
+    return ProxyLiteResult(fraction, resamples, seed, level, helped.estimates, proxy=proxy.name)
 
 
 @dataclass
@@ -255,9 +253,8 @@ class ProxyLiteResult(LiteResult):
 
     def to_dict(self) -> Dict[str, Any]:
         found = super().to_dict()
-        found["method"] = (f"the narrower of the weighted plug-in and the difference estimator with the proxy "
-                           f"{self.proxy} (scored on every test item), each interval at "
-                           f"{split_level(self.level):.1%} (Bonferroni split) from the stratified bootstrap with "
-                           "finite-population correction (StaICC.stats.lite_proxy)")
+        found["method"] = (f"the power-tuned difference estimator with the proxy {self.proxy} (scored on every "
+                           "test item; its weight estimated on the subset, in [0, 1]), the interval from the "
+                           "stratified bootstrap with finite-population correction (StaICC.stats.lite_proxy)")
         found["proxy"] = self.proxy
         return found

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .. import metrics as _metrics
 from ..metrics import linear_regression
+from ..numeric import sequential_sum
 from ..metrics.bias import _kl_to_frequencies
 from ..standard import ECE_BINS
 from .items import Draws, is_consistency
@@ -122,8 +123,7 @@ class _Vectorised:
         if statistic.x_values is not None:
             per_pass = [self._scores(sums, p, score) for p in range(table.passes)]
             values = [finish() for finish in per_pass]
-            ys = {n: self.np.stack([v[n] for v in values], axis=1).tolist() for n in values[0]}
-            return {n: [linear_regression(statistic.x_values, y)[0] for y in ys[n]] for n in ys}
+            return {n: _slopes(statistic.x_values, [v[n] for v in values]) for n in values[0]}
         scores = self._scores(sums, 0, score)
         bias = {n: f for n, f in functions.items() if f in _BIAS_FUNCTIONS}
         finish_bias = self._bias(sums, bias) if bias else dict
@@ -262,6 +262,18 @@ class _Sums:
             cut = self.np.cumsum([0] + [b.shape[1] for b in self.blocks]).tolist()
             self.slices = [product[:, cut[i]:cut[i + 1]] for i in range(len(self.blocks))]
         return self.slices[key]
+
+
+def _slopes(x: Sequence[float], ys: Sequence[Any]) -> List[float]:
+    """The least-squares slope of each resample's per-pass values ``ys`` (one array per pass) on ``x``:
+    :func:`~StaICC.numeric.linear_regression`'s formula with its left-to-right sums, element-wise, so every
+    slope has its bits."""
+    linear_regression(x, [0.0] * len(ys))  # its checks: as many points as passes, a slope exists
+    n, sx, sxx = len(x), sequential_sum(x), sequential_sum(v * v for v in x)
+    sy, sxy = 0, 0
+    for a, y in zip(x, ys):
+        sy, sxy = sy + y, sxy + a * y
+    return ((n * sxy - sx * sy) / (n * sxx - sx * sx)).tolist()
 
 
 def _macro_f1(np: Any, tp: Any, predicted_count: Any, true_count: Any, width: int) -> Any:

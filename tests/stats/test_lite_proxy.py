@@ -1,6 +1,7 @@
-"""Proxy-assisted lite runs against computations that share no code with StaICC.stats: the stratified difference
-estimator of accuracy by hand (NumPy), its textbook finite-population standard error for the interval's width, the
-Bonferroni rule of which interval is reported, and the refusals of a proxy of other prompts or labels."""
+"""Proxy-assisted lite runs against computations that share no code with StaICC.stats: the stratified regression
+(power-tuned difference) estimator of accuracy by hand (NumPy), its weight and its textbook finite-population
+standard error for the interval's width, one estimator per cell fixed in advance, and the refusals of a proxy of
+other prompts or labels."""
 import contextlib
 import io
 import math
@@ -14,6 +15,7 @@ from StaICC.cli import main
 from StaICC.engine.selection import QuerySubset
 from StaICC.errors import TamperingWarning
 from StaICC.stats.lite import lite_estimates
+from StaICC.stats.lite_exact import SMALL_STRATUM
 from StaICC.stats.lite_proxy import Proxy, check_proxy, proxy_lite_estimates, proxy_of_run
 from StaICC.runs.lite import run_lite
 from StaICC.stats.lite_run import populations
@@ -62,43 +64,53 @@ def correct_by_item(records, dataset):
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_the_difference_estimate_of_accuracy_and_its_width_are_the_textbook_ones(made, dataset):
+def test_the_tuned_estimate_of_accuracy_its_weight_and_width_are_the_textbook_ones(made, dataset):
+    """The stratified regression estimator by hand: t + lambda (P - p) with the recorded lambda; lambda itself
+    near the design-based Cov(t, p) / Var(p) of the stratified means; the width near 2 z of the finite-population
+    standard error of the residuals y - lambda x."""
     proxy_all = correct_by_item(made["proxy_run"].records, dataset)
     mine = correct_by_item(made["lite"].records, dataset)
     labels = np.array([proxy_all[t][0] for t in sorted(proxy_all)])
-    estimate, variance = float(np.mean([v for _, v in proxy_all.values()])), 0.0
+    P = float(np.mean([v for _, v in proxy_all.values()]))
+    t = p = cov = var = 0.0
+    strata = []
     for s in np.unique(labels):
         N_s = int(np.sum(labels == s))
-        d = np.array([v - proxy_all[t][1] for t, (label, v) in mine.items() if label == s])
-        W = N_s / len(labels)
-        estimate += W * d.mean()
-        variance += W ** 2 * (1 - len(d) / N_s) * d.var(ddof=1) / len(d)
+        y = np.array([v for _, (label, v) in mine.items() if label == s])
+        x = np.array([proxy_all[i][1] for i, (label, _) in mine.items() if label == s])
+        W, f = N_s / len(labels), len(y) / N_s
+        t, p = t + W * y.mean(), p + W * x.mean()
+        cov += W ** 2 * (1 - f) * np.cov(y, x, ddof=1)[0, 1] / len(y)
+        var += W ** 2 * (1 - f) * x.var(ddof=1) / len(y)
+        strata.append((W, f, y, x))
     cell = made["found"].estimates["Normal"][dataset]["accuracy"]
-    value, low, high = cell.proxy["difference"]
-    assert math.isclose(value, estimate, rel_tol=0, abs_tol=1e-12)
-    z = NormalDist().inv_cdf(1 - 0.05 / 4)  # each candidate at 97.5 %
-    assert 0.8 < (high - low) / (2 * z * math.sqrt(variance)) < 1.25
-    # the subset and the proxy agree on most items, so the difference is the narrower candidate
-    plain = cell.proxy["plain"]
-    assert cell.proxy["used"] is (high - low < plain[2] - plain[1])
+    weight = cell.proxy["weight"]
+    if min(len(y) for _, _, y, _ in strata) < SMALL_STRATUM:  # the design gives the exact interval: no proxy
+        assert weight == 0 and math.isclose(cell.value, t, rel_tol=0, abs_tol=1e-12)
+        return
+    assert 0 <= weight <= 1 and abs(weight - min(max(cov / var, 0), 1)) < 0.15
+    assert math.isclose(cell.value, t + weight * (P - p), rel_tol=0, abs_tol=1e-12)
+    residual = sum(W ** 2 * (1 - f) * (y - weight * x).var(ddof=1) / len(y) for W, f, y, x in strata)
+    assert 0.8 < (cell.high - cell.low) / (2 * NormalDist().inv_cdf(0.975) * math.sqrt(residual)) < 1.3
     assert cell.proxy["proxy_full_value"] == made["proxy_run"]["Normal"]["Divided results"][dataset]["accuracy"]
 
 
-def test_each_cell_is_the_narrower_of_the_two_candidates_at_the_bonferroni_level(made):
-    plain = lite_estimates(list(made["lite"].records), FRACTION, populations(made["suite"]), resamples=2000,
-                           level=0.975)
-    used = 0
+def test_each_cell_is_one_estimator_fixed_in_advance_and_never_much_wider_than_plain(made):
+    plain = lite_estimates(list(made["lite"].records), FRACTION, populations(made["suite"]), resamples=2000)
+    narrower = 0
     for row, metrics in made["found"].estimates["Normal"].items():
         for metric, cell in metrics.items():
             if not cell.estimable or isinstance(cell.value, list):
                 continue
             alone = plain.estimates["Normal"][row][metric]
             assert cell.proxy["plain"] == [alone.value, alone.low, alone.high]
-            candidates = [cell.proxy["plain"], cell.proxy["difference"]]
-            narrowest = min(candidates, key=lambda c: (c[2] - c[1], candidates.index(c)))
-            assert [cell.value, cell.low, cell.high] == narrowest
-            used += cell.proxy["used"]
-    assert used >= 3  # a correlated proxy narrows most cells
+            if row != "Averaged":
+                assert 0 <= cell.proxy["weight"] <= 1
+            # lambda = 0 is among the candidates the tuning minimises over: wider only by the lost degree of
+            # freedom and the weight's own noise
+            assert cell.high - cell.low <= 1.1 * (alone.high - alone.low)
+            narrower += cell.high - cell.low < alone.high - alone.low
+    assert narrower >= 3  # a correlated proxy narrows most cells
     assert made["found"].to_dict()["proxy"] == "lexical" and made["found"].to_dict()["level"] == 0.95
 
 
@@ -108,7 +120,7 @@ def test_a_proxy_equal_to_the_target_gives_the_full_runs_value_with_no_width(mad
     for dataset in DATASETS:
         cell = lite.lite.estimates["Normal"][dataset]["averaged_truelabel_likelihood"]
         truth = full["Normal"]["Divided results"][dataset]["averaged_truelabel_likelihood"]
-        assert cell.proxy["used"] and cell.value == truth and cell.low == cell.high == truth
+        assert cell.proxy["weight"] == 1.0 and cell.value == truth and cell.low == cell.high == truth
 
 
 def test_a_proxy_of_other_prompts_items_or_labels_is_refused_naming_where(made):

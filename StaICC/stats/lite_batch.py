@@ -1,0 +1,178 @@
+"""Lite estimates of many subsets of one full run at once: the coverage study's fast path.
+
+A subset's weighted estimate (:mod:`StaICC.stats.lite`) is a function of sums over its items
+with item weights.  Those are the same sums over the *full* table's items with weight zero
+off the subset, and the subset's weights scaled by T / n, a factor every metric's formula
+divides out (a mean divides by the weights' total, a ratio of sums cancels it).  So the full
+run's per-item columns are built once, and one matrix product gives the point value and
+every resample of many subsets together.  Everything else is the package's own code: each
+subset's design and resample weights (:func:`~StaICC.stats.lite.design`,
+``_resample_weights``), the interval and bias correction (:func:`~StaICC.stats.lite.finished`),
+the exact interval (:func:`~StaICC.stats.lite_exact.exact_of_items`) and the proxy's
+power-tuned estimate (:func:`~StaICC.stats.lite_proxy.power_tuned`).
+
+This equals :func:`~StaICC.stats.lite.estimate_statistic` on the subset's own table (and
+:class:`~StaICC.stats.lite_proxy.TunedEstimator`) wherever the subset takes the full table's
+branches: the softmax decision of each metric call (all rows pass the exact probability check,
+or not), the bias entropy's exact-check branch, and the ECE's least number of rows.  A subset
+that takes another branch is computed by those functions on its own table.  Sums in another
+order agree within 1e-12 (``tests/stats/test_lite_batch.py`` checks it on many subsets).
+"""
+import copy
+from dataclasses import dataclass
+from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple, Union
+
+from ..numeric import CHECK, column_means, is_probability_vector
+from ..standard import ECE_BINS
+from .items import is_consistency
+from .lite import Population, _resample_weights, design, estimate_statistic, finished
+from .lite_exact import EXACT_METRICS, exact_of_items, item_accuracy
+from .lite_proxy import Proxy, TunedEstimator, power_tuned
+from .statistic import Statistic
+from .vectorized import numpy_module, weighted_values
+
+#: the most weights (subsets x (resamples + 1) x items) that go through one matrix product: 32 MB of floats
+CHUNK_WEIGHTS = 4_000_000
+
+Found = Dict[str, Tuple[Any, Any, Any, List[Any]]]
+
+
+@dataclass(frozen=True)
+class SubsetLabels:
+    """What :func:`~StaICC.stats.lite.design` reads of a subset: its part and its items' labels."""
+
+    benchmark: str
+    dataset: str
+    labels: List[Hashable]
+
+
+def _raw_items(statistic: Statistic) -> Optional[List[bool]]:
+    """Per item, whether every row the full table's softmax decision read passes the exact check; None where
+    that decision cannot change on a subset (the table kept its rows raw, or the rule never keeps them)."""
+    table = statistic.table
+    together = is_consistency(statistic.benchmark)
+    passes = range(table.passes) if together else [0]
+    if table.rule != CHECK or all(table.normalized[p] is table.rows[p] for p in passes):
+        return None
+    return [all(is_probability_vector(table.rows[p][k][i]) for p in passes for k in range(table.repeats))
+            for i in range(len(table))]
+
+
+def _entropy_branch(statistic: Statistic, raw: Optional[List[bool]], positions: Sequence[int]) -> Any:
+    """The bias entropy's exact-check branch the subset's own table takes (None: no entropy), or ``False`` in a
+    list where the subset's table takes another softmax decision or has too few rows for the ECE (those
+    subsets are computed on their own table)."""
+    table = statistic.table
+    if raw is not None and all(raw[i] for i in positions):
+        return [False]  # the subset's rows would be kept raw where the full run softmaxed them
+    if not is_consistency(statistic.benchmark) and table.repeats * len(positions) < ECE_BINS:
+        return [False]
+    if statistic.entropy_branch is None:
+        return None
+    _, rows = table.layout(list(positions), [0])
+    return is_probability_vector(column_means(rows))
+
+
+def _on_branch(statistic: Statistic, branch: Optional[bool]) -> Statistic:
+    """The full statistic evaluated on the bias entropy's ``branch`` (only the entropy reads it)."""
+    if branch is None or branch == statistic.entropy_branch:
+        return statistic
+    other = copy.copy(statistic)
+    other.entropy_branch = branch
+    other.__dict__.pop("_point", None)  # its point is the full run's own, on the full run's branch
+    return other
+
+
+def _embedded(np: Any, plans: List[Tuple[List[int], Any, Any]], total: int) -> Any:
+    """One weight row per (subset, point or resample) over the full table's items: zero off the subset, the
+    subset's weights scaled by total / n on it."""
+    width = plans[0][2].shape[0] + 1
+    matrix = np.zeros((len(plans) * width, total))
+    for j, (positions, plan, rows) in enumerate(plans):
+        scale = total / len(positions)
+        matrix[j * width, positions] = np.asarray(plan.weights) * scale
+        matrix[j * width + 1:(j + 1) * width, positions] = rows * scale
+    return matrix
+
+
+def _split(values: Dict[str, List[Any]], j: int, width: int) -> Tuple[Dict[str, Any], Dict[str, List[Any]]]:
+    """The j-th subset's (point, resampled) values out of a stacked evaluation."""
+    return ({n: v[j * width] for n, v in values.items()},
+            {n: v[j * width + 1:(j + 1) * width] for n, v in values.items()})
+
+
+def subset_estimates(statistic: Statistic, population: Population, subsets: Sequence[Sequence[int]], *,
+                     resamples: int, seed: Union[int, Sequence[int]], level: float,
+                     proxies: Sequence[Statistic] = ()) -> List[Tuple[Found, List[Found]]]:
+    """For each subset (positions into the full table's items): (its plain estimates, its power-tuned ones
+    with each of ``proxies``, full tables of the same items), each what
+    :func:`~StaICC.stats.lite.estimate_statistic` (and :class:`~StaICC.stats.lite_proxy.TunedEstimator`)
+    gives on the subset's own table.  ``seed``: the resamples' seed, one for all or one per subset."""
+    numpy_module("numpy")  # the estimates need NumPy: ImportError naming the extra, before any work
+    table = statistic.table
+    if any(proxy.table.items != table.items for proxy in proxies):
+        raise ValueError(f"{table.benchmark} / {table.dataset}: a proxy's full table has other items")
+    seeds = [seed] * len(subsets) if isinstance(seed, int) else list(seed)
+    raw = [(s, _raw_items(s)) for s in (statistic, *proxies)]
+    accuracy = item_accuracy(table) if any(b == table.benchmark for b, _ in EXACT_METRICS) else None
+    out: List[Any] = [None] * len(subsets)
+    fast: Dict[Tuple[Any, ...], List[Tuple[int, List[int]]]] = {}
+    for j, subset in enumerate(subsets):
+        positions = sorted(set(subset))
+        branches = tuple(_entropy_branch(s, r, positions) for s, r in raw)
+        if len(positions) < population.total and [False] not in branches:
+            fast.setdefault(branches, []).append((j, positions))
+        else:
+            out[j] = _one_by_one(statistic, population, positions, resamples, seeds[j], level, proxies)
+    for branches, group in fast.items():
+        evaluated = [_on_branch(s, b) for (s, _), b in zip(raw, branches)]
+        truths = [proxy.point() for proxy in proxies]  # the full run's values, on the full run's own branch
+        step = max(1, CHUNK_WEIGHTS // ((resamples + 1) * len(table)))
+        for start in range(0, len(group), step):
+            _chunk(evaluated, truths, population, group[start:start + step], seeds, resamples, level, accuracy, out)
+    return out
+
+
+def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], population: Population,
+           chunk: List[Tuple[int, List[int]]], seeds: List[int], resamples: int, level: float,
+           accuracy: Optional[List[float]], out: List[Any]) -> None:
+    """One matrix product for the subsets of ``chunk`` (the target and each proxy, with the proxies' full-run
+    values ``truths``); their estimates into ``out``."""
+    np = numpy_module("numpy")
+    statistic = evaluated[0]
+    table = statistic.table
+    plans = []
+    for j, positions in chunk:
+        plan = design(SubsetLabels(table.benchmark, table.dataset, [table.labels[i] for i in positions]), population)
+        plans.append((positions, plan, _resample_weights(plan, resamples, seeds[j],
+                                                         ("lite", table.benchmark, table.dataset))))
+    weights = _embedded(np, plans, len(table))
+    values = [weighted_values(s, weights) for s in evaluated]
+    exact_metrics = {m for b, m in EXACT_METRICS if b == table.benchmark}
+    for k, ((j, positions), (_, plan, _)) in enumerate(zip(chunk, plans)):
+        exact = _exact(accuracy, exact_metrics, [table.labels[i] for i in positions], positions, population, level)
+        target = _split(values[0], k, resamples + 1)
+        out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact),
+                  [power_tuned(table.benchmark, target, _split(helped, k, resamples + 1), truth, plan.freedom, level,
+                               exact)[0] for truth, helped in zip(truths, values[1:])])
+
+
+def _exact(accuracy: Optional[List[float]], metrics: Any, labels: List[Hashable], positions: Sequence[int],
+           population: Population, level: float) -> Any:
+    """:func:`~StaICC.stats.lite_exact.exact_interval` of the subset, from the full table's item values."""
+    if accuracy is None:
+        return None
+    values = [accuracy[i] for i in positions]
+    return lambda name: exact_of_items(values, labels, dict(population.strata), level) if name in metrics else None
+
+
+def _one_by_one(statistic: Statistic, population: Population, positions: List[int], resamples: int, seed: int,
+                level: float, proxies: Sequence[Statistic]) -> Tuple[Found, List[Found]]:
+    """A subset on a branch of its own: the package's estimators on its own table."""
+    subset = Statistic(statistic.benchmark, statistic.table.restricted(positions), statistic.names())
+    subset.x_values = statistic.x_values
+    plain = estimate_statistic(subset, population, resamples=resamples, seed=seed, level=level)
+    key = (statistic.benchmark, statistic.table.dataset)
+    return plain, [TunedEstimator(Proxy("proxy", {}, _tables={key: proxy}))(subset, population, resamples=resamples,
+                                                                          seed=seed, level=level)
+                   for proxy in proxies]
