@@ -136,8 +136,18 @@ def _run(config: RunConfig) -> int:
     return _finish(run.config, run, backend)
 
 
+#: the refused answers printed one line each; the rest are counted
+SHOWN_BAD_ANSWERS = 20
+
+
 def _run_failed(config: Any, exc: BaseException) -> int:
     from ..cache import CacheError
+    lines = getattr(exc, "lines", None)  # a backend's refused answers (backends.base.BadAnswersError)
+    if lines:
+        for line in lines[:SHOWN_BAD_ANSWERS]:
+            print(f"staicc: bad answer: {one_line(line)}", file=sys.stderr)
+        more = f" (the first {SHOWN_BAD_ANSWERS} shown)" if len(lines) > SHOWN_BAD_ANSWERS else ""
+        exc = RuntimeError(f"{len(lines)} bad answer(s){more}; no result was computed from them")
     print(f"staicc: error: {one_line((str(exc) or type(exc).__name__).splitlines()[0])}", file=sys.stderr)
     if config.cache and not isinstance(exc, CacheError):
         print(f"staicc: the answers given so far are in {one_line(config.cache)}; run the same command to "
@@ -174,12 +184,8 @@ def _print_bounds(backend: Any, result: Any) -> list:
     """A ``scoring=top_logprobs`` run's metrics as sound intervals (printed; returned for bounds.json)."""
     if getattr(backend, "scoring", None) != "top_logprobs" or not getattr(result, "records", None):
         return []
-    from ..stats.bounds import bound_rows, format_bounds
-    recorded = {}
-    for name, bench_result in result.items():
-        for dataset, values in dict(bench_result).get("Divided results", {}).items():
-            recorded[(name, dataset)] = values
-    rows = bound_rows(result.records, recorded)
+    from ..stats.bounds import bound_rows, format_bounds, recorded_values
+    rows = bound_rows(result.records, recorded_values(result))
     print("Sound intervals from the top-k answer tokens (point: the unlisted mass spread evenly; "
           "listed: share of labels a listed token named)")
     print(format_bounds(rows))
