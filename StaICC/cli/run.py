@@ -3,7 +3,7 @@ import argparse
 import os
 import sys
 import warnings
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from ..engine.selection import Nothing, Shard
 from ..errors import TamperingWarning
@@ -102,10 +102,10 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
         if config.quiet_departures:
             warnings.simplefilter("ignore", TamperingWarning)
         with loading_bars(config.progress):  # a model may load at the first request it must answer
-            return _run(config)
+            return _run(config, ["staicc"] + list(getattr(args, "argv", None) or sys.argv[1:]))
 
 
-def _run(config: RunConfig) -> int:
+def _run(config: RunConfig, command: Optional[List[str]] = None) -> int:
     """Plan (an argument error before any inference), answer, print and write: the steps of
     :mod:`StaICC.runs`, with this command's output between them."""
     if config.methods:
@@ -132,7 +132,7 @@ def _run(config: RunConfig) -> int:
     if isinstance(config.selection, Shard):
         from .scaleout import print_shard
         return print_shard(result.metadata, config.cache)
-    run = record(prepared, result, clock)
+    run = record(prepared, result, clock, command)  # the arguments parsed, also for an in-process main(argv)
     return _finish(run.config, run, backend)
 
 

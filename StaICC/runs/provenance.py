@@ -18,6 +18,8 @@ def run_provenance(prepared: Prepared, result: Any, started: str, seconds: float
     config, backend = prepared.config, prepared.backend
     provenance = collect(backend, dict(config.provenance_arguments), started, seconds, command)
     provenance["suite"] = result.metadata
+    from .config_record import config_record
+    provenance["run_config"] = config_record(config)  # what writes the prompts again (staicc verify)
     provenance["exact_sum"] = config.exact_sum
     if config.sharded:  # the launcher's shards answered this run: record their plan
         provenance["shards"] = dict(config.sharded, unit=config.shard_unit, plan_sha256=plan_digest(prepared))
