@@ -64,6 +64,7 @@ class Run:
         from .build import Prepared
         from .provenance import run_provenance
         backend = as_backend(model)
+        given = config is not None
         config = config or RunConfig(model=getattr(backend, "name", "function"),
                                      arguments=dict(arguments or {}))
         seconds = float(result.metadata.get("seconds", 0.0))
@@ -71,6 +72,8 @@ class Run:
         lite = getattr(result, "lite", None)
         provenance = run_provenance(prepared, result, started or _started(seconds), seconds,
                                     result.metadata.get("lite"), command)
+        if not given:  # the suite's settings are unknown: no prompts from them
+            provenance["run_config"]["not_replayable"] = ["a result recorded without its RunConfig (Run.from_result)"]
         return cls(result, provenance, config, lite=lite)
 
 

@@ -90,3 +90,18 @@ def test_a_command_line_run_with_a_retriever_is_audited_from_its_command(tmp_pat
     capsys.readouterr()
     assert main(["verify", path, "--model", "reference", "--audit", "10"]) == 0
     assert "10 bit for bit" in capsys.readouterr().out
+
+
+def test_a_result_recorded_without_its_configuration_is_one_line(tmp_path, capsys):
+    from StaICC import run_suite
+    from StaICC.backends.registry import make_backend
+    from StaICC.runs import Run
+    backend = make_backend("reference")
+    result = run_suite(backend, "Normal", datasets=["TREC"], test_items=QuerySubset.first(10), progress=False)
+    path = str(tmp_path / "suite")
+    write(Run.from_result(result, backend), path, log_samples="compact")
+    capsys.readouterr()
+    assert main(["verify", path]) == 0  # the aggregates need no configuration
+    assert main(["verify", path, "--model", "reference"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Run.from_result" in err, err
