@@ -3,7 +3,7 @@ import argparse
 import os
 import sys
 import warnings
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 from ..engine.selection import Nothing, Shard
 from ..errors import TamperingWarning
@@ -102,10 +102,10 @@ def run_once(args: argparse.Namespace, launch: Any = None) -> int:
         if config.quiet_departures:
             warnings.simplefilter("ignore", TamperingWarning)
         with loading_bars(config.progress):  # a model may load at the first request it must answer
-            return _run(config, ["staicc"] + list(getattr(args, "argv", None) or sys.argv[1:]))
+            return _run(config)
 
 
-def _run(config: RunConfig, command: Optional[List[str]] = None) -> int:
+def _run(config: RunConfig) -> int:
     """Plan (an argument error before any inference), answer, print and write: the steps of
     :mod:`StaICC.runs`, with this command's output between them."""
     if config.methods:
@@ -132,22 +132,14 @@ def _run(config: RunConfig, command: Optional[List[str]] = None) -> int:
     if isinstance(config.selection, Shard):
         from .scaleout import print_shard
         return print_shard(result.metadata, config.cache)
-    run = record(prepared, result, clock, command)  # the arguments parsed, also for an in-process main(argv)
+    run = record(prepared, result, clock)
     return _finish(run.config, run, backend)
-
-
-#: the refused answers printed one line each; the rest are counted
-SHOWN_BAD_ANSWERS = 20
 
 
 def _run_failed(config: Any, exc: BaseException) -> int:
     from ..cache import CacheError
-    lines = getattr(exc, "lines", None)  # a backend's refused answers (backends.base.BadAnswersError)
-    if lines:
-        for line in lines[:SHOWN_BAD_ANSWERS]:
-            print(f"staicc: bad answer: {one_line(line)}", file=sys.stderr)
-        more = f" (the first {SHOWN_BAD_ANSWERS} shown)" if len(lines) > SHOWN_BAD_ANSWERS else ""
-        exc = RuntimeError(f"{len(lines)} bad answer(s){more}; no result was computed from them")
+    from .refused import print_refused
+    exc = print_refused(exc)  # a line per answer a backend refused, then how many
     print(f"staicc: error: {one_line((str(exc) or type(exc).__name__).splitlines()[0])}", file=sys.stderr)
     if config.cache and not isinstance(exc, CacheError):
         print(f"staicc: the answers given so far are in {one_line(config.cache)}; run the same command to "
