@@ -177,6 +177,26 @@ class BatchShapeError(StaICCError, ValueError):
         self.returned, self.expected, self.wrong_type = returned, expected, wrong_type
 
 
+class BadAnswersError(StaICCError, ValueError):
+    """Answers a backend refused (a hostile or broken server): one line per refused answer in ``lines``, the
+    call's other answers in ``answered`` (None where refused).
+
+    The runner keeps the good answers (they are stored in the cache), asks on, and refuses the run
+    at its end with every line (:meth:`merged`): no number is computed from a refused answer.  The
+    message is one line: the only refusal, or the first and how many there are.
+    """
+
+    def __init__(self, lines: Sequence[str], answered: Sequence[Any] = ()) -> None:
+        self.lines, self.answered = list(lines), list(answered)
+        more = f" ({len(self.lines)} bad answers; this is the first)" if len(self.lines) > 1 else ""
+        super().__init__((self.lines[0] if self.lines else "a bad answer") + more)
+
+    @classmethod
+    def merged(cls, errors: Sequence["BadAnswersError"]) -> "BadAnswersError":
+        """One error holding every line of ``errors``, of the first one's class."""
+        return type(errors[0])([line for error in errors for line in error.lines])
+
+
 def _runs_of_one_label_space(requests: Sequence[Request]) -> List[Sequence[Request]]:
     """Consecutive requests that share a label space: a batched function receives one label space."""
     runs, start = [], 0

@@ -174,6 +174,21 @@ def _url_secrets(url: str) -> List[str]:
     return [value for value in found if value]
 
 
+class PairedDict(dict):
+    """A JSON object that named a key twice: its dict, and every ``(key, value)`` in ``pairs`` (a token listed
+    twice in a completions server's ``top_logprobs`` object must be seen)."""
+
+
+def object_pairs(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook``: a plain dict, or a :class:`PairedDict` where a key repeats."""
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    paired = PairedDict(value)
+    paired.pairs = pairs  # type: ignore[attr-defined]
+    return paired
+
+
 def join_url(base_url: str, path: str) -> str:
     """``base_url`` with ``path`` appended to its path (its query string kept after it)."""
     parts = urllib.parse.urlsplit(base_url)
@@ -330,7 +345,7 @@ class JSONClient:
 
     def _decoded(self, raw: bytes, shown: str) -> Dict[str, Any]:
         try:
-            value = json.loads(raw.decode("utf-8"))
+            value = json.loads(raw.decode("utf-8"), object_pairs_hook=object_pairs)
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise APIError(f"POST {shown} returned malformed JSON: "
                            f"{self.redact_shown(raw[:1024].decode('utf-8', 'replace'), 200)!r}") from None

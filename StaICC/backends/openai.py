@@ -166,8 +166,8 @@ class OpenAIBackend(ScoringModes, Backend):
         if self.scoring == "generate":
             generated = self._map(self.generate_one, list(requests))
             return [self.mapper.answer(r, text, tokens) for r, (text, tokens) in zip(requests, generated)]
-        if self.scoring == "top_logprobs":
-            return self._map(self.top_one, list(requests))
+        if self.scoring == "top_logprobs":  # every bad list of the call is collected, not only the first
+            return top_logprobs.answers_or_refusal(self._map(self.top_or_line, list(requests)))
         if self.uses_label_tokens():
             return openai_labels.score_label_tokens(self, requests)
         jobs = scoring_jobs(requests)
@@ -272,6 +272,10 @@ class OpenAIBackend(ScoringModes, Backend):
         """The answer read from the first answer token's top-k list (one line naming the answer if it is bad)."""
         path, body = self.top_request(request)
         return self.post(path, body, read=lambda response: self.top_answer(response, path, request))
+
+    def top_or_line(self, request: Request) -> Any:
+        """:meth:`top_one`'s answer, or the line saying why its top-k list is refused."""
+        return top_logprobs.answer_or_line(self.top_one, request)
 
     def top_request(self, request: Request) -> Tuple[str, Dict[str, Any]]:
         """(path, body) asking for one answer token and its top-k list (the Batch API sends the same)."""

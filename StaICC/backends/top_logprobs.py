@@ -27,7 +27,11 @@ The server's list is the raw answer: it is kept as the answer's text (JSON), so 
 the samples file and an export hold the evidence and the box is recomputed from it
 (:func:`box_of_text`).  A malformed list (duplicated tokens, a log-probability above 0,
 NaN, fewer entries than asked, more than all the mass) is refused with one line naming the
-answer: never a silent number.
+answer: never a silent number.  Every bad list of a call is collected (:class:`BadTopLists`, one
+line each): the runner keeps the call's good answers, asks on, and refuses the run at its end
+with every line.  A completions server's ``top_logprobs`` is a JSON object keyed by token, so
+a token listed twice is seen only because the client parses objects keeping duplicated keys
+(:func:`StaICC.backends.http.object_pairs`).
 """
 import json
 import math
@@ -35,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..requests import Answer, Request
+from .base import BadAnswersError
 from .openai_echo import MAX_LOGPROB, MissingLogprobsError, _finite
 
 #: the most entries OpenAI returns; the default k
@@ -134,8 +139,8 @@ def entries_of(response: Any, chat: bool) -> List[Tuple[str, Any]]:
         first = choice["logprobs"]["content"][0]
         return [(item["token"], item["logprob"]) for item in first["top_logprobs"]]
     table = choice["logprobs"]["top_logprobs"][0]
-    if isinstance(table, dict):
-        return list(table.items())
+    if isinstance(table, dict):  # every (token, value) pair, a duplicated key included (http.object_pairs)
+        return list(getattr(table, "pairs", table.items()))
     return [(item["token"], item["logprob"]) for item in table]
 
 
@@ -195,3 +200,24 @@ def box_of_text(text: Any) -> Optional[LabelBox]:
 def bad_answer_line(request: Request, error: BaseException) -> str:
     """One line naming the answer a bad list came with."""
     return f"dataset {request.dataset!r}, query {request.query_index}, pass {request.pass_index}: {error}"
+
+
+class BadTopLists(BadAnswersError, MissingLogprobsError):
+    """The malformed top-k lists of one call, one line each (dataset, query, pass and what is wrong)."""
+
+
+def answer_or_line(ask: Any, request: Request) -> Any:
+    """``ask(request)``'s answer, or the one line (a str) saying why its top-k list is refused."""
+    try:
+        return ask(request)
+    except MissingLogprobsError as exc:
+        return str(exc)
+
+
+def answers_or_refusal(results: Sequence[Any]) -> List[Answer]:
+    """The call's answers, or :class:`BadTopLists` carrying every bad answer's line (the str results) and the
+    good answers."""
+    lines = [r for r in results if isinstance(r, str)]
+    if lines:
+        raise BadTopLists(lines, [None if isinstance(r, str) else r for r in results])
+    return list(results)

@@ -164,12 +164,8 @@ def _print_bounds(backend: Any, result: Any) -> list:
     """A ``scoring=top_logprobs`` run's metrics as sound intervals (printed; returned for bounds.json)."""
     if getattr(backend, "scoring", None) != "top_logprobs" or not getattr(result, "records", None):
         return []
-    from ..stats.bounds import bound_rows, format_bounds
-    recorded = {}
-    for name, bench_result in result.items():
-        for dataset, values in dict(bench_result).get("Divided results", {}).items():
-            recorded[(name, dataset)] = values
-    rows = bound_rows(result.records, recorded)
+    from ..stats.bounds import bound_rows, format_bounds, recorded_values
+    rows = bound_rows(result.records, recorded_values(result))
     print("Sound intervals from the top-k answer tokens (point: the unlisted mass spread evenly; "
           "listed: share of labels a listed token named)")
     print(format_bounds(rows))

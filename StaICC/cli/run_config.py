@@ -9,7 +9,7 @@ backend is made so that it loads its model only when a request must be asked
 ``--tasks`` names some.
 """
 import argparse
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from ..engine.selection import Everything, Nothing, QuerySubset, Selection, Shard
 from ..runs.build import build_suite_of  # noqa: F401  (the run's sub-benchmarks: built by the runs floor)
@@ -75,7 +75,14 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
         requests_per_call=_option(args, "batch_size"), progress=_option(args, "progress"),
         model_args_text=args.model_args, sharded=_option(args, "sharded"), methods=methods,
         resamples=_option(args, "resamples"), cost=cost, lite_proxy=lite_proxy(args),
-        lite_until=lite_until(args), exact_sum=_exact_sum(args, methods))
+        lite_until=lite_until(args), exact_sum=_exact_sum(args, methods), command=_command(args))
+
+
+def _command(args: argparse.Namespace) -> Optional[Tuple[str, ...]]:
+    """The argument list ``main`` parsed (``staicc`` first), which provenance records; not ``sys.argv``, which
+    is another program's when ``main(argv)`` is called in its process."""
+    argv = getattr(args, "argv", None)
+    return ("staicc",) + tuple(str(a) for a in argv) if isinstance(argv, list) else None
 
 
 def _exact_sum(args: argparse.Namespace, methods: Tuple[Any, ...]) -> str:

@@ -8,6 +8,8 @@ from .common import one_line
 
 def run_failed(config: Any, exc: BaseException) -> int:
     from ..cache import CacheError
+    from .refused import print_refused
+    exc = print_refused(exc)  # a line per answer a backend refused, then how many
     print(f"staicc: error: {one_line((str(exc) or type(exc).__name__).splitlines()[0])}", file=sys.stderr)
     if config.cache and not isinstance(exc, CacheError):
         print(f"staicc: the answers given so far are in {one_line(config.cache)}; run the same command to "

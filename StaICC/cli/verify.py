@@ -3,9 +3,9 @@
 The checks and their statistical meaning are in :mod:`StaICC.stats.verify`: every aggregate
 recomputed from the per-query records, then (with ``--model``) a seeded random audit of N
 records asked again with the verifier's model and compared with the records.  The prompts are
-written again from the run's own command line (recorded in its provenance) and each is
-matched to its record by the record's prompt hash, so a record whose prompt the run did not
-write is found too.  Bad inputs (no records, records without prompt hashes, a truncated
+written again from the run's configuration (recorded in its provenance, for a run made in Python
+too; an older run's recorded command line otherwise) and each is matched to its record by the
+record's prompt hash, so a record whose prompt the run did not write is found too.  Bad inputs (no records, records without prompt hashes, a truncated
 file, an export of another model) are one line and exit status 2.  Exit status 0: passed;
 1: a mismatch or a different answer.
 """
@@ -124,24 +124,44 @@ def _row(prediction: Any, width: int) -> List[float]:
 
 
 def _replanned(args: argparse.Namespace, run: Any) -> Tuple[Any, Dict[str, Any]]:
-    """The verifier's backend and the run's works, planned again from the run's recorded command line."""
+    """The verifier's backend and the run's works, planned again from the run's recorded configuration (any
+    run, a notebook's too), else (a run recorded before the configuration was) from its command line."""
     from ..backends.registry import planned_backend
     from ..subbenchmarks.suite import plan_suite
-    from .run_config import build_suite_of, resolve_config
-    recorded = _recorded_args(run)
-    for name, value in _NOT_PLANNING.items():
-        setattr(recorded, name, value)
-    recorded.model, recorded.model_args = args.model, args.model_args
-    if getattr(recorded, "methods", None):
-        raise ArgumentError("verify: the run is a --methods run; verify the run of one method (DIR/methods/NAME)")
+    from .run_config import build_suite_of
     import warnings
     from ..errors import TamperingWarning
-    config = resolve_config(recorded)
+    config = _recorded_config(args, run)
     backend = as_argument_error(planned_backend, config.model, **config.arguments)
     _check_model(run, backend)
     with warnings.catch_warnings():  # the run's departures were reported when it ran
         warnings.simplefilter("ignore", TamperingWarning)
         return backend, as_argument_error(plan_suite, backend, as_argument_error(build_suite_of, config))
+
+
+def _recorded_config(args: argparse.Namespace, run: Any) -> Any:
+    """The run's configuration with the verifier's model: from provenance's ``run_config``, else from the
+    recorded ``staicc run`` command line (one line, exit 2, when neither can write the prompts again)."""
+    recorded = run.provenance.get("run_config")
+    command = run.provenance.get("command")
+    from_command = isinstance(command, list) and "run" in command  # a `staicc run` command line writes them too
+    if isinstance(recorded, dict) and not (recorded.get("not_replayable") and from_command):
+        if recorded.get("methods"):
+            raise ArgumentError("verify: the run is a --methods run; verify the run of one method (DIR/methods/NAME)")
+        from ..backends.registry import parse_model_args
+        from ..runs.config_record import config_from_record
+        try:
+            return config_from_record(recorded, args.model, as_argument_error(parse_model_args, args.model_args))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ArgumentError(f"verify: {exc}") from None
+    from .run_config import resolve_config
+    parsed = _recorded_args(run)
+    for name, value in _NOT_PLANNING.items():
+        setattr(parsed, name, value)
+    parsed.model, parsed.model_args = args.model, args.model_args
+    if getattr(parsed, "methods", None):
+        raise ArgumentError("verify: the run is a --methods run; verify the run of one method (DIR/methods/NAME)")
+    return resolve_config(parsed)
 
 
 def _recorded_args(run: Any) -> argparse.Namespace:

@@ -35,9 +35,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..backends.base import BadAnswersError
 from ..requests import Answer, Request
 from .batches import Batch, Target, _batch_for, _text_order, distinct_requests  # noqa: F401  (their old import path)
 from .outcome import Outcome, row_rule, summarize, warn_exact_sum
+from .refusals import raise_refused
 from .plan import Work
 from .protocols import AnswerCache, ScoringBackend
 from .scoring import call_size, check_preentered, leading_predictions, score_requests
@@ -93,16 +95,21 @@ def run_works(works: Sequence[Work], backends: Sequence[Optional[ScoringBackend]
         plan = selection if isinstance(selection, Shard) else selection.shard or Shard(0, 1)
         run.planner = shard_planner(plan, works, backends)
     outcomes: List[Optional[Outcome]] = [None] * len(works)
+    refused: List[BadAnswersError] = []  # answers a backend refused: the other datasets are asked on
     for group in _by_dataset(works):
         try:
             got = _run_dataset([works[w] for w in group], [backends[w] for w in group],
                                [preentered[w] for w in group], run)
-            for number, outcome in zip(group, got):
-                outcomes[number] = outcome
+        except BadAnswersError as exc:
+            refused.append(exc)
+            got = []
         except BaseException as exc:
             exc.completed_outcomes = [o for o in outcomes if o is not None] + \
                 getattr(exc, "completed_outcomes", [])  # type: ignore[attr-defined]
             raise
+        for number, outcome in zip(group, got):
+            outcomes[number] = outcome
+    raise_refused(refused, completed_outcomes=[o for o in outcomes if o is not None])  # see .refusals
     if isinstance(selection, Shard) or isinstance(selection, Nothing) and selection.shard is not None:
         counts["shard"] = run.planner.describe()
     if run.summarizing:
@@ -192,6 +199,7 @@ def _shard_batches(batches: List[Batch], works: List[Work], run: _Run) -> List[B
 def _ask_and_summarize(works: List[Work], requests: List[List[Request]], answers: List[List[Optional[Answer]]],
                        batches: List[Batch], run: _Run) -> List[Outcome]:
     outcomes: List[Outcome] = []
+    refused: List[BadAnswersError] = []  # a batch's refused answers: the other batches are asked on
     try:
         for batch in batches:
             run.counts["calls"] += 1
@@ -199,6 +207,9 @@ def _ask_and_summarize(works: List[Work], requests: List[List[Request]], answers
                 got = score_requests(batch.backend, batch.requests, cache=run.cache, progress=run.progress,
                                      description=batch.description, counts=run.counts,
                                      requests_per_call=run.requests_per_call)
+            except BadAnswersError as exc:
+                refused.append(exc)
+                continue
             except BaseException as exc:
                 if run.summarizing:
                     partial = getattr(exc, "partial_predictions", [])
@@ -206,6 +217,7 @@ def _ask_and_summarize(works: List[Work], requests: List[List[Request]], answers
                 raise
             if run.summarizing:
                 _deliver(answers, batch.targets, got)
+        raise_refused(refused)  # no number from a refused answer: the works are not summarised
         if not run.summarizing:
             return []
         for w, work in enumerate(works):

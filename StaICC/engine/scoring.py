@@ -13,10 +13,11 @@ from itertools import repeat, takewhile
 from operator import attrgetter
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
-from ..backends.base import Backend, BatchShapeError, FunctionBackend
+from ..backends.base import BadAnswersError, Backend, BatchShapeError, FunctionBackend
 from ..errors import InferenceError, InvalidTypeError, InvalidValueError, where
 from ..metrics import PredictionRows
 from .cache_use import cached_answers, remember_batch
+from .refusals import kept_answers, raise_refused
 from .progress import progress_bar
 from .protocols import AnswerCache, ScoringBackend
 from ..requests import KIND_NAMES, LABELS, Answer, Request, label_answer, state_vector
@@ -188,9 +189,8 @@ def call_size(backend: ScoringBackend, requests_per_call: Optional[int] = None) 
 
 def _note_numerics(cache: Any, fingerprint: str, backend: Backend, requests_per_call: Optional[int],
                    asked: int) -> None:
-    """Keep, beside the answers just stored, the settings they were computed under (``cache merge`` compares them).
-
-    Nothing asked, nothing noted: a backend built on demand stays unbuilt."""
+    """Keep, beside the answers just stored, the settings they were computed under (``cache merge`` compares them);
+    nothing asked, nothing noted: a backend built on demand stays unbuilt."""
     note = getattr(cache, "note_numerics", None)
     if note is not None and asked:
         from ..backends.numerics import answer_numerics
@@ -298,26 +298,29 @@ def _ask_each(backend: FunctionBackend, requests: Sequence[Request], todo: List[
 
 def _ask_in_calls(backend: Backend, requests: Sequence[Request], todo: List[int], size: int,
                   answers: List[Optional[Answer]], bar: Any, commits: _Commits, counts: Dict[str, int]) -> None:
-    """Answer ``todo`` through ``backend.score``, ``size`` requests per call."""
+    """Answer ``todo`` through ``backend.score``, ``size`` requests per call (refused answers: .refusals)."""
+    refused: List[BadAnswersError] = []
     for start in range(0, len(todo), size):
         chunk = todo[start:start + size]
-        outputs = _call_backend(backend, [requests[i] for i in chunk])
+        outputs = _call_backend(backend, [requests[i] for i in chunk], refused)
         counts["asked"] += len(chunk)
         for i, answer in zip(chunk, outputs):
-            answers[i] = _validated(answer, requests[i])
+            answers[i] = None if answer is None else _validated(answer, requests[i])
         bar.update(len(chunk))
-        commits.add(chunk, now=size > 1)
+        commits.add([i for i in chunk if answers[i] is not None], now=size > 1)
+    raise_refused(refused)
 
 
-def _call_backend(backend: Backend, chunk: List[Request]) -> List[Answer]:
-    first = chunk[0]
+def _call_backend(backend: Backend, chunk: List[Request], refused: List[BadAnswersError]) -> List[Any]:
     try:
         outputs = backend.score(chunk)
+    except BadAnswersError as exc:
+        outputs = kept_answers(exc, len(chunk), refused)
     except Exception as exc:
         _raise_call_error(backend, chunk, exc)
     if not isinstance(outputs, list) or len(outputs) != len(chunk):
         raise ValueError(f"the {backend.name} backend returned {len(outputs) if isinstance(outputs, list) else outputs!r}"
-                         f" answers for {len(chunk)} requests{where(first.dataset)}")
+                         f" answers for {len(chunk)} requests{where(chunk[0].dataset)}")
     return outputs
 
 

@@ -153,6 +153,14 @@ def mean_row_interval(boxes: Sequence[Any]) -> List[Interval]:
             for c in range(width)]
 
 
+def post_distribution_interval(truth: Sequence[int], boxes: Sequence[Any]) -> List[Interval]:
+    """Each label's mean probability minus its share of the true labels (the posterior bias distribution of
+    probability rows, whose column means are positive): the mean's interval shifted by a constant."""
+    means = mean_row_interval(boxes)
+    freqs = [sum(1 for g in truth if g == c) / len(truth) for c in range(len(means))]
+    return [(lo - f, hi - f) for (lo, hi), f in zip(means, freqs)]
+
+
 def _plogp_range(low: float, high: float) -> Interval:
     """The range of -m log m over [low, high] (concave, largest at 1/e)."""
     def h(m: float) -> float:
@@ -203,5 +211,83 @@ def standard_intervals(truth: Sequence[int], boxes: Sequence[Any], softmax_branc
             "own_likelihood_nonstandard": likelihood_interval(truth, boxes),
             "own_ece_nonstandard": ece_interval(truth, boxes),
             "bias_distribution": mean_row_interval(boxes),
+            "post_bias_distribution": post_distribution_interval(truth, boxes),
             "bias_entropy": entropy_interval(boxes, softmax_branch),
             "post_bias_dl_div": kl_interval(truth, boxes)}
+
+
+# ----------------------------------------------------------------------------
+# the sub-benchmarks of several passes: GLER's slopes, the sensitivities' consistency
+# ----------------------------------------------------------------------------
+def slope_interval(xs: Sequence[float], bounds: Sequence[Interval]) -> Interval:
+    """The least-squares slope of y over ``xs`` (the standard's ``linear_regression``) for every y_i in its
+    interval ``bounds[i]``: exact, not merely sound.
+
+    The slope is (n·Σx_i·y_i − Σx·Σy) / (n·Σx² − (Σx)²) = Σ_i w_i·y_i with w_i = (n·x_i − Σx) / D and
+    D = n·Σ(x − x̄)² > 0: linear in y, so over the box of the y_i its minimum is at the vertex that takes
+    each y_i's low end where w_i > 0 and its high end where w_i < 0, its maximum at the opposite vertex.
+    Both vertices are passed through ``linear_regression`` itself, so intervals of width 0 give the
+    recorded slope bit for bit.
+    """
+    from ..numeric import linear_regression
+    n, total = len(xs), math.fsum(xs)
+    rising = [n * x - total > 0 for x in xs]
+    low = [lo if up else hi for up, (lo, hi) in zip(rising, bounds)]
+    high = [hi if up else lo for up, (lo, hi) in zip(rising, bounds)]
+    return linear_regression(xs, low)[0], linear_regression(xs, high)[0]
+
+
+def consistency_interval(repetitions: Sequence[Sequence[Any]]) -> Interval:
+    """Consistency (the mean over items of the majority share of an item's predicted labels over its
+    repetitions) for every answer anywhere in its box; ``repetitions[i]``: item i's boxes.
+
+    Each answer's predicted label can be any label of its possible set (:func:`_possible_and_certain`, a
+    superset of the labels that can be its argmax) and the answers' boxes are independent, so an item's
+    majority count ranges over [least largest count over every choice, largest count over every choice]:
+    the high end is the label possible in the most repetitions; the low end is the smallest t such that
+    every repetition can be given a possible label with no label given more than t times, an assignment
+    (a bipartite matching with capacity t per label) decided exactly by augmenting paths.  Supersets of the
+    argmax sets only widen the range, so the interval is sound; the mean is monotone in each item's share.
+    Shares are summed left to right from 0 and divided as ``consistency_from_labels`` does.
+    """
+    low_total = high_total = 0
+    for boxes in repetitions:
+        options = [[c for c, ok in enumerate(_possible_and_certain(box)[0]) if ok] for box in boxes]
+        m = len(options)
+        high_total += max(sum(1 for o in options if c in o) for c in range(len(boxes[0].lo))) / m
+        low_total += _least_majority(options) / m
+    return low_total / len(repetitions), high_total / len(repetitions)
+
+
+def _least_majority(options: Sequence[Sequence[int]]) -> int:
+    """The smallest largest count of one label when each repetition takes one label of its ``options``."""
+    labels = {c for o in options for c in o}
+    t = max(1, -(-len(options) // max(1, len(labels))))
+    while not _assignable(options, t):
+        t += 1
+    return t
+
+
+def _assignable(options: Sequence[Sequence[int]], capacity: int) -> bool:
+    """Whether every repetition can take one of its labels with at most ``capacity`` per label (Kuhn's
+    augmenting paths; the slots of one label are interchangeable, so a label is visited once per path)."""
+    load: Dict[int, List[int]] = {}
+    return all(_place(j, options, capacity, load, set()) for j in range(len(options)))
+
+
+def _place(j: int, options: Sequence[Sequence[int]], capacity: int, load: Dict[int, List[int]], seen: set) -> bool:
+    """Give repetition j a label: a label with room, or one whose holder k moves to another label."""
+    for c in options[j]:
+        if c in seen:
+            continue
+        seen.add(c)
+        holders = load.setdefault(c, [])
+        if len(holders) < capacity:
+            holders.append(j)
+            return True
+        for k in list(holders):
+            if _place(k, options, capacity, load, seen):
+                holders.remove(k)
+                holders.append(j)
+                return True
+    return False

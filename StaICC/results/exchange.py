@@ -219,6 +219,8 @@ def public_provenance(provenance: Dict[str, Any]) -> Dict[str, Any]:
         out["command"] = redact_command(out["command"])
     if isinstance(out.get("model"), dict) and isinstance(out["model"].get("arguments"), dict):
         out["model"] = {**out["model"], "arguments": redact(out["model"]["arguments"])}
+    if isinstance(out.get("run_config"), dict) and isinstance(out["run_config"].get("arguments"), dict):
+        out["run_config"] = {**out["run_config"], "arguments": redact(out["run_config"]["arguments"])}
     return out
 
 

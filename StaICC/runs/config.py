@@ -50,6 +50,7 @@ class RunConfig:
     lite_proxy: Any = None  # a lite run's proxy: None, "reference" or a stats.lite_proxy.Proxy (a run's records)
     lite_until: Optional[float] = None  # a lite run's target half-width: further looks until it is reached
     exact_sum: str = "standard"  # the exact-sum rule a model backend's rows take (metrics/exact_sum.py)
+    command: Optional[Tuple[str, ...]] = None  # the command line parsed into this run (None: a notebook's run)
 
     @property
     def quiet_departures(self) -> bool:

@@ -23,11 +23,14 @@ def notebook_provenance(cls: type, result: Any, model: Any, *, label: str = "run
     from .build import Prepared
     from .provenance import run_provenance
     backend = as_backend(model)
+    given = config is not None
     config = config or RunConfig(model=getattr(backend, "name", "function"), arguments=dict(arguments or {}))
     seconds = float(result.metadata.get("seconds", 0.0))
     prepared = Prepared(config, {}, backend, {}, owns_backend=False)
     provenance = run_provenance(prepared, result, started or _started(seconds), seconds,
                                 result.metadata.get("lite"), command)
+    if not given:  # the suite's settings are unknown: no prompts can be planned from them
+        provenance["run_config"]["not_replayable"] = ["a result recorded without its RunConfig (Run.from_result)"]
     return cls.from_result(result, label=label, provenance=provenance, config=config,
                            lite=getattr(result, "lite", None))
 

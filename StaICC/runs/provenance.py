@@ -16,8 +16,11 @@ def run_provenance(prepared: Prepared, result: Any, started: str, seconds: float
     """The provenance of a summarised suite run (``result``: run_suite's), as ``results.json`` records it."""
     from ..results.provenance import collect, run_numerics
     config, backend = prepared.config, prepared.backend
+    command = command if command is not None else _parsed(config)
     provenance = collect(backend, dict(config.provenance_arguments), started, seconds, command)
     provenance["suite"] = result.metadata
+    from .config_record import config_record
+    provenance["run_config"] = config_record(config)  # what writes the prompts again (staicc verify)
     provenance["exact_sum"] = config.exact_sum
     if config.sharded:  # the launcher's shards answered this run: record their plan
         provenance["shards"] = dict(config.sharded, unit=config.shard_unit, plan_sha256=plan_digest(prepared))
@@ -36,9 +39,15 @@ def methods_provenance(prepared: Prepared, started: str, seconds: float,
                        command: Optional[List[str]] = None) -> Dict[str, Any]:
     """What every method's run directory records in common (each adds its suite, method and index)."""
     from ..results.provenance import collect
+    command = command if command is not None else _parsed(prepared.config)
     provenance = collect(prepared.backend, dict(prepared.config.provenance_arguments), started, seconds, command)
     _add_tasks(provenance, prepared.config.tasks)
     return provenance
+
+
+def _parsed(config: Any) -> Optional[List[str]]:
+    """The command line ``staicc`` parsed into ``config`` (None: not made by the command line, ``sys.argv``)."""
+    return list(config.command) if getattr(config, "command", None) is not None else None
 
 
 def _add_tasks(provenance: Dict[str, Any], tasks: Any) -> None:

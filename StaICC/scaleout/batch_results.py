@@ -22,6 +22,7 @@ import sys
 from dataclasses import dataclass
 from typing import IO, Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from ..backends.http import object_pairs
 from ..requests import Answer, Request
 from .batch_api import Entry, export_entries, export_tag
 
@@ -68,7 +69,7 @@ def result_lines(handle: IO[bytes], max_line_bytes: int = MAX_LINE_BYTES) -> Ite
 def result_body(text: str) -> Tuple[str, Dict[str, Any]]:
     """(custom_id, response body) of one Batch result line, or ValueError saying what is wrong."""
     try:
-        line = json.loads(text)
+        line = json.loads(text, object_pairs_hook=object_pairs)  # a token listed twice in top_logprobs is seen
     except RecursionError:
         raise ValueError("JSON nested too deeply for Python's JSON reader (more than about "
                          f"{sys.getrecursionlimit()} levels)") from None

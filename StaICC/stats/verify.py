@@ -128,6 +128,9 @@ def _check_average(part: Any, findings: Findings) -> None:
         return
     expected = flatten(AVERAGING[spec.averaging](part.divided, len(part.divided)))
     recorded = flatten(part.averaged)
+    # a dataset's non-finite number (written null) makes its average non-finite; the averaging counts a null as 0
+    expected.update({name: math.inf for d in part.divided.values() for name, v in flatten(d).items()
+                     if v is None and name in expected})
     for name, value in expected.items():
         if name in recorded and isinstance(value, (int, float)):
             findings.checked += 1

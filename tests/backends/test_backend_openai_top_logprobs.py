@@ -38,6 +38,8 @@ DATASETS = ("GLUE-SST2", "rotten_tomatoes", "financial_phrasebank", "SST5", "TRE
 LIMIT = 6
 #: logit added to the tokens that name a label: a tiny model that answers in its task's label words
 LABEL_BIAS = 9.0
+#: the whole table's bias: weaker, so that some answers are undecided and the intervals have width
+SUITE_BIAS = 6.0
 
 
 def dataset_works():
@@ -46,7 +48,7 @@ def dataset_works():
     return [work for works in plan_suite(None, suite).values() for work in works]
 
 
-def label_biased_pair(labels):
+def label_biased_pair(labels, strength=LABEL_BIAS):
     """The tiny model with a bias on its output layer towards the tokens naming one of ``labels``."""
     import torch
     model, tokenizer = tiny_pair()
@@ -55,7 +57,7 @@ def label_biased_pair(labels):
     bias = torch.zeros(len(tokenizer))
     for i in range(len(tokenizer)):
         if naming_label(server_probe.token_text(i), labels) is not None:
-            bias[i] = LABEL_BIAS
+            bias[i] = strength
     # a copy: the tests' tiny model is one shared object (backend_helpers.tiny_pair), so changing its head in place
     # (a new module, or a hook) changed every later test's model
     model = copy.deepcopy(model)
@@ -131,6 +133,97 @@ def test_accuracy_widths_at_k_20_are_reported(measured, capsys):
     with capsys.disabled():
         print("\naccuracy interval width at k=20:", {d: round(w, 4) for d, w in widths.items()})
     assert sum(w <= 0.01 for w in widths.values()) >= 6  # "most datasets"
+
+
+# ------------------------------------------------------------------ the whole standard table
+def suite_works():
+    """Every work of the standard suite (Normal, the three bias parts, GLER, Template_sens, Demo_sens), every
+    dataset, first LIMIT test items, by dataset."""
+    suite = build_suite("all", list(DATASETS), test_items=QuerySubset.first(LIMIT))
+    by_dataset = {}
+    for part, works in plan_suite(None, suite).items():
+        for work in works:
+            by_dataset.setdefault(work.dataset, []).append((part, work))
+    return by_dataset
+
+
+class RememberingServer(ReferenceServer):
+    """The reference server, remembering each prompt's next-token distribution: the suite asks many prompts
+    twice (its answer and the test's exact row), and sub-benchmarks share prompts."""
+
+    def next_token_logprobs(self, ids):
+        memo = self.__dict__.setdefault("_memo", {})
+        if tuple(ids) not in memo:
+            memo[tuple(ids)] = super().next_token_logprobs(ids)
+        return memo[tuple(ids)]
+
+
+@pytest.fixture(scope="module")
+def suite_measured():
+    """(records of the top-k answers, the exact results) of every sub-benchmark, every dataset, at k = 20: the
+    exact results are the same works summarised over the model's exact label probabilities."""
+    from StaICC.engine.outcome import row_rule, summarize
+    from StaICC.requests import Answer
+    records, exact = [], {}
+    for dataset, works in suite_works().items():
+        model, tokenizer = label_biased_pair(works[0][1].requests()[0].label_space, SUITE_BIAS)
+        with RememberingServer(model, tokenizer) as server:
+            backend = make_backend("openai", base_url=server.base_url, model="tiny", scoring="top_logprobs",
+                                   chat="true", top_logprobs="20", concurrency="1", retries="0")
+            rule = row_rule(backend)
+            for part, work in works:
+                requests = work.requests()
+                answers = backend.score(requests)
+                exact_answers = [Answer(row) for row in exact_rows(server, requests)]
+                records.extend(summarize(work, requests, answers, rule).records)
+                exact[(part, dataset)] = summarize(work, requests, exact_answers, rule).summary
+    return records, exact
+
+
+def exact_averages(exact):
+    """The exact averaged row of each sub-benchmark, by the spec table's averaging rule."""
+    from StaICC.spec import SPECS
+    from StaICC.stats.bounds import AVERAGED
+    from StaICC.subbenchmarks.averaging import AVERAGING
+    out = {}
+    for part in {p for p, _ in exact}:
+        divided = {d: v for (p, d), v in exact.items() if p == part}
+        out[(part, AVERAGED)] = AVERAGING[SPECS[part].averaging](divided, len(divided))
+    return out
+
+
+def test_the_whole_standard_table_contains_the_exact_values_in_every_cell(suite_measured, capsys):
+    """Every scalar cell (every sub-benchmark, every dataset, and each sub-benchmark's averaged row) of the
+    intervals holds the exact metric; vector cells (bias distributions) too.  Widths printed per
+    sub-benchmark and metric (the figures docs/backends.md quotes)."""
+    from StaICC.stats.bounds import AVERAGED, bound_rows, dataset_intervals, boxes_by_dataset
+    records, exact = suite_measured
+    rows = bound_rows(records, {**exact, **exact_averages(exact)})
+    scalar = [r for r in rows if "[" not in r["metric"]]
+    for r in scalar:
+        assert isinstance(r["point"], float), r
+        assert r["low"] - 1e-9 <= r["point"] <= r["high"] + 1e-9, r
+    parts = {r["benchmark"] for r in scalar}
+    assert parts == {"Normal", "Contextual_bias", "Domain_bias", "Post_bias", "GLER", "Template_sens",
+                     "Demo_sens"}
+    assert {(r["benchmark"], r["dataset"]) for r in scalar} >= {(p, d) for p in parts for d in DATASETS + (AVERAGED,)}
+    vectors = 0
+    for (part, dataset), items in boxes_by_dataset(records).items():
+        for metric, interval in dataset_intervals(part, items).items():
+            key = {"bias_distribution": "distribution", "post_bias_distribution": "distribution"}.get(metric)
+            if isinstance(interval, list) and key in exact[(part, dataset)] and metric == (
+                    "post_bias_distribution" if part == "Post_bias" else "bias_distribution"):
+                for value, (low, high) in zip(exact[(part, dataset)][key], interval):
+                    assert low - 1e-9 <= value <= high + 1e-9, (part, dataset, metric)
+                    vectors += 1
+    assert vectors >= 3 * 2 * len(DATASETS)
+    widths = {}
+    for r in scalar:
+        if r["dataset"] == AVERAGED:
+            widths[f"{r['benchmark']}:{r['metric']}"] = round(r["width"], 4)
+    with capsys.disabled():
+        print(f"\n{len(scalar)} scalar cells and {vectors} vector cells, all inside; averaged-row widths at k=20:",
+              widths)
 
 
 # ------------------------------------------------------------------ hostile servers

@@ -94,3 +94,56 @@ def test_tokens_name_one_label_by_prefix():
     assert lows_highs[1][0] == pytest.approx(0.7 / (0.7 + box.rest))
     assert lows_highs[1][1] == pytest.approx(1.0)
     assert sum(box.point()) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ several passes: slopes, consistency
+def test_the_slope_interval_is_the_exact_range_over_the_per_pass_intervals():
+    """Every y inside the per-pass intervals has its slope inside; the ends are the extremes over all 2^n
+    vertices of the box (computed by brute force), so the interval is exact; width 0 gives the slope itself."""
+    import itertools
+
+    from StaICC.metrics.intervals import slope_interval
+    from StaICC.numeric import linear_regression
+    from StaICC.spec import label_noise_x_values
+    rng = random.Random(3)
+    for passes, abscissae in ((5, "standard"), (4, "correctness"), (6, "standard")):
+        xs = label_noise_x_values(passes, abscissae)
+        for _ in range(20):
+            bounds = [tuple(sorted((rng.random(), rng.random()))) for _ in range(passes)]
+            low, high = slope_interval(xs, bounds)
+            vertices = [linear_regression(xs, list(v))[0] for v in itertools.product(*bounds)]
+            assert low == pytest.approx(min(vertices), abs=1e-12) and high == pytest.approx(max(vertices), abs=1e-12)
+            for _ in range(20):
+                ys = [lo + (hi - lo) * rng.random() for lo, hi in bounds]
+                assert low - 1e-12 <= linear_regression(xs, ys)[0] <= high + 1e-12
+        ys = [rng.random() for _ in range(passes)]
+        assert slope_interval(xs, [(y, y) for y in ys]) == (linear_regression(xs, ys)[0],) * 2
+
+
+def _majority_range(options):
+    """(least, largest) majority count over every choice of one label per repetition: brute force."""
+    import itertools
+    counts = [max(choice.count(c) for c in set(choice)) for choice in itertools.product(*options)]
+    return min(counts), max(counts)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_consistency_interval_is_exact_over_the_argmax_sets_and_holds_every_point(seed):
+    """Per item, the majority count's range over every choice of each repetition's possible labels (brute
+    force) gives the interval's ends; consistency of answers drawn inside the boxes (the package's own
+    metric, rows laid out as a run lays them: repetition-major, items repeating every L) lies inside."""
+    from StaICC.metrics.intervals import _possible_and_certain, consistency_interval
+    from StaICC.metrics.scores import consistency
+    rng = random.Random(seed)
+    width, items, reps = rng.choice([2, 3, 4]), rng.choice([5, 12]), rng.choice([3, 4, 6])
+    boxes = random_boxes(rng, items * reps, width, rng.choice([0.0, 0.05, 0.3, 0.8]))
+    repetitions = [[boxes[r * items + i] for r in range(reps)] for i in range(items)]
+    low, high = consistency_interval(repetitions)
+    ranges = [_majority_range([[c for c, ok in enumerate(_possible_and_certain(b)[0]) if ok] for b in group])
+              for group in repetitions]
+    assert low == pytest.approx(sum(lo / reps for lo, _ in ranges) / items, abs=1e-12)
+    assert high == pytest.approx(sum(hi / reps for _, hi in ranges) / items, abs=1e-12)
+    for _ in range(40):
+        rows = [inside(rng, box) for box in boxes]
+        value = consistency(list(range(len(rows))), PredictionRows(rows, SOFTMAX), items)
+        assert low - 1e-12 <= value <= high + 1e-12
