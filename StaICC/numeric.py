@@ -19,6 +19,8 @@ import math
 import weakref
 from typing import Callable, Iterable, List, Sequence, Tuple
 
+from .errors import InvalidValueError
+
 Vector = Sequence[float]
 Matrix = Sequence[Vector]
 
@@ -90,7 +92,7 @@ def softmax(vector: Vector) -> List[float]:
     every exponent <= 0, so any finite input gives a finite probability vector.
     """
     if len(vector) == 0:
-        raise ValueError("softmax needs at least one value, got an empty vector")
+        raise InvalidValueError("softmax needs at least one value, got an empty vector")
     top = max(vector)
     exps = [math.exp(v - top) for v in vector]
     total = sequential_sum(exps)
@@ -269,14 +271,14 @@ def entropy(vector: Vector, softmax_always: bool = False) -> float:
 def linear_regression(x: Sequence[float], y: Sequence[float]) -> Tuple[float, float]:
     """Least-squares (slope, intercept) with the standard's formula and sequential sums."""
     if len(x) != len(y):
-        raise ValueError(f"x and y should have the same length: {len(x)} and {len(y)}")
+        raise InvalidValueError(f"x and y should have the same length: {len(x)} and {len(y)}")
     n = len(x)
     if n < 2:
-        raise ValueError(f"linear_regression needs at least 2 points, got {n}")
+        raise InvalidValueError(f"linear_regression needs at least 2 points, got {n}")
     sx, sy = sequential_sum(x), sequential_sum(y)
     sxx = sequential_sum(v * v for v in x)
     sxy = sequential_sum(a * b for a, b in zip(x, y))
     if n * sxx - sx * sx == 0:
-        raise ValueError("linear_regression: every x is the same value, so the line has no slope")
+        raise InvalidValueError("linear_regression: every x is the same value, so the line has no slope")
     slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)
     return slope, (sy - slope * sx) / n

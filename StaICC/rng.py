@@ -13,6 +13,7 @@ from functools import lru_cache
 from math import floor
 from typing import List, Sequence, TypeVar
 
+from .errors import InvalidValueError
 from .standard import LCG_INCREMENT, LCG_MODULUS, LCG_MULTIPLIER, SEED
 from .validation import check_int
 
@@ -68,7 +69,7 @@ class StableRandom:
     def n_elements(self, items: Sequence[T], n: int, allow_repetition: bool = False) -> List[T]:
         """n picks in draw order; without repetition each pick is removed (pop rule)."""
         if not allow_repetition and n > len(items):
-            raise ValueError("n should be less than the length of the list")
+            raise InvalidValueError("n should be less than the length of the list")
         if n <= 0:
             return []
         size = len(items)
@@ -82,7 +83,7 @@ class StableRandom:
 
     def index_set(self, n: int, max_index: int, allow_repetition: bool = False) -> List[int]:
         if not allow_repetition and n > max_index:
-            raise ValueError("sample_number should be less than max_index")
+            raise InvalidValueError("sample_number should be less than max_index")
         return self.n_elements(range(max_index), n, allow_repetition)
 
     def shuffle(self, items: Sequence[T]) -> List[T]:

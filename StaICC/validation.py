@@ -10,17 +10,19 @@ import math
 import numbers
 from typing import Any, List, Optional, Sequence
 
+from .errors import InvalidTypeError, InvalidValueError
+
 
 def check_int(value: Any, name: str, *, minimum: Optional[int] = None, maximum: Optional[int] = None,
               at: str = "") -> int:
     """An int (not a bool) in ``[minimum, maximum]``; NumPy integers are accepted and converted."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int{at}, got {type(value).__name__} {value!r}")
+        raise InvalidTypeError(f"{name} must be an int{at}, got {type(value).__name__} {value!r}")
     value = int(value)
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}{at}, got {value}")
+        raise InvalidValueError(f"{name} must be >= {minimum}{at}, got {value}")
     if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be <= {maximum}{at}, got {value}")
+        raise InvalidValueError(f"{name} must be <= {maximum}{at}, got {value}")
     return value
 
 
@@ -28,30 +30,30 @@ def check_real(value: Any, name: str, *, minimum: Optional[float] = None, maximu
                finite: bool = True, at: str = "") -> float:
     """A real number (not a bool), finite unless ``finite=False``, in ``[minimum, maximum]``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number{at}, got {type(value).__name__} {value!r}")
+        raise InvalidTypeError(f"{name} must be a real number{at}, got {type(value).__name__} {value!r}")
     try:
         value = float(value)
     except OverflowError as exc:  # a huge int
-        raise ValueError(f"{name} is too large for a float{at}") from exc
+        raise InvalidValueError(f"{name} is too large for a float{at}") from exc
     if math.isnan(value) or (finite and math.isinf(value)):
-        raise ValueError(f"{name} must be a finite number{at}, got {value}")
+        raise InvalidValueError(f"{name} must be a finite number{at}, got {value}")
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}{at}, got {value}")
+        raise InvalidValueError(f"{name} must be >= {minimum}{at}, got {value}")
     if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be <= {maximum}{at}, got {value}")
+        raise InvalidValueError(f"{name} must be <= {maximum}{at}, got {value}")
     return value
 
 
 def check_bool(value: Any, name: str, *, at: str = "") -> bool:
     if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False{at}, got {type(value).__name__} {value!r}")
+        raise InvalidTypeError(f"{name} must be True or False{at}, got {type(value).__name__} {value!r}")
     return value
 
 
 def check_k(k: Any, *, at: str = "") -> int:
     """Demonstrations per query: an int >= 0 (0 is zero-shot).  Checked in O(1)."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"k must be an int{at}, got {type(k).__name__}")
+        raise InvalidTypeError(f"k must be an int{at}, got {type(k).__name__}")
     if k < 0:
         raise ValueError(f"k should be a positive integer: got k = {k}{at} (0 means zero-shot)")
     return int(k)
@@ -60,24 +62,24 @@ def check_k(k: Any, *, at: str = "") -> int:
 def check_label_space(label_space: Any, *, at: str = "", name: str = "label space") -> List[str]:
     """A non-empty list of distinct strings: duplicate label words make every prediction ambiguous."""
     if isinstance(label_space, (str, bytes)) or not isinstance(label_space, Sequence):
-        raise TypeError(f"the {name} must be a list of strings{at}, got {type(label_space).__name__}")
+        raise InvalidTypeError(f"the {name} must be a list of strings{at}, got {type(label_space).__name__}")
     labels = list(label_space)
     if not labels:
-        raise ValueError(f"the {name} is empty{at}; give one word per label")
+        raise InvalidValueError(f"the {name} is empty{at}; give one word per label")
     for label in labels:
         if not isinstance(label, str):
-            raise TypeError(f"the {name} must hold strings{at}, got {type(label).__name__} {label!r}")
+            raise InvalidTypeError(f"the {name} must hold strings{at}, got {type(label).__name__} {label!r}")
     seen = set()
     for label in labels:
         if label in seen:
-            raise ValueError(f"the {name} names {label!r} twice{at}; label words must be distinct")
+            raise InvalidValueError(f"the {name} names {label!r} twice{at}; label words must be distinct")
         seen.add(label)
     return labels
 
 
 def check_choice(value: Any, name: str, choices: Sequence[Any], *, at: str = "") -> Any:
     if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}{at}, got {value!r}")
+        raise InvalidValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}{at}, got {value!r}")
     return value
 
 
@@ -94,17 +96,17 @@ def is_real(value: Any) -> bool:
 def check_str(value: Any, name: str, *, at: str = "") -> str:
     """A string (template pieces: instruction, prefixes, affixes)."""
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string{at}, got {type(value).__name__} {value!r}")
+        raise InvalidTypeError(f"{name} must be a string{at}, got {type(value).__name__} {value!r}")
     return value
 
 
 def check_str_list(value: Any, name: str, *, at: str = "") -> List[str]:
     """A list of strings (one template piece per input element), copied."""
     if not isinstance(value, list):
-        raise TypeError(f"{name} must be a list of strings{at}, got {type(value).__name__} {value!r}")
+        raise InvalidTypeError(f"{name} must be a list of strings{at}, got {type(value).__name__} {value!r}")
     for item in value:
         if not isinstance(item, str):
-            raise TypeError(f"{name} must hold strings{at}, got {type(item).__name__} {item!r}")
+            raise InvalidTypeError(f"{name} must hold strings{at}, got {type(item).__name__} {item!r}")
     return list(value)
 
 
@@ -151,12 +153,12 @@ def check_exact_sum(value: Any, name: str = "exact_sum") -> str:
     """``value`` when it is one of :data:`EXACT_SUM_RULES`, else a ValueError saying the choices."""
     if isinstance(value, str) and value in EXACT_SUM_RULES:
         return value
-    raise ValueError(f"{name} must be one of {', '.join(map(repr, EXACT_SUM_RULES))}, got {value!r}")
+    raise InvalidValueError(f"{name} must be one of {', '.join(map(repr, EXACT_SUM_RULES))}, got {value!r}")
 
 
 def check_prediction_kind(kind: Any, name: str = "prediction_kind") -> Optional[str]:
     """``kind`` when it is None or one of :data:`PREDICTION_KINDS`, else a ValueError saying the choices."""
     if kind is None or (isinstance(kind, str) and kind in PREDICTION_KINDS):
         return kind
-    raise ValueError(f"{name} must be None (the standard's rule) or one of {', '.join(map(repr, PREDICTION_KINDS))}, "
-                     f"got {kind!r}")
+    raise InvalidValueError(f"{name} must be None (the standard's rule) or one of {', '.join(map(repr, PREDICTION_KINDS))}, "
+                            f"got {kind!r}")

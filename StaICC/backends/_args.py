@@ -5,6 +5,7 @@ was wrong, and converts a CLI string ("8", "true", "0.5", "none") to the Python 
 """
 from typing import Any, Callable, Dict, Optional, Sequence
 
+from ..errors import InvalidValueError
 from ..validation import check_choice, check_int, check_real
 
 _TRUE = ("1", "true", "yes", "on")
@@ -26,7 +27,7 @@ def _from_text(value: Any, name: str, parse: Callable[[str], Any], expected: str
     try:
         return parse(value.strip())
     except ValueError:
-        raise ValueError(f"{model_arg(name)} must be {expected}, got {value!r}") from None
+        raise InvalidValueError(f"{model_arg(name)} must be {expected}, got {value!r}") from None
 
 
 def as_int(value: Any, name: str, *, minimum: Optional[int] = None, optional: bool = False) -> Optional[int]:
@@ -47,14 +48,14 @@ def as_bool(value: Any, name: str) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
         return value.strip().lower() in _TRUE
-    raise ValueError(f"{model_arg(name)} must be true or false, got {value!r}")
+    raise InvalidValueError(f"{model_arg(name)} must be true or false, got {value!r}")
 
 
 def as_str(value: Any, name: str, *, optional: bool = False) -> Optional[str]:
     if optional and is_none(value):
         return None
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{model_arg(name)} must be a non-empty string, got {value!r}")
+        raise InvalidValueError(f"{model_arg(name)} must be a non-empty string, got {value!r}")
     return value.strip()
 
 
@@ -68,5 +69,5 @@ def no_unknown(backend: str, arguments: Dict[str, Any], known: Sequence[str] = (
     """Refuse arguments a factory does not know (a typo must not be silently ignored)."""
     unknown = sorted(set(arguments) - set(known))
     if unknown:
-        raise ValueError(f"the {backend} backend does not take model argument(s) {', '.join(unknown)}"
-                         + (f"; it takes {', '.join(sorted(known))}" if known else ""))
+        raise InvalidValueError(f"the {backend} backend does not take model argument(s) {', '.join(unknown)}"
+                                + (f"; it takes {', '.join(sorted(known))}" if known else ""))

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..requests import LABELS, Answer, Request
 from ..validation import check_int, check_prediction_kind
-from ..errors import StaICCError
+from ..errors import InvalidTypeError, InvalidValueError, StaICCError
 
 
 class Backend(abc.ABC):
@@ -119,9 +119,9 @@ class FunctionBackend(Backend):
     def __init__(self, function: Callable, *, batched: bool = False, model_id: Optional[str] = None,
                  batch_size: Optional[int] = None, prediction_kind: Optional[str] = None) -> None:
         if not callable(function):
-            raise TypeError(f"the model must be callable or a Backend, got {type(function).__name__}")
+            raise InvalidTypeError(f"the model must be callable or a Backend, got {type(function).__name__}")
         if model_id is not None and not isinstance(model_id, str):
-            raise TypeError(f"model_id must be a string, got {type(model_id).__name__}")
+            raise InvalidTypeError(f"model_id must be a string, got {type(model_id).__name__}")
         self.function = function
         self.batched = bool(batched)
         self.model_id = model_id
@@ -249,9 +249,9 @@ def as_backend(model: Any, *, batched: bool = False, model_id: Optional[str] = N
     functions only: a backend says what its rows are itself)."""
     if isinstance(model, Backend):
         if model_id is not None:
-            raise ValueError("model_id names a plain function; a backend carries its own identity")
+            raise InvalidValueError("model_id names a plain function; a backend carries its own identity")
         if prediction_kind is not None and prediction_kind != model.prediction_kind:
-            raise ValueError(f"prediction_kind={prediction_kind!r} describes a plain function's rows; the {model.name} "
-                             f"backend says what its rows are itself ({model.prediction_kind!r})")
+            raise InvalidValueError(f"prediction_kind={prediction_kind!r} describes a plain function's rows; the {model.name} "
+                                    f"backend says what its rows are itself ({model.prediction_kind!r})")
         return model
     return FunctionBackend(model, batched=batched, model_id=model_id, prediction_kind=prediction_kind)

@@ -38,6 +38,7 @@ Every method returns Python lists of Python floats.
 import warnings
 from typing import Any, Callable, List, Optional, Sequence
 
+from ..errors import InvalidValueError
 from ..extras import require
 from ..numeric import softmax
 from ..validation import check_bool, check_int, check_label_space
@@ -71,17 +72,17 @@ def _checked_arguments(scoring: str, padding_side: str, share_prefixes: Any, pac
     """CausalLMScorer's settings checked before a model is touched; returns the rows per forward
     (``rows_per_forward``, or its older name ``batch_size``)."""
     if scoring not in SCORING_MODES:
-        raise ValueError(f"CausalLMScorer: scoring must be one of {SCORING_MODES}, got {scoring!r}")
+        raise InvalidValueError(f"CausalLMScorer: scoring must be one of {SCORING_MODES}, got {scoring!r}")
     if padding_side not in PADDING_SIDES:
-        raise ValueError(f"CausalLMScorer: padding_side must be one of {PADDING_SIDES}, got {padding_side!r}")
+        raise InvalidValueError(f"CausalLMScorer: padding_side must be one of {PADDING_SIDES}, got {padding_side!r}")
     if share_prefixes not in SHARE_MODES or isinstance(share_prefixes, int) and not isinstance(share_prefixes, bool):
-        raise ValueError(f"CausalLMScorer: share_prefixes must be 'auto', True or False, got {share_prefixes!r}")
+        raise InvalidValueError(f"CausalLMScorer: share_prefixes must be 'auto', True or False, got {share_prefixes!r}")
     if packing not in ("auto",) + PACKING_MODES:
-        raise ValueError(f"CausalLMScorer: packing must be one of {('auto',) + PACKING_MODES}, got {packing!r}")
+        raise InvalidValueError(f"CausalLMScorer: packing must be one of {('auto',) + PACKING_MODES}, got {packing!r}")
     if tree_attention not in TREE_ATTENTION:
-        raise ValueError(f"CausalLMScorer: tree_attention must be one of {TREE_ATTENTION}, got {tree_attention!r}")
+        raise InvalidValueError(f"CausalLMScorer: tree_attention must be one of {TREE_ATTENTION}, got {tree_attention!r}")
     if batch_size is not None and rows_per_forward is not None:
-        raise ValueError("CausalLMScorer: give rows_per_forward or its older name batch_size, not both")
+        raise InvalidValueError("CausalLMScorer: give rows_per_forward or its older name batch_size, not both")
     rows_per_forward = rows_per_forward if rows_per_forward is not None else batch_size
     for name, value in (("rows_per_forward", rows_per_forward), ("token_budget", token_budget),
                         ("prefix_overhead_tokens", prefix_overhead_tokens), ("pack_tokens", pack_tokens)):
@@ -174,7 +175,7 @@ class CausalLMScorer(ForwardEngine):
                                               batch_size, rows_per_forward, token_budget, prefix_overhead_tokens,
                                               pack_tokens, logits_budget_bytes, noisy_channel, compile_model)
         if numerics not in NUMERICS:
-            raise ValueError(f"CausalLMScorer: numerics must be one of {NUMERICS}, got {numerics!r}")
+            raise InvalidValueError(f"CausalLMScorer: numerics must be one of {NUMERICS}, got {numerics!r}")
         if label_space is not None:
             label_space = _checked_labels(label_space, "CausalLMScorer(label_space=...)")
         self.numerics = numerics
@@ -213,11 +214,11 @@ class CausalLMScorer(ForwardEngine):
         labels = self._labels(label_space)
         if isinstance(prompt, str):
             if self.noisy_channel:
-                raise ValueError("CausalLMScorer(noisy_channel=True) expects the list of per-label prompts "
-                                 "of a query, got a single string")
+                raise InvalidValueError("CausalLMScorer(noisy_channel=True) expects the list of per-label prompts "
+                                        "of a query, got a single string")
             return self.score(prompt=[prompt], label_space=labels)[0]
         if not isinstance(prompt, (list, tuple)) or len(prompt) == 0:
-            raise ValueError(f"CausalLMScorer: prompt must be a string or a non-empty list, got {prompt!r:.200}")
+            raise InvalidValueError(f"CausalLMScorer: prompt must be a string or a non-empty list, got {prompt!r:.200}")
         if all(isinstance(item, (list, tuple)) for item in prompt):
             return self.score_noisy_channel(prompt_lists=prompt, label_space=labels)
         if self.noisy_channel:
@@ -239,14 +240,14 @@ class CausalLMScorer(ForwardEngine):
         flat: List[str] = []
         for query, prompts in enumerate(prompt_lists):
             if isinstance(prompts, str) or len(prompts) != len(labels):
-                raise ValueError(f"CausalLMScorer.score_noisy_channel: query {query} must give one prompt per "
-                                 f"label ({len(labels)}), got {prompts!r:.200}")
+                raise InvalidValueError(f"CausalLMScorer.score_noisy_channel: query {query} must give one prompt per "
+                                        f"label ({len(labels)}), got {prompts!r:.200}")
             flat.extend(_checked_prompts(prompts, f"CausalLMScorer.score_noisy_channel query {query}"))
         encoded = self._encode(flat)
         for position, ids in enumerate(encoded):
             if len(ids) < 2:
-                raise ValueError(f"CausalLMScorer: noisy-channel prompt {flat[position]!r} has fewer than 2 tokens; "
-                                 "its mean next-token loss is undefined")
+                raise InvalidValueError(f"CausalLMScorer: noisy-channel prompt {flat[position]!r} has fewer than 2 tokens; "
+                                        "its mean next-token loss is undefined")
         # the loss reads every position but the last, whose logits predict nothing: it is not fed
         sums = self._logprob_sums([ids[:-1] for ids in encoded], [0] * len(encoded), [ids[1:] for ids in encoded])
         losses = [-total / (len(ids) - 1) for total, ids in zip(sums, encoded)]
@@ -301,7 +302,7 @@ class CausalLMScorer(ForwardEngine):
     def _labels(self, label_space: Optional[Sequence[str]]) -> List[str]:
         if label_space is None:
             if self.label_space is None:
-                raise ValueError("CausalLMScorer: no label_space given, neither in the call nor at construction")
+                raise InvalidValueError("CausalLMScorer: no label_space given, neither in the call nor at construction")
             return list(self.label_space)
         return _checked_labels(label_space, "CausalLMScorer")
 
@@ -322,7 +323,7 @@ class CausalLMScorer(ForwardEngine):
         encoded = self.tokenizer(list(texts))["input_ids"]
         for text, ids in zip(texts, encoded):
             if len(ids) == 0:
-                raise ValueError(f"CausalLMScorer: the prompt {text!r:.100} tokenizes to no token")
+                raise InvalidValueError(f"CausalLMScorer: the prompt {text!r:.100} tokenizes to no token")
         return [list(ids) for ids in encoded]
 
     def _score_joint(self, prompts: List[str], labels: List[str]) -> List[List[float]]:
@@ -377,10 +378,10 @@ class CausalLMScorer(ForwardEngine):
 
 def _checked_prompts(prompts: Any, where: str) -> List[str]:
     if isinstance(prompts, str) or not isinstance(prompts, (list, tuple)):
-        raise ValueError(f"{where}: expected a list of prompt strings, got {type(prompts).__name__}")
+        raise InvalidValueError(f"{where}: expected a list of prompt strings, got {type(prompts).__name__}")
     for index, prompt in enumerate(prompts):
         if not isinstance(prompt, str):
-            raise ValueError(f"{where}: prompt {index} must be a string, got {type(prompt).__name__}")
+            raise InvalidValueError(f"{where}: prompt {index} must be a string, got {type(prompt).__name__}")
     return list(prompts)
 
 

@@ -30,7 +30,7 @@ import unicodedata
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..requests import Answer, Request
-from ..errors import StaICCError
+from ..errors import InvalidTypeError, InvalidValueError, StaICCError
 from .thinking import ThinkingRule, unparsed_reason
 
 #: post-processor hook: (text, label_space) -> label index, or None when the text names no label
@@ -84,26 +84,26 @@ class LabelParser:
 
     def __init__(self, label_space: Sequence[str], aliases: Optional[Dict[str, Sequence[str]]] = None) -> None:
         if isinstance(label_space, str) or not label_space or not all(isinstance(l, str) for l in label_space):
-            raise ValueError(f"LabelParser: label_space must be a non-empty list of strings, got {label_space!r}")
+            raise InvalidValueError(f"LabelParser: label_space must be a non-empty list of strings, got {label_space!r}")
         self.label_space = tuple(label_space)
         aliases = dict(aliases or {})
         unknown = [name for name in aliases if name not in self.label_space]
         if unknown:
-            raise ValueError(f"LabelParser: aliases name labels {unknown} that are not in the label space "
-                             f"{list(self.label_space)}")
+            raise InvalidValueError(f"LabelParser: aliases name labels {unknown} that are not in the label space "
+                                    f"{list(self.label_space)}")
         self._phrases: Dict[str, List[Tuple[Tuple[str, ...], int, int]]] = {}  # first word -> phrases
         owner: Dict[Tuple[str, ...], int] = {}
         for index, label in enumerate(self.label_space):
             for phrase in [label, *aliases.get(label, ())]:
                 if not isinstance(phrase, str):
-                    raise ValueError(f"LabelParser: alias {phrase!r} of label {label!r} must be a string")
+                    raise InvalidValueError(f"LabelParser: alias {phrase!r} of label {label!r} must be a string")
                 key = tuple(w for w, _ in words(phrase))
                 if not key:
-                    raise ValueError(f"LabelParser: {phrase!r} (label {label!r}) has no letter or digit, so no "
-                                     "text can name it; give an alias or a post-processor")
+                    raise InvalidValueError(f"LabelParser: {phrase!r} (label {label!r}) has no letter or digit, so no "
+                                            "text can name it; give an alias or a post-processor")
                 if owner.get(key, index) != index:
-                    raise ValueError(f"LabelParser: {phrase!r} names both {self.label_space[owner[key]]!r} and "
-                                     f"{label!r}; phrases must name one label")
+                    raise InvalidValueError(f"LabelParser: {phrase!r} names both {self.label_space[owner[key]]!r} and "
+                                            f"{label!r}; phrases must name one label")
                 if key in owner:
                     continue
                 owner[key] = index
@@ -113,7 +113,7 @@ class LabelParser:
 
     def __call__(self, text: Optional[str], label_space: Optional[Sequence[str]] = None) -> Optional[int]:
         if label_space is not None and tuple(label_space) != self.label_space:
-            raise ValueError(f"LabelParser: built for {list(self.label_space)}, called with {list(label_space)}")
+            raise InvalidValueError(f"LabelParser: built for {list(self.label_space)}, called with {list(label_space)}")
         return self.parse(text)
 
     def parse(self, text: Optional[str]) -> Optional[int]:
@@ -146,7 +146,7 @@ def check_unparsed_policy(value: Any) -> str:
             return text
         if text.startswith("label:") and text[6:].isdigit():
             return f"label:{int(text[6:])}"
-    raise ValueError(f"model argument unparsed must be one of {', '.join(UNPARSED_POLICIES)}, got {value!r}")
+    raise InvalidValueError(f"model argument unparsed must be one of {', '.join(UNPARSED_POLICIES)}, got {value!r}")
 
 
 def parse_aliases(value: Any) -> Dict[str, Tuple[str, ...]]:
@@ -159,7 +159,7 @@ def parse_aliases(value: Any) -> Dict[str, Tuple[str, ...]]:
             try:
                 value = json.loads(text)
             except ValueError as error:
-                raise ValueError(f"model argument aliases is not valid JSON: {error}") from None
+                raise InvalidValueError(f"model argument aliases is not valid JSON: {error}") from None
         else:
             value = {}
             for part in text.split(";"):
@@ -167,16 +167,16 @@ def parse_aliases(value: Any) -> Dict[str, Tuple[str, ...]]:
                     continue
                 label, sep, phrases = part.partition(":")
                 if not sep or not label.strip():
-                    raise ValueError(f"model argument aliases: {part!r} is not label:alias|alias")
+                    raise InvalidValueError(f"model argument aliases: {part!r} is not label:alias|alias")
                 value[label.strip()] = [p.strip() for p in phrases.split("|") if p.strip()]
     if not isinstance(value, dict):
-        raise ValueError(f"model argument aliases must map labels to lists of phrases, got {type(value).__name__}")
+        raise InvalidValueError(f"model argument aliases must map labels to lists of phrases, got {type(value).__name__}")
     out: Dict[str, Tuple[str, ...]] = {}
     for label, phrases in value.items():
         if isinstance(phrases, str):
             phrases = [phrases]
         if not isinstance(label, str) or not all(isinstance(p, str) for p in phrases):
-            raise ValueError(f"model argument aliases: label {label!r} must map to strings, got {phrases!r}")
+            raise InvalidValueError(f"model argument aliases: label {label!r} must map to strings, got {phrases!r}")
         out[label] = tuple(phrases)
     return out
 
@@ -184,8 +184,8 @@ def parse_aliases(value: Any) -> Dict[str, Tuple[str, ...]]:
 def default_messages(request: Request, system: Optional[str] = None) -> List[Dict[str, str]]:
     """The default chat builder: an optional system message, then the whole prompt as one user turn."""
     if request.noisy_channel:
-        raise ValueError("generative scoring cannot answer noisy-channel prompts (one prompt per label); "
-                         "use a log-probability scoring mode")
+        raise InvalidValueError("generative scoring cannot answer noisy-channel prompts (one prompt per label); "
+                                "use a log-probability scoring mode")
     messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": request.prompt})
     return messages
@@ -198,11 +198,11 @@ def multiturn_messages(request: Request, system: Optional[str] = None) -> List[D
     surrounding whitespace, as a chat template separates turns itself."""
     segments = request.segments
     if request.noisy_channel:
-        raise ValueError("fewshot_as_multiturn cannot split noisy-channel prompts (one prompt per label); "
-                         "use fewshot_as_multiturn=false")
+        raise InvalidValueError("fewshot_as_multiturn cannot split noisy-channel prompts (one prompt per label); "
+                                "use fewshot_as_multiturn=false")
     if segments is None or len(segments) % 2:
-        raise ValueError("fewshot_as_multiturn needs requests carrying their segments (instruction, "
-                         "demonstrations, query), as the run writes them for this backend")
+        raise InvalidValueError("fewshot_as_multiturn needs requests carrying their segments (instruction, "
+                                "demonstrations, query), as the run writes them for this backend")
     head = "\n\n".join(text for text in (system, segments[0].strip()) if text)
     messages = [{"role": "system", "content": head}] if head else []
     for start in range(1, len(segments) - 1, 2):
@@ -236,7 +236,7 @@ class AnswerMapper:
         self.aliases = parse_aliases(aliases)
         for name, hook in (("postprocess", postprocess), ("answer_hook", answer_hook)):
             if hook is not None and not callable(hook):
-                raise TypeError(f"model argument {name} must be callable, got {type(hook).__name__}")
+                raise InvalidTypeError(f"model argument {name} must be callable, got {type(hook).__name__}")
         self.postprocess = postprocess
         self.answer_hook = answer_hook
         self._parsers: Dict[Tuple[str, ...], LabelParser] = {}
@@ -255,8 +255,8 @@ class AnswerMapper:
             index = self.postprocess(text, list(label_space))
             if index is not None and (isinstance(index, bool) or not isinstance(index, int)
                                       or not 0 <= index < len(label_space)):
-                raise ValueError(f"the postprocess hook returned {index!r} for {text!r:.80}; expected None or an "
-                                 f"int in [0, {len(label_space)})")
+                raise InvalidValueError(f"the postprocess hook returned {index!r} for {text!r:.80}; expected None or an "
+                                        f"int in [0, {len(label_space)})")
             return index
         if label_space not in self._parsers:
             self._parsers[label_space] = LabelParser(label_space, self.aliases)
@@ -282,7 +282,7 @@ class AnswerMapper:
         if self.answer_hook is not None:
             result = self.answer_hook(request, text, result)
             if not isinstance(result, Answer):
-                raise TypeError(f"the answer_hook returned {type(result).__name__}; expected an Answer")
+                raise InvalidTypeError(f"the answer_hook returned {type(result).__name__}; expected an Answer")
         return result
 
     def _fallback(self, request: Request) -> List[float]:
@@ -292,8 +292,8 @@ class AnswerMapper:
             return [1.0 / len(labels)] * len(labels)
         fallback = int(self.unparsed[6:])
         if fallback >= len(labels):
-            raise ValueError(f"unparsed={self.unparsed} but the label space of dataset {request.dataset!r} has "
-                             f"{len(labels)} labels")
+            raise InvalidValueError(f"unparsed={self.unparsed} but the label space of dataset {request.dataset!r} has "
+                                    f"{len(labels)} labels")
         return one_hot(fallback, len(labels))
 
 

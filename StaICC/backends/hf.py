@@ -27,6 +27,7 @@ import hashlib
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..requests import ANCHORS, FULL_VOCAB, HIDDEN, LABELS, Answer, Request, state_vector
 from . import _args
 from .base import Backend
@@ -98,8 +99,8 @@ def check_device(device: Optional[str]) -> None:
     from ..extras import require
     torch = require("torch", "the hf backend")
     if not torch.cuda.is_available():
-        raise ValueError(f"model argument device={device}: torch {torch.__version__} sees no CUDA device on this "
-                         "machine; use device=cpu or leave device out")
+        raise InvalidValueError(f"model argument device={device}: torch {torch.__version__} sees no CUDA device on this "
+                                "machine; use device=cpu or leave device out")
 
 
 def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
@@ -107,7 +108,7 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
     for alias, name in _ALIASES.items():
         if alias in arguments:
             if name in arguments:
-                raise ValueError(f"model arguments {alias} and {name} are the same setting; give one")
+                raise InvalidValueError(f"model arguments {alias} and {name} are the same setting; give one")
             arguments[name] = arguments.pop(alias)
     out: Dict[str, Any] = {
         "scoring": _args.as_choice(arguments.pop("scoring", "last_token"), "scoring", SCORING),
@@ -131,9 +132,9 @@ def _options(arguments: Dict[str, Any]) -> Dict[str, Any]:
         "thinking": ThinkingRule.from_arguments(arguments),
     }
     if out["fewshot_as_multiturn"] and not out["chat"]:
-        raise ValueError("model argument fewshot_as_multiturn=true needs apply_chat_template=true (chat=true)")
+        raise InvalidValueError("model argument fewshot_as_multiturn=true needs apply_chat_template=true (chat=true)")
     if out["fewshot_as_multiturn"] and out["message_builder"] is not None:
-        raise ValueError("model arguments fewshot_as_multiturn and message_builder both build the chat; give one")
+        raise InvalidValueError("model arguments fewshot_as_multiturn and message_builder both build the chat; give one")
     return out
 
 
@@ -158,8 +159,8 @@ class HFBackend(ScoringModes, Backend):
         from .causal_lm import CausalLMScorer
         self._describe(options, pretrained, revision, dtype)
         if self.chat and getattr(tokenizer, "chat_template", None) is None:  # said before any prompt is scored
-            raise ValueError("model argument chat=true (apply_chat_template): the tokenizer has no chat template; "
-                             "use chat=false for a base model")
+            raise InvalidValueError("model argument chat=true (apply_chat_template): the tokenizer has no chat template; "
+                                    "use chat=false for a base model")
         torch_dtype = None if dtype == "auto" else _torch_dtype(dtype)
         self.scorer = CausalLMScorer(model, tokenizer, scoring="last_token" if self.scoring == "generate" else self.scoring,
                                      rows_per_forward=options["batch_size"], token_budget=options["token_budget"],
@@ -185,7 +186,7 @@ class HFBackend(ScoringModes, Backend):
         self.weights_hash = options["weights_hash"]
         self.message_builder = options["message_builder"]
         if self.message_builder is not None and not callable(self.message_builder):
-            raise TypeError("model argument message_builder must be callable (request -> messages)")
+            raise InvalidTypeError("model argument message_builder must be callable (request -> messages)")
         self.mapper = AnswerMapper(options["unparsed"], options["aliases"], options["postprocess"],
                                    options["answer_hook"], options["thinking"])
         self.mapper.thinking.check_scoring(self.scoring)
@@ -204,11 +205,11 @@ class HFBackend(ScoringModes, Backend):
                 continue
             if noisy:
                 if self.fewshot_as_multiturn:
-                    raise ValueError("fewshot_as_multiturn cannot split noisy-channel prompts (one prompt per "
-                                     "label); use fewshot_as_multiturn=false")
+                    raise InvalidValueError("fewshot_as_multiturn cannot split noisy-channel prompts (one prompt per "
+                                            "label); use fewshot_as_multiturn=false")
                 if self.chat:
-                    raise ValueError("a chat template cannot wrap noisy-channel prompts (one prompt per label); "
-                                     "use chat=false")
+                    raise InvalidValueError("a chat template cannot wrap noisy-channel prompts (one prompt per label); "
+                                            "use chat=false")
                 rows = self.scorer.score_noisy_channel([list(requests[i].prompt) for i in positions], list(labels))
             else:
                 prompts = [self.scored_text(requests[i]) for i in positions]
@@ -221,8 +222,8 @@ class HFBackend(ScoringModes, Backend):
         """Each prompt's full-vocabulary logits or hidden state at its last position, float32 (the scorer's
         ``with_states``, which the calibrations' feedforwards read too)."""
         if any(r.noisy_channel for r in requests):
-            raise ValueError("noisy-channel prompts (one prompt per label) have no single hidden state or "
-                             "full-vocabulary logits; run the calibrations without --noisy-channel")
+            raise InvalidValueError("noisy-channel prompts (one prompt per label) have no single hidden state or "
+                                    "full-vocabulary logits; run the calibrations without --noisy-channel")
         if kind == ANCHORS:  # one prompt at a time: a forward and a gradient per label through the hook
             from .hf_anchors import anchor_answer
             return [state_vector(anchor_answer(self.model, self.tokenizer, self.scored_text(r), r.label_space))
@@ -235,14 +236,14 @@ class HFBackend(ScoringModes, Backend):
         """The prompt as the model sees it in generate mode (chat template applied with ``chat``)."""
         if not self.chat:
             if request.noisy_channel:
-                raise ValueError("scoring=generate cannot answer noisy-channel prompts (one prompt per label)")
+                raise InvalidValueError("scoring=generate cannot answer noisy-channel prompts (one prompt per label)")
             return request.prompt  # type: ignore[return-value]
         system = answer_instruction(request.label_space) if self.system == "labels" else self.system
         builder = self.message_builder or (lambda r: (multiturn_messages if self.fewshot_as_multiturn
                                                       else default_messages)(r, system))
         messages = builder(request)
         if getattr(self.tokenizer, "chat_template", None) is None:
-            raise ValueError("chat=true but the tokenizer has no chat template; use chat=false for a base model")
+            raise InvalidValueError("chat=true but the tokenizer has no chat template; use chat=false for a base model")
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
     def scored_text(self, request: Request) -> str:
@@ -252,9 +253,9 @@ class HFBackend(ScoringModes, Backend):
             return request.prompt  # type: ignore[return-value]
         text = self.chat_text(request)
         if self.mapper.thinking.opens_in_prompt(text):
-            raise ValueError(f"the chat template opens a thinking section at the end of the prompt "
-                             f"({self.mapper.thinking.start!r}), so scoring={self.scoring} would score the labels "
-                             "inside the model's thinking; use scoring=generate, or a template that does not think")
+            raise InvalidValueError(f"the chat template opens a thinking section at the end of the prompt "
+                                    f"({self.mapper.thinking.start!r}), so scoring={self.scoring} would score the labels "
+                                    "inside the model's thinking; use scoring=generate, or a template that does not think")
         bos = getattr(self.tokenizer, "bos_token", None)
         if bos and text.startswith(bos) and self._adds_bos():
             text = text[len(bos):]

@@ -10,6 +10,8 @@ import json
 import os
 from typing import Any, List, Optional, Tuple
 
+from ..errors import InvalidValueError
+
 _CONFIG_FILES = ("config.json", "generation_config.json", "model.safetensors.index.json",
                  "pytorch_model.bin.index.json")
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
@@ -61,13 +63,13 @@ def _safetensors_digest(path: str, full: bool) -> bytes:
     with open(path, "rb") as handle:
         header_length = int.from_bytes(handle.read(8), "little")
         if size < 8 or not 0 < header_length <= min(MAX_HEADER_BYTES, size - 8):
-            raise ValueError(f"{path} is not a safetensors file (header length {header_length}, file size {size})")
+            raise InvalidValueError(f"{path} is not a safetensors file (header length {header_length}, file size {size})")
         header_bytes = handle.read(header_length)
         digest.update(header_bytes)
         try:
             header = json.loads(header_bytes)
         except ValueError:
-            raise ValueError(f"{path} has a damaged safetensors header (not JSON)") from None
+            raise InvalidValueError(f"{path} has a damaged safetensors header (not JSON)") from None
         base = 8 + header_length
         for name in sorted(k for k in header if k != "__metadata__"):
             entry = header[name]

@@ -19,6 +19,7 @@ import json
 import os
 from typing import Any, Dict, Optional
 
+from ..errors import InvalidValueError, OperationError
 from ..extras import missing_extra_error
 from .base import Backend
 from .hf import DEFAULT_REQUESTS_PER_CALL, HFBackend, checked_arguments, hf_backend
@@ -59,7 +60,7 @@ class _Described(HFBackend):
             return "invariant" if config_reason(json.load(handle)) is None else "fast"
 
     def score(self, requests: Any) -> Any:  # pragma: no cover - a description is never asked
-        raise RuntimeError(f"a described hf backend holds no model to answer {len(requests)} requests")
+        raise OperationError(f"a described hf backend holds no model to answer {len(requests)} requests")
 
     def close(self) -> None:
         """Nothing is held."""
@@ -93,7 +94,7 @@ def _files_dtype(checked: Dict[str, Any]) -> Optional[str]:
         with open(os.path.join(directory, "config.json"), encoding="utf-8") as handle:
             config = json.load(handle)
     except (OSError, ValueError) as exc:
-        raise ValueError(f"model argument pretrained: {directory!r} has a config.json that is not JSON ({exc})") \
+        raise InvalidValueError(f"model argument pretrained: {directory!r} has a config.json that is not JSON ({exc})") \
             from None
     stated = config.get("dtype") or config.get("torch_dtype") if isinstance(config, dict) else None
     if _transformers_major() >= 5:

@@ -18,7 +18,7 @@ import json
 import os
 from typing import Any, Dict, Optional, Tuple
 
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, error_name
 from .kernels import model_device
 
 #: on the CPU, a model with fewer parameters than this runs on one thread by default (see the module docstring)
@@ -37,10 +37,10 @@ def check_pretrained(pretrained: str, revision: Optional[str], trust_remote_code
         check_hub_name(pretrained, revision)
         return pretrained
     if not os.path.isdir(pretrained):
-        raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory")
+        raise InvalidValueError(f"model argument pretrained: {pretrained!r} is not a model directory")
     if not os.path.isfile(os.path.join(pretrained, "config.json")):
-        raise ValueError(f"model argument pretrained: {pretrained!r} is not a model directory (it has no "
-                         "config.json; give the folder written by save_pretrained)")
+        raise InvalidValueError(f"model argument pretrained: {pretrained!r} is not a model directory (it has no "
+                                "config.json; give the folder written by save_pretrained)")
     check_model_folder(pretrained, trust_remote_code)
     return os.path.abspath(pretrained)
 
@@ -60,9 +60,9 @@ def check_hub_name(name: str, revision: Optional[str]) -> None:
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
     reason = "HF_HUB_OFFLINE is set" if offline else _unreachable(endpoint)
     if reason:
-        raise ValueError(f"model argument pretrained: {name!r} is not a local folder nor in the Hugging Face cache, "
-                         f"and it cannot be downloaded ({reason}); give the folder of a saved model, or download "
-                         "it first (with HF_HUB_OFFLINE=1 only the cache is read)")
+        raise InvalidValueError(f"model argument pretrained: {name!r} is not a local folder nor in the Hugging Face cache, "
+                                f"and it cannot be downloaded ({reason}); give the folder of a saved model, or download "
+                                "it first (with HF_HUB_OFFLINE=1 only the cache is read)")
 
 
 def _in_hub_cache(name: str, revision: Optional[str]) -> bool:
@@ -86,7 +86,7 @@ def _unreachable(endpoint: str) -> Optional[str]:
     try:
         socket.create_connection((host, port), timeout=HUB_PROBE_SECONDS).close()
     except OSError as exc:
-        return f"{host}:{port} cannot be reached: {exc.strerror or type(exc).__name__}"
+        return f"{host}:{port} cannot be reached: {exc.strerror or error_name(exc)}"
     return None
 
 
@@ -99,23 +99,23 @@ def check_model_folder(path: str, trust_remote_code: bool = False) -> None:
             config = json.load(handle)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
-        raise ValueError(f"{where}: its config.json cannot be read as JSON ({reason})") from None
+        raise InvalidValueError(f"{where}: its config.json cannot be read as JSON ({reason})") from None
     if not isinstance(config, dict) or not isinstance(config.get("model_type"), str):
-        raise ValueError(f"{where}: its config.json names no model_type (the config.json that save_pretrained "
-                         "writes does, e.g. \"model_type\": \"llama\")")
+        raise InvalidValueError(f"{where}: its config.json names no model_type (the config.json that save_pretrained "
+                                "writes does, e.g. \"model_type\": \"llama\")")
     model_type = config["model_type"]
     if not trust_remote_code and "auto_map" not in config and not is_known_model_type(model_type):
         from ..extras import require
         version = require("transformers", "the hf backend").__version__
-        raise ValueError(f"model argument pretrained: {path!r} is a model of type {model_type!r}, which transformers "
-                         f"{version} does not know (a newer transformers may; trust_remote_code=true runs the "
-                         "model's own code)")
+        raise InvalidValueError(f"model argument pretrained: {path!r} is a model of type {model_type!r}, which transformers "
+                                f"{version} does not know (a newer transformers may; trust_remote_code=true runs the "
+                                "model's own code)")
     names = os.listdir(path)
     if not any(name.endswith(WEIGHT_ENDINGS) for name in names):
-        raise ValueError(f"{where}: it has a config.json but no weights (*.safetensors or *.bin)")
+        raise InvalidValueError(f"{where}: it has a config.json but no weights (*.safetensors or *.bin)")
     if not any(name in TOKENIZER_FILES for name in names):
-        raise ValueError(f"{where}: it has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, ...); save the "
-                         "tokenizer into the same folder (tokenizer.save_pretrained)")
+        raise InvalidValueError(f"{where}: it has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, ...); save the "
+                                "tokenizer into the same folder (tokenizer.save_pretrained)")
 
 
 def is_known_model_type(model_type: str) -> bool:

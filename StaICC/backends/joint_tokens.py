@@ -7,6 +7,8 @@ split is taken on the joint tokenization, at the first token that covers label t
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
+
 
 @dataclass
 class JointSplit:
@@ -26,7 +28,7 @@ def split_joint(tokenizer: Any, pairs: List[Tuple[str, str]], special_ids: set, 
     """
     for _, label in pairs:
         if label == "":
-            raise ValueError(f"{where}: an empty label cannot be scored as a continuation")
+            raise InvalidValueError(f"{where}: an empty label cannot be scored as a continuation")
     texts = [prompt + label for prompt, label in pairs]
     if getattr(tokenizer, "is_fast", False):
         encoded = tokenizer(texts, return_offsets_mapping=True, return_special_tokens_mask=True)
@@ -40,11 +42,11 @@ def split_joint(tokenizer: Any, pairs: List[Tuple[str, str]], special_ids: set, 
     splits = []
     for (prompt, label), ids, (boundary, end) in zip(pairs, encoded["input_ids"], bounds):
         if boundary is None or boundary >= end:
-            raise ValueError(f"{where}: the label {label!r} adds no token after the prompt "
-                             f"ending {prompt[-30:]!r}; it cannot be scored as a continuation")
+            raise InvalidValueError(f"{where}: the label {label!r} adds no token after the prompt "
+                                    f"ending {prompt[-30:]!r}; it cannot be scored as a continuation")
         if boundary == 0:
-            raise ValueError(f"{where}: the label {label!r} merges with the whole prompt "
-                             f"{prompt[-30:]!r}; no context token is left to condition on")
+            raise InvalidValueError(f"{where}: the label {label!r} merges with the whole prompt "
+                                    f"{prompt[-30:]!r}; no context token is left to condition on")
         splits.append(JointSplit(list(ids[:boundary]), list(ids[boundary:end])))
     return splits
 

@@ -19,6 +19,7 @@ which batches prompts and gives the same probabilities.
 """
 from typing import Any, Callable, List, Optional, Sequence
 
+from ..errors import InvalidValueError, MissingExtraError
 from ..extras import require
 from ..numeric import softmax
 from ..validation import check_label_space
@@ -46,7 +47,7 @@ def label_token_ids(tokenizer: Any, label_space: Sequence[str]) -> List[int]:
     for label in label_space:
         encoded = tokenizer(label)["input_ids"]
         if len(encoded) == 0:
-            raise ValueError(f"the label {label!r} tokenizes to no token at all; it cannot be scored")
+            raise InvalidValueError(f"the label {label!r} tokenizes to no token at all; it cannot be scored")
         ids.append(int(encoded[-1]))
     return ids
 
@@ -113,8 +114,8 @@ def batched_ICL_inference_with_torch_Causal_LM(
 ) -> List[Any]:
     """The one-prompt kernel once per prompt, in order (no real batching; see ``CausalLMScorer``)."""
     if isinstance(prompt, str) or not isinstance(prompt, (list, tuple)):
-        raise ValueError("batched_ICL_inference_with_torch_Causal_LM: prompt must be a list of prompts "
-                         f"(use it with batched_inference=True), got {type(prompt).__name__}")
+        raise InvalidValueError("batched_ICL_inference_with_torch_Causal_LM: prompt must be a list of prompts "
+                                f"(use it with batched_inference=True), got {type(prompt).__name__}")
     results = [
         standard_ICL_inference_with_torch_Causal_LM(
             one, model, tokenizer, label_space, cache_empty, inside_calibration_function
@@ -137,8 +138,8 @@ def noisy_channel_ICL_inference_with_torch_Causal_LM(
     torch = require("torch", "noisy_channel_ICL_inference_with_torch_Causal_LM")
     check_label_space(label_space, at=" in noisy_channel_ICL_inference_with_torch_Causal_LM", name="label_space")
     if isinstance(prompt, str) or not isinstance(prompt, (list, tuple)) or len(prompt) != len(label_space):
-        raise ValueError("noisy_channel_ICL_inference_with_torch_Causal_LM: prompt must be the list of "
-                         f"{len(label_space)} per-label prompts of one query (noisy_channel=True), got {prompt!r:.200}")
+        raise InvalidValueError("noisy_channel_ICL_inference_with_torch_Causal_LM: prompt must be the list of "
+                                f"{len(label_space)} per-label prompts of one query (noisy_channel=True), got {prompt!r:.200}")
     if cache_empty is not None:
         cache_empty()
     device = model_device(model)
@@ -188,11 +189,11 @@ def _GPT_API_call(prompt: str, model_name: str = "gpt-3.5-turbo-instruct") -> st
     try:
         import openai
     except ImportError:
-        raise ImportError("_GPT_API_call needs the 'openai' package (>= 1.0): pip install openai. "
-                          "StaICC itself never contacts a network service.") from None
+        raise MissingExtraError("_GPT_API_call needs the 'openai' package (>= 1.0): pip install openai. "
+                                "StaICC itself never contacts a network service.") from None
     if not hasattr(openai, "OpenAI"):
-        raise ImportError("_GPT_API_call needs openai >= 1.0 (the legacy Completion API was removed); "
-                          "upgrade with: pip install -U openai")
+        raise MissingExtraError("_GPT_API_call needs openai >= 1.0 (the legacy Completion API was removed); "
+                                "upgrade with: pip install -U openai")
     client = openai.OpenAI()
     response = client.completions.create(model=model_name, prompt=prompt, max_tokens=1, temperature=0)
     return response.choices[0].text

@@ -8,6 +8,7 @@ A model that cannot continue a shared prefix from its cache gets a reason
 """
 from typing import Any, Optional, Sequence
 
+from ..errors import OperationError
 from ..extras import require
 
 #: the forward argument (and output field) that carries the KV cache: transformers < 5.24, then >= 5.24
@@ -20,8 +21,8 @@ def output_cache(output: Any) -> Any:
         cache = output.get(name) if hasattr(output, "get") else getattr(output, name, None)
         if cache is not None:
             return cache
-    raise RuntimeError(f"CausalLMScorer: the model returned no KV cache (no {' or '.join(CACHE_ARGUMENTS)} in its "
-                       "output) although use_cache=True; pass share_prefixes=False")
+    raise OperationError(f"CausalLMScorer: the model returned no KV cache (no {' or '.join(CACHE_ARGUMENTS)} in its "
+                         "output) although use_cache=True; pass share_prefixes=False")
 
 
 def why_no_prefix_sharing(model: Any, takes_position_ids: bool, cache_argument: Optional[str]) -> Optional[str]:
@@ -42,8 +43,8 @@ def selected_cache(cache: Any, rows: Sequence[int], select: Any) -> Any:
     transformers = require("transformers", "CausalLMScorer prefix sharing")
     layers = getattr(cache, "layers", None)
     if layers is None or not all(hasattr(layer, "keys") and hasattr(layer, "values") for layer in layers):
-        raise RuntimeError(f"CausalLMScorer: cannot reuse this model's KV cache ({type(cache).__name__}) for "
-                           "shared prefixes; pass share_prefixes=False")
+        raise OperationError(f"CausalLMScorer: cannot reuse this model's KV cache ({type(cache).__name__}) for "
+                             "shared prefixes; pass share_prefixes=False")
     if len(set(rows)) == 1:
         row, count = rows[0], len(rows)
         data = [(layer.keys[row:row + 1].expand(count, -1, -1, -1), layer.values[row:row + 1].expand(count, -1, -1, -1))

@@ -21,7 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..errors import StaICCWarning
+from ..errors import OperationError, StaICCWarning
 from ..extras import require
 from . import prefix_tree
 from .invariant import log_softmax as invariant_log_softmax
@@ -276,8 +276,8 @@ class ForwardEngine(TreeForward):
         columns = [column for _, column in slots]
         if kept is not None:
             if logits.shape[1] != len(kept[1]):
-                raise RuntimeError(f"CausalLMScorer: the model ignored {self._keep_argument}= "
-                                   f"(expected {len(kept[1])} positions, got {logits.shape[1]})")
+                raise OperationError(f"CausalLMScorer: the model ignored {self._keep_argument}= "
+                                     f"(expected {len(kept[1])} positions, got {logits.shape[1]})")
             local = [kept[1][c] for c in columns]
         else:
             local = columns

@@ -42,6 +42,7 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend
@@ -84,10 +85,10 @@ class OpenAIBackend(ScoringModes, Backend):
         self.label_logprobs = _args.as_choice(get("label_logprobs", "off"), "label_logprobs",
                                               openai_labels.LABEL_LOGPROBS)
         if self.scoring == "last_token" and self.label_logprobs == "off":
-            raise ValueError("model argument scoring=last_token cannot be computed over an OpenAI-compatible API "
-                             "(it tokenizes each label alone) unless the server offers /tokenize and "
-                             "logprob_token_ids (vLLM): add label_logprobs=on; or use scoring=first_token (the same "
-                             "number for single-token labels), scoring=sequence, or the hf/vllm backends")
+            raise InvalidValueError("model argument scoring=last_token cannot be computed over an OpenAI-compatible API "
+                                    "(it tokenizes each label alone) unless the server offers /tokenize and "
+                                    "logprob_token_ids (vLLM): add label_logprobs=on; or use scoring=first_token (the same "
+                                    "number for single-token labels), scoring=sequence, or the hf/vllm backends")
         self.top_k = _args.as_int(get("top_logprobs", top_logprobs.DEFAULT_K), "top_logprobs", minimum=1)
         self.concurrency = _args.as_int(get("concurrency", 8), "concurrency", minimum=1)
         self.retries = _args.as_int(get("retries", 5), "retries", minimum=0)
@@ -101,7 +102,7 @@ class OpenAIBackend(ScoringModes, Backend):
         self.requests_per_call = _args.as_int(get("requests_per_call", 64), "requests_per_call", minimum=1)
         self.message_builder = get("message_builder")
         if self.message_builder is not None and not callable(self.message_builder):
-            raise TypeError("model argument message_builder must be callable (request -> messages)")
+            raise InvalidTypeError("model argument message_builder must be callable (request -> messages)")
         self.mapper = AnswerMapper(get("unparsed", "uniform"), get("aliases"), get("postprocess"), get("answer_hook"),
                                    ThinkingRule.from_arguments(arguments))
         self.mapper.thinking.check_scoring(self.scoring)
@@ -301,7 +302,7 @@ class OpenAIBackend(ScoringModes, Backend):
             path = "/chat/completions"
         else:
             if request.noisy_channel:
-                raise ValueError("scoring=generate cannot answer noisy-channel prompts (one prompt per label)")
+                raise InvalidValueError("scoring=generate cannot answer noisy-channel prompts (one prompt per label)")
             body = {"model": self.model, "prompt": request.prompt, "max_tokens": self.generation_limit(self.max_tokens),
                     "temperature": 0}
             path = "/completions"
@@ -367,7 +368,7 @@ def _reasoning(message: Any) -> Optional[str]:
     """The reasoning a server returned beside the answer (vLLM and SGLang: ``reasoning_content``;
     newer vLLM: ``reasoning``), or None."""
     if not isinstance(message, dict):
-        raise TypeError("message is not an object")
+        raise InvalidTypeError("message is not an object")
     for key in ("reasoning_content", "reasoning"):
         value = message.get(key)
         if isinstance(value, str):
@@ -386,7 +387,7 @@ def reasoning_tokens(response: Dict[str, Any]) -> Optional[int]:
 def _checked_url(url: str) -> str:
     parsed = urllib.parse.urlsplit(url)
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise ValueError(f"model argument base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {redact_url(url)!r}")
+        raise InvalidValueError(f"model argument base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {redact_url(url)!r}")
     return url.rstrip("/")
 
 

@@ -17,6 +17,7 @@ records.  Requests whose labels are not single next tokens (multi-token labels i
 import urllib.parse
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..requests import Request
 
 LABEL_LOGPROBS = ("off", "on", "auto")
@@ -38,7 +39,7 @@ def token_ids(response: Dict[str, Any], where: str) -> List[int]:
     """The ``tokens`` list of a ``/tokenize`` response, checked."""
     tokens = response.get("tokens")
     if not isinstance(tokens, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in tokens):
-        raise ValueError(f"{where} returned no list of token ids under 'tokens'")
+        raise InvalidValueError(f"{where} returned no list of token ids under 'tokens'")
     return tokens
 
 
@@ -55,20 +56,20 @@ def read_label_logprobs(response: Dict[str, Any], label_ids: Sequence[int], wher
     try:
         table = response["choices"][0]["logprobs"]["top_logprobs"][0]
     except (KeyError, IndexError, TypeError):
-        raise ValueError(f"{where} returned no top_logprobs for the generated position") from None
+        raise InvalidValueError(f"{where} returned no top_logprobs for the generated position") from None
     if not isinstance(table, dict):
-        raise ValueError(f"{where} returned top_logprobs[0] as {type(table).__name__}, expected an object")
+        raise InvalidValueError(f"{where} returned top_logprobs[0] as {type(table).__name__}, expected an object")
     values = []
     for token in label_ids:
         value = table.get(f"token_id:{token}")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{where} returned no log-probability for the label token {token} "
-                             "(does the server honour logprob_token_ids and return_tokens_as_token_ids?)")
+            raise InvalidValueError(f"{where} returned no log-probability for the label token {token} "
+                                    "(does the server honour logprob_token_ids and return_tokens_as_token_ids?)")
         try:
             values.append(float(value))
         except OverflowError:
-            raise ValueError(f"{where} returned a log-probability of {len(str(value))} digits for the label token "
-                             f"{token}") from None
+            raise InvalidValueError(f"{where} returned a log-probability of {len(str(value))} digits for the label token "
+                                    f"{token}") from None
     return values
 
 
@@ -99,7 +100,7 @@ def label_query(scoring: str, prompt: str, labels: Sequence[str], tokenizer: Rem
         for label in labels:
             alone = label_alone(label)
             if not alone:
-                raise ValueError(f"openai backend: the label {label!r} tokenizes to no token")
+                raise InvalidValueError(f"openai backend: the label {label!r} tokenizes to no token")
             ids.append(alone[-1])
         return tokenizer(prompt)["input_ids"], ids
     from .joint_tokens import split_joint

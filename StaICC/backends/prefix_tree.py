@@ -16,6 +16,8 @@ shared position are computed once.
 from dataclasses import dataclass, field
 from typing import List, Sequence, Tuple
 
+from ..errors import InvalidValueError
+
 #: (position inside the node's segment, sequence index, read index of that sequence)
 NodeRead = Tuple[int, int, int]
 
@@ -51,11 +53,11 @@ def build(sequences: Sequence[Sequence[int]], read_positions: Sequence[Sequence[
     """
     for i, (ids, positions) in enumerate(zip(sequences, read_positions)):
         if not ids:
-            raise ValueError(f"prefix tree: sequence {i} is empty")
+            raise InvalidValueError(f"prefix tree: sequence {i} is empty")
         for position in positions:
             if not 0 <= position < len(ids):
-                raise ValueError(f"prefix tree: read at position {position} outside sequence {i} "
-                                 f"of {len(ids)} tokens")
+                raise InvalidValueError(f"prefix tree: read at position {position} outside sequence {i} "
+                                        f"of {len(ids)} tokens")
     order = sorted(range(len(sequences)), key=lambda i: list(sequences[i]))
     pending = [sorted((p, i, r) for r, p in enumerate(read_positions[i])) for i in range(len(sequences))]
     cursor = [0] * len(sequences)  # next unassigned read of each sequence (reads sorted by position)

@@ -1,6 +1,7 @@
 """The built-in, dependency-free models as backends: ``reference`` (lexical) and ``uniform``."""
 from typing import Any, Dict
 
+from ..errors import InvalidValueError
 from .base import FunctionBackend
 
 #: bump a model's version when its scoring changes, so that cached answers are not reused
@@ -18,7 +19,7 @@ class ReferenceBackend(FunctionBackend):
     def __init__(self, model: str = "lexical") -> None:
         from .reference_model import REFERENCE_MODELS
         if model not in REFERENCE_MODELS:
-            raise ValueError(f"unknown reference model {model!r}; choose one of {', '.join(sorted(REFERENCE_MODELS))}")
+            raise InvalidValueError(f"unknown reference model {model!r}; choose one of {', '.join(sorted(REFERENCE_MODELS))}")
         super().__init__(REFERENCE_MODELS[model], batch_size=256)
         self.model = model
 
@@ -28,7 +29,7 @@ class ReferenceBackend(FunctionBackend):
 
 def _no_arguments(name: str, arguments: Dict[str, Any]) -> None:
     if arguments:
-        raise ValueError(f"the {name} backend takes no model arguments, got {', '.join(sorted(arguments))}")
+        raise InvalidValueError(f"the {name} backend takes no model arguments, got {', '.join(sorted(arguments))}")
 
 
 def reference_backend(model: str = "lexical", **arguments: Any) -> ReferenceBackend:

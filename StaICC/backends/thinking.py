@@ -32,6 +32,7 @@ characters, tokens where counted, finished or not), recorded per query and summe
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from ..errors import InvalidValueError
 from . import _args
 from ..requests import Thinking
 
@@ -71,11 +72,11 @@ class ThinkingRule:
         end = _marker(arguments.pop("think_end_token", DEFAULT_END), "think_end_token")
         budget = _args.as_int(arguments.pop("thinking_budget", None), "thinking_budget", minimum=1, optional=True)
         if start == end:
-            raise ValueError(f"model arguments think_start_token and think_end_token are both {start!r}; "
-                             "a thinking section needs two different markers")
+            raise InvalidValueError(f"model arguments think_start_token and think_end_token are both {start!r}; "
+                                    "a thinking section needs two different markers")
         if budget is not None and mode == "off":
-            raise ValueError("model argument thinking_budget needs thinking=auto or thinking=on; "
-                             "thinking=off reads the whole text as the answer")
+            raise InvalidValueError("model argument thinking_budget needs thinking=auto or thinking=on; "
+                                    "thinking=off reads the whole text as the answer")
         return cls(mode, start, end, budget)
 
     @property
@@ -98,9 +99,9 @@ class ThinkingRule:
         """Refuse log-probability scoring with thinking enabled, saying why."""
         if self.enabled and scoring != "generate":
             asked = "thinking=on" if self.mode == "on" else f"thinking_budget={self.budget}"
-            raise ValueError(f"model argument {asked} asks for a thinking section, which scoring={scoring} cannot "
-                             "have: log-probability scoring reads the labels right after the prompt, where a reasoning "
-                             "model would start to think. Use scoring=generate, or leave thinking settings out")
+            raise InvalidValueError(f"model argument {asked} asks for a thinking section, which scoring={scoring} cannot "
+                                    "have: log-probability scoring reads the labels right after the prompt, where a reasoning "
+                                    "model would start to think. Use scoring=generate, or leave thinking settings out")
 
     def opens_in_prompt(self, prompt: str) -> bool:
         """Whether ``prompt`` (a chat template's output) ends inside an opened thinking section."""
@@ -175,5 +176,5 @@ def with_reasoning(content: Optional[str], reasoning: Optional[str], finished: b
 
 def _marker(value: Any, name: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"model argument {name} must be a non-empty marker such as {DEFAULT_END!r}, got {value!r}")
+        raise InvalidValueError(f"model argument {name} must be a non-empty marker such as {DEFAULT_END!r}, got {value!r}")
     return value

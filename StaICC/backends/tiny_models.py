@@ -8,6 +8,7 @@ code paths are those of real HuggingFace models.
 """
 from typing import Any, Iterable, Optional
 
+from ..errors import InvalidValueError
 from ..extras import require
 
 __all__ = ["tiny_tokenizer", "tiny_causal_lm", "SPECIAL_TOKENS", "PAD_ID", "BOS_ID", "EOS_ID", "TINY_CHAT_TEMPLATE"]
@@ -73,7 +74,7 @@ def tiny_causal_lm(family: str = "llama", vocab_size: int = 4096, hidden_size: i
             bos_token_id=BOS_ID, eos_token_id=EOS_ID, pad_token_id=PAD_ID)
         model = transformers.GPT2LMHeadModel(config)
     else:
-        raise ValueError(f"tiny_causal_lm: family must be 'llama' or 'gpt2', got {family!r}")
+        raise InvalidValueError(f"tiny_causal_lm: family must be 'llama' or 'gpt2', got {family!r}")
     with torch.no_grad():
         model.get_output_embeddings().weight.mul_(sharpen)
     return model.eval()

@@ -38,6 +38,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..requests import Answer, Request
 from .base import BadAnswersError
 from .openai_echo import MAX_LOGPROB, MissingLogprobsError, _finite
@@ -107,8 +108,8 @@ def box_of(entries: Sequence[Tuple[str, float]], labels: Sequence[str]) -> Label
 def check_request(request: Request) -> None:
     """Refuse a noisy-channel request (one prompt per label): the mode reads one answer to one prompt."""
     if request.noisy_channel:
-        raise ValueError("scoring=top_logprobs cannot answer noisy-channel prompts (one prompt per label): it reads "
-                         "the answer token of one prompt; use scoring=sequence or first_token for the noisy channel")
+        raise InvalidValueError("scoring=top_logprobs cannot answer noisy-channel prompts (one prompt per label): it reads "
+                                "the answer token of one prompt; use scoring=sequence or first_token for the noisy channel")
 
 
 def identity_part(k: int, chat: bool, system: Optional[str], message_builder: Any) -> Dict[str, Any]:

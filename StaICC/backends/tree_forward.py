@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from ..errors import error_name
 from . import invariant, tree_pack
 from .kv_cache import full_attention
 
@@ -245,7 +246,7 @@ class TreeForward:
                 with self._attention_for_packs():
                     self._forward_packs([pack], read_ids, out, False, False)
         except Exception as error:  # a model that refuses a 4-D mask or position ids: not usable, say why
-            return f"the packing probe failed ({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})"
+            return f"the packing probe failed ({error_name(error)}: {str(error).splitlines()[0] if str(error) else ''})"
         finally:
             self.stats = saved  # the probe is not part of the work
         expected = expected[..., :len(read_ids[0][0])].float().cpu().numpy()

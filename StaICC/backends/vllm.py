@@ -28,6 +28,7 @@ independent of what else is in the batch).
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidTypeError, InvalidValueError, OperationError
 from ..requests import Answer, Request
 from . import _args
 from .base import Backend
@@ -123,7 +124,7 @@ class VLLMBackend(ScoringModes, Backend):
         self.chat, self.system = options["chat"], options["system"]
         self.message_builder = options["message_builder"]
         if self.message_builder is not None and not callable(self.message_builder):
-            raise TypeError("model argument message_builder must be callable (request -> messages)")
+            raise InvalidTypeError("model argument message_builder must be callable (request -> messages)")
         self.model_id = options["model_id"]
         self.requests_per_call = options["requests_per_call"]
         self.mapper = AnswerMapper(options["unparsed"], options["aliases"], options["postprocess"],
@@ -143,7 +144,7 @@ class VLLMBackend(ScoringModes, Backend):
         params = sampling_for_inputs(self.sampling_params, self.label_logprobs, sent)
         outputs = self.llm.generate([{"prompt_token_ids": list(i.ids)} for i in sent], params, use_tqdm=False)
         if len(outputs) != len(sent):
-            raise RuntimeError(f"vllm returned {len(outputs)} outputs for {len(sent)} prompts")
+            raise OperationError(f"vllm returned {len(outputs)} outputs for {len(sent)} prompts")
         read: List[List[float]] = [[] for _ in inputs]
         for position, output in zip(order, outputs):
             read[position] = read_value(output, inputs[position])
@@ -156,8 +157,8 @@ class VLLMBackend(ScoringModes, Backend):
             for prompt in r.prompt:
                 ids = self._ids(prompt)
                 if len(ids) < 2:
-                    raise ValueError(f"vllm backend: the noisy-channel prompt {prompt!r:.80} has fewer than 2 "
-                                     "tokens; its mean log-probability is undefined")
+                    raise InvalidValueError(f"vllm backend: the noisy-channel prompt {prompt!r:.80} has fewer than 2 "
+                                            "tokens; its mean log-probability is undefined")
                 out.append(EngineInput(tuple(ids), start=1, end=len(ids), mean=True))
             return out
         per_label = self._label_inputs(r.prompt, r.label_space)  # type: ignore[arg-type]
@@ -178,7 +179,7 @@ class VLLMBackend(ScoringModes, Backend):
             for label in labels:
                 label_ids = self._ids(label)
                 if not label_ids:
-                    raise ValueError(f"vllm backend: the label {label!r} tokenizes to no token")
+                    raise InvalidValueError(f"vllm backend: the label {label!r} tokenizes to no token")
                 out.append((context + [label_ids[-1]], len(context), len(context) + 1))
             return out
         out = []
@@ -201,7 +202,7 @@ class VLLMBackend(ScoringModes, Backend):
         else:
             for r in requests:
                 if r.noisy_channel:
-                    raise ValueError("scoring=generate cannot answer noisy-channel prompts (one prompt per label)")
+                    raise InvalidValueError("scoring=generate cannot answer noisy-channel prompts (one prompt per label)")
             outputs = self.llm.generate([r.prompt for r in requests], params, use_tqdm=False)
         return [self._counted(out.outputs[0]) for out in outputs]
 

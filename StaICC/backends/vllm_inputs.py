@@ -29,6 +29,8 @@ import inspect
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError, OperationError
+
 LABEL_LOGPROBS = ("auto", "token_ids", "allowed_tokens", "prompt_logprobs")
 
 
@@ -70,8 +72,8 @@ def resolve_label_logprobs(choice: str, sampling_params: Any) -> str:
     if choice == "auto":
         return "token_ids" if supports_field(sampling_params, "logprob_token_ids") else "allowed_tokens"
     if choice == "token_ids" and not supports_field(sampling_params, "logprob_token_ids"):
-        raise ValueError("model argument label_logprobs=token_ids needs a vLLM whose SamplingParams has "
-                         "logprob_token_ids; use label_logprobs=allowed_tokens or prompt_logprobs")
+        raise InvalidValueError("model argument label_logprobs=token_ids needs a vLLM whose SamplingParams has "
+                                "logprob_token_ids; use label_logprobs=allowed_tokens or prompt_logprobs")
     return choice
 
 
@@ -123,31 +125,31 @@ def _next_token_logprobs(output: Any, label_ids: Tuple[int, ...]) -> List[float]
         logprobs = getattr(completions[0], "logprobs", None)
         table = logprobs[0] if logprobs else None
     if table is None:
-        raise RuntimeError("vllm returned no logprobs for the generated position; the engine must return "
-                           "sample logprobs (SamplingParams.logprobs)")
+        raise OperationError("vllm returned no logprobs for the generated position; the engine must return "
+                             "sample logprobs (SamplingParams.logprobs)")
     missing = [t for t in label_ids if t not in table]
     if missing:
-        raise RuntimeError(f"vllm returned no log-probability for the label token(s) {missing}; with "
-                           "label_logprobs=allowed_tokens the engine must compute logprobs after the logits "
-                           "processors (engine argument logprobs_mode=processed_logprobs); or use "
-                           "label_logprobs=prompt_logprobs")
+        raise OperationError(f"vllm returned no log-probability for the label token(s) {missing}; with "
+                             "label_logprobs=allowed_tokens the engine must compute logprobs after the logits "
+                             "processors (engine argument logprobs_mode=processed_logprobs); or use "
+                             "label_logprobs=prompt_logprobs")
     values = [_logprob(table[t]) for t in label_ids]
     for t, v in zip(label_ids, values):
         if not math.isfinite(v):
-            raise RuntimeError(f"vllm returned the log-probability {v} for the label token {t}")
+            raise OperationError(f"vllm returned the log-probability {v} for the label token {t}")
     return values
 
 
 def _prompt_logprob(output: Any, ids: List[int], start: int, end: int, mean: bool) -> float:
     prompt_logprobs = getattr(output, "prompt_logprobs", None)
     if prompt_logprobs is None or len(prompt_logprobs) != len(ids):
-        raise RuntimeError("vllm returned no prompt log-probabilities (RequestOutput.prompt_logprobs) "
-                           f"for a prompt of {len(ids)} tokens; the engine must support prompt_logprobs")
+        raise OperationError("vllm returned no prompt log-probabilities (RequestOutput.prompt_logprobs) "
+                             f"for a prompt of {len(ids)} tokens; the engine must support prompt_logprobs")
     values = []
     for position in range(start, end):
         entry = prompt_logprobs[position]
         if entry is None or ids[position] not in entry:
-            raise RuntimeError(f"vllm returned no log-probability for prompt position {position} (token "
-                               f"{ids[position]})")
+            raise OperationError(f"vllm returned no log-probability for prompt position {position} (token "
+                                 f"{ids[position]})")
         values.append(_logprob(entry[ids[position]]))
     return math.fsum(values) / len(values) if mean else math.fsum(values)

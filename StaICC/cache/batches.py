@@ -32,6 +32,7 @@ from array import array
 from operator import attrgetter, methodcaller
 from typing import Any, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidTypeError
 from ..requests import LABELS, Answer, Request, label_answer
 from .codec import _crc_prefix, _encode
 from .schema import in_transaction
@@ -63,17 +64,17 @@ _new = object.__new__
 
 def _check_fingerprint(fingerprint: Any) -> str:
     if not isinstance(fingerprint, str) or not fingerprint:
-        raise TypeError(f"fingerprint must be a non-empty string (Backend.fingerprint()), got {fingerprint!r}")
+        raise InvalidTypeError(f"fingerprint must be a non-empty string (Backend.fingerprint()), got {fingerprint!r}")
     return fingerprint
 
 
 def _check_requests(requests: Any) -> Sequence[Request]:
     if isinstance(requests, (str, bytes)) or not isinstance(requests, Sequence):
-        raise TypeError(f"requests must be a sequence of Request, got {type(requests).__name__}")
+        raise InvalidTypeError(f"requests must be a sequence of Request, got {type(requests).__name__}")
     if not {Request}.issuperset(map(type, requests)):  # one pass in C when every item is a Request
         for i, request in enumerate(requests):
             if not isinstance(request, Request):
-                raise TypeError(f"requests[{i}] must be a Request, got {type(request).__name__}")
+                raise InvalidTypeError(f"requests[{i}] must be a Request, got {type(request).__name__}")
     return requests
 
 

@@ -14,6 +14,7 @@ import sys
 from array import array
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..requests import LABELS, Answer, Request, label_answer
 
 Digests = Tuple[bytes, bytes]
@@ -134,7 +135,7 @@ def _stored_answers(prefix: int, requests: Sequence[Request], digests: Sequence[
 def _encode(request: Request, answer: Any, position: int) -> Tuple[Union[int, bytes], Optional[str], int]:
     """An answer as (value, text, parsed), checked against the request's label space."""
     if type(answer) is not Answer and not isinstance(answer, Answer):
-        raise TypeError(f"answers[{position}] must be an Answer, got {type(answer).__name__}")
+        raise InvalidTypeError(f"answers[{position}] must be an Answer, got {type(answer).__name__}")
     labels = len(request.label_space)
     prediction = answer.prediction
     kind = type(prediction)
@@ -142,30 +143,30 @@ def _encode(request: Request, answer: Any, position: int) -> Tuple[Union[int, by
         value: Union[int, bytes] = _state_bytes(prediction, position)
     elif kind is int or (isinstance(prediction, int) and kind is not bool):
         if not 0 <= prediction < labels:
-            raise ValueError(f"answers[{position}] predicts label index {prediction}; "
-                             f"the request has {labels} labels")
+            raise InvalidValueError(f"answers[{position}] predicts label index {prediction}; "
+                                    f"the request has {labels} labels")
         value = int(prediction)
     elif kind is list or kind is tuple or isinstance(prediction, (list, tuple)):
         if len(prediction) != labels:
-            raise ValueError(f"answers[{position}] has {len(prediction)} scores; the request has {labels} labels")
+            raise InvalidValueError(f"answers[{position}] has {len(prediction)} scores; the request has {labels} labels")
         if not _NUMBERS.issuperset(map(type, prediction)):
             _check_scores(prediction, position)
         value = _doubles(labels).pack(*prediction)
     else:
-        raise TypeError(f"answers[{position}].prediction must be an int label index or a list of floats, "
-                        f"got {type(prediction).__name__}; store validated predictions")
+        raise InvalidTypeError(f"answers[{position}].prediction must be an int label index or a list of floats, "
+                               f"got {type(prediction).__name__}; store validated predictions")
     text = answer.text
     if text is not None:
         if type(text) is not str and not isinstance(text, str):
-            raise TypeError(f"answers[{position}].text must be a string or None, got {type(text).__name__}")
+            raise InvalidTypeError(f"answers[{position}].text must be a string or None, got {type(text).__name__}")
         if not text.isascii():
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError as exc:  # SQLite stores text as UTF-8, which has no lone surrogates
-                raise ValueError(f"answers[{position}].text holds a lone surrogate ({exc.object[exc.start]!r} at "
-                                 f"character {exc.start}); the cache stores generated text as UTF-8") from None
+                raise InvalidValueError(f"answers[{position}].text holds a lone surrogate ({exc.object[exc.start]!r} at "
+                                        f"character {exc.start}); the cache stores generated text as UTF-8") from None
     if type(answer.parsed) is not bool:
-        raise TypeError(f"answers[{position}].parsed must be True or False, got {answer.parsed!r}")
+        raise InvalidTypeError(f"answers[{position}].parsed must be True or False, got {answer.parsed!r}")
     return value, text, int(answer.parsed)
 
 
@@ -177,16 +178,16 @@ def _check_scores(prediction: Sequence[Any], position: int) -> None:
     """Refuse a score that is not a real number (a bool included); numeric subclasses pass."""
     for score in prediction:
         if isinstance(score, bool) or not isinstance(score, (int, float)):
-            raise TypeError(f"answers[{position}] holds a non-numeric score {score!r}; "
-                            "store validated predictions (floats)")
+            raise InvalidTypeError(f"answers[{position}] holds a non-numeric score {score!r}; "
+                                   "store validated predictions (floats)")
 
 
 def _state_bytes(prediction: Any, position: int) -> bytes:
     """A representation answer (``array('f')``, see :func:`StaICC.requests.state_vector`) as little-endian
     float32 bytes: bit-exact, four bytes per value."""
     if not isinstance(prediction, array) or prediction.typecode != "f" or not len(prediction):
-        raise TypeError(f"answers[{position}] asks for a representation: its prediction must be a non-empty "
-                        f"array('f') (StaICC.requests.state_vector), got {type(prediction).__name__}")
+        raise InvalidTypeError(f"answers[{position}] asks for a representation: its prediction must be a non-empty "
+                               f"array('f') (StaICC.requests.state_vector), got {type(prediction).__name__}")
     if sys.byteorder == "little":
         return prediction.tobytes()
     swapped = array("f", prediction)

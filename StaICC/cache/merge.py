@@ -30,6 +30,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from ..errors import InvalidValueError
 from ..backends.numerics import merged_settings
 from .codec import _crc_prefix, _entry_crc
 from .schema import _COLLISION, CacheError
@@ -101,13 +102,13 @@ def merge_caches(output: PathLike, inputs: Sequence[PathLike], *, allow_mixed_nu
     one line per difference in the inputs' settings that moves last bits only.
     """
     if not inputs:
-        raise ValueError("cache merge needs at least one input cache")
+        raise InvalidValueError("cache merge needs at least one input cache")
     out_path = os.path.abspath(os.fspath(output))
     for path in inputs:
         if os.path.abspath(os.fspath(path)) == out_path:
-            raise ValueError(f"cache merge: the output {os.fspath(output)!r} is also an input")
+            raise InvalidValueError(f"cache merge: the output {os.fspath(output)!r} is also an input")
         if not os.path.exists(path):
-            raise ValueError(f"cache merge: the input cache {os.fspath(path)!r} does not exist")
+            raise InvalidValueError(f"cache merge: the input cache {os.fspath(path)!r} does not exist")
     sources = []
     for path in inputs:
         with PredictionCache(path) as cache:  # refuses a foreign, newer or damaged file

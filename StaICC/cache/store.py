@@ -12,6 +12,7 @@ import sqlite3
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..requests import Answer, Request
 from .batches import BatchRows, _check_fingerprint, _check_requests
 from .codec import Digests, EntryProblem, _crc_prefix, _encode, _entry_crc, _stored_answers
@@ -64,12 +65,12 @@ class PredictionCache(BatchRows, _CacheFile):
 
     def __init__(self, path: Union[str, "os.PathLike[str]"], *, timeout: float = DEFAULT_TIMEOUT) -> None:
         if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"the cache path must be a string or a path, got {type(path).__name__}")
+            raise InvalidTypeError(f"the cache path must be a string or a path, got {type(path).__name__}")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+            raise InvalidValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.path = os.fspath(path)
         if not self.path:
-            raise ValueError("the cache path is empty")
+            raise InvalidValueError("the cache path is empty")
         self.timeout = float(timeout)
         self._lock = threading.RLock()
         self._pid = os.getpid()
@@ -171,9 +172,9 @@ class PredictionCache(BatchRows, _CacheFile):
         fingerprint = _check_fingerprint(fingerprint)
         requests = _check_requests(requests)
         if isinstance(answers, (str, bytes)) or not isinstance(answers, Sequence):
-            raise TypeError(f"answers must be a sequence of Answer, got {type(answers).__name__}")
+            raise InvalidTypeError(f"answers must be a sequence of Answer, got {type(answers).__name__}")
         if len(answers) != len(requests):
-            raise ValueError(f"store got {len(answers)} answers for {len(requests)} requests; give one per request")
+            raise InvalidValueError(f"store got {len(answers)} answers for {len(requests)} requests; give one per request")
         if not requests:
             return 0
         rows = []
@@ -232,7 +233,7 @@ class PredictionCache(BatchRows, _CacheFile):
         """
         fingerprint = _check_fingerprint(fingerprint)
         if not isinstance(identity, dict):
-            raise TypeError(f"identity must be a dict (Backend.identity()), got {type(identity).__name__}")
+            raise InvalidTypeError(f"identity must be a dict (Backend.identity()), got {type(identity).__name__}")
         if fingerprint in self._registered:
             with self._lock:
                 self._db()  # a closed, moved or deleted file still fails here
@@ -345,5 +346,5 @@ def open_cache(cache: Union[None, str, "os.PathLike[str]", PredictionCache]) -> 
         return cache
     if isinstance(cache, (str, os.PathLike)):
         return PredictionCache(cache)
-    raise TypeError(f"cache must be a file path or a PredictionCache, got {type(cache).__name__}")
+    raise InvalidTypeError(f"cache must be a file path or a PredictionCache, got {type(cache).__name__}")
 

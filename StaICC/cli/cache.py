@@ -5,6 +5,7 @@ import sqlite3
 import sys
 from typing import Any
 
+from ..errors import error_name
 from .common import ArgumentError, needs_a_command
 
 
@@ -54,7 +55,7 @@ def merge_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ArgumentError(str(exc)) from None
     except (sqlite3.Error, OSError) as exc:  # a full disk, a file-size limit, a read-only folder
-        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        reason = (str(exc).splitlines() or [error_name(exc)])[0]
         print(f"staicc: error: cannot write the merged cache {args.output}: {reason}; nothing was merged (the "
               "inputs are unchanged): make room and run the same command again", file=sys.stderr)
         return 1

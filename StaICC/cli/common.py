@@ -4,7 +4,7 @@ import contextlib
 import os
 import sys
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
-from ..errors import StaICCError
+from ..errors import InvalidValueError, StaICCError, error_name
 from ..registry import Described, Registry
 
 #: the sub-commands of `staicc`, in the order help lists them: each one's parser function, a lazy
@@ -194,7 +194,7 @@ def parse_retriever(spec: str):
     try:
         return retriever_from_name(name, **arguments)
     except TypeError as exc:
-        raise ValueError(f"retriever {name!r}: {exc}") from None
+        raise InvalidValueError(f"retriever {name!r}: {exc}") from None
 
 
 def number_or_text(value: str) -> Any:
@@ -219,7 +219,7 @@ def argument_errors() -> Iterator[None]:
     try:
         yield
     except (ValueError, TypeError, ImportError, OSError) as exc:
-        raise ArgumentError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+        raise ArgumentError(str(exc).splitlines()[0] if str(exc) else error_name(exc)) from None
 
 
 def as_argument_error(function, *args, **kwargs):

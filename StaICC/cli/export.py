@@ -17,6 +17,7 @@ import os
 import statistics
 from typing import Any, Dict, Optional
 
+from ..errors import InvalidValueError
 from .common import ArgumentError, one_line, or_list
 
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
@@ -129,7 +130,7 @@ def export(args: argparse.Namespace) -> list:
     from ..results.exchange import EXPORT_FORMATS
     from ..results.run import Run
     if not EXPORT_FORMATS.info(args.format).from_exports and find_export(args.run) is not None:
-        raise ValueError(f"{args.run} is already an Every Eval Ever export")
+        raise InvalidValueError(f"{args.run} is already an Every Eval Ever export")
     run = Run.load(args.run)  # with its records: the instance-level file and the intervals read them
     intervals = interval_table(run, args) if not args.no_intervals and run.has_records() else None
     return list(EXPORT_FORMATS.get(args.format)(run, args.output, intervals, vars(args)))

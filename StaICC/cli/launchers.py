@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ..engine.selection import Shard
-from ..errors import StaICCError
+from ..errors import InvalidValueError, OperationError, StaICCError
 
 LAUNCHERS = ("torchrun", "slurm", "ray")
 #: seconds the torchrun ranks wait at the barrier for the slowest shard
@@ -49,7 +49,7 @@ def resolve_launch(shard: Optional[str], launcher: Optional[str], environ: Mappi
     """The launch described by ``--shard``, ``--launcher`` and the environment; ValueError when inconsistent."""
     if shard is not None:
         if launcher is not None:
-            raise ValueError("give either --shard I/N or --launcher, not both (a launcher chooses the shard)")
+            raise InvalidValueError("give either --shard I/N or --launcher, not both (a launcher chooses the shard)")
         parsed = Shard.parse(shard)
         return Launch("shard", parsed.index, parsed.count)
     name, _, text = (launcher or "").partition(":")
@@ -58,23 +58,23 @@ def resolve_launch(shard: Optional[str], launcher: Optional[str], environ: Mappi
     if not name:
         return Launch()
     if name not in LAUNCHERS:
-        raise ValueError(f"--launcher must be one of {', '.join(LAUNCHERS)} (ray:address=...), got {launcher!r}")
+        raise InvalidValueError(f"--launcher must be one of {', '.join(LAUNCHERS)} (ray:address=...), got {launcher!r}")
     if name != "ray" and text:
-        raise ValueError(f"--launcher {name} takes no options, got {launcher!r}")
+        raise InvalidValueError(f"--launcher {name} takes no options, got {launcher!r}")
     if name == "torchrun":
         count = _int_env(environ, "WORLD_SIZE", None)
         index = _int_env(environ, "RANK", None)
         if count is None or index is None:
-            raise ValueError("--launcher torchrun needs WORLD_SIZE and RANK in the environment: start the command "
-                             "with torchrun --nproc_per_node N or accelerate launch")
+            raise InvalidValueError("--launcher torchrun needs WORLD_SIZE and RANK in the environment: start the command "
+                                    "with torchrun --nproc_per_node N or accelerate launch")
         Shard(index, count)  # checked: 0 <= RANK < WORLD_SIZE
         return Launch("torchrun", index, count, local_rank=_int_env(environ, "LOCAL_RANK", None))
     if name == "slurm":
         task = _int_env(environ, "SLURM_ARRAY_TASK_ID", None)
         count = _int_env(environ, "SLURM_ARRAY_TASK_COUNT", None)
         if task is None or count is None:
-            raise ValueError("--launcher slurm needs SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT: submit the "
-                             "command with sbatch --array=0-N")
+            raise InvalidValueError("--launcher slurm needs SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT: submit the "
+                                    "command with sbatch --array=0-N")
         index = task - _int_env(environ, "SLURM_ARRAY_TASK_MIN", 0)
         Shard(index, count)  # checked: 0 <= index < count
         return Launch("slurm", index, count)
@@ -88,7 +88,7 @@ def _int_env(environ: Mapping[str, str], name: str, default: Optional[int]) -> A
     try:
         return int(value)
     except ValueError:
-        raise ValueError(f"the environment variable {name} must be an integer, got {value!r}") from None
+        raise InvalidValueError(f"the environment variable {name} must be an integer, got {value!r}") from None
 
 
 def ray_options(text: str) -> Dict[str, str]:
@@ -97,17 +97,17 @@ def ray_options(text: str) -> Dict[str, str]:
     options = parse_model_args(text)
     unknown = sorted(set(options) - set(_RAY_OPTIONS))
     if unknown:
-        raise ValueError(f"--launcher ray: unknown option(s) {', '.join(unknown)}; known: {', '.join(_RAY_OPTIONS)}")
+        raise InvalidValueError(f"--launcher ray: unknown option(s) {', '.join(unknown)}; known: {', '.join(_RAY_OPTIONS)}")
     for name, minimum in (("shards", 1), ("retries", 0)):
         if name in options and (not options[name].isdigit() or int(options[name]) < minimum):
-            raise ValueError(f"--launcher ray: {name} must be an integer >= {minimum}, got {options[name]!r}")
+            raise InvalidValueError(f"--launcher ray: {name} must be an integer >= {minimum}, got {options[name]!r}")
     for name in ("num_gpus", "num_cpus"):
         if name in options:
             try:
                 if float(options[name]) < 0:
-                    raise ValueError
+                    raise InvalidValueError
             except ValueError:
-                raise ValueError(f"--launcher ray: {name} must be a number >= 0, got {options[name]!r}") from None
+                raise InvalidValueError(f"--launcher ray: {name} must be a number >= 0, got {options[name]!r}") from None
     return options
 
 
@@ -207,7 +207,7 @@ def _shard_task(main: Callable[[List[str]], int], argv: List[str]) -> int:
         status = main(argv)
     if status != 0:
         shard = argv[argv.index("--shard") + 1] if "--shard" in argv else "?"
-        raise RuntimeError(f"shard {shard} exited with status {status}: {tee.last_error or 'no error line'}")
+        raise OperationError(f"shard {shard} exited with status {status}: {tee.last_error or 'no error line'}")
     return status
 
 
@@ -277,5 +277,5 @@ def _connection_message(address: Optional[str], exc: BaseException) -> str:
 def _default_shards(ray: Any, num_gpus: float) -> int:
     gpus = ray.cluster_resources().get("GPU", 0)
     if num_gpus <= 0 or gpus < num_gpus:
-        raise ValueError("--launcher ray: say how many shards to run (ray:shards=N) when the tasks use no GPU")
+        raise InvalidValueError("--launcher ray: say how many shards to run (ray:shards=N) when the tasks use no GPU")
     return int(gpus // num_gpus)

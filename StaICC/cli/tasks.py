@@ -11,6 +11,7 @@ import os
 import sys
 from typing import Any, List
 
+from ..errors import InvalidValueError
 from .common import needs_a_command
 
 
@@ -74,7 +75,7 @@ def _validate(tasks: Any, args: argparse.Namespace) -> int:
     from ..subbenchmarks.suite import resolve_benchmark_names
     task = tasks.find_task(args.name, args.include_path)
     if args.k is not None and args.k < 0:
-        raise ValueError(f"--k must be >= 0, got {args.k}")
+        raise InvalidValueError(f"--k must be >= 0, got {args.k}")
     benchmarks, k = run_settings([task], args.benchmarks, args.k)
     names = resolve_benchmark_names(benchmarks)
     task.check_for_run(names, k)
@@ -114,7 +115,7 @@ def _new(tasks: Any, args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     if os.path.exists(args.output):
-        raise ValueError(f"--output {args.output!r} exists; choose another file")
+        raise InvalidValueError(f"--output {args.output!r} exists; choose another file")
     from ..results.safe_files import write_text
     write_text(args.output, text)
     print(f"wrote {args.output}; check it with: staicc tasks validate {args.output}")

@@ -7,6 +7,7 @@ split-size and prefix defaults live here too, since the builder applies them.
 """
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..datasets import Dataset, standard_dataset_aliases
 from ..standard import CALIBRATION_SIZE, DEMONSTRATION_SIZE, ECE_BINS, TEMPLATE_KEYS, TEST_SIZE
 from ..validation import check_int
@@ -32,7 +33,7 @@ def default_split_sizes(n_rows: int) -> Tuple[int, int, int]:
     (``N >= 3``).
     """
     if check_int(n_rows, "n_rows") < MIN_ROWS:
-        raise ValueError(f"a custom dataset needs at least {MIN_ROWS} rows (one per split part), got {n_rows!r}")
+        raise InvalidValueError(f"a custom dataset needs at least {MIN_ROWS} rows (one per split part), got {n_rows!r}")
     fifth = max(1, n_rows // 5)
     test = min(TEST_SIZE, fifth)
     calibration = min(CALIBRATION_SIZE, fifth)
@@ -48,38 +49,38 @@ def default_input_text_prefixes(input_columns: Columns) -> List[str]:
 def _columns(input_columns: Columns) -> List[str]:
     columns = [input_columns] if isinstance(input_columns, str) else input_columns
     if not isinstance(columns, (list, tuple)) or not columns:
-        raise TypeError(f"input_columns must be a column name or a non-empty list of column names, "
-                        f"got {input_columns!r}")
+        raise InvalidTypeError(f"input_columns must be a column name or a non-empty list of column names, "
+                               f"got {input_columns!r}")
     for column in columns:
         if not isinstance(column, str) or not column:
-            raise TypeError(f"input_columns must hold non-empty strings, got {column!r}")
+            raise InvalidTypeError(f"input_columns must hold non-empty strings, got {column!r}")
     duplicated = sorted({c for c in columns if columns.count(c) > 1})
     if duplicated:
-        raise ValueError(f"input_columns lists {duplicated} more than once")
+        raise InvalidValueError(f"input_columns lists {duplicated} more than once")
     return list(columns)
 
 
 def _check_string(value: Any, what: str) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"{what} must be a string, got {type(value).__name__} {value!r}")
+        raise InvalidTypeError(f"{what} must be a string, got {type(value).__name__} {value!r}")
     return value
 
 
 def _check_string_list(value: Any, count: int, what: str) -> List[str]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise TypeError(f"{what} must be a list of strings (one per input column), got {value!r}")
+        raise InvalidTypeError(f"{what} must be a list of strings (one per input column), got {value!r}")
     if len(value) != count:
-        raise ValueError(f"{what} needs one entry per input column ({count}), got {len(value)}: {list(value)!r}")
+        raise InvalidValueError(f"{what} needs one entry per input column ({count}), got {len(value)}: {list(value)!r}")
     return list(value)
 
 
 def _check_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip():
-        raise TypeError(f"name must be a non-empty string, got {name!r}")
+        raise InvalidTypeError(f"name must be a non-empty string, got {name!r}")
     reserved = {alias.lower() for alias in standard_dataset_aliases()}
     if name.lower() in reserved:
-        raise ValueError(f"name {name!r} is the name of a standard StaICC dataset; choose another name so that "
-                         "custom results cannot be mistaken for standard ones")
+        raise InvalidValueError(f"name {name!r} is the name of a standard StaICC dataset; choose another name so that "
+                                "custom results cannot be mistaken for standard ones")
     return name
 
 
@@ -88,28 +89,28 @@ def _check_alternate_template(alternate: Any, defaults: Dict[str, Any], count: i
     if alternate is None:
         return None
     if not isinstance(alternate, Mapping):
-        raise TypeError(f"alternate_template must be a dict with keys {list(TEMPLATE_KEYS)}, got "
-                        f"{type(alternate).__name__}")
+        raise InvalidTypeError(f"alternate_template must be a dict with keys {list(TEMPLATE_KEYS)}, got "
+                               f"{type(alternate).__name__}")
     missing = [key for key in TEMPLATE_KEYS if key not in alternate]
     extra = [key for key in alternate if key not in TEMPLATE_KEYS]
     if missing or extra:
-        raise ValueError(f"alternate_template needs exactly the keys {list(TEMPLATE_KEYS)}"
-                         + (f"; missing {missing}" if missing else "") + (f"; unknown {extra}" if extra else ""))
+        raise InvalidValueError(f"alternate_template needs exactly the keys {list(TEMPLATE_KEYS)}"
+                                + (f"; missing {missing}" if missing else "") + (f"; unknown {extra}" if extra else ""))
     checked: Dict[str, list] = {}
     for key in TEMPLATE_KEYS:
         options = alternate[key]
         if not isinstance(options, (list, tuple)) or len(options) != 3:
-            raise ValueError(f"alternate_template[{key!r}] must be a list of exactly 3 options "
-                             f"(option 0 = the default), got {options!r}")
+            raise InvalidValueError(f"alternate_template[{key!r}] must be a list of exactly 3 options "
+                                    f"(option 0 = the default), got {options!r}")
         if key == "input_text_prefixes":
             options = [_check_string_list(o, count, f"alternate_template['input_text_prefixes'][{i}]")
                        for i, o in enumerate(options)]
         else:
             options = [_check_string(o, f"alternate_template[{key!r}][{i}]") for i, o in enumerate(options)]
         if options[0] != defaults[key]:
-            raise ValueError(f"alternate_template[{key!r}][0] must equal the dataset's default {key} "
-                             f"{defaults[key]!r} (row 0 of Template_sens is the Normal template), "
-                             f"got {options[0]!r}")
+            raise InvalidValueError(f"alternate_template[{key!r}][0] must equal the dataset's default {key} "
+                                    f"{defaults[key]!r} (row 0 of Template_sens is the Normal template), "
+                                    f"got {options[0]!r}")
         checked[key] = options
     return checked
 
@@ -118,13 +119,13 @@ def _check_split_sizes(split_sizes: Any, n_rows: int, locator: _Locator) -> Tupl
     if split_sizes is None:
         return default_split_sizes(n_rows)
     if not isinstance(split_sizes, (list, tuple)) or len(split_sizes) != 3:
-        raise TypeError(f"split_sizes must be (calibration, demonstration, test), got {split_sizes!r}")
+        raise InvalidTypeError(f"split_sizes must be (calibration, demonstration, test), got {split_sizes!r}")
     for what, value in zip(("calibration", "demonstration", "test"), split_sizes):
         if check_int(value, f"split_sizes: the {what} size") < 0:
-            raise ValueError(f"split_sizes: the {what} size must be a non-negative int, got {value!r}")
+            raise InvalidValueError(f"split_sizes: the {what} size must be a non-negative int, got {value!r}")
     c, d, t = (int(value) for value in split_sizes)
     if t < 1:
-        raise ValueError("split_sizes: the test part needs at least one row")
+        raise InvalidValueError("split_sizes: the test part needs at least one row")
     if c + d + t > n_rows:
         raise locator.error(f"split_sizes {tuple(split_sizes)} need {c + d + t} rows, the data has only {n_rows}")
     return c, d, t
@@ -148,9 +149,9 @@ def _build(records: Iterable[Tuple[int, Any]], locator: _Locator, *, name: str, 
     name = _check_name(name)
     columns = _columns(input_columns)
     if not isinstance(label_column, str) or not label_column:
-        raise TypeError(f"label_column must be a column name, got {label_column!r}")
+        raise InvalidTypeError(f"label_column must be a column name, got {label_column!r}")
     if label_column in columns:
-        raise ValueError(f"label_column {label_column!r} is also an input column")
+        raise InvalidValueError(f"label_column {label_column!r} is also an input column")
     template = _template(columns, instruction, input_text_prefixes, input_text_affixes, label_prefix, label_affix,
                          query_prefix)
     alternate = _check_alternate_template(alternate_template, template, len(columns))
@@ -158,7 +159,7 @@ def _build(records: Iterable[Tuple[int, Any]], locator: _Locator, *, name: str, 
         _check_string(source, "source")
     parts_of = part_reader(split_column, split_values, id_column, test_ids, columns + [label_column], _split_how)
     if parts_of is not None and split_sizes is not None:
-        raise ValueError("split_sizes and a fixed split (split_column or test_ids) both set the split; give one")
+        raise InvalidValueError("split_sizes and a fixed split (split_column or test_ids) both set the split; give one")
     inputs_per_row, raw_labels, parts = _read_rows(records, locator, columns, label_column, parts_of)
     n_rows = len(inputs_per_row)
     if n_rows == 0:

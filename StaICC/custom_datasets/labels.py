@@ -8,6 +8,7 @@ of reading custom data (integer strings from CSV files, mixed kinds, missing key
 import re
 from typing import Any, Dict, List, Mapping, Sequence, Tuple, Union
 
+from ..errors import InvalidTypeError, InvalidValueError
 from .errors import _Locator
 
 LabelWords = Union[None, Sequence[str], Mapping[Any, str]]
@@ -35,13 +36,13 @@ def _check_words(words: Sequence[Any], what: str) -> List[str]:
     words = list(words)
     for word in words:
         if not isinstance(word, str) or not word.strip():
-            raise ValueError(f"{what}: every label word must be a non-empty string, got {word!r}")
+            raise InvalidValueError(f"{what}: every label word must be a non-empty string, got {word!r}")
     duplicated = sorted({w for w in words if words.count(w) > 1})
     if duplicated:
-        raise ValueError(f"{what}: duplicate label words {duplicated}; each label needs its own word "
-                         "(to merge classes, map their values in your records first)")
+        raise InvalidValueError(f"{what}: duplicate label words {duplicated}; each label needs its own word "
+                                "(to merge classes, map their values in your records first)")
     if len(words) < 2:
-        raise ValueError(f"{what}: a classification task needs at least 2 label words, got {words!r}")
+        raise InvalidValueError(f"{what}: a classification task needs at least 2 label words, got {words!r}")
     return words
 
 
@@ -73,7 +74,7 @@ def _resolve_labels(raw: List[Tuple[int, Union[int, str]]], label_words: LabelWo
         lookup: Dict[Any, int] = {}
         for i, key in enumerate(keys):
             if isinstance(key, bool) or not isinstance(key, (int, str)):
-                raise TypeError(f"label_words keys must be raw label values (ints or strings), got {key!r}")
+                raise InvalidTypeError(f"label_words keys must be raw label values (ints or strings), got {key!r}")
             lookup[key.strip() if isinstance(key, str) else key] = i
         ids = []
         for row, value in raw:
@@ -88,8 +89,8 @@ def _resolve_labels(raw: List[Tuple[int, Union[int, str]]], label_words: LabelWo
         return words, ids
 
     if isinstance(label_words, (str, bytes)) or not isinstance(label_words, Sequence):
-        raise TypeError(f"label_words must be a list (index = raw label id), a dict {{raw value: word}} or None, "
-                        f"got {type(label_words).__name__}")
+        raise InvalidTypeError(f"label_words must be a list (index = raw label id), a dict {{raw value: word}} or None, "
+                               f"got {type(label_words).__name__}")
     words = _check_words(label_words, "label_words")
     position = {w: i for i, w in enumerate(words)}
     ids = []

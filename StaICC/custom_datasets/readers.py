@@ -10,6 +10,7 @@ import json
 import os
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ..errors import InvalidTypeError, InvalidValueError, MissingExtraError, error_name
 from ..datasets import Dataset
 from .builder import Columns, _build, _columns
 from .errors import CustomDatasetError, _Locator
@@ -44,7 +45,7 @@ def from_records(records: Iterable[Mapping[str, Any]], *, name: str, input_colum
     any inference.
     """
     if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
-        raise TypeError(f"records must be an iterable of dicts, got {type(records).__name__}")
+        raise InvalidTypeError(f"records must be an iterable of dicts, got {type(records).__name__}")
     return _build(enumerate(records), _Locator(None, "records", "record"), name=name, input_columns=input_columns,
                   label_column=label_column, label_words=label_words, instruction=instruction,
                   input_text_prefixes=input_text_prefixes, input_text_affixes=input_text_affixes,
@@ -134,7 +135,7 @@ def from_csv(path: Union[str, "os.PathLike[str]"], *, delimiter: str = ",", **op
     errors name the 1-based line where the record starts (the header is line 1).
     """
     if not isinstance(delimiter, str) or len(delimiter) != 1:
-        raise TypeError(f"delimiter must be a single character, got {delimiter!r}")
+        raise InvalidTypeError(f"delimiter must be a single character, got {delimiter!r}")
     path, text = _read_text(path)
     locator = _Locator(path, path, "line")
     options.setdefault("source", path)
@@ -178,14 +179,14 @@ def from_hf(hf_dataset: Any, *, split: Optional[str] = None, config: Optional[st
     column_names = getattr(hf_dataset, "column_names", None)
     if isinstance(column_names, Mapping):  # a DatasetDict: one entry per split
         if split is None or split not in column_names:
-            raise ValueError(f"from_hf: this DatasetDict has the splits {list(column_names)}; "
-                             f"choose one with split= (got {split!r})")
+            raise InvalidValueError(f"from_hf: this DatasetDict has the splits {list(column_names)}; "
+                                    f"choose one with split= (got {split!r})")
         hf_dataset = hf_dataset[split]
         column_names = getattr(hf_dataset, "column_names", None)
     quacks = column_names is not None or hasattr(hf_dataset, "features")  # IterableDataset: column_names may be None
     if not quacks or not isinstance(hf_dataset, Iterable):
-        raise TypeError(f"from_hf expects a HuggingFace datasets.Dataset (iterable of dicts with column_names), "
-                        f"got {type(hf_dataset).__name__}")
+        raise InvalidTypeError(f"from_hf expects a HuggingFace datasets.Dataset (iterable of dicts with column_names), "
+                               f"got {type(hf_dataset).__name__}")
     label_column = options.get("label_column")
     if options.get("label_words") is None and isinstance(label_column, str):
         names = _class_label_names(hf_dataset, label_column)
@@ -219,32 +220,32 @@ def _load_named(name: str, split: Optional[str], config: Optional[str]) -> Tuple
                "json": "from_jsonl(path) (a task file: data.path = 'file.jsonl')"}
         instead = own.get(name.strip().lower().replace("jsonl", "json"),
                           f"datasets.load_dataset({name!r}, data_files=...) yourself, then from_hf(that dataset)")
-        raise ValueError(f"from_hf({name!r}): {name!r} is the datasets package's generic {name} reader, which needs "
-                         f"data_files (without them it reads every file of the current folder); use {instead}")
+        raise InvalidValueError(f"from_hf({name!r}): {name!r} is the datasets package's generic {name} reader, which needs "
+                                f"data_files (without them it reads every file of the current folder); use {instead}")
     try:
         import datasets as hf_datasets  # optional dependency, imported only here
     except ImportError as exc:
-        raise ImportError("from_hf with a dataset name needs the HuggingFace `datasets` package: "
-                          "pip install datasets (or pass a list of dicts to from_records)") from exc
+        raise MissingExtraError("from_hf with a dataset name needs the HuggingFace `datasets` package: "
+                                "pip install datasets (or pass a list of dicts to from_records)") from exc
     saved = _saved_kind(name)
     if saved is None and split is None:
-        raise ValueError(f"from_hf({name!r}): give split=, e.g. split='train'")
+        raise InvalidValueError(f"from_hf({name!r}): give split=, e.g. split='train'")
     try:
         if saved is None:
             return hf_datasets.load_dataset(name, config, split=split), split
         loaded = hf_datasets.load_from_disk(name)
     except Exception as exc:  # the datasets package's own errors (hub, network, files): said in one line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise ValueError(f"from_hf({name!r}): the datasets package could not load it: "
-                         f"{type(exc).__name__}: {first[:300]}") from None
+        raise InvalidValueError(f"from_hf({name!r}): the datasets package could not load it: "
+                                f"{error_name(exc)}: {first[:300]}") from None
     if saved == "splits":
         if split is None or split not in loaded:
-            raise ValueError(f"from_hf({name!r}): this saved DatasetDict has the splits {list(loaded)}; choose one "
-                             f"with split= (got {split!r})")
+            raise InvalidValueError(f"from_hf({name!r}): this saved DatasetDict has the splits {list(loaded)}; choose one "
+                                    f"with split= (got {split!r})")
         return loaded[split], split
     recorded = getattr(loaded, "split", None)
     if split is not None and recorded is not None and str(recorded) != split:
-        raise ValueError(f"from_hf({name!r}): this saved Dataset is the {str(recorded)!r} split, not {split!r}")
+        raise InvalidValueError(f"from_hf({name!r}): this saved Dataset is the {str(recorded)!r} split, not {split!r}")
     return loaded, split or (str(recorded) if recorded is not None else None)
 
 

@@ -9,6 +9,7 @@ label words, and every error names the file and the line.
 import os
 from typing import Any, Iterator, Mapping, Tuple, Union
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..datasets import Dataset
 from ..datasets.split import ROW_PARTS
 from .builder import _build, _columns
@@ -52,28 +53,28 @@ def from_files(files: Mapping[str, Union[str, "os.PathLike[str]"]], *, delimiter
     except the split options, which the files replace.
     """
     if not isinstance(files, Mapping) or not files:
-        raise TypeError(f"files must be a dict {{part: path}}, got {files!r}")
+        raise InvalidTypeError(f"files must be a dict {{part: path}}, got {files!r}")
     for part in files:
         if part not in ROW_PARTS:
-            raise ValueError(f"files: unknown part {part!r}; expected {', '.join(ROW_PARTS)}")
+            raise InvalidValueError(f"files: unknown part {part!r}; expected {', '.join(ROW_PARTS)}")
     if "test" not in files:
-        raise ValueError("files: give the test file ({'test': PATH, ...}); a fixed split names its test rows")
+        raise InvalidValueError("files: give the test file ({'test': PATH, ...}); a fixed split names its test rows")
     for key in ("split_sizes", "split_column", "split_values", "id_column", "test_ids"):
         if options.get(key) is not None:
-            raise ValueError(f"{key} and files both set the split; give one")
+            raise InvalidValueError(f"{key} and files both set the split; give one")
     if not isinstance(delimiter, str) or len(delimiter) != 1:
-        raise TypeError(f"delimiter must be a single character, got {delimiter!r}")
+        raise InvalidTypeError(f"delimiter must be a single character, got {delimiter!r}")
     paths = {part: os.fspath(path) for part, path in files.items()}
     seen: dict = {}
     for part, path in paths.items():
         if os.path.abspath(path) in seen:
-            raise ValueError(f"files: {path!r} is both the {seen[os.path.abspath(path)]} and the {part} file; a row "
-                             "belongs to one part")
+            raise InvalidValueError(f"files: {path!r} is both the {seen[os.path.abspath(path)]} and the {part} file; a row "
+                                    "belongs to one part")
         seen[os.path.abspath(path)] = part
     for part, path in paths.items():
         if not path.lower().endswith(CSV_ENDINGS + JSONL_ENDINGS):
-            raise ValueError(f"files[{part!r}]: cannot tell the format of {path!r} from its ending; expected "
-                             f"{', '.join(CSV_ENDINGS + JSONL_ENDINGS)}")
+            raise InvalidValueError(f"files[{part!r}]: cannot tell the format of {path!r} from its ending; expected "
+                                    f"{', '.join(CSV_ENDINGS + JSONL_ENDINGS)}")
     how = "files (" + ", ".join(f"{part}: {os.path.basename(path)}" for part, path in paths.items()) + ")"
     options.setdefault("source", ", ".join(paths.values()))
     locator = _FilesLocator(None, how, "line")

@@ -15,6 +15,7 @@ no row is marked calibration, and the rest are demonstrations.
 """
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Union
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..datasets.split import ROW_PARTS, FixedSplit, fix_split
 from .errors import _Locator
 
@@ -30,9 +31,9 @@ class SplitColumn:
         self.values = dict(DEFAULT_SPLIT_VALUES)
         for value, part in (values or {}).items():
             if not isinstance(value, str) or not value.strip():
-                raise TypeError(f"split_values: every value must be a non-empty string, got {value!r}")
+                raise InvalidTypeError(f"split_values: every value must be a non-empty string, got {value!r}")
             if part not in ROW_PARTS:
-                raise ValueError(f"split_values[{value!r}]: expected one of {', '.join(ROW_PARTS)}, got {part!r}")
+                raise InvalidValueError(f"split_values[{value!r}]: expected one of {', '.join(ROW_PARTS)}, got {part!r}")
             self.values[value.strip().lower()] = part
         self.how = how or f"column {column!r}"
 
@@ -65,15 +66,15 @@ class TestIds:
 
     def __init__(self, id_column: str, test_ids: Sequence[Union[str, int]]) -> None:
         if isinstance(test_ids, (str, bytes)) or not isinstance(test_ids, Sequence) or not test_ids:
-            raise TypeError(f"test_ids must be a non-empty list of row ids, got {test_ids!r}")
+            raise InvalidTypeError(f"test_ids must be a non-empty list of row ids, got {test_ids!r}")
         wanted: List[str] = []
         for value in test_ids:
             if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
-                raise TypeError(f"test_ids: every id must be a non-empty string or an int, got {value!r}")
+                raise InvalidTypeError(f"test_ids: every id must be a non-empty string or an int, got {value!r}")
             wanted.append(str(value).strip())
         twice = sorted({v for v in wanted if wanted.count(v) > 1})
         if twice:
-            raise ValueError(f"test_ids lists {twice[0]!r} more than once")
+            raise InvalidValueError(f"test_ids lists {twice[0]!r} more than once")
         self.column, self.wanted = id_column, set(wanted)
         self.order = wanted
         self.seen: Dict[str, Any] = {}
@@ -109,22 +110,22 @@ def part_reader(split_column: Optional[str], split_values: Optional[Mapping[str,
     An id column may be an input column (unique texts name their rows); a split column may not.
     """
     if split_column is None and split_values is not None:
-        raise ValueError("split_values maps the values of split_column; give split_column too")
+        raise InvalidValueError("split_values maps the values of split_column; give split_column too")
     if (id_column is None) != (test_ids is None):
-        raise ValueError("test_ids and id_column go together: the ids of the test rows and the column that holds "
-                         "each row's id")
+        raise InvalidValueError("test_ids and id_column go together: the ids of the test rows and the column that holds "
+                                "each row's id")
     if split_column is not None and id_column is not None:
-        raise ValueError("split_column and test_ids both fix the split; give one")
+        raise InvalidValueError("split_column and test_ids both fix the split; give one")
     column = split_column if split_column is not None else id_column
     if column is None:
         return None
     what = "split_column" if split_column is not None else "id_column"
     if not isinstance(column, str) or not column:
-        raise TypeError(f"{what} must be a column name, got {column!r}")
+        raise InvalidTypeError(f"{what} must be a column name, got {column!r}")
     if split_column is not None:
         if split_column in used_columns:
-            raise ValueError(f"split_column {split_column!r} is also an input or the label column")
+            raise InvalidValueError(f"split_column {split_column!r} is also an input or the label column")
         if split_values is not None and not isinstance(split_values, Mapping):
-            raise TypeError(f"split_values must be a dict {{value: part}}, got {type(split_values).__name__}")
+            raise InvalidTypeError(f"split_values must be a dict {{value: part}}, got {type(split_values).__name__}")
         return SplitColumn(split_column, split_values, how)
     return TestIds(column, test_ids)  # type: ignore[arg-type]

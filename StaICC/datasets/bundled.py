@@ -16,7 +16,7 @@ from array import array
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import pins
-from ..errors import StaICCError
+from ..errors import InvalidValueError, StaICCError
 
 Row = Tuple[Sequence[str], int]
 
@@ -226,8 +226,8 @@ def load_drawn_rows(name: str) -> Tuple[List[Row], "array"]:
                 index, inputs, label = json.loads(line)
                 if type(index) is not int or type(inputs) is not list or type(label) is not int \
                         or label not in labels or not all(type(text) is str for text in inputs):
-                    raise ValueError("expected [table_index, [input, ...], raw_label] with a raw label of "
-                                     f"{sorted(labels)}")
+                    raise InvalidValueError("expected [table_index, [input, ...], raw_label] with a raw label of "
+                                            f"{sorted(labels)}")
                 table_indexes.append(index)
                 rows.append((tuple(inputs), label))
     except (OSError, EOFError, zlib.error) as exc:

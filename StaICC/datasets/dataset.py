@@ -6,7 +6,7 @@ Seen from outside, a row is ``(inputs, label_text)``.
 """
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..errors import warn, warn_tampering
+from ..errors import OutOfRangeError, warn, warn_tampering
 from ..standard import BASE_TEMPLATE, NOT_APPLICABLE_WARNING, SEED, STRICT_TEMPLATE_WARNING, TEMPLATE_FIELDS
 from ..validation import check_int, check_label_space
 from .bundled import Row  # noqa: F401  (the row type, re-exported)
@@ -116,7 +116,7 @@ class Dataset:
         """Row ``index`` of the table; the index must be an int in range (negative ones count from the end)."""
         index = check_int(index, what, at=f" (dataset {self.dataset_name!r})")
         if not -len(self) <= index < len(self):
-            raise IndexError(f"{what} {index} is out of range: dataset {self.dataset_name!r} has {len(self)} rows")
+            raise OutOfRangeError(f"{what} {index} is out of range: dataset {self.dataset_name!r} has {len(self)} rows")
         return self.table[index]
 
     def get_total_length_of_one_data(self, index: int) -> int:

@@ -6,6 +6,7 @@ verified ``datasets.json``; the rows from the bundled draw (default) or, with
 """
 from typing import Any, Dict, Iterable, List, Optional
 
+from ..errors import InvalidTypeError, InvalidValueError, MissingExtraError
 from ..rng import StableRandom
 from ..standard import SEED
 from ..validation import check_int
@@ -27,8 +28,8 @@ def dataset_constants(name: str) -> Dict[str, Any]:
             return copy.deepcopy(entry)
     from ..validation import did_you_mean
     names = standard_dataset_names()
-    raise ValueError(f"unknown dataset {name!r}; the standard datasets are {', '.join(names)}"
-                     f"{did_you_mean(name, names)}")
+    raise InvalidValueError(f"unknown dataset {name!r}; the standard datasets are {', '.join(names)}"
+                            f"{did_you_mean(name, names)}")
 
 
 def load_standard_dataset(name: str, from_cache: bool = True, long_text_classification: bool = False) -> Dataset:
@@ -58,8 +59,8 @@ def _build_from_source(const: Dict[str, Any], long_text_classification: bool) ->
     try:
         import datasets as hf_datasets  # optional extra
     except ImportError as exc:
-        raise ImportError("building a standard dataset from source needs the `datasets` package: "
-                          "pip install 'StaICC[source]'") from exc
+        raise MissingExtraError("building a standard dataset from source needs the `datasets` package: "
+                                "pip install 'StaICC[source]'") from exc
     source = const["hf_source"]
     rows: List[Row] = []
     for split in source["splits"]:
@@ -118,19 +119,19 @@ def resolve_dataset(spec: Any) -> Dataset:
         try:
             index = check_int(spec, "dataset index", minimum=0, maximum=len(names) - 1)
         except TypeError:
-            raise TypeError(f"expected a dataset name, index, loader or Dataset, got {spec!r}") from None
+            raise InvalidTypeError(f"expected a dataset name, index, loader or Dataset, got {spec!r}") from None
         except ValueError:
-            raise ValueError(f"dataset index {spec} out of range: the standard has {len(names)} datasets "
-                             f"(0..{len(names) - 1})") from None
+            raise InvalidValueError(f"dataset index {spec} out of range: the standard has {len(names)} datasets "
+                                    f"(0..{len(names) - 1})") from None
         return load_standard_dataset(names[index])
     if isinstance(spec, str):
         return load_standard_dataset(spec)
     if isinstance(spec, type) or callable(spec):
         made = spec()
         if not isinstance(made, Dataset):
-            raise TypeError(f"dataset loader {spec!r} returned {type(made).__name__}, expected a Dataset")
+            raise InvalidTypeError(f"dataset loader {spec!r} returned {type(made).__name__}, expected a Dataset")
         return made
-    raise TypeError(f"expected a dataset name, index, loader or Dataset, got {type(spec).__name__}")
+    raise InvalidTypeError(f"expected a dataset name, index, loader or Dataset, got {type(spec).__name__}")
 
 
 def resolve_datasets(specs: Optional[Iterable[Any]]) -> List[Dataset]:
@@ -140,5 +141,5 @@ def resolve_datasets(specs: Optional[Iterable[Any]]) -> List[Dataset]:
         specs = [specs]
     resolved = [resolve_dataset(s) for s in specs]
     if not resolved:
-        raise ValueError("a benchmark needs at least one dataset")
+        raise InvalidValueError("a benchmark needs at least one dataset")
     return resolved

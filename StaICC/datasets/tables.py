@@ -9,6 +9,7 @@ file on first use; :class:`DrawnSlice` is a part of it that touches no data unti
 """
 from typing import Dict, List, Optional, Sequence
 
+from ..errors import InvalidValueError, OutOfRangeError
 from ..rng import StableRandom
 from ..standard import SEED
 from .bundled import _CACHES_BUILT_ON_THESE_FILES, Row, _lock, load_drawn_rows, manifest
@@ -77,12 +78,12 @@ class DrawnTable:
         return self.table_rows
 
     def __getitem__(self, index: int) -> Row:
-        raise IndexError(f"{self.name}: StaICC ships only the rows drawn by the standard split; "
-                         "access rows through the split parts (calibration/demonstration/test)")
+        raise OutOfRangeError(f"{self.name}: StaICC ships only the rows drawn by the standard split; "
+                              "access rows through the split parts (calibration/demonstration/test)")
 
     def draw(self, total: int, seed: int = SEED) -> "DrawnSlice":
         if seed != SEED or total > self.shipped_rows:
-            raise ValueError(
+            raise InvalidValueError(
                 f"{self.name}: a split of {total} rows with seed {seed} needs the full table, but StaICC "
                 f"ships only the {self.shipped_rows} rows of the standard draw (seed {SEED}). Splits of up "
                 f"to {self.shipped_rows} rows with the standard seed are exact; for others build the "

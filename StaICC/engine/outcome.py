@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from operator import attrgetter, not_
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..errors import where
+from ..errors import InvalidValueError, where
 from .scoring import expand, predicted_labels
 from ..metrics.bias import bias_entropy
 from ..metrics.scores import averaged_truelabel_likelihood, expected_calibration_error_1
@@ -151,5 +151,5 @@ def compute_metrics(metrics: Dict[str, Callable], truth: List[int], stored: List
         try:
             results[name] = metric(truth, stored)
         except (ValueError, ZeroDivisionError, IndexError, TypeError, OverflowError) as exc:
-            raise ValueError(f"metric {name!r} failed{where(dataset)} on {len(stored)} predictions: {exc}") from exc
+            raise InvalidValueError(f"metric {name!r} failed{where(dataset)} on {len(stored)} predictions: {exc}") from exc
     return results

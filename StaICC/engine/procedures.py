@@ -8,6 +8,7 @@ diagnoses, GLER, Template_sens and Demo_sens differ only in their procedure.
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..metrics import linear_regression
 from ..prompt.source import applied_template, with_label_wrong_rate
 from ..prompt.template import Template
@@ -93,8 +94,8 @@ class LabelNoiseProcedure(Procedure):
         if isinstance(interpolations, bool) or not isinstance(interpolations, int) or interpolations < 2:
             raise ValueError(f"The sensitivity test should be larger than 1: interpolations = {interpolations!r}")
         if interpolations > MAX_INTERPOLATIONS:  # refused up front: each one is a pass over every query
-            raise ValueError(f"interpolations must be at most {MAX_INTERPOLATIONS} (each is a full pass over every "
-                             f"query; the standard uses {GLER_INTERPOLATIONS}), got {interpolations}")
+            raise InvalidValueError(f"interpolations must be at most {MAX_INTERPOLATIONS} (each is a full pass over every "
+                                    f"query; the standard uses {GLER_INTERPOLATIONS}), got {interpolations}")
         self.interpolations = interpolations
         self.abscissae = check_choice(abscissae, "abscissae", ("standard", "correctness"))
 
@@ -125,7 +126,7 @@ class TemplateProcedure(Procedure):
 
     def __init__(self, alternate_template: Dict[str, list], table: Sequence[Sequence[int]] = ORTHOGONAL_TABLE) -> None:
         if not alternate_template:
-            raise ValueError("Template_sens needs the dataset's alternate templates")
+            raise InvalidValueError("Template_sens needs the dataset's alternate templates")
         self.templates = [{key: alternate_template[key][row[c]] for c, key in enumerate(TEMPLATE_KEYS)}
                           for row in table]
 

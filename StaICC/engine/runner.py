@@ -35,6 +35,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..errors import InvalidValueError
 from ..backends.base import BadAnswersError
 from ..requests import Answer, Request
 from .batches import Batch, Target, _batch_for, _text_order, distinct_requests  # noqa: F401  (their old import path)
@@ -88,7 +89,7 @@ def run_works(works: Sequence[Work], backends: Sequence[Optional[ScoringBackend]
                rules={id(work): row_rule(backend, preentered_kind, policy.exact_sum == "original")
                       for work, backend in zip(works, backends)})
     if isinstance(selection, Shard) and cache is None:
-        raise ValueError("a shard run needs a cache (--cache FILE): its answers are its only output")
+        raise InvalidValueError("a shard run needs a cache (--cache FILE): its answers are its only output")
     if isinstance(selection, (Shard, Nothing)):
         from .sharding import shard_planner
         # a dry run counts the distinct requests from the plan's structure, as a shard of one would ask them

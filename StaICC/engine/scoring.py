@@ -14,7 +14,7 @@ from operator import attrgetter
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from ..backends.base import BadAnswersError, Backend, BatchShapeError, FunctionBackend
-from ..errors import InferenceError, InvalidTypeError, InvalidValueError, where
+from ..errors import InferenceError, InvalidTypeError, InvalidValueError, error_name, where
 from ..metrics import PredictionRows
 from .cache_use import cached_answers, remember_batch
 from .refusals import kept_answers, raise_refused
@@ -41,36 +41,36 @@ def check_output(output: Any, label_count: int, dataset: Optional[str], query_in
         try:
             output = output.tolist()  # NumPy arrays and scalars, torch tensors
         except Exception as exc:
-            raise TypeError(f"the inference returned {type(output).__name__}{at}, whose tolist() raised "
-                            f"{type(exc).__name__}: {exc}; expected a list of {label_count} scores or an int label index") from None
+            raise InvalidTypeError(f"the inference returned {type(output).__name__}{at}, whose tolist() raised "
+                                   f"{error_name(exc)}: {exc}; expected a list of {label_count} scores or an int label index") from None
     if isinstance(output, bool):
-        raise TypeError(f"the inference returned a bool{at}; expected a list of {label_count} scores or an int label index")
+        raise InvalidTypeError(f"the inference returned a bool{at}; expected a list of {label_count} scores or an int label index")
     if is_int(output):
         if not 0 <= output < label_count:
             shown = output if abs(output) < 10 ** 30 else f"{str(output)[:12]}... ({len(str(abs(output)))} digits)"
-            raise ValueError(f"the inference returned label index {shown}{at}; expected an int in [0, {label_count})")
+            raise InvalidValueError(f"the inference returned label index {shown}{at}; expected an int in [0, {label_count})")
         return int(output)
     if isinstance(output, (str, bytes)):
-        raise TypeError(f"the inference returned a string {output[:40]!r}{at}; expected a list of "
-                        f"{label_count} scores or an int label index")
+        raise InvalidTypeError(f"the inference returned a string {output[:40]!r}{at}; expected a list of "
+                               f"{label_count} scores or an int label index")
     if not isinstance(output, (list, tuple)):
-        raise TypeError(f"the inference returned {type(output).__name__}{at}; expected a list of "
-                        f"{label_count} scores (probabilities or logits) or an int label index")
+        raise InvalidTypeError(f"the inference returned {type(output).__name__}{at}; expected a list of "
+                               f"{label_count} scores (probabilities or logits) or an int label index")
     if len(output) != label_count:
-        raise ValueError(f"the inference returned {len(output)} scores{at}; expected {label_count}, "
-                         f"one per label of the label space")
+        raise InvalidValueError(f"the inference returned {len(output)} scores{at}; expected {label_count}, "
+                                f"one per label of the label space")
     row = [0.0] * label_count  # allocated at its size: a row built by append keeps spare slots for the whole run
     for position, value in enumerate(output):
         if not is_real(value):
             shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-            raise TypeError(f"the inference returned a non-numeric score {shown}{at}; expected real numbers")
+            raise InvalidTypeError(f"the inference returned a non-numeric score {shown}{at}; expected real numbers")
         try:
             value = float(value)
         except OverflowError:
-            raise ValueError(f"the inference returned a score too large for a float{at} "
-                             f"(a number of about {len(str(int(value)))} digits); return floats") from None
+            raise InvalidValueError(f"the inference returned a score too large for a float{at} "
+                                    f"(a number of about {len(str(int(value)))} digits); return floats") from None
         if not math.isfinite(value):
-            raise ValueError(f"the inference returned a non-finite score {value}{at}; NaN and inf are not allowed")
+            raise InvalidValueError(f"the inference returned a non-finite score {value}{at}; NaN and inf are not allowed")
         row[position] = value
     return row  # a row with a negative entry is logits, even when it sums to 1, as in the original
 
@@ -105,8 +105,8 @@ def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optiona
     kinds = list(map(isinstance, predictions, repeat(int)))
     if kinds.count(int_kind) != len(kinds):
         i = kinds.index(not int_kind)
-        raise TypeError(f"the inference mixed int labels and score vectors{where(dataset, i)}: "
-                        f"query 0 returned {'an int' if int_kind else 'a vector'}; return one kind throughout")
+        raise InvalidTypeError(f"the inference mixed int labels and score vectors{where(dataset, i)}: "
+                               f"query 0 returned {'an int' if int_kind else 'a vector'}; return one kind throughout")
     if not int_kind:
         return PredictionRows(predictions)
     one_hot = [[1 if c == label else 0 for c in range(label_count)] for label in range(label_count)]
@@ -178,8 +178,8 @@ def check_kinds(backend: ScoringBackend, requests: Sequence[Request]) -> None:
     missing = sorted(kinds - set(getattr(backend, "request_kinds", (LABELS,))))
     if missing:
         first = next(r for r in requests if r.kind in missing)
-        raise ValueError(f"the {backend.name} backend cannot answer {' or '.join(KIND_NAMES.get(k, repr(k)) for k in missing)}"
-                         f"{where(first.dataset)}: it gives label scores only; use the hf backend")
+        raise InvalidValueError(f"the {backend.name} backend cannot answer {' or '.join(KIND_NAMES.get(k, repr(k)) for k in missing)}"
+                                f"{where(first.dataset)}: it gives label scores only; use the hf backend")
 
 
 def call_size(backend: ScoringBackend, requests_per_call: Optional[int] = None) -> int:
@@ -319,8 +319,8 @@ def _call_backend(backend: Backend, chunk: List[Request], refused: List[BadAnswe
     except Exception as exc:
         _raise_call_error(backend, chunk, exc)
     if not isinstance(outputs, list) or len(outputs) != len(chunk):
-        raise ValueError(f"the {backend.name} backend returned {len(outputs) if isinstance(outputs, list) else outputs!r}"
-                         f" answers for {len(chunk)} requests{where(chunk[0].dataset)}")
+        raise InvalidValueError(f"the {backend.name} backend returned {len(outputs) if isinstance(outputs, list) else outputs!r}"
+                                f" answers for {len(chunk)} requests{where(chunk[0].dataset)}")
     return outputs
 
 
@@ -344,8 +344,8 @@ def _raise_call_error(backend: Backend, chunk: Sequence[Request], exc: Exception
 
 def _validated(answer: Answer, request: Request) -> Answer:
     if not isinstance(answer, Answer):
-        raise TypeError(f"a backend must answer with StaICC.requests.Answer values, got {type(answer).__name__}"
-                        f"{where(request.dataset, request.query_index)}")
+        raise InvalidTypeError(f"a backend must answer with StaICC.requests.Answer values, got {type(answer).__name__}"
+                               f"{where(request.dataset, request.query_index)}")
     if request.kind != LABELS:
         vector = check_state(answer.prediction, request)
         return answer if vector is answer.prediction else Answer(vector, answer.text, answer.parsed, answer.thinking)
@@ -361,19 +361,19 @@ def check_state(output: Any, request: Request) -> Any:
     at = where(request.dataset, request.query_index)
     what = KIND_NAMES.get(request.kind, request.kind)
     if isinstance(output, (str, bytes, bool, int, float)) or not hasattr(output, "__len__"):
-        raise TypeError(f"the backend answered {type(output).__name__} for {what}{at}; expected a vector of numbers")
+        raise InvalidTypeError(f"the backend answered {type(output).__name__} for {what}{at}; expected a vector of numbers")
     try:
         vector = state_vector(output)
     except (TypeError, ValueError, OverflowError) as exc:
-        raise TypeError(f"the backend answered a {type(output).__name__} that is not a vector of numbers for "
-                        f"{what}{at}: {exc}") from None
+        raise InvalidTypeError(f"the backend answered a {type(output).__name__} that is not a vector of numbers for "
+                               f"{what}{at}: {exc}") from None
     if not len(vector):
-        raise ValueError(f"the backend answered an empty vector for {what}{at}")
+        raise InvalidValueError(f"the backend answered an empty vector for {what}{at}")
     numpy = sys.modules.get("numpy")  # loaded wherever a model computed the vector: checks it in C
     finite = bool(numpy.isfinite(numpy.frombuffer(vector, numpy.float32)).all()) if numpy is not None \
         else all(map(math.isfinite, vector))
     if not finite:
-        raise ValueError(f"the backend answered {what} with a non-finite value{at}")
+        raise InvalidValueError(f"the backend answered {what} with a non-finite value{at}")
     return vector
 
 
@@ -393,8 +393,8 @@ def check_preentered(predictions: Any, count: int, label_space: List[str], datas
     if hasattr(predictions, "tolist") and not isinstance(predictions, list):
         predictions = predictions.tolist()
     if isinstance(predictions, (str, bytes)) or not hasattr(predictions, "__len__"):
-        raise TypeError(f"preentered predictions must be a list{where(dataset)}, got {type(predictions).__name__}")
+        raise InvalidTypeError(f"preentered predictions must be a list{where(dataset)}, got {type(predictions).__name__}")
     if len(predictions) != count:
-        raise ValueError(f"{len(predictions)} preentered predictions{where(dataset)}; expected {count}, "
-                         "one per prompt of prompt_set(), in its order")
+        raise InvalidValueError(f"{len(predictions)} preentered predictions{where(dataset)}; expected {count}, "
+                                "one per prompt of prompt_set(), in its order")
     return [check_output(p, len(label_space), dataset, i) for i, p in enumerate(predictions)]

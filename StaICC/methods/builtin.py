@@ -11,6 +11,7 @@ inference), from the same prompts and the same answers.
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..errors import InvalidValueError
 from ..registry import Registry
 from ..requests import FULL_VOCAB, HIDDEN, LABELS
 from ..validation import check_int
@@ -195,11 +196,11 @@ def table_order(names: Any) -> List[str]:
 def built_in(name: str, **parameters: Any) -> Method:
     """The built-in method ``name`` with ``parameters`` (its keyword arguments above: ``knn_k``, ...)."""
     if name not in METHODS:
-        raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}, or give a method file (.py)")
+        raise InvalidValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}, or give a method file (.py)")
     try:
         return METHODS.get(name)(**parameters)
     except TypeError as exc:
-        raise ValueError(f"method {name!r}: {exc}") from None
+        raise InvalidValueError(f"method {name!r}: {exc}") from None
 
 
 #: the largest value of a size parameter: each unit is a prompt (or a word of one) written before any

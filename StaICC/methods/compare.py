@@ -9,6 +9,7 @@ whose prompts differ).
 """
 from typing import Any, Callable, Dict, Optional
 
+from ..errors import InvalidValueError
 from ..results.run import Run
 from ..stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, compare_runs, prompt_differences
 from .protocol import VANILLA
@@ -19,7 +20,7 @@ def compare_methods(result: Any, *, resamples: int = DEFAULT_RESAMPLES, seed: in
                     progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
     """``{method: Comparison}``: each method of a :class:`~StaICC.methods.run.MethodsResult` against vanilla."""
     if VANILLA not in result:
-        raise ValueError("comparing methods needs vanilla's result, the baseline every method is tested against")
+        raise InvalidValueError("comparing methods needs vanilla's result, the baseline every method is tested against")
     base = Run.from_result(result[VANILLA], label=VANILLA)
     comparisons = {}
     for name, method_result in result.items():

@@ -30,7 +30,7 @@ import sys
 from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, error_name
 from ..requests import LABELS, REQUEST_KINDS
 from .builtin import METHODS, built_in, vanilla
 from .protocol import VANILLA, Method
@@ -94,11 +94,11 @@ def _recorded_parameters(parameters: Dict[str, Any], path: str) -> Dict[str, Any
     from ..tasks.files import MAX_NESTING, nesting_over
     try:
         if nesting_over(parameters, MAX_NESTING):
-            raise ValueError(f"nested more than {MAX_NESTING} levels deep")
+            raise InvalidValueError(f"nested more than {MAX_NESTING} levels deep")
         json.dumps(parameters, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError, RecursionError) as exc:
         raise _fail(path, f"PARAMETERS must be JSON values (text, numbers, lists, tables with text keys): "
-                    f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+                    f"{str(exc).splitlines()[0] if str(exc) else error_name(exc)}") from None
     return redact_json(parameters)
 
 
@@ -151,7 +151,7 @@ def resolve_methods(entries: Sequence[Union[str, Method]],
         if isinstance(entry, Method):
             methods.append(entry)
         elif not isinstance(entry, str) or not entry.strip():
-            raise ValueError(f"a method is a built-in name, a method file (.py) or a Method, got {entry!r}")
+            raise InvalidValueError(f"a method is a built-in name, a method file (.py) or a Method, got {entry!r}")
         elif is_method_file(entry.strip()):
             methods.append(load_method_file(entry.strip()))
         else:
@@ -165,12 +165,12 @@ def resolve_methods(entries: Sequence[Union[str, Method]],
     unused = sorted(set(parameters) - used)
     if unused:
         offered = "; ".join(f"{m.name} takes {', '.join(takes(m.name))}" for m in methods if takes(m.name))
-        raise ValueError(f"method parameter {', '.join(unused)}: no method named takes it"
-                         + (f" ({offered})" if offered else " (the named methods take none)"))
+        raise InvalidValueError(f"method parameter {', '.join(unused)}: no method named takes it"
+                                + (f" ({offered})" if offered else " (the named methods take none)"))
     names = [m.name.lower() for m in methods]  # a folder per method: names that differ in case only collide
     twice = sorted({m.name for m in methods if names.count(m.name.lower()) > 1})
     if twice:
-        raise ValueError(f"methods named twice: {', '.join(twice)}")
+        raise InvalidValueError(f"methods named twice: {', '.join(twice)}")
     if VANILLA not in names:
         methods.insert(0, vanilla())
     return sorted(methods, key=lambda m: m.name != VANILLA)

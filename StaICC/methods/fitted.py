@@ -22,6 +22,7 @@ premise-free twin (``Method.premise_free``) and divides by its answer.
 from dataclasses import replace
 from typing import Any, Callable, Dict, List, Tuple
 
+from ..errors import InvalidValueError
 from ..requests import ANCHORS, LABELS
 from ..validation import check_int
 from .calibration import DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER
@@ -62,7 +63,7 @@ def _method(name: str, description: str, cls: type, calibration_number: int, **o
     try:
         cls(["a", "b"], **options)  # the options checked now, before any inference
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"method {name!r}: {exc}") from None
+        raise InvalidValueError(f"method {name!r}: {exc}") from None
     requests, train, apply = _steps(cls, calibration_number, **options)
     return Method(name, description, requests=requests, train=train, apply=apply, test_kinds=(LABELS,),
                   parameters=tuple(sorted(dict(options, calibration_number=calibration_number).items())))
@@ -78,8 +79,8 @@ def _fitted_on_pass(name: str, description: str, cls: type, calibration_number: 
                     folds: int, **options: Any) -> Method:
     """``_method``, cross-fitted on each pass's own scores and labels where ``calibration="crossfit"``."""
     if calibration not in CALIBRATION_MODES:
-        raise ValueError(f"method {name!r}: calibration must be one of {', '.join(CALIBRATION_MODES)}, "
-                         f"got {calibration!r}")
+        raise InvalidValueError(f"method {name!r}: calibration must be one of {', '.join(CALIBRATION_MODES)}, "
+                                f"got {calibration!r}")
     folds = check_int(folds, "folds", minimum=2, maximum=1_000_000, at=f" in the {name} method")
     method = _method(name, description, cls, calibration_number, **options)
     method = replace(method, parameters=tuple(sorted(dict(method.parameters, calibration=calibration,

@@ -20,6 +20,7 @@ original's shuffle result was discarded).
 import itertools
 from typing import Any, Callable, List, Optional, Sequence
 
+from ..errors import InvalidValueError, OperationError
 from ..backends.kernels import model_device, standard_ICL_inference_with_torch_Causal_LM
 from ..extras import require
 from ..metrics import argmin as first_argmin
@@ -36,7 +37,7 @@ def _instruction_loss(model: Any, tokenizer: Any, instruction: str) -> float:
     torch = require("torch", "PPL_ICL")
     input_ids = tokenizer(instruction, return_tensors="pt")["input_ids"].to(model_device(model))
     if input_ids.shape[1] < 2:
-        raise ValueError(f"PPL_ICL: the instruction {instruction!r} has fewer than 2 tokens; its loss is undefined")
+        raise InvalidValueError(f"PPL_ICL: the instruction {instruction!r} has fewer than 2 tokens; its loss is undefined")
     with torch.no_grad():
         return float(model(input_ids=input_ids, labels=input_ids).loss.float().item())
 
@@ -50,13 +51,13 @@ def PPL_ICL(model: Any, tokenizer: Any, instruction_set: Optional[Sequence[str]]
     """
     if instruction_set is None:
         if experimentor is None:
-            raise ValueError("PPL_ICL: give an instruction_set, or an experimentor whose dataset's "
-                             "ppl_icl_instructions are used")
+            raise InvalidValueError("PPL_ICL: give an instruction_set, or an experimentor whose dataset's "
+                                    "ppl_icl_instructions are used")
         from ..datasets import dataset_constants
         instruction_set = dataset_constants(experimentor.dataset_name)["ppl_icl_instructions"]
     if isinstance(instruction_set, str) or len(instruction_set) == 0 or \
             not all(isinstance(i, str) for i in instruction_set):
-        raise ValueError(f"PPL_ICL: instruction_set must be a non-empty list of strings, got {instruction_set!r}")
+        raise InvalidValueError(f"PPL_ICL: instruction_set must be a non-empty list of strings, got {instruction_set!r}")
     losses = []
     for instruction in instruction_set:
         if cache_empty is not None:
@@ -139,8 +140,8 @@ class SA_ICL:
             try:
                 anchors.append(self._encode(self.demonstration_set[index][0]))
             except Exception as error:
-                raise RuntimeError(f"SA_ICL: encoding demonstration {index} of {self.experimentor.dataset_name!r} "
-                                   f"failed: {error}") from error
+                raise OperationError(f"SA_ICL: encoding demonstration {index} of {self.experimentor.dataset_name!r} "
+                                     f"failed: {error}") from error
         return anchors
 
     def _predict(self, prompts: List[str]) -> List[Any]:
@@ -207,9 +208,9 @@ class SA_ICL:
         one batched call.
         """
         if len(prompt) != len(self.test_set):
-            raise ValueError(f"SA_ICL.inference_interface: expected one prompt per test item ({len(self.test_set)}), "
-                             f"got {len(prompt)}; run it with batched_inference=True right after constructing "
-                             "SA_ICL (its sampler has R = 1)")
+            raise InvalidValueError(f"SA_ICL.inference_interface: expected one prompt per test item ({len(self.test_set)}), "
+                                    f"got {len(prompt)}; run it with batched_inference=True right after constructing "
+                                    "SA_ICL (its sampler has R = 1)")
         count = len(prompt)
         if self.scorer is None:
             return [self._inference(i, nearest_k, inference_demos_number, return_length) for i in range(count)]

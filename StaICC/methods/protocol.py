@@ -23,6 +23,7 @@ prompts (``mode="prompts"``): its works are the sub-benchmarks' in noisy-channel
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError, error_name
 from ..requests import LABELS, REQUEST_KINDS
 from ..tasks.files import USER_CODE_ERRORS
 
@@ -102,13 +103,13 @@ class Method:
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
-            raise ValueError(f"method {self.name!r}: mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+            raise InvalidValueError(f"method {self.name!r}: mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         unknown = [k for k in self.test_kinds if k not in REQUEST_KINDS]
         if unknown or not self.test_kinds and self.mode == CALIBRATION:
-            raise ValueError(f"method {self.name!r}: test_kinds must name some of {', '.join(REQUEST_KINDS)}, "
-                             f"got {self.test_kinds!r}")
+            raise InvalidValueError(f"method {self.name!r}: test_kinds must name some of {', '.join(REQUEST_KINDS)}, "
+                                    f"got {self.test_kinds!r}")
         if self.mode == CALIBRATION and (self.train is None or self.apply is None):
-            raise ValueError(f"method {self.name!r} needs train() and apply()")
+            raise InvalidValueError(f"method {self.name!r} needs train() and apply()")
 
     @property
     def calibrates(self) -> bool:
@@ -128,15 +129,15 @@ def training_items(method: Method, data: MethodData) -> List[Tuple[Any, str]]:
     try:
         items = list(method.requests(data))
     except USER_CODE_ERRORS as exc:  # the user's code, an exit too
-        raise ValueError(f"method {method.name!r}: requests() raised {type(exc).__name__}: {exc} "
-                         f"(dataset {data.dataset!r})") from exc
+        raise InvalidValueError(f"method {method.name!r}: requests() raised {error_name(exc)}: {exc} "
+                                f"(dataset {data.dataset!r})") from exc
     pairs = []
     for number, item in enumerate(items):
         prompt, kind = item if isinstance(item, tuple) and len(item) == 2 else (item, LABELS)
         if not isinstance(prompt, str) or kind not in REQUEST_KINDS:
-            raise ValueError(f"method {method.name!r}: requests() item {number} (dataset {data.dataset!r}) must "
-                             f"be a prompt string or a (prompt, kind) pair with kind one of "
-                             f"{', '.join(REQUEST_KINDS)}, got {item!r:.120}")
+            raise InvalidValueError(f"method {method.name!r}: requests() item {number} (dataset {data.dataset!r}) must "
+                                    f"be a prompt string or a (prompt, kind) pair with kind one of "
+                                    f"{', '.join(REQUEST_KINDS)}, got {item!r:.120}")
         pairs.append((prompt, kind))
     return pairs
 

@@ -11,6 +11,7 @@ before the first inference.  The result maps each method to the suite's result u
 import time
 from typing import Any, Dict, List, Optional, Sequence, Union
 
+from ..errors import InvalidValueError
 from ..backends.base import as_backend
 from ..engine.cache_use import opened_cache
 from ..requests import KIND_NAMES, LABELS
@@ -56,7 +57,7 @@ def plan_methods(backend: Any, benches: Dict[str, Any], methods: Sequence[Method
             planned[method.name] = [work for work, _k in plain]
         elif method.mode == PROMPTS:
             if noisy is None:
-                raise ValueError(f"method {method.name!r} needs the sub-benchmarks built in its prompt mode")
+                raise InvalidValueError(f"method {method.name!r} needs the sub-benchmarks built in its prompt mode")
             planned[method.name] = [prompt_mode_work(method, work) for name, bench in noisy.items()
                                     for _key, _part_name, part in suite_parts(name, bench) for work in part.works()]
         else:
@@ -71,15 +72,15 @@ def check_backend(backend: Any, method: Method, works: Sequence[Any]) -> None:
     answered = tuple(getattr(backend, "request_kinds", (LABELS,)))
     missing = [kind for kind in needed_kinds(method, training) if kind not in answered]
     if missing:
-        raise ValueError(f"method {method.name!r} needs {' and '.join(KIND_NAMES[k] for k in missing)}, which the "
-                         f"{backend.name} backend does not give (it answers {', '.join(KIND_NAMES[k] for k in answered)}"
-                         "); the hf backend gives them")
+        raise InvalidValueError(f"method {method.name!r} needs {' and '.join(KIND_NAMES[k] for k in missing)}, which the "
+                                f"{backend.name} backend does not give (it answers {', '.join(KIND_NAMES[k] for k in answered)}"
+                                "); the hf backend gives them")
     if training and getattr(backend, "needs_segments", False):
-        raise ValueError(f"method {method.name!r} writes its calibration prompts whole; a backend that reads "
-                         "demonstration boundaries (fewshot_as_multiturn=true) cannot split them: leave it out")
+        raise InvalidValueError(f"method {method.name!r} writes its calibration prompts whole; a backend that reads "
+                                "demonstration boundaries (fewshot_as_multiturn=true) cannot split them: leave it out")
     if method.calibrates and method.needs_probabilities and backend.identity().get("scoring") == "generate":
-        raise ValueError(f"method {method.name!r} reads label probabilities; the {backend.name} backend with "
-                         "scoring=generate answers label indexes: use a log-probability scoring")
+        raise InvalidValueError(f"method {method.name!r} reads label probabilities; the {backend.name} backend with "
+                                "scoring=generate answers label indexes: use a log-probability scoring")
 
 
 def run_methods(model: Any, methods: Sequence[MethodEntry] = (VANILLA,), benchmarks: Union[str, Sequence[str]] = "Normal",
@@ -113,8 +114,8 @@ def run_methods(model: Any, methods: Sequence[MethodEntry] = (VANILLA,), benchma
         benches = suite if suite is not None else build_suite(benchmarks, datasets, k, **options)
         if any(m.mode == PROMPTS for m in chosen) and noisy_suite is None:
             if suite is not None:
-                raise ValueError("method 'noisy_channel' with sub-benchmarks built beforehand (suite=) needs them built "
-                                 "in noisy-channel mode too: give noisy_suite=build_suite(..., noisy_channel=True)")
+                raise InvalidValueError("method 'noisy_channel' with sub-benchmarks built beforehand (suite=) needs them built "
+                                        "in noisy-channel mode too: give noisy_suite=build_suite(..., noisy_channel=True)")
             noisy_suite = noisy_channel_suite(benchmarks, datasets, k, **options)
         planned = plan_methods(backend, benches, chosen, noisy_suite)
         return run_planned_methods(backend, chosen, benches, noisy_suite, planned, cache, progress, requests_per_call)
@@ -126,7 +127,7 @@ def noisy_channel_suite(benchmarks: Union[str, Sequence[str]], datasets: Optiona
     try:
         return build_suite(benchmarks, datasets, k, noisy_channel=True, **options)
     except ValueError as exc:
-        raise ValueError(f"method 'noisy_channel': {exc}; leave it out for these sub-benchmarks") from None
+        raise InvalidValueError(f"method 'noisy_channel': {exc}; leave it out for these sub-benchmarks") from None
 
 
 def run_planned_methods(backend: Any, methods: Sequence[Method], benches: Dict[str, Any],

@@ -12,6 +12,7 @@ not re-read): the surprise is that of the demonstrations' true labels.
 """
 from typing import Any, Dict, List, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..requests import LABELS
 from ..validation import check_int
 from .calibration import DEFAULT_CALIBRATION_NUMBER
@@ -54,7 +55,7 @@ def surprise(calibration_number: int = DEFAULT_CALIBRATION_NUMBER, l2: float = 1
     try:
         surprise_calibration(["a", "b"], l2, decays)  # the options checked now, before any inference
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"method 'surprise': {exc}") from None
+        raise InvalidValueError(f"method 'surprise': {exc}") from None
 
     def requests(data: MethodData) -> List[Any]:
         out: List[Any] = []

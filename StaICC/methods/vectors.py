@@ -8,6 +8,7 @@ NumPy float32 scalars.  What is here needs NumPy.
 """
 from typing import Any, List
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..extras import require
 
 
@@ -26,13 +27,13 @@ def as_vector(value: Any, where: str) -> Any:
         value = tensor.numpy()
     array = np.asarray(value)
     if array.dtype.kind not in "fiu":
-        raise TypeError(f"{where}: expected a vector of numbers, got dtype {array.dtype}")
+        raise InvalidTypeError(f"{where}: expected a vector of numbers, got dtype {array.dtype}")
     if array.dtype.kind in "iu":
         array = array.astype(np.float64)
     if array.ndim == 2 and array.shape[0] == 1:  # a batch of one, as a model returns it
         array = array[0]
     if array.ndim != 1:
-        raise ValueError(f"{where}: expected a 1-D vector, got shape {tuple(array.shape)}")
+        raise InvalidValueError(f"{where}: expected a 1-D vector, got shape {tuple(array.shape)}")
     return array
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from itertools import chain
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError, error_name
 from ..tasks.files import USER_CODE_ERRORS
 from ..engine.outcome import STANDARD_RULE, Outcome, RowRule, summarize
 from ..engine.plan import Work
@@ -93,8 +94,8 @@ class MethodWork(_MethodShare):
         """The training requests, then the work's requests once per test kind (``rendered``: shared with the
         dataset's other works, so the plain run's prompts are the same strings)."""
         if only is not None:
-            raise ValueError(f"method {self.method.name!r}: a method run is not split into shards; run it in one "
-                             "process (the cache still resumes it)")
+            raise InvalidValueError(f"method {self.method.name!r}: a method run is not split into shards; run it in one "
+                                    "process (the cache still resumes it)")
         out: List[Request] = []
         for number, (data, items) in enumerate(self.training):
             out += [Request(prompt, data.label_space, f"{self.method.name} calibration", self.dataset, i, number,
@@ -128,8 +129,8 @@ class MethodWork(_MethodShare):
         try:
             return self.method.train(data, answers)  # type: ignore[misc]
         except USER_CODE_ERRORS as exc:  # the user's code, an exit too
-            raise ValueError(f"method {self.method.name!r}: train() raised {type(exc).__name__}: {exc} "
-                             f"(dataset {self.dataset!r}, {self.work.part})") from exc
+            raise InvalidValueError(f"method {self.method.name!r}: train() raised {error_name(exc)}: {exc} "
+                                    f"(dataset {self.dataset!r}, {self.work.part})") from exc
 
     def _pass_rows(self, number: int, fits: List[Any], by_kind: Dict[str, List[Any]]) -> Callable[[], Sequence[Any]]:
         """What computes pass ``number``'s rows: the cross-fit on its scores and its queries' true labels, or
@@ -148,11 +149,11 @@ class MethodWork(_MethodShare):
         try:
             rows = list(compute())
         except USER_CODE_ERRORS as exc:  # the user's code, an exit too
-            raise ValueError(f"method {self.method.name!r}: apply() raised {type(exc).__name__}: {exc} "
-                             f"{where}") from exc
+            raise InvalidValueError(f"method {self.method.name!r}: apply() raised {error_name(exc)}: {exc} "
+                                    f"{where}") from exc
         if len(rows) != len(kept):
-            raise ValueError(f"method {self.method.name!r}: apply() returned {len(rows)} rows for {len(kept)} "
-                             f"queries {where}; return one row per query")
+            raise InvalidValueError(f"method {self.method.name!r}: apply() returned {len(rows)} rows for {len(kept)} "
+                                    f"queries {where}; return one row per query")
         labels, carries = len(first.label_space), self.method.test_kinds[0] == LABELS
         checked = _float_rows(rows, labels)  # the common case checked at once: what check_output keeps as it is
         out = []
@@ -204,8 +205,8 @@ def method_work(method: Method, work: Work, k: int) -> MethodWork:
     written now; a work written in noisy-channel mode is refused (one prompt per label has no one answer)."""
     source = work.prompts
     if any(template.noisy_channel for template in source.templates):
-        raise ValueError(f"method {method.name!r} calibrates direct prompts; {work.part} on {work.dataset} is "
-                         "written in noisy-channel mode (noisy_channel is a method of its own: list it beside)")
+        raise InvalidValueError(f"method {method.name!r} calibrates direct prompts; {work.part} on {work.dataset} is "
+                                "written in noisy-channel mode (noisy_channel is a method of its own: list it beside)")
     keys: List[Any] = []
     pass_fits = []
     for template in source.templates:

@@ -13,6 +13,7 @@ Pure standard library.
 from itertools import combinations
 from typing import Callable, Dict, List, Sequence
 
+from ..errors import InvalidValueError
 from ..numeric import Matrix, normalized_labels, sequential_sum
 from .scores import consistency_from_labels
 
@@ -27,7 +28,7 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float:
     scikit-learn returns NaN, here the value is 1.0, since the two raters agree perfectly.
     """
     if len(a) != len(b) or not a:
-        raise ValueError(f"cohen_kappa needs two non-empty sequences of the same length, got {len(a)} and {len(b)}")
+        raise InvalidValueError(f"cohen_kappa needs two non-empty sequences of the same length, got {len(a)} and {len(b)}")
     n = len(a)
     observed = sum(1 for x, y in zip(a, b) if x == y) / n
     count_a: Dict[int, int] = {}
@@ -49,7 +50,7 @@ def fleiss_kappa(ratings: Sequence[Sequence[int]]) -> float:
     """
     raters = len(ratings)
     if raters < 2 or not ratings[0] or any(len(r) != len(ratings[0]) for r in ratings):
-        raise ValueError("fleiss_kappa needs at least two raters rating the same non-empty list of items")
+        raise InvalidValueError("fleiss_kappa needs at least two raters rating the same non-empty list of items")
     items = len(ratings[0])
     totals: Dict[int, int] = {}
     agreement = 0.0
@@ -83,7 +84,7 @@ def block_accuracies(ground_truth: Sequence[int], prediction: Matrix, loop_lengt
     """The accuracy of each block on the L items (ground truth of L labels, or of all rows)."""
     truth = list(ground_truth[:loop_length])
     if len(truth) != loop_length:
-        raise ValueError(f"ground_truth has {len(ground_truth)} labels, expected at least loop_length {loop_length}")
+        raise InvalidValueError(f"ground_truth has {len(ground_truth)} labels, expected at least loop_length {loop_length}")
     return [sum(1 for g, a in zip(truth, block) if g == a) / loop_length
             for block in label_blocks(prediction, loop_length)]
 

@@ -12,6 +12,7 @@ runs unchanged, so its numbers stay bit-identical.
 import math
 from typing import List, Sequence
 
+from ..errors import InvalidValueError
 from ..numeric import SOFTMAX, Matrix, column_means, entropy, reads_rows_only, rule_of, softmax
 
 
@@ -33,7 +34,7 @@ def bias_entropy(ground_truth: Sequence[int], prediction: Matrix) -> float:  # n
 def _check_rows(metric: str, prediction: Matrix) -> None:
     """A bias metric averages the rows: with none there is no mean (an error here, not an IndexError inside)."""
     if len(prediction) == 0:
-        raise ValueError(f"{metric} needs at least one prediction row, got none")
+        raise InvalidValueError(f"{metric} needs at least one prediction row, got none")
 
 
 def _label_frequencies(ground_truth: Sequence[int], width: int) -> List[float]:

@@ -21,6 +21,7 @@ import bisect
 import math
 from typing import List, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..numeric import Matrix, argmax, softmax_unless_probabilities
 from .scores import _check_lengths
 
@@ -110,7 +111,7 @@ def ece_equal_mass_from_confidence(confidence: Sequence[float], correct: Sequenc
                                    bins: int = EQUAL_MASS_BINS) -> float:
     """Top-label ECE over ``bins`` equal-mass bins (:func:`equal_mass_thresholds`)."""
     if bins < 1:
-        raise ValueError(f"bins should be at least 1, got {bins}")
+        raise InvalidValueError(f"bins should be at least 1, got {bins}")
     return binned_calibration_error(confidence, correct, equal_mass_thresholds(confidence, bins))
 
 
@@ -137,7 +138,7 @@ def classwise_ece(ground_truth: Sequence[int], prediction: Matrix, bins: int = C
     p_ij with the share of rows whose true label is j.  Lower is better.
     """
     if bins < 1:
-        raise ValueError(f"bins should be at least 1, got {bins}")
+        raise InvalidValueError(f"bins should be at least 1, got {bins}")
     rows = _rows(ground_truth, prediction)
     n, width = len(rows), len(rows[0])
     per_label = []
@@ -180,7 +181,7 @@ def expected_correct_prefix(confidence: Sequence[float], correct: Sequence[int])
 def selective_accuracy(ground_truth: Sequence[int], prediction: Matrix, coverage: float = SELECTIVE_COVERAGE) -> float:
     """Accuracy on the m = max(1, floor(coverage * n)) most confident rows (HELM's acc@10%); higher is better."""
     if not 0 < coverage <= 1:
-        raise ValueError(f"coverage should be in (0, 1], got {coverage}")
+        raise InvalidValueError(f"coverage should be in (0, 1], got {coverage}")
     confidence, correct = confidence_and_correctness(ground_truth, prediction)
     m = max(1, int(math.floor(coverage * len(confidence))))
     return expected_correct_prefix(confidence, correct)[m - 1] / m

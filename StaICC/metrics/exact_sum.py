@@ -28,6 +28,7 @@ whether the rows look like log-likelihoods; :func:`notice` turns that into one l
 import math
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..validation import PREDICTION_KINDS, check_prediction_kind  # noqa: F401  (re-exported: the kinds' one home)
 from ..numeric import (CHECK, SOFTMAX, Matrix, PredictionRows, column_means, is_probability_vector, rule_of,
                        sequential_sum, softmax)
@@ -64,8 +65,8 @@ def rows_of_kind(rows: PredictionRows, kind: Optional[str], dataset: str = "", o
         return rows
     if rows.exact:  # one-hot rows of int answers
         at = f" for dataset {dataset!r}" if dataset else ""
-        raise ValueError(f"prediction_kind={kind!r} describes score vectors, but the predictions{at} are int label "
-                         "indexes; leave prediction_kind out for labels")
+        raise InvalidValueError(f"prediction_kind={kind!r} describes score vectors, but the predictions{at} are int label "
+                                "indexes; leave prediction_kind out for labels")
     rule = CHECK if original else SOFTMAX
     if kind == "probabilities":
         return PredictionRows(rows, rule)

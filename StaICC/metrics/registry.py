@@ -7,6 +7,7 @@ and the statistics read it instead of hard-coding metric names.
 """
 from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
+from ..errors import InvalidValueError, UnknownNameError
 from ..standard import CONSISTENCY_LOOP_LENGTH
 from ..spec import SPECS
 from .bias import bias_distribution, bias_entropy, post_bias_distribution, post_bias_dl_div
@@ -141,7 +142,7 @@ def _find_metric(name: str, benchmark: Optional[str]) -> MetricInfo:
         spec = SPECS.get(benchmark)
         if spec is None or spec.compound:
             known = ", ".join(s.name for s in SPECS.values() if not s.compound)
-            raise ValueError(f"unknown sub-benchmark {benchmark!r}; known: {known}")
+            raise InvalidValueError(f"unknown sub-benchmark {benchmark!r}; known: {known}")
         candidates = [METRICS[n] for n in spec.metrics]
     else:
         candidates = list(METRICS.values())
@@ -154,11 +155,11 @@ def _find_metric(name: str, benchmark: Optional[str]) -> MetricInfo:
     if name.startswith("consistency_") and name[len("consistency_"):].isdigit():
         return METRICS["consistency"]
     if len(matches) > 1:
-        raise ValueError(f"the result key {name!r} is reported by several metrics "
-                         f"({', '.join(m.name for m in matches)}); pass benchmark= to choose")
+        raise InvalidValueError(f"the result key {name!r} is reported by several metrics "
+                                f"({', '.join(m.name for m in matches)}); pass benchmark= to choose")
     known = sorted(n for info in candidates for n in (info.name, info.result_key) + info.aliases)
     where_ = f" in {benchmark}" if benchmark else ""
-    raise KeyError(f"unknown metric {name!r}{where_}; known: {', '.join(sorted(set(known)))}")
+    raise UnknownNameError(f"unknown metric {name!r}{where_}; known: {', '.join(sorted(set(known)))}")
 
 
 def higher_is_better(name: str, benchmark: Optional[str] = None) -> Optional[bool]:

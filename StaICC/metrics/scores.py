@@ -14,7 +14,7 @@ from itertools import repeat
 from operator import eq, getitem, truth
 from typing import Callable, Dict, List, Optional, Sequence
 
-from ..errors import warn, warn_tampering
+from ..errors import InvalidValueError, warn, warn_tampering
 from ..standard import CONSISTENCY_LOOP_LENGTH, ECE_BINS, STRICT_SETTING_WARNING
 from .exact_sum import own_distribution
 from ..numeric import Matrix, argmax, normalized_labels, reads_rows_only, sequential_sum, softmax_unless_probabilities
@@ -25,7 +25,7 @@ def _check_lengths(ground_truth: Sequence[int], prediction: Matrix) -> None:
         raise ValueError(f"The length of ground_truth and prediction should be the same: "
                          f"{len(ground_truth)} ground-truth labels, {len(prediction)} predictions")
     if not prediction:
-        raise ValueError("metrics need at least one prediction")
+        raise InvalidValueError("metrics need at least one prediction")
 
 
 # ----------------------------------------------------------------------------
@@ -81,7 +81,7 @@ def expected_calibration_error_1(ground_truth: Sequence[int], prediction: Matrix
         0.1
     """
     if bins <= 1:
-        raise ValueError(f"bins should be larger than 1, got {bins}")
+        raise InvalidValueError(f"bins should be larger than 1, got {bins}")
     if bins != ECE_BINS:
         warn_tampering(f"ECE with {bins} bins")
         warn(STRICT_SETTING_WARNING)  # the standard is strict: the setting returns to its default

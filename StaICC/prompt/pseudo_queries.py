@@ -7,6 +7,7 @@ sees the same queries.
 """
 from typing import Dict, Iterator, List, Optional, Tuple
 
+from ..errors import InvalidValueError
 from ..rng import fresh_stream
 from ..validation import is_int
 from .word_draws import WordTable, draw_queries, queries_per_block, query_at
@@ -73,7 +74,7 @@ class domain_query_generator:
 
     def __init__(self, dataset, length: int) -> None:
         if not is_int(length) or length < 0:
-            raise ValueError(f"domain query length must be a non-negative int, got {length!r}")
+            raise InvalidValueError(f"domain query length must be a non-negative int, got {length!r}")
         self.dataset = dataset
         self.length = length
         self._issued = 0
@@ -105,8 +106,8 @@ class domain_query_generator:
     def __next__(self) -> List[str]:
         rows = self.dataset.table
         if not len(rows):
-            raise ValueError(f"domain bias samples its pseudo-query words from the demonstration texts, but the "
-                             f"demonstration set {self.dataset.name!r} is empty: give it at least one row")
+            raise InvalidValueError(f"domain bias samples its pseudo-query words from the demonstration texts, but the "
+                                    f"demonstration set {self.dataset.name!r} is empty: give it at least one row")
         drawn = self._drawn(rows)
         while len(drawn.queries) <= self._issued:  # an entry dropped meanwhile is drawn again from its start
             self._draw(drawn, rows)

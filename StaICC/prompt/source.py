@@ -13,6 +13,7 @@ The template functions here are the pure forms of the writer's two pass setters:
 from dataclasses import dataclass, replace
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError, UnknownNameError
 from ..rng import StableRandom
 from ..validation import check_label_space, check_real
 from .template import _KEY_ALIASES, _TEMPLATE_FIELDS, CompiledTemplate, Prompt, Segments, Template
@@ -33,8 +34,8 @@ def checked_label_space(triplet: Any, space: Sequence[str]) -> Tuple[str, ...]:
     name = triplet.name
     expected = len(triplet.demonstration.label_space)
     if len(space) < expected:
-        raise ValueError(f"the label space needs at least {expected} words (one per label of {name!r}), "
-                         f"got {len(space)}")
+        raise InvalidValueError(f"the label space needs at least {expected} words (one per label of {name!r}), "
+                                f"got {len(space)}")
     return tuple(check_label_space(space, at=f" (dataset {name!r})"))
 
 
@@ -47,7 +48,7 @@ def applied_template(triplet: Any, fields: Dict[str, object]) -> Template:
     for key, value in fields.items():
         name = _KEY_ALIASES.get(key, key)
         if name not in _TEMPLATE_FIELDS:
-            raise KeyError(f"unknown template key {key!r}; expected one of {sorted(_TEMPLATE_FIELDS)}")
+            raise UnknownNameError(f"unknown template key {key!r}; expected one of {sorted(_TEMPLATE_FIELDS)}")
         changes[name] = tuple(value) if isinstance(value, list) else value
     if "label_space" in changes:
         changes["label_space"] = checked_label_space(triplet, changes["label_space"])

@@ -21,6 +21,7 @@ from itertools import accumulate, chain, repeat
 from operator import add, itemgetter, lshift, or_
 from typing import Dict, List, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..standard import LCG_INCREMENT, LCG_MULTIPLIER
 
 _MASK32 = 0xFFFFFFFF
@@ -48,7 +49,7 @@ class WordTable:
         # has one piece more than it has spaces.
         flat = " ".join(texts).split(" ")
         if len(flat) > _MASK32:
-            raise ValueError(f"domain queries read at most 2**32 words of text, the table has {len(flat)}")
+            raise InvalidValueError(f"domain queries read at most 2**32 words of text, the table has {len(flat)}")
         last_pieces = list(map(str.count, texts, repeat(" ")))
         firsts = accumulate(map(add, last_pieces, repeat(1)), initial=0)
         lanes = map(or_, last_pieces, map(lshift, firsts, repeat(32)))

@@ -10,7 +10,7 @@ from dataclasses import replace
 from operator import itemgetter
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ..errors import warn_tampering
+from ..errors import InvalidTypeError, InvalidValueError, warn_tampering
 from ..rng import fresh_stream
 from ..standard import NOISY_CHANNEL_LABEL_AFFIX, NOISY_CHANNEL_LAST_INPUT_AFFIX
 from ..validation import check_int, is_int
@@ -20,15 +20,15 @@ from .template import CompiledTemplate, DemoLine, Prompt, Template, WriterState,
 
 def _check_str(value, message: str) -> str:
     if not isinstance(value, str):
-        raise ValueError(message)
+        raise InvalidValueError(message)
     return value
 
 
 def _check_str_list(value, list_message: str, item_message: str) -> Tuple[str, ...]:
     if not isinstance(value, list):
-        raise ValueError(list_message)
+        raise InvalidValueError(list_message)
     if not all(isinstance(v, str) for v in value):
-        raise ValueError(item_message)
+        raise InvalidValueError(item_message)
     return tuple(value)
 
 
@@ -74,7 +74,7 @@ class prompt_writter:
 
     def restore(self, state: WriterState) -> None:
         if not isinstance(state, WriterState):
-            raise TypeError(f"restore() takes what snapshot() returned, got {type(state).__name__}")
+            raise InvalidTypeError(f"restore() takes what snapshot() returned, got {type(state).__name__}")
         self.template = state.template
         self._tampered = list(state.tampered)
 
@@ -124,8 +124,8 @@ class prompt_writter:
     def _check_element_count(self, values: Sequence[str], what: str) -> None:
         expected = self.triplet_dataset.demonstration.input_element_numbers()
         if len(values) != expected:
-            raise ValueError(f"{what} need one entry per input element: got {len(values)}, the dataset "
-                             f"{self.triplet_dataset.name!r} has {expected}")
+            raise InvalidValueError(f"{what} need one entry per input element: got {len(values)}, the dataset "
+                                    f"{self.triplet_dataset.name!r} has {expected}")
 
     def change_label_prefix(self, new_prefix: str) -> None:
         warn_tampering("label prefix changed")
@@ -202,8 +202,8 @@ class prompt_writter:
         ``set_config_dict(get_config_dict())`` is a round trip.
         """
         if not isinstance(config_dict, dict):
-            raise TypeError(f"set_config_dict expects a dict (as get_config_dict returns), got "
-                            f"{type(config_dict).__name__}")
+            raise InvalidTypeError(f"set_config_dict expects a dict (as get_config_dict returns), got "
+                                   f"{type(config_dict).__name__}")
         self.reset()
         setters = {
             "instruction": self.change_instruction,
@@ -271,8 +271,8 @@ class prompt_writter:
         """The prompt for demonstration indexes and a test index (or the next pseudo query), with label noise."""
         generator = self.pseudo_query_generater
         if query_index is None and generator is None:
-            raise ValueError("The query index should be given. If you want to use the pseudo query, "
-                             "please set the pseudo query generater.")
+            raise InvalidValueError("The query index should be given. If you want to use the pseudo query, "
+                                    "please set the pseudo query generater.")
         compiled = self.compiled()
         lines = compiled.lines(demos_indexes, self._label_error_stream)
         query = next(generator) if generator is not None else compiled.query_inputs(query_index)

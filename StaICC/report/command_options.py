@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any, List, Optional
 
-from ..errors import StaICCError
+from ..errors import InvalidTypeError, StaICCError, error_name
 from ..stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 PROG = "staicc"
@@ -169,7 +169,7 @@ def _run_checked(body, args, status) -> int:
     except (KeyError, IndexError, TypeError, AttributeError, RecursionError, ArithmeticError) as exc:
         # what a hostile or damaged run file can still reach past the format checks
         sys.stderr.write(f"{prog}: error: a run file holds content StaICC cannot use "
-                         f"({type(exc).__name__}: {one_line(exc)}); check {', '.join(map(str, args.runs))}\n")
+                         f"({error_name(exc)}: {one_line(exc)}); check {', '.join(map(str, args.runs))}\n")
         return 1
 
 
@@ -190,4 +190,4 @@ def _strict_json(document: dict) -> str:
 
 
 def _json_default(value: Any) -> Any:
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+    raise InvalidTypeError(f"not JSON serialisable: {type(value).__name__}")

@@ -11,6 +11,7 @@ intervals, the paired (or unpaired) comparison of every run with the first, then
 import os
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
+from ..errors import InvalidValueError
 from ..stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .html import HTMLReport, build_report
 
@@ -61,7 +62,7 @@ def html_report(*runs: Union[str, Any], resamples: int = DEFAULT_RESAMPLES, seed
     from .runs import load_run, run_labels
     pyplot()  # names the extra to install before any work
     if not runs:
-        raise ValueError("html_report needs at least one run (a run directory, a results.json or a loaded run)")
+        raise InvalidValueError("html_report needs at least one run (a run directory, a results.json or a loaded run)")
     labels = iter(run_labels([r for r in runs if isinstance(r, (str, os.PathLike))]))
     loaded = [load_run(r, next(labels)) if isinstance(r, (str, os.PathLike)) else r for r in runs]
     extra = (CALIBRATION_METRICS if calibration else ()) + (("cohen_kappa", "fleiss_kappa") if agreement else ())

@@ -5,6 +5,7 @@ loaded run with the package's own rules; :mod:`.plots` and :mod:`.diagnoses` onl
 """
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..errors import InvalidValueError
 from ..metrics import column_means
 from ..numeric import sequential_sum
 from ..standard import ECE_BINS
@@ -13,7 +14,7 @@ from ..standard import ECE_BINS
 def _table(part, dataset):
     from ..stats import ItemTable
     if dataset not in part.records:
-        raise ValueError(f"{part.name} / {dataset}: no per-query records (samples.jsonl) to plot")
+        raise InvalidValueError(f"{part.name} / {dataset}: no per-query records (samples.jsonl) to plot")
     return ItemTable(part.name, dataset, part.records[dataset])
 
 

@@ -5,6 +5,7 @@ The terminal table and CSV name metrics by their result keys (what a script read
 """
 from typing import List, Optional
 
+from ..errors import InvalidValueError
 from .cells import Cell, Table, _cell_text
 from .escaping import csv_text, markdown_escape, terminal_escape
 from .names import display
@@ -92,5 +93,5 @@ def render(tables: List[Table], fmt: str, ci: Optional[str] = "interval") -> str
         return render_latex_document(tables, ci)
     renderer = {"table": render_text, "md": render_markdown}.get(fmt)
     if renderer is None:
-        raise ValueError(f"unknown table format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        raise InvalidValueError(f"unknown table format {fmt!r}; expected one of {', '.join(FORMATS)}")
     return "\n\n".join(renderer(t, ci) for t in tables)

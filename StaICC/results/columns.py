@@ -26,6 +26,7 @@ import math
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..errors import InvalidValueError, error_name
 from .records import RecordSequence
 
 COLUMNS_FORMAT = "staicc-samples-columns/1"
@@ -55,8 +56,8 @@ class ColumnsWriter:
         for name in INT_FIELDS + OTHER_FIELDS + OPTIONAL_FIELDS:
             columns[name].append(record.get(name))
         if len(record["prediction"]) != part["width"]:
-            raise ValueError(f"{key[0]} / {key[1]}: query {record['query_index']} has {len(record['prediction'])} "
-                             f"scores, the others {part['width']}")
+            raise InvalidValueError(f"{key[0]} / {key[1]}: query {record['query_index']} has {len(record['prediction'])} "
+                                    f"scores, the others {part['width']}")
         columns["prediction"].extend(v if math.isfinite(v) else None for v in map(float, record["prediction"]))
         part["count"] += 1
         return record
@@ -123,7 +124,7 @@ def read_columns(path: str, samples_path: Optional[str] = None) -> Optional[List
     except json.JSONDecodeError as exc:
         raise RunFormatError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except (ValueError, RecursionError) as exc:  # a 5,000-digit number, a deep nesting
-        raise RunFormatError(f"{path}: holds a value that cannot be read ({type(exc).__name__})") from None
+        raise RunFormatError(f"{path}: holds a value that cannot be read ({error_name(exc)})") from None
     if not isinstance(document, dict) or document.get("format") != COLUMNS_FORMAT:
         raise RunFormatError(f"{path}: expected a document of format {COLUMNS_FORMAT!r}")
     if samples_path is not None and document.get("samples_sha256") != file_sha256(samples_path):

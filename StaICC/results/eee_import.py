@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from ..errors import RunFormatError
+from ..errors import InvalidValueError, MissingFileError, RunFormatError, error_name
 from .eee_export import EXPORT_FORMAT
 from .eee_instances import TEXT_FIELDS
 from .exchange import place
@@ -88,11 +88,11 @@ def read_export(path: str, *, records: bool = True, max_samples_bytes: Optional[
     try:
         rebuilt = _document(document, details)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
-        raise RunFormatError(f"{aggregate}: not a complete StaICC export ({type(exc).__name__}: {exc})") from None
+        raise RunFormatError(f"{aggregate}: not a complete StaICC export ({error_name(exc)}: {exc})") from None
     samples = os.path.splitext(aggregate)[0] + "_samples.jsonl"
     if not os.path.isfile(samples):
         if document.get("detailed_evaluation_results"):
-            raise FileNotFoundError(f"{aggregate} names instance records, but {samples} does not exist")
+            raise MissingFileError(f"{aggregate} names instance records, but {samples} does not exist")
         samples = None
     rebuilt["samples"] = os.path.basename(samples) if samples else None
     lines = _records(samples, max_samples_bytes) if records and samples else iter(())
@@ -112,7 +112,7 @@ def _document(document: Dict[str, Any], details: Dict[str, str]) -> Dict[str, An
         placed.extend((position, part, path, value) for position, path, value in values)
     for _position, part, path, value in sorted(placed, key=lambda p: p[0]):
         if part not in results:
-            raise ValueError(f"a value of sub-benchmark {part!r}, which the export does not list")
+            raise InvalidValueError(f"a value of sub-benchmark {part!r}, which the export does not list")
         place(results[part], _checked_path(path, len(placed)), value)
     benchmarks: Dict[str, Any] = {}
     for part, compound, key in parts:
@@ -128,7 +128,7 @@ def _document(document: Dict[str, Any], details: Dict[str, str]) -> Dict[str, An
 
 def _table(value: Any, name: str) -> Dict[str, Any]:
     if not isinstance(value, dict):
-        raise ValueError(f"{name} must be a JSON object, got {type(value).__name__}")
+        raise InvalidValueError(f"{name} must be a JSON object, got {type(value).__name__}")
     return value
 
 
@@ -137,14 +137,14 @@ def _checked_path(path: Any, values: int) -> tuple:
     values the file holds (a list of n values has n leaves), so that a forged position of 10**12 is refused
     before anything is allocated for it."""
     if not isinstance(path, list) or not path or len(path) > MAX_PATH_DEPTH:
-        raise ValueError(f"a value's path must be a list of 1 to {MAX_PATH_DEPTH} keys, got {str(path)[:80]}")
+        raise InvalidValueError(f"a value's path must be a list of 1 to {MAX_PATH_DEPTH} keys, got {str(path)[:80]}")
     for step in path:
         if type(step) is int:
             if not 0 <= step < values:
-                raise ValueError(f"a value's list position {str(step)[:40]} is outside the {values} values the "
-                                 "file holds")
+                raise InvalidValueError(f"a value's list position {str(step)[:40]} is outside the {values} values the "
+                                        "file holds")
         elif not isinstance(step, str):
-            raise ValueError(f"a value's path holds {str(step)[:40]!r}, neither a key nor a list position")
+            raise InvalidValueError(f"a value's path holds {str(step)[:40]!r}, neither a key nor a list position")
     return tuple(path)
 
 
@@ -182,5 +182,5 @@ def record_of(raw: bytes, where: str) -> Dict[str, Any]:
             record["prompt"] = instance["input"]["raw"]
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as exc:
         raise RunFormatError(f"{where}: not an instance record written by `staicc export` "
-                             f"({type(exc).__name__}: {str(exc)[:200]})") from None
+                             f"({error_name(exc)}: {str(exc)[:200]})") from None
     return record

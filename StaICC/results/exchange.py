@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from ..errors import InvalidValueError
 from ..registry import Registry
 from ..spec import SPECS
 
@@ -252,13 +253,13 @@ def check_export_names(run: Any, key: Optional[Any] = None, what: str = "") -> N
         seen: Dict[str, str] = {}
         for dataset in (results_datasets(part.results)):
             if not isinstance(dataset, str) or dataset in RESERVED_DATASET_NAMES:
-                raise ValueError(f"{part.name}: a dataset named {dataset!r} cannot be exported: that name is "
-                                 f"reserved for the average over datasets ({', '.join(map(repr, RESERVED_DATASET_NAMES))}"
-                                 "); rename the dataset and run again")
+                raise InvalidValueError(f"{part.name}: a dataset named {dataset!r} cannot be exported: that name is "
+                                        f"reserved for the average over datasets ({', '.join(map(repr, RESERVED_DATASET_NAMES))}"
+                                        "); rename the dataset and run again")
             keyed = key(part.name, dataset) if key is not None else dataset
             if keyed in seen:
-                raise ValueError(f"{part.name}: datasets {seen[keyed]!r} and {dataset!r} both become {what} "
-                                 f"{keyed!r}; rename one and run again (the export would merge their numbers)")
+                raise InvalidValueError(f"{part.name}: datasets {seen[keyed]!r} and {dataset!r} both become {what} "
+                                        f"{keyed!r}; rename one and run again (the export would merge their numbers)")
             seen[keyed] = dataset
 
 

@@ -8,6 +8,7 @@ when first read by writing the work's prompts again (equal plans give equal prom
 """
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
+from ..errors import OutOfRangeError
 from ..metrics import argmax
 from ..requests import prompt_sha256
 from ..spec import SPECS
@@ -39,7 +40,7 @@ class RecordSequence(Sequence):
         if i < 0:
             i += len(self)
         if not 0 <= i < len(self):
-            raise IndexError(i)
+            raise OutOfRangeError(i)
         return self.record(i)
 
 
@@ -169,7 +170,7 @@ class Records(Sequence):
             if i < len(part):
                 return part[i]
             i -= len(part)
-        raise IndexError(i)
+        raise OutOfRangeError(i)
 
 
 def write_records(records: Iterable[Dict[str, Any]], fh: Any) -> int:

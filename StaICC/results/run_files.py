@@ -9,7 +9,7 @@ import json
 import os
 from typing import Any, Dict, Optional, Tuple
 
-from ..errors import RunFormatError
+from ..errors import InvalidValueError, MissingFileError, RunFormatError
 from .rundir import RESULTS_FILE, RESULTS_FORMAT
 from .parts import Part
 
@@ -32,11 +32,11 @@ def _results_path(path: str) -> str:
     if os.path.isdir(path):
         candidate = os.path.join(path, RESULTS_FILE)
         if not os.path.isfile(candidate):
-            raise FileNotFoundError(f"run directory {path!r} has no {RESULTS_FILE}; give a run directory "
+            raise MissingFileError(f"run directory {path!r} has no {RESULTS_FILE}; give a run directory "
                                     f"written by `staicc run --output-dir` or a results.json file")
         return candidate
     if not os.path.exists(path):
-        raise FileNotFoundError(f"no run directory or results file at {path!r}")
+        raise MissingFileError(f"no run directory or results file at {path!r}")
     return path
 
 
@@ -105,7 +105,7 @@ def _samples_path(samples: Any, results_path: str, directory: str) -> str:
         raise _fail(results_path, f"'samples' must name the records file, found {samples!r}")
     samples_path = samples if os.path.isabs(samples) else os.path.join(directory, samples)
     if not os.path.isfile(samples_path):
-        raise FileNotFoundError(f"{results_path} names the records file {samples!r}, which does not exist "
+        raise MissingFileError(f"{results_path} names the records file {samples!r}, which does not exist "
                                 f"at {samples_path}")
     return samples_path
 
@@ -171,7 +171,7 @@ def _samples_limit(given: Optional[int]) -> int:
     if text.strip().isdigit():
         return int(text)
     if text.strip():
-        raise ValueError(f"STAICC_MAX_SAMPLES_BYTES must be a number of bytes, got {text!r}")
+        raise InvalidValueError(f"STAICC_MAX_SAMPLES_BYTES must be a number of bytes, got {text!r}")
     return MAX_SAMPLES_BYTES
 
 

@@ -10,6 +10,7 @@ import json
 import os
 from typing import Any, Dict, Optional
 
+from ..errors import InvalidValueError
 from .columns import COLUMNS_FILE, ColumnsWriter, file_sha256
 from .provenance import strict_json_value
 from .records import write_records
@@ -40,13 +41,13 @@ def check_output_dir(directory: str, *, overwrite: Optional[bool] = None) -> Non
     if overwrite is False and os.path.isdir(directory):
         found = existing_run_files(directory)
         if found:
-            raise ValueError(f"the output directory {directory!r} already holds a run ({', '.join(found)}); "
-                             "choose another directory, or pass --overwrite to replace that run (its files are "
-                             "removed)")
+            raise InvalidValueError(f"the output directory {directory!r} already holds a run ({', '.join(found)}); "
+                                    "choose another directory, or pass --overwrite to replace that run (its files are "
+                                    "removed)")
     try:
         check_directory(directory)
     except OSError as exc:
-        raise ValueError(f"cannot write to the output directory {directory!r}: {exc.strerror or exc}") from None
+        raise InvalidValueError(f"cannot write to the output directory {directory!r}: {exc.strerror or exc}") from None
 
 
 def results_document(results: Dict[str, Any], provenance: Dict[str, Any], samples: Optional[str]) -> Dict[str, Any]:

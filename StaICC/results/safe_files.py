@@ -28,6 +28,8 @@ import stat
 import tempfile
 from typing import IO, Iterator
 
+from ..errors import InvalidValueError, IsAFolderError, NotAFolderError, PathRefusedError
+
 _PREFIX = ".staicc-"
 
 
@@ -52,7 +54,7 @@ def check_directory(directory: str) -> None:
             break
         existing = parent
     if not os.path.isdir(existing):
-        raise NotADirectoryError(f"{existing!r} is not a directory")
+        raise NotAFolderError(f"{existing!r} is not a directory")
     handle, probe = tempfile.mkstemp(prefix=_PREFIX + "write-test-", dir=existing)
     os.close(handle)
     os.remove(probe)
@@ -70,7 +72,7 @@ class PendingFile:
     def __init__(self, path: str, *, binary: bool = False) -> None:
         path = os.fspath(path)
         if os.path.isdir(path) and not os.path.islink(path):
-            raise IsADirectoryError(f"{path!r} is a directory; give a file name")
+            raise IsAFolderError(f"{path!r} is a directory; give a file name")
         self.directory = os.path.dirname(os.path.abspath(path))
         handle, self.temporary = tempfile.mkstemp(prefix=_PREFIX + os.path.basename(path) + ".", suffix=".tmp",
                                                   dir=self.directory)
@@ -88,9 +90,9 @@ class PendingFile:
         """Sync the content and rename it to ``path`` (in the same directory)."""
         path = os.fspath(path)
         if os.path.dirname(os.path.abspath(path)) != self.directory:
-            raise ValueError(f"{path!r} is not in {self.directory!r}, where the file was written")
+            raise InvalidValueError(f"{path!r} is not in {self.directory!r}, where the file was written")
         if os.path.isdir(path) and not os.path.islink(path):
-            raise IsADirectoryError(f"{path!r} is a directory; give a file name")
+            raise IsAFolderError(f"{path!r} is a directory; give a file name")
         self.handle.flush()
         os.fsync(self.handle.fileno())
         self.handle.close()
@@ -138,7 +140,7 @@ def make_folders(root: str, *parts: str) -> str:
     path = os.fspath(root)
     for part in parts:
         if part in ("", ".", "..") or "/" in part or os.sep in part:
-            raise ValueError(f"{part!r} cannot name a folder inside {root!r}")
+            raise InvalidValueError(f"{part!r} cannot name a folder inside {root!r}")
         path = os.path.join(path, part)
         if os.path.islink(path):
             os.unlink(path)
@@ -146,7 +148,7 @@ def make_folders(root: str, *parts: str) -> str:
             os.mkdir(path)
         mode = os.lstat(path).st_mode
         if not stat.S_ISDIR(mode):
-            raise NotADirectoryError(f"{path!r} exists and is not a folder" + (
+            raise NotAFolderError(f"{path!r} exists and is not a folder" + (
                 " (a link was placed there again while it was replaced)" if stat.S_ISLNK(mode) else ""))
     return path
 
@@ -160,9 +162,9 @@ def staged_directory(directory: str) -> Iterator[str]:
     """
     directory = os.path.abspath(os.fspath(directory))
     if os.path.islink(directory):
-        raise OSError(f"{directory!r} is a symbolic link; give a real folder for the figures")
+        raise PathRefusedError(f"{directory!r} is a symbolic link; give a real folder for the figures")
     if os.path.exists(directory) and not os.path.isdir(directory):
-        raise NotADirectoryError(f"{directory!r} exists and is not a folder")
+        raise NotAFolderError(f"{directory!r} exists and is not a folder")
     parent = os.path.dirname(directory)
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=_PREFIX + os.path.basename(directory) + ".", dir=parent)

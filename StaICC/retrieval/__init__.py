@@ -7,6 +7,7 @@ conventions every retriever shares.
 """
 from typing import Any
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..registry import Described, Registry
 from ..validation import check_k
 from .base import METRICS, ORDERS, EmbedFn, Retriever, Sampler, Tokenizer, callable_name, normalise_text  # noqa: F401
@@ -47,8 +48,8 @@ for _name, _cls, _help in (
 def retriever_from_name(name: str, **kwargs: Any) -> Retriever:
     """Build a retriever from its short name, e.g. for a ``--retriever`` CLI option."""
     if not isinstance(name, str):
-        raise TypeError(f"retriever name must be a str, got {type(name).__name__}")
+        raise InvalidTypeError(f"retriever name must be a str, got {type(name).__name__}")
     key = name.strip().lower().replace("-", "").replace("_", "")
     if key not in RETRIEVERS:
-        raise ValueError(f"unknown retriever {name!r}; valid names: {', '.join(RETRIEVERS)}")
+        raise InvalidValueError(f"unknown retriever {name!r}; valid names: {', '.join(RETRIEVERS)}")
     return RETRIEVERS[key](**kwargs)

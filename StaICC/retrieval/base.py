@@ -33,6 +33,7 @@ from collections import Counter
 from operator import itemgetter
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..validation import check_bool, check_choice, check_k, check_real
 
 Sampler = List[List[int]]
@@ -95,7 +96,7 @@ def check_parameter(value: Any, name: str, owner: str, low: float, high: float) 
     """
     value = check_real(value, name, at=f" in {owner}")
     if not low <= value <= high:
-        raise ValueError(f"{owner}: {name} must be in [{low}, {high}], got {value:g}")
+        raise InvalidValueError(f"{owner}: {name} must be in [{low}, {high}], got {value:g}")
     return value
 
 
@@ -142,7 +143,7 @@ class Progress:
 
 def check_callable(fn: Any, name: str, what: str, owner: str) -> None:
     if not callable(fn):
-        raise TypeError(f"{name} must be callable ({what}) in {owner}, got {type(fn).__name__}")
+        raise InvalidTypeError(f"{name} must be callable ({what}) in {owner}, got {type(fn).__name__}")
 
 
 def callable_name(fn: Callable) -> str:
@@ -170,12 +171,12 @@ def _read_rows(rows: Sequence[Any], what: str) -> Tuple[List[str], List[Optional
     for i in range(size):
         row = rows[i]
         if isinstance(row, (str, bytes)) or not isinstance(row, Sequence) or not 1 <= len(row) <= 2:
-            raise TypeError(f"{what}[{i}] must be an (inputs, label_text) pair, got {type(row).__name__}")
+            raise InvalidTypeError(f"{what}[{i}] must be an (inputs, label_text) pair, got {type(row).__name__}")
         inputs = row[0]
         if isinstance(inputs, str):
             inputs = [inputs]
         if not isinstance(inputs, Sequence) or not all(isinstance(part, str) for part in inputs):
-            raise TypeError(f"{what}[{i}] inputs must be a list of str, got {inputs!r:.80}")
+            raise InvalidTypeError(f"{what}[{i}] inputs must be a list of str, got {inputs!r:.80}")
         texts.append(" ".join(inputs))
         labels.append(row[1] if len(row) == 2 else None)
     return texts, labels
@@ -192,8 +193,8 @@ def _banned_per_query(demo_texts: List[str], query_texts: List[str]) -> List[Set
 def _check_pool(k: int, available: int, q: int, label: Optional[str] = None) -> None:
     if k > available:
         of = f" with label {label!r}" if label is not None else ""
-        raise ValueError(f"query {q} needs {k} demonstrations{of} but only {available} are available "
-                         f"(after dedup); lower k, add demonstrations or pass dedup=False")
+        raise InvalidValueError(f"query {q} needs {k} demonstrations{of} but only {available} are available "
+                                f"(after dedup); lower k, add demonstrations or pass dedup=False")
 
 
 def _allowed(indexes: Sequence[int], ban: Set[int]) -> Sequence[int]:
@@ -205,7 +206,7 @@ def _label_groups(labels: List[Optional[str]]) -> Dict[str, List[int]]:
     groups: Dict[str, List[int]] = {}
     for i, label in enumerate(labels):
         if label is None:
-            raise ValueError(f"balanced=True needs labelled demonstrations; demonstrations[{i}] has none")
+            raise InvalidValueError(f"balanced=True needs labelled demonstrations; demonstrations[{i}] has none")
         groups.setdefault(label, []).append(i)
     return groups
 

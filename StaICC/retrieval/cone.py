@@ -10,6 +10,7 @@ label-score model interface does not give: the user passes ``loglik_fn``;
 """
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..errors import InvalidValueError
 from ..validation import check_int
 from .base import EmbedFn, Retriever, _check_pool, _top_k, callable_name, check_callable, check_order
 from .embedding import EmbeddingSpace
@@ -94,7 +95,7 @@ class ConERetriever(Retriever):
                 context, continuation = self.blocks_fn((demo_texts[d], demo_labels[d] or ""), query_texts[q])
                 value = float(self.loglik_fn(context, continuation))
                 if value != value:
-                    raise ValueError(f"ConERetriever: loglik_fn returned NaN for query {q}, demonstration {d}")
+                    raise InvalidValueError(f"ConERetriever: loglik_fn returned NaN for query {q}, demonstration {d}")
                 scored.append((-value, rank, d))
             best = [d for _, _, d in sorted(scored)[:k]]
             rows.append(best[::-1] if self.order == "ascending" else best)

@@ -4,6 +4,7 @@ import numbers
 from operator import mul
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
 
+from ..errors import InvalidTypeError, InvalidValueError, MissingExtraError
 from ..extras import require
 from ..validation import check_bool, check_choice
 from .base import METRICS, EmbedFn, Retriever, _in_prompt_order, _top_k, callable_name, check_callable, check_order
@@ -75,16 +76,16 @@ class EmbeddingSpace:
         raw = self.embed_fn(list(texts)) if self.batched else [self.embed_fn(text) for text in texts]
         raw = _to_list(raw)
         if isinstance(raw, (str, bytes)) or not isinstance(raw, (list, tuple)):
-            raise TypeError(f"{self.owner}: the batched embed_fn must return a list of vectors, got "
-                            f"{type(raw).__name__} for the {what} texts")
+            raise InvalidTypeError(f"{self.owner}: the batched embed_fn must return a list of vectors, got "
+                                   f"{type(raw).__name__} for the {what} texts")
         if len(raw) != len(texts):
-            raise ValueError(f"{self.owner}: embed_fn returned {len(raw)} vectors for {len(texts)} {what} texts")
+            raise InvalidValueError(f"{self.owner}: embed_fn returned {len(raw)} vectors for {len(texts)} {what} texts")
         vectors = []
         for i, vector in enumerate(raw):
             vector = self._checked_vector(vector, what, i)
             if vectors and len(vector) != len(vectors[0]):
-                raise ValueError(f"{self.owner}: embed_fn returned dimension {len(vector)} for {what} {i}, "
-                                 f"expected {len(vectors[0])}")
+                raise InvalidValueError(f"{self.owner}: embed_fn returned dimension {len(vector)} for {what} {i}, "
+                                        f"expected {len(vectors[0])}")
             vectors.append(_unit(vector) if self.metric == "cosine" else vector)
         return vectors
 
@@ -92,21 +93,21 @@ class EmbeddingSpace:
         """A non-empty list of finite floats; anything else raises naming the text and position."""
         vector = _to_list(vector)
         if isinstance(vector, (str, bytes, bytearray)) or not isinstance(vector, (list, tuple)):
-            raise TypeError(f"{self.owner}: embed_fn returned a {type(vector).__name__} for {what} {i}, "
-                            f"expected a list of numbers: {vector!r:.60}")
+            raise InvalidTypeError(f"{self.owner}: embed_fn returned a {type(vector).__name__} for {what} {i}, "
+                                   f"expected a list of numbers: {vector!r:.60}")
         if not vector:
-            raise ValueError(f"{self.owner}: embed_fn returned an empty vector for {what} {i}")
+            raise InvalidValueError(f"{self.owner}: embed_fn returned an empty vector for {what} {i}")
         if all(type(x) is float for x in vector) and math.isfinite(sum(vector)):  # the usual case, at C speed
             return list(vector)
         checked = []
         for position, x in enumerate(vector):
             if isinstance(x, bool) or not isinstance(x, numbers.Real):
-                raise TypeError(f"{self.owner}: embed_fn returned a non-numeric value for {what} {i} at position "
-                                f"{position}: {type(x).__name__} {x!r:.40}")
+                raise InvalidTypeError(f"{self.owner}: embed_fn returned a non-numeric value for {what} {i} at position "
+                                       f"{position}: {type(x).__name__} {x!r:.40}")
             x = float(x)
             if not math.isfinite(x):
-                raise ValueError(f"{self.owner}: embed_fn returned a non-finite value for {what} {i} at position "
-                                 f"{position}: {x}")
+                raise InvalidValueError(f"{self.owner}: embed_fn returned a non-finite value for {what} {i} at position "
+                                        f"{position}: {x}")
             checked.append(x)
         return checked
 
@@ -119,8 +120,8 @@ class EmbeddingSpace:
         path computes each row when it is asked for (so that a long loop can show its progress)."""
         queries = self.embed(texts, "query")
         if queries and self.vectors and len(queries[0]) != len(self.vectors[0]):
-            raise ValueError(f"{self.owner}: query vectors have dimension {len(queries[0])}, "
-                             f"demonstration vectors {len(self.vectors[0])}")
+            raise InvalidValueError(f"{self.owner}: query vectors have dimension {len(queries[0])}, "
+                                    f"demonstration vectors {len(self.vectors[0])}")
         if self.backend == "numpy":
             numpy = require("numpy", f"backend='numpy' of {self.owner}")
             if not queries or not self.vectors:
@@ -131,8 +132,8 @@ class EmbeddingSpace:
             rows = ([sequential_sum(map(mul, query, vector)) for vector in self.vectors] for query in queries)
         for q, row in enumerate(rows):
             if not math.isfinite(sum(row)) and not all(map(math.isfinite, row)):
-                raise ValueError(f"{self.owner}: the similarities of query {q} overflow (embeddings too large "
-                                 "for metric='dot'; scale them down or use metric='cosine')")
+                raise InvalidValueError(f"{self.owner}: the similarities of query {q} overflow (embeddings too large "
+                                        "for metric='dot'; scale them down or use metric='cosine')")
             yield row
 
 
@@ -142,8 +143,8 @@ def sentence_transformers_embedder(model_name_or_path: str, *, batch_size: int =
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as error:
-        raise ImportError("sentence_transformers_embedder needs the optional 'sentence-transformers' package: "
-                          "pip install StaICC[embeddings]  (or: pip install sentence-transformers)") from error
+        raise MissingExtraError("sentence_transformers_embedder needs the optional 'sentence-transformers' package: "
+                                "pip install StaICC[embeddings]  (or: pip install sentence-transformers)") from error
     model = SentenceTransformer(model_name_or_path, device=device)
 
     def embed(texts: Union[str, List[str]]) -> Any:

@@ -4,6 +4,7 @@ import re
 from collections import Counter
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidTypeError
 from ..validation import check_bool
 from .base import (Retriever, Tokenizer, _in_prompt_order, _label_groups, _top_k, callable_name, check_callable,
                    check_order, check_parameter)
@@ -38,8 +39,8 @@ def _checked_tokenizer(tokenizer: Tokenizer, owner: str) -> Tokenizer:
         tokens = tokenizer(text)
         if isinstance(tokens, (str, bytes)) or not isinstance(tokens, (list, tuple)) \
                 or not all(type(token) is str for token in tokens):
-            raise TypeError(f"tokenizer {callable_name(tokenizer)} must return a list of str in {owner}, got "
-                            f"{type(tokens).__name__} {tokens!r:.80} for the text {text!r:.60}")
+            raise InvalidTypeError(f"tokenizer {callable_name(tokenizer)} must return a list of str in {owner}, got "
+                                   f"{type(tokens).__name__} {tokens!r:.80} for the text {text!r:.60}")
         return tokens
     tokenize.staicc_description = callable_name(tokenizer)  # type: ignore[attr-defined]
     return tokenize

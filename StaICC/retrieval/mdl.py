@@ -11,6 +11,7 @@ import math
 import random
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..validation import check_int
 from .base import EmbedFn, Retriever, _check_pool, _top_k, callable_name, check_callable, check_order
 from .embedding import EmbeddingSpace
@@ -32,7 +33,7 @@ def label_entropy(scores: Sequence[float]) -> float:
     """Entropy (nats) of the scores read as probabilities when they are, as logits (softmaxed) otherwise."""
     values = [float(v) for v in scores]
     if any(not math.isfinite(v) for v in values):
-        raise ValueError(f"the MDL model returned a non-finite score: {values}")
+        raise InvalidValueError(f"the MDL model returned a non-finite score: {values}")
     total = sequential_sum(values)
     if all(v >= 0 for v in values) and abs(total - 1.0) < 1e-6:
         probabilities = [v / total for v in values]
@@ -86,7 +87,7 @@ class MDLRetriever(Retriever):
             return [[] for _ in query_texts]
         for i, label in enumerate(demo_labels):
             if label is None:
-                raise ValueError(f"MDLRetriever needs labelled demonstrations; demonstrations[{i}] has none")
+                raise InvalidValueError(f"MDLRetriever needs labelled demonstrations; demonstrations[{i}] has none")
         label_space = list(dict.fromkeys(demo_labels))
         self.space.index(demo_texts)
         size = max(self.candidates or max(4 * k, 30), k)

@@ -4,6 +4,7 @@ from collections import Counter
 from operator import mul
 from typing import Any, Callable, Dict, List, Optional, Set, Union
 
+from ..errors import InvalidValueError
 from ..validation import check_bool, check_choice, check_int
 from .base import (EmbedFn, Retriever, Tokenizer, _candidate_pool, _label_groups, _slot_labels, callable_name,
                    check_order, check_parameter)
@@ -39,8 +40,8 @@ class MMRRetriever(Retriever):
         if candidates is not None:
             candidates = check_int(candidates, "candidates", at=self._at())
             if candidates < 1:
-                raise ValueError(f"candidates must be at least 1 (or None for max(4k, 50)){self._at()}, "
-                                 f"got {candidates}")
+                raise InvalidValueError(f"candidates must be at least 1 (or None for max(4k, 50)){self._at()}, "
+                                        f"got {candidates}")
         self.candidates = candidates
         if isinstance(similarity, str):
             check_choice(similarity, "similarity", ("bm25",), at=self._at())

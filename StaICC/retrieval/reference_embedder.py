@@ -10,6 +10,7 @@ import math
 import zlib
 from typing import Callable, List
 
+from ..errors import InvalidTypeError
 from ..validation import check_int
 from .lexical import default_tokenizer
 
@@ -29,7 +30,7 @@ def reference_embedder(dimension: int = REFERENCE_DIMENSION) -> Callable[[str], 
 
     def embed(text: str) -> List[float]:
         if not isinstance(text, str):
-            raise TypeError(f"reference_embedder embeds a str, got {type(text).__name__}")
+            raise InvalidTypeError(f"reference_embedder embeds a str, got {type(text).__name__}")
         counts: dict = {}
         for token in default_tokenizer(text):
             counts[token] = counts.get(token, 0) + 1

@@ -2,6 +2,7 @@
 from collections import Counter
 from typing import Dict, List, Optional, Sequence, Set
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..rng import StableRandom
 from ..standard import LCG_MODULUS, SEED
 from ..validation import check_bool, check_int
@@ -31,11 +32,11 @@ class FixKRetriever(Retriever):
     def __init__(self, fix_id_list: Sequence[int], *, dedup: bool = True) -> None:
         super().__init__(dedup=dedup)
         if isinstance(fix_id_list, (str, bytes)) or not isinstance(fix_id_list, Sequence):
-            raise TypeError(f"fix_id_list must be a sequence of ints{self._at()}, got {type(fix_id_list).__name__}")
+            raise InvalidTypeError(f"fix_id_list must be a sequence of ints{self._at()}, got {type(fix_id_list).__name__}")
         for position, index in enumerate(fix_id_list):
             index = check_int(index, f"fix_id_list[{position}]", at=self._at())
             if index < 0:
-                raise ValueError(f"fix_id_list[{position}] = {index} is negative; indexes start at 0")
+                raise InvalidValueError(f"fix_id_list[{position}] = {index} is negative; indexes start at 0")
         self.fix_id_list = [int(index) for index in fix_id_list]
 
     def _parameters(self):
@@ -44,8 +45,8 @@ class FixKRetriever(Retriever):
     def _select(self, demo_texts, _demo_labels, _query_texts, _k, banned):
         for position, index in enumerate(self.fix_id_list):
             if index >= len(demo_texts):
-                raise ValueError(f"fix_id_list[{position}] = {index} is out of range: "
-                                 f"expected 0 <= index < {len(demo_texts)} (number of demonstrations)")
+                raise InvalidValueError(f"fix_id_list[{position}] = {index} is out of range: "
+                                        f"expected 0 <= index < {len(demo_texts)} (number of demonstrations)")
         return [[i for i in self.fix_id_list if i not in ban] for ban in banned]
 
 

@@ -10,6 +10,7 @@ falls back on the recorded command line, or says in one line why the audit canno
 """
 from typing import Any, Dict, List, Mapping, Optional
 
+from ..errors import InvalidValueError
 from ..datasets.tables import DrawnTable
 
 #: the record's format; a later change of what is recorded changes it
@@ -72,10 +73,10 @@ def config_from_record(record: Mapping[str, Any], model: str, arguments: Mapping
     from ..engine.selection import QuerySubset
     from .config import RunConfig
     if not isinstance(record, Mapping) or record.get("version") != RECORD_VERSION:
-        raise ValueError(f"the recorded run configuration is not of format {RECORD_VERSION}")
+        raise InvalidValueError(f"the recorded run configuration is not of format {RECORD_VERSION}")
     if record.get("not_replayable"):
-        raise ValueError("the run's prompts cannot be written again from its recorded configuration: it used "
-                         + "; ".join(str(m) for m in record["not_replayable"]))
+        raise InvalidValueError("the run's prompts cannot be written again from its recorded configuration: it used "
+                                + "; ".join(str(m) for m in record["not_replayable"]))
     items = record.get("test_items") or {}
     subset = None
     if "first" in items:

@@ -7,6 +7,7 @@ redraw rejected rows from the default stream.
 """
 from typing import List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from .rows import demonstration_sampler, fixed_sampler, validate_sampler
 from ..validation import check_int, check_k, is_int
 
@@ -105,11 +106,11 @@ class Demonstrations:
         chosen = tuple(items)
         for item in chosen:
             if not is_int(item) or not 0 <= item < T:
-                raise ValueError(f"test item {item!r} is not an index of the test part [0, {T}) (dataset {dataset!r})")
+                raise InvalidValueError(f"test item {item!r} is not an index of the test part [0, {T}) (dataset {dataset!r})")
         if len(set(chosen)) != len(chosen):
-            raise ValueError(f"test items repeat an index (dataset {dataset!r}); give each at most once")
+            raise InvalidValueError(f"test items repeat an index (dataset {dataset!r}); give each at most once")
         if not chosen:
-            raise ValueError(f"no test item selected (dataset {dataset!r}); nothing to evaluate")
+            raise InvalidValueError(f"no test item selected (dataset {dataset!r}); nothing to evaluate")
         self.test_items = tuple(int(item) for item in chosen)
 
     def test_count(self) -> int:

@@ -20,6 +20,7 @@ strata, keyed by the sub-benchmark too.
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..spec import SPECS
 from .subsets import check_fraction, pick_test_items
 
@@ -38,11 +39,11 @@ class LiteSample:
 
     def __post_init__(self) -> None:
         if (self.fraction is None) == (self.items is None):
-            raise ValueError("a lite run takes a fraction of the test items or a number of items, exactly one")
+            raise InvalidValueError("a lite run takes a fraction of the test items or a number of items, exactly one")
         if self.fraction is not None:
             object.__setattr__(self, "fraction", check_fraction(self.fraction))
         elif isinstance(self.items, bool) or not isinstance(self.items, int) or self.items < 1:
-            raise ValueError(f"the number of test items of a lite run must be a positive integer, got {self.items!r}")
+            raise InvalidValueError(f"the number of test items of a lite run must be a positive integer, got {self.items!r}")
 
     @property
     def description(self) -> str:

@@ -11,7 +11,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..rng import fresh_stream
 from ..validation import check_int, check_k, is_int
-from ..errors import InvalidTypeError, InvalidValueError
+from ..errors import InvalidTypeError, InvalidValueError, OperationError
 
 
 class _RowSampler:
@@ -118,7 +118,7 @@ class demonstration_sampler(_RowSampler):
                     self._rows[i] = row
                     break
             else:
-                raise RuntimeError(f"query {i}: no valid demonstration row after {max_attempts} draws")
+                raise OperationError(f"query {i}: no valid demonstration row after {max_attempts} draws")
 
 
 class fixed_sampler(_RowSampler):

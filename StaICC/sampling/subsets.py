@@ -24,6 +24,8 @@ import hashlib
 from fractions import Fraction
 from typing import Dict, Hashable, List, Optional, Sequence, Tuple, Union
 
+from ..errors import InvalidTypeError, InvalidValueError
+
 #: what an item's label may be: an int (the ground truth) or None (no label)
 Label = Optional[Hashable]
 #: items of every label that come before the proportional allocation
@@ -38,10 +40,10 @@ def item_key(identity: Sequence[str], position: int, salt: str = "") -> int:
 
 def _labels(labels: Union[int, Sequence[Label]]) -> List[Label]:
     if isinstance(labels, bool):
-        raise TypeError(f"labels must be a sequence of labels or a number of unlabelled items, got {labels!r}")
+        raise InvalidTypeError(f"labels must be a sequence of labels or a number of unlabelled items, got {labels!r}")
     if isinstance(labels, int):
         if labels < 0:
-            raise ValueError(f"the number of test items must be >= 0, got {labels}")
+            raise InvalidValueError(f"the number of test items must be >= 0, got {labels}")
         return [None] * labels
     return list(labels)
 
@@ -54,7 +56,7 @@ def stratified_order(labels: Union[int, Sequence[Label]], identity: Sequence[str
     """
     values = _labels(labels)
     if len(values) >= 1 << 25:
-        raise ValueError(f"at most {1 << 25} test items can be ordered, got {len(values)}")
+        raise InvalidValueError(f"at most {1 << 25} test items can be ordered, got {len(values)}")
     keys = [item_key(identity, i, salt) for i in range(len(values))]
     strata: Dict[Label, List[int]] = {}
     for i, label in enumerate(values):
@@ -82,7 +84,7 @@ def subset_size(total: int, fraction: float) -> int:
 def check_fraction(fraction: float) -> float:
     """A fraction of test items: a number in (0, 1]; ValueError otherwise."""
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
-        raise ValueError(f"the fraction of test items must be a number in (0, 1], got {fraction!r}")
+        raise InvalidValueError(f"the fraction of test items must be a number in (0, 1], got {fraction!r}")
     return float(fraction)
 
 
@@ -96,10 +98,10 @@ def pick_test_items(labels: Union[int, Sequence[Label]], identity: Sequence[str]
     """
     values = _labels(labels)
     if (fraction is None) == (count is None):
-        raise ValueError("give exactly one of fraction= and count=")
+        raise InvalidValueError("give exactly one of fraction= and count=")
     if count is not None:
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError(f"count must be a positive integer, got {count!r}")
+            raise InvalidValueError(f"count must be a positive integer, got {count!r}")
         size = min(count, len(values))
     else:
         size = subset_size(len(values), fraction)  # type: ignore[arg-type]

@@ -22,6 +22,7 @@ name no label, and stores the answers under the backend's fingerprint.
 import os
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..requests import Request
 from ..results.jsonl import jsonl_line
 
@@ -91,7 +92,7 @@ def export_batch(backend: Any, requests: Iterable[Request], output: str, *, max_
     from ..results.safe_files import PendingFile
     from ..backends.registry import capabilities
     if not capabilities(getattr(backend, "name", None)).batch_api:
-        raise ValueError("batch export writes OpenAI Batch-API requests: use --model openai")
+        raise InvalidValueError("batch export writes OpenAI Batch-API requests: use --model openai")
     parts: List[List[Any]] = []  # [pending file, lines, bytes]
     try:
         for _, line in batch_lines(backend, requests):

@@ -22,6 +22,7 @@ import sys
 from dataclasses import dataclass
 from typing import IO, Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..backends.http import object_pairs
 from ..requests import Answer, Request
 from .batch_api import Entry, export_entries, export_tag
@@ -71,32 +72,32 @@ def result_body(text: str) -> Tuple[str, Dict[str, Any]]:
     try:
         line = json.loads(text, object_pairs_hook=object_pairs)  # a token listed twice in top_logprobs is seen
     except RecursionError:
-        raise ValueError("JSON nested too deeply for Python's JSON reader (more than about "
-                         f"{sys.getrecursionlimit()} levels)") from None
+        raise InvalidValueError("JSON nested too deeply for Python's JSON reader (more than about "
+                                f"{sys.getrecursionlimit()} levels)") from None
     except ValueError as exc:
         message = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else \
             str(exc).splitlines()[0]
-        raise ValueError(f"not JSON ({message})") from None
+        raise InvalidValueError(f"not JSON ({message})") from None
     if not isinstance(line, dict):
-        raise ValueError(f"expected a JSON object with custom_id and response, got {type(line).__name__}")
+        raise InvalidValueError(f"expected a JSON object with custom_id and response, got {type(line).__name__}")
     custom_id = line.get("custom_id")
     if not isinstance(custom_id, str) or not custom_id:
-        raise ValueError("no custom_id string")
+        raise InvalidValueError("no custom_id string")
     shown = custom_id[:100]
     error = line.get("error")
     if error:
         detail = error.get("message", error) if isinstance(error, dict) else error
-        raise ValueError(f"custom_id {shown} failed: {shown_text(detail, 200)}")
+        raise InvalidValueError(f"custom_id {shown} failed: {shown_text(detail, 200)}")
     response = line.get("response")
     if not isinstance(response, dict):
-        raise ValueError(f"custom_id {shown} has no response object")
+        raise InvalidValueError(f"custom_id {shown} has no response object")
     status = response.get("status_code")
     body = response.get("body")
     if status != 200:
         message = body.get("error", body) if isinstance(body, dict) else body
-        raise ValueError(f"custom_id {shown} has HTTP status {shown_text(status, 20)}: {shown_text(message, 200)}")
+        raise InvalidValueError(f"custom_id {shown} has HTTP status {shown_text(status, 20)}: {shown_text(message, 200)}")
     if not isinstance(body, dict):
-        raise ValueError(f"custom_id {shown} has a response body that is not a JSON object")
+        raise InvalidValueError(f"custom_id {shown} has a response body that is not a JSON object")
     return custom_id, body
 
 
@@ -142,7 +143,7 @@ class _Reader:
                 continue
             try:
                 if error is not None:
-                    raise ValueError(error)
+                    raise InvalidValueError(error)
                 self.keep(where, *result_body(text))
             except (ValueError, TypeError, RuntimeError) as exc:
                 self.errors.append(f"{where}: {' '.join(str(exc).split())[:400]}")
@@ -152,19 +153,19 @@ class _Reader:
         if not same_model(body.get("model"), self.backend.model):
             answered = body.get("model")
             if answered is None:
-                raise ValueError(f"custom_id {custom_id}: the response body names no model; a Batch result must "
-                                 "say which model answered")
-            raise ValueError(f"custom_id {custom_id} was answered by model {shown_text(answered, 80)!r}, but the "
-                             f"export asked {self.backend.model!r}: another model's answers are not stored as this "
-                             "model's")
+                raise InvalidValueError(f"custom_id {custom_id}: the response body names no model; a Batch result must "
+                                        "say which model answered")
+            raise InvalidValueError(f"custom_id {custom_id} was answered by model {shown_text(answered, 80)!r}, but the "
+                                    f"export asked {self.backend.model!r}: another model's answers are not stored as this "
+                                    "model's")
         value = self.value(entry, body)
         earlier = self.values.get(custom_id)
         if earlier is None:
             self.values[custom_id] = (value, where)
         elif earlier[0] != value:
             self.conflicts += 1
-            raise ValueError(f"custom_id {custom_id} repeats {earlier[1]} with another answer; nothing is stored "
-                             "from results with conflicting answers: keep one of them")
+            raise InvalidValueError(f"custom_id {custom_id} repeats {earlier[1]} with another answer; nothing is stored "
+                                    "from results with conflicting answers: keep one of them")
 
     def entry(self, custom_id: str) -> Entry:
         entry = self.entries.get(custom_id)
@@ -173,14 +174,14 @@ class _Reader:
         tag, colon, _ = custom_id.partition(":")
         shown = repr(custom_id[:100])
         if not colon:
-            raise ValueError(f"custom_id {shown} is not a request of this run: it carries no export tag "
-                             "(every custom_id of an export is TAG:KEY); export the requests again")
+            raise InvalidValueError(f"custom_id {shown} is not a request of this run: it carries no export tag "
+                                    "(every custom_id of an export is TAG:KEY); export the requests again")
         if tag != self.tag:
-            raise ValueError(f"custom_id {shown} is not a request of this run: it was exported for another model "
-                             f"or other model settings (tag {tag[:20]!r}, this run's {self.tag!r}); import with "
-                             "the --model and --model-args of its export")
-        raise ValueError(f"custom_id {shown} is not a request of this run (export and import must name the same "
-                         "model, sub-benchmarks and datasets)")
+            raise InvalidValueError(f"custom_id {shown} is not a request of this run: it was exported for another model "
+                                    f"or other model settings (tag {tag[:20]!r}, this run's {self.tag!r}); import with "
+                                    "the --model and --model-args of its export")
+        raise InvalidValueError(f"custom_id {shown} is not a request of this run (export and import must name the same "
+                                "model, sub-benchmarks and datasets)")
 
     def value(self, entry: Entry, body: Dict[str, Any]) -> Any:
         """What a direct run reads from ``body``: the generated text (redacted) or the label's score."""

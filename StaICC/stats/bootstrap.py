@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 
+from ..errors import InvalidValueError
 from ..metrics import sequential_sum
 from ..results import flatten
 from .items import ItemTable, draw_resamples
@@ -153,11 +154,11 @@ def part_statistics(part, *, check: bool = True, extra_metrics: Sequence[str] = 
 def check_records(part) -> None:
     """Refuse a sub-benchmark without records, or one of whose datasets has none."""
     if not part.records:
-        raise ValueError(f"{part.name}: the run has no per-query records (samples.jsonl); "
-                         "confidence intervals need them: run with --log-samples")
+        raise InvalidValueError(f"{part.name}: the run has no per-query records (samples.jsonl); "
+                                "confidence intervals need them: run with --log-samples")
     for dataset in part.datasets():
         if dataset not in part.records:
-            raise ValueError(f"{part.name} / {dataset}: no records for this dataset in samples.jsonl")
+            raise InvalidValueError(f"{part.name} / {dataset}: no records for this dataset in samples.jsonl")
 
 
 def dataset_statistic(part, dataset: str, *, check: bool = True, extra_metrics: Sequence[str] = ()) -> Statistic:
@@ -176,9 +177,9 @@ def dataset_statistic(part, dataset: str, *, check: bool = True, extra_metrics: 
         point = statistic.point()
         for name, value in point.items():
             if name in recorded and not _same(value, recorded[name]):
-                raise ValueError(f"{part.name} / {dataset}: {name} recomputed from the records is {value!r}, "
-                                 f"but results.json records {recorded[name]!r}: the records do not belong "
-                                 "to these results")
+                raise InvalidValueError(f"{part.name} / {dataset}: {name} recomputed from the records is {value!r}, "
+                                        f"but results.json records {recorded[name]!r}: the records do not belong "
+                                        "to these results")
     return statistic
 
 
@@ -234,7 +235,7 @@ def _check_options(resamples: int, level: float, seed: int) -> None:
     check_int(resamples, "resamples", minimum=1)
     check_int(seed, "seed")
     if check_real(level, "level") <= 0 or level >= 1:
-        raise ValueError(f"level must be strictly between 0 and 1, got {level}")
+        raise InvalidValueError(f"level must be strictly between 0 and 1, got {level}")
 
 
 def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
@@ -252,7 +253,7 @@ def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
     if benchmarks is not None:
         unknown = [b for b in benchmarks if b not in run.parts]
         if unknown:
-            raise ValueError(f"run {run.label!r} has no sub-benchmark {unknown}; it has {list(run.parts)}")
+            raise InvalidValueError(f"run {run.label!r} has no sub-benchmark {unknown}; it has {list(run.parts)}")
     result = RunEstimates(run.label, seed, resamples, level)
     for name, part in run.parts.items():
         if not part.records or (benchmarks is not None and name not in benchmarks):
@@ -269,6 +270,6 @@ def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
             del statistic, draws
         average_datasets(estimates, len(part.datasets()), level)
     if not result.parts:
-        raise ValueError(f"run {run.label!r} ({run.path}) has no per-query records: confidence intervals "
-                         "need samples.jsonl (run with --log-samples)")
+        raise InvalidValueError(f"run {run.label!r} ({run.path}) has no per-query records: confidence intervals "
+                                "need samples.jsonl (run with --log-samples)")
     return result

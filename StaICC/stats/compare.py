@@ -17,7 +17,7 @@ from .items import draw_resamples, is_consistency, is_slope
 from .resolution import noise_floor, resolved
 from .significance import bootstrap_p_value, holm, mcnemar_exact
 from .statistic import metric_function
-from ..errors import StaICCError
+from ..errors import InvalidValueError, StaICCError
 
 
 class UnpairedRunsError(StaICCError, ValueError):
@@ -188,8 +188,8 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
             progress(f"resampling {name}: {b.label} against {a.label}")
         for run, part in ((a, pa), (b, pb)):
             if not part.records:
-                raise ValueError(f"{name}: run {run.label!r} ({run.path}) has no per-query records; comparing "
-                                 "runs needs samples.jsonl (run with --log-samples)")
+                raise InvalidValueError(f"{name}: run {run.label!r} ({run.path}) has no per-query records; comparing "
+                                        "runs needs samples.jsonl (run with --log-samples)")
         ea, eb, correct = _estimate_pair(name, pa, pb, paired, resamples, seed, level, engine, extra_metrics)
         result.estimates_a.parts[name], result.estimates_b.parts[name] = ea, eb
         result.parts[name] = _part_comparison(name, ea, eb, correct, paired, level, alpha)
@@ -197,8 +197,8 @@ def compare_runs(a, b, *, paired: bool = True, resamples: int = DEFAULT_RESAMPLE
         if name not in a.parts:
             result.skipped.append(f"{name}: only in {b.label}")
     if not result.parts:
-        raise ValueError(f"runs {a.label!r} and {b.label!r} have no sub-benchmark in common "
-                         f"({', '.join(a.parts)} vs {', '.join(b.parts)})")
+        raise InvalidValueError(f"runs {a.label!r} and {b.label!r} have no sub-benchmark in common "
+                                f"({', '.join(a.parts)} vs {', '.join(b.parts)})")
     return result
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from itertools import repeat
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
+from ..errors import InvalidValueError
 from ..spec import SPECS
 from .items import ItemTable
 
@@ -101,9 +102,9 @@ def dataset_flips(benchmark: str, dataset: str, records_a, records_b) -> Dataset
     table_a = ItemTable(benchmark, dataset, records_a)
     table_b = ItemTable(benchmark, dataset, records_b)
     if (table_a.passes, table_a.repeats, table_a.items) != (table_b.passes, table_b.repeats, table_b.items):
-        raise ValueError(f"{benchmark} / {dataset}: the runs' records are laid out differently "
-                         f"({table_a.passes} x {table_a.repeats} x {len(table_a)} vs "
-                         f"{table_b.passes} x {table_b.repeats} x {len(table_b)} passes x repeats x items)")
+        raise InvalidValueError(f"{benchmark} / {dataset}: the runs' records are laid out differently "
+                                f"({table_a.passes} x {table_a.repeats} x {len(table_a)} vs "
+                                f"{table_b.passes} x {table_b.repeats} x {len(table_b)} passes x repeats x items)")
     pa, pb = _predictions(table_a), _predictions(table_b)
     truth = has_ground_truth(benchmark)
     labels = dict(zip(table_a.items, table_a.labels))

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..errors import InvalidValueError
 from ..spec import SPECS
 
 #: the exit status of ``staicc compare`` when a --fail-if condition holds (1: an error, 2: an argument error)
@@ -72,29 +73,29 @@ def parse_condition(text: str) -> Condition:
     expected = "expected METRIC:THRESHOLD[:WHERE][:significant], e.g. accuracy:-0.01 or Normal/accuracy:-0.01:any"
     parts = text.split(":")
     if len(parts) < 2 or len(parts) > 4:
-        raise ValueError(f"--fail-if {text!r}: {expected}")
+        raise InvalidValueError(f"--fail-if {text!r}: {expected}")
     significant_only = len(parts) > 2 and parts[-1].strip() == "significant"
     if significant_only:
         parts = parts[:-1]
     if len(parts) > 3:
-        raise ValueError(f"--fail-if {text!r}: {expected}")
+        raise InvalidValueError(f"--fail-if {text!r}: {expected}")
     name, threshold = parts[0].strip(), parts[1].strip()
     where = parts[2].strip() if len(parts) > 2 else "averaged"
     where = where.lower() if where.lower() in _WHERE_FIXED else where
     benchmark, _, metric = name.rpartition("/")
     if benchmark and benchmark not in SPECS:
-        raise ValueError(f"--fail-if {text!r}: unknown sub-benchmark {benchmark!r}; known: {', '.join(SPECS)}")
+        raise InvalidValueError(f"--fail-if {text!r}: unknown sub-benchmark {benchmark!r}; known: {', '.join(SPECS)}")
     known = known_metrics()
     if metric not in known and not metric.startswith("consistency"):
-        raise ValueError(f"--fail-if {text!r}: unknown metric {metric!r}; known: {', '.join(known)}")
+        raise InvalidValueError(f"--fail-if {text!r}: unknown metric {metric!r}; known: {', '.join(known)}")
     if not _THRESHOLD.match(threshold):
-        raise ValueError(f"--fail-if {text!r}: the threshold must be a number with its sign (-0.01 fails on a "
-                         f"drop of more than 0.01, +0.02 on a rise of more than 0.02), got {threshold!r}")
+        raise InvalidValueError(f"--fail-if {text!r}: the threshold must be a number with its sign (-0.01 fails on a "
+                                f"drop of more than 0.01, +0.02 on a rise of more than 0.02), got {threshold!r}")
     value = float(threshold)
     if not math.isfinite(value):
-        raise ValueError(f"--fail-if {text!r}: the threshold must be finite, got {threshold!r}")
+        raise InvalidValueError(f"--fail-if {text!r}: the threshold must be finite, got {threshold!r}")
     if not where:
-        raise ValueError(f"--fail-if {text!r}: WHERE is 'averaged', 'any' or a dataset name, got nothing")
+        raise InvalidValueError(f"--fail-if {text!r}: WHERE is 'averaged', 'any' or a dataset name, got nothing")
     return Condition(text, metric, value, threshold.startswith("+"), benchmark or None, where, significant_only)
 
 
@@ -152,10 +153,10 @@ def evaluate(conditions: Sequence[Condition], comparisons: Sequence[Any]) -> Lis
                         failures.append(Failure(condition, comparison.a, comparison.b, name, row, difference.a,
                                                 difference.b, difference.delta, difference.significant))
         if not matched:
-            raise ValueError(f"--fail-if {condition.text}: no difference of {condition.metric!r}"
-                             f"{' in ' + condition.benchmark if condition.benchmark else ''}"
-                             f"{'' if condition.where in _WHERE_FIXED else ' on ' + condition.where} "
-                             "in the compared runs")
+            raise InvalidValueError(f"--fail-if {condition.text}: no difference of {condition.metric!r}"
+                                    f"{' in ' + condition.benchmark if condition.benchmark else ''}"
+                                    f"{'' if condition.where in _WHERE_FIXED else ' on ' + condition.where} "
+                                    "in the compared runs")
     return failures
 
 

@@ -18,6 +18,7 @@ import random
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..metrics import PredictionRows, argmax, is_probability_matrix, own_distribution, softmax
 from ..metrics.exact_sum import _probability_like as probability_like
 from ..numeric import CHECK
@@ -114,7 +115,7 @@ class ItemTable:
     def __init__(self, benchmark: str, dataset: str, records: Sequence[Dict[str, Any]], rule: str = CHECK) -> None:
         self.rule = rule  # the exact-sum rule the run's rows took (recorded_rule): the softmax branch, or the check
         if not records:
-            raise ValueError(f"{benchmark} / {dataset}: no records")
+            raise InvalidValueError(f"{benchmark} / {dataset}: no records")
         self.benchmark, self.dataset = benchmark, dataset
         fields = _fields(records)
         passes, repeats, tests, labels, predictions, hashes, queries = fields
@@ -125,8 +126,8 @@ class ItemTable:
         T = len(self.items)
         expected = self.passes * self.repeats * T
         if len(records) != expected:
-            raise ValueError(f"{benchmark} / {dataset}: {len(records)} records, expected {expected} "
-                             f"({self.passes} passes x {self.repeats} repeats x {T} test items)")
+            raise InvalidValueError(f"{benchmark} / {dataset}: {len(records)} records, expected {expected} "
+                                    f"({self.passes} passes x {self.repeats} repeats x {T} test items)")
         self.rows: List[List[List[Any]]] = [[[None] * T for _ in range(self.repeats)] for _ in range(self.passes)]
         self.hashes: List[List[List[Any]]] = [[[None] * T for _ in range(self.repeats)] for _ in range(self.passes)]
         self.labels: List[Optional[int]] = [None] * T
@@ -134,16 +135,16 @@ class ItemTable:
         for p, k, test, label, prediction, digest, query in zip(*fields):
             i = position[test]
             if self.rows[p][k][i] is not None:
-                raise ValueError(f"{benchmark} / {dataset}: two records for pass {p}, repeat {k}, "
-                                 f"test item {test} (query_index {query})")
+                raise InvalidValueError(f"{benchmark} / {dataset}: two records for pass {p}, repeat {k}, "
+                                        f"test item {test} (query_index {query})")
             if len(prediction) != width:
-                raise ValueError(f"{benchmark} / {dataset}, query_index {query}: prediction of "
-                                 f"{len(prediction)} scores, the others have {width}")
+                raise InvalidValueError(f"{benchmark} / {dataset}, query_index {query}: prediction of "
+                                        f"{len(prediction)} scores, the others have {width}")
             if self.labels[i] is None:
                 self.labels[i] = label
             elif self.labels[i] != label:
-                raise ValueError(f"{benchmark} / {dataset}: test item {test} has labels "
-                                 f"{self.labels[i]} and {label} in different records")
+                raise InvalidValueError(f"{benchmark} / {dataset}: test item {test} has labels "
+                                        f"{self.labels[i]} and {label} in different records")
             self.rows[p][k][i] = [float(v) for v in prediction]
             self.hashes[p][k][i] = digest
         self.width = width
@@ -154,7 +155,7 @@ class ItemTable:
         of only those test items would have recorded, with the softmax decision taken on them alone."""
         chosen = sorted(set(positions))
         if not chosen or chosen[0] < 0 or chosen[-1] >= len(self.items):
-            raise ValueError(f"{self.benchmark} / {self.dataset}: positions must be within 0..{len(self.items) - 1}")
+            raise InvalidValueError(f"{self.benchmark} / {self.dataset}: positions must be within 0..{len(self.items) - 1}")
         table = ItemTable.__new__(ItemTable)
         table.benchmark, table.dataset, table.rule = self.benchmark, self.dataset, self.rule
         table.items = [self.items[i] for i in chosen]

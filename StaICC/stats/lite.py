@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
 from .lite_debiased import bias_of
@@ -120,12 +121,12 @@ def design(table: ItemTable, population: Population) -> Design:
     full = dict(population.strata) if labelled else {None: population.total}
     n, T = len(strata), population.total
     if n > T:
-        raise ValueError(f"{table.benchmark} / {table.dataset}: {n} test items in the subset, {T} in the full run")
+        raise InvalidValueError(f"{table.benchmark} / {table.dataset}: {n} test items in the subset, {T} in the full run")
     members: Dict[Hashable, List[int]] = {}
     for i, s in enumerate(strata):
         if s not in full:
-            raise ValueError(f"{table.benchmark} / {table.dataset}: label {s!r} of the subset is not among the full "
-                             f"run's labels {sorted(full, key=repr)}")
+            raise InvalidValueError(f"{table.benchmark} / {table.dataset}: label {s!r} of the subset is not among the full "
+                                    f"run's labels {sorted(full, key=repr)}")
         members.setdefault(s, []).append(i)
     covered = sum(full[s] for s in members)  # labels the subset misses: their weight goes to the others
     weights = [0.0] * n
@@ -349,7 +350,7 @@ def part_statistic(benchmark: str, dataset: str, records: Sequence[Any],
     from .statistic import _metric_table
     population = populations.get((benchmark, dataset))
     if population is None:
-        raise ValueError(f"{benchmark} / {dataset}: no population (the full run's test labels) was given")
+        raise InvalidValueError(f"{benchmark} / {dataset}: no population (the full run's test labels) was given")
     if not isinstance(population, Population):
         population = Population.from_labels(population)
     return Statistic(benchmark, ItemTable(benchmark, dataset, records), list(_metric_table(benchmark))), population

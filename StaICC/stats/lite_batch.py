@@ -22,6 +22,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple, Union
 
+from ..errors import InvalidValueError
 from ..numeric import CHECK, column_means, is_probability_vector
 from ..standard import ECE_BINS
 from .items import is_consistency
@@ -111,7 +112,7 @@ def subset_estimates(statistic: Statistic, population: Population, subsets: Sequ
     numpy_module("numpy")  # the estimates need NumPy: ImportError naming the extra, before any work
     table = statistic.table
     if any(proxy.table.items != table.items for proxy in proxies):
-        raise ValueError(f"{table.benchmark} / {table.dataset}: a proxy's full table has other items")
+        raise InvalidValueError(f"{table.benchmark} / {table.dataset}: a proxy's full table has other items")
     seeds = [seed] * len(subsets) if isinstance(seed, int) else list(seed)
     raw = [(s, _raw_items(s)) for s in (statistic, *proxies)]
     accuracy = item_accuracy(table) if any(b == table.benchmark for b, _ in EXACT_METRICS) else None

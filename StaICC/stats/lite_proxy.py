@@ -33,6 +33,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from .items import ItemTable
 from .lite import (LiteResult, _resample_weights, census_values, design, finished, is_census, lite_estimates)
 from .lite_exact import exact_interval
@@ -57,8 +58,8 @@ class Proxy:
             from .statistic import _metric_table
             records = self.records.get(key)
             if not records:
-                raise ValueError(f"the proxy {self.name} has no records of {benchmark} / {dataset}: a proxy must have "
-                                 "been run on every sub-benchmark and dataset of the lite run, with --log-samples")
+                raise InvalidValueError(f"the proxy {self.name} has no records of {benchmark} / {dataset}: a proxy must have "
+                                        "been run on every sub-benchmark and dataset of the lite run, with --log-samples")
             self._tables[key] = Statistic(benchmark, ItemTable(benchmark, dataset, records),
                                           list(_metric_table(benchmark)))
         return self._tables[key]
@@ -69,7 +70,7 @@ def proxy_of_run(run: Any, name: str) -> Proxy:
     from .lite import _grouped
     records = getattr(run, "records", None) if getattr(run, "parts", None) is None else run
     if records is None:
-        raise ValueError(f"the proxy {name} has no records: run it with --log-samples")
+        raise InvalidValueError(f"the proxy {name} has no records: run it with --log-samples")
     proxy = Proxy(name, _grouped(records))
     for part_name, part in (getattr(run, "parts", None) or {}).items():
         for dataset, words in ((part.metadata or {}).get("label_words") or {}).items():
@@ -97,8 +98,8 @@ def check_proxy(proxy: Proxy, planned: Dict[str, Sequence[Any]]) -> None:
             words = proxy.label_words.get((plan.benchmark, work.dataset))
             space = list(requests[0].label_space) if requests else []
             if requests and (len(space) != table.width or words is not None and words != space):
-                raise ValueError(f"the proxy {proxy.name} answers another label space on {where} "
-                                 f"({words or table.width} against the lite run's {space})")
+                raise InvalidValueError(f"the proxy {proxy.name} answers another label space on {where} "
+                                        f"({words or table.width} against the lite run's {space})")
             position = {t: i for i, t in enumerate(table.items)}
             per_pass, count = plan.queries_per_pass, plan.test_count
             for i, request in enumerate(requests):
@@ -106,9 +107,9 @@ def check_proxy(proxy: Proxy, planned: Dict[str, Sequence[Any]]) -> None:
                 p, k, test = i // per_pass, q // count, plan.test_of(q)
                 known = test in position and p < table.passes and k < table.repeats
                 if not known or table.hashes[p][k][position[test]] != prompt_sha256(request.prompt):
-                    raise ValueError(f"the proxy {proxy.name} was asked other prompts than the lite run on {where} "
-                                     f"(pass {p}, repeat {k}, test item {test}): run it with the same benchmarks, "
-                                     "datasets, k and settings")
+                    raise InvalidValueError(f"the proxy {proxy.name} was asked other prompts than the lite run on {where} "
+                                            f"(pass {p}, repeat {k}, test item {test}): run it with the same benchmarks, "
+                                            "datasets, k and settings")
 
 
 def matched_subset(target: Statistic, proxy: Statistic, name: str) -> Statistic:
@@ -119,15 +120,15 @@ def matched_subset(target: Statistic, proxy: Statistic, name: str) -> Statistic:
     position = {t: i for i, t in enumerate(full.items)}
     missing = [t for t in table.items if t not in position]
     if missing or (full.passes, full.repeats) != (table.passes, table.repeats):
-        raise ValueError(f"the proxy {name} was not run on the lite run's items of {where} (test item "
-                         f"{missing[0] if missing else '?'}, or other passes/repeats): run it on the same suite")
+        raise InvalidValueError(f"the proxy {name} was not run on the lite run's items of {where} (test item "
+                                f"{missing[0] if missing else '?'}, or other passes/repeats): run it on the same suite")
     if full.width != table.width:
-        raise ValueError(f"the proxy {name} answers {full.width} labels on {where}, the target {table.width}: "
-                         "another label space")
+        raise InvalidValueError(f"the proxy {name} answers {full.width} labels on {where}, the target {table.width}: "
+                                "another label space")
     sub = full.restricted([position[t] for t in table.items])
     if sub.hashes != table.hashes or sub.labels != table.labels:
-        raise ValueError(f"the proxy {name} was asked other prompts (or other ground truth) than the lite run on "
-                         f"{where}: run it with the same benchmarks, datasets, k and seeds")
+        raise InvalidValueError(f"the proxy {name} was asked other prompts (or other ground truth) than the lite run on "
+                                f"{where}: run it with the same benchmarks, datasets, k and seeds")
     matched = Statistic(table.benchmark, sub, target.names())
     matched.x_values = target.x_values  # a slope's abscissae are the target's
     return matched

@@ -17,6 +17,7 @@ import hashlib
 import json
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import MissingExtraError
 from .bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 #: the extra that installs what the estimates need
@@ -29,8 +30,8 @@ def require_numpy() -> None:
         import numpy  # noqa: F401
     except ImportError as error:
         from ..extras import install_hint
-        raise ImportError(f"a lite run's estimates need the optional dependency 'numpy', which is not installed "
-                          f"({error}). Install it with: {install_hint(LITE_EXTRA)}") from None
+        raise MissingExtraError(f"a lite run's estimates need the optional dependency 'numpy', which is not installed "
+                                f"({error}). Install it with: {install_hint(LITE_EXTRA)}") from None
 
 
 def sample_of(lite: Any) -> Any:

@@ -16,6 +16,8 @@ are exact and the run always stops there.
 import math
 from typing import Any, Dict, List, Sequence, Tuple
 
+from ..errors import InvalidValueError
+
 #: the fraction a look schedule starts at when none is given
 DEFAULT_START = 0.0625
 
@@ -38,7 +40,7 @@ def look_level(level: float, looks: int) -> float:
 def check_halfwidth(value: Any) -> float:
     """A target half-width: a finite number > 0 (ValueError otherwise)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"the target half-width must be a finite number > 0, e.g. 0.02; got {value!r}")
+        raise InvalidValueError(f"the target half-width must be a finite number > 0, e.g. 0.02; got {value!r}")
     return float(value)
 
 

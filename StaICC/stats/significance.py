@@ -8,6 +8,8 @@ import math
 from fractions import Fraction
 from typing import List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
+
 
 def mcnemar_exact(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value: binomial(b + c, 1/2) on the discordant pairs.
@@ -17,7 +19,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     """
     for name, value in (("b", b), ("c", c)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"McNemar counts must be non-negative ints: {name} = {value!r}")
+            raise InvalidValueError(f"McNemar counts must be non-negative ints: {name} = {value!r}")
     n = b + c
     if n == 0:
         return 1.0
@@ -40,7 +42,7 @@ def holm(p_values: Sequence[Optional[float]]) -> List[Optional[float]]:
 def percentile(sorted_values: Sequence[float], q: float) -> float:
     """The q-quantile (0 ≤ q ≤ 1) by linear interpolation between order statistics (NumPy's default)."""
     if not sorted_values:
-        raise ValueError("percentile of an empty list")
+        raise InvalidValueError("percentile of an empty list")
     h = (len(sorted_values) - 1) * q
     low = math.floor(h)
     high = min(low + 1, len(sorted_values) - 1)

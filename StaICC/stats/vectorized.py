@@ -19,6 +19,7 @@ overflow) is computed by the pure-Python :class:`~StaICC.stats.statistic.Statist
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from ..errors import InvalidValueError
 from .. import metrics as _metrics
 from ..metrics import linear_regression
 from ..numeric import sequential_sum
@@ -34,7 +35,7 @@ ENGINES = ("auto", "python", "numpy")
 def numpy_module(engine: str = "auto") -> Any:
     """NumPy for ``engine`` ("auto": when installed), or None for the pure-Python path."""
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        raise InvalidValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "python":
         return None
     try:

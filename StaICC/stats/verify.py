@@ -24,6 +24,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
+
 #: the default statement: an alteration of this share of records is caught with this probability
 ALTERED_SHARE = 0.02
 CONFIDENCE = 0.95
@@ -113,8 +115,8 @@ def _check_count(part: Any, dataset: str) -> None:
     expected = counts.get(dataset) if isinstance(counts, dict) else None
     found = len(part.records[dataset])
     if isinstance(expected, int) and found != expected:
-        raise ValueError(f"{part.name} / {dataset}: the records file holds {found} records, the run answered "
-                         f"{expected}: a truncated or edited records file")
+        raise InvalidValueError(f"{part.name} / {dataset}: the records file holds {found} records, the run answered "
+                                f"{expected}: a truncated or edited records file")
 
 
 def _check_average(part: Any, findings: Findings) -> None:

@@ -8,6 +8,8 @@ to the metric dict).
 """
 from typing import Callable, List
 
+from ..errors import InvalidTypeError
+
 
 class OriginalAccessors:
     """``demonstration_set()``, ``get_k()``, ``example()`` ... as the original named them."""
@@ -39,7 +41,7 @@ class OriginalAccessors:
 
     def add_metric(self, name: str, metric: Callable) -> None:
         if not isinstance(name, str) or not callable(metric):
-            raise TypeError("add_metric expects a name (str) and a callable metric(ground_truth, prediction)")
+            raise InvalidTypeError("add_metric expects a name (str) and a callable metric(ground_truth, prediction)")
         self.metrics[name] = metric
 
     def __repr__(self) -> str:

@@ -18,6 +18,8 @@ import itertools
 import random
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..errors import InvalidValueError
+
 FIELD_NAMES: Tuple[Optional[Tuple[str, str]], ...] = (None, ("Input", "Label"), ("Text", "Answer"),
                                                       ("Sentence", "Category"))
 CASINGS: Tuple[str, ...] = ("as-is", "lower", "upper", "title")
@@ -37,7 +39,7 @@ def sample_formats(count: int, seed: int) -> List[Format]:
     """``count`` distinct formats drawn by ``random.Random(seed)`` from the grammar, the standard-like one excluded."""
     every = [f for f in itertools.product(*(range(len(choices)) for choices in GRAMMAR)) if f != STANDARD_LIKE]
     if not 0 <= count <= len(every):
-        raise ValueError(f"the format grammar has {len(every)} formats besides the standard one, asked for {count}")
+        raise InvalidValueError(f"the format grammar has {len(every)} formats besides the standard one, asked for {count}")
     return random.Random(seed).sample(every, count)
 
 

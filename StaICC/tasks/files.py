@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from ..errors import error_name
 from .errors import TaskError
 from .structured import bounded_yaml, json_without_duplicates
 
@@ -184,7 +185,7 @@ def import_python_file(path: str, prefix: str, fail: Callable[[str], Exception])
         spec.loader.exec_module(module)
     except USER_CODE_ERRORS as exc:  # the user's code: any error it raises, an exit too, is reported, one line
         del sys.modules[name]
-        raise fail(f"importing the file raised {type(exc).__name__}: "
+        raise fail(f"importing the file raised {error_name(exc)}: "
                    f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
     return module
 
@@ -211,7 +212,7 @@ def _call(function: Callable, name: str, path: str) -> Any:
     try:
         return function()
     except USER_CODE_ERRORS as exc:  # the user's code, an exit too
-        raise TaskError(f"{name}() raised {type(exc).__name__}: {exc}", path=path, key=name) from None
+        raise TaskError(f"{name}() raised {error_name(exc)}: {exc}", path=path, key=name) from None
 
 
 def asset_metadata(source: TaskSource) -> Optional[Dict[str, Any]]:

@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from .errors import TaskError, nearest
 from .files import FORMATS, TaskSource, _parse_text, _toml_module, read_regular, read_task_file
 from .show import standard_task_mapping, to_toml
@@ -41,7 +42,7 @@ def included_files(include_paths: Sequence[str]) -> List[Tuple[str, str]]:
     found = []
     for folder in include_paths:
         if not os.path.isdir(folder):
-            raise ValueError(f"--include-path {folder!r} is not a folder")
+            raise InvalidValueError(f"--include-path {folder!r} is not a folder")
         for entry in sorted(os.listdir(folder)):
             stem, ending = os.path.splitext(entry)
             if ending.lower() in FORMATS and not entry.startswith((".", "_")):
@@ -60,12 +61,12 @@ def find_source(spec: str, include_paths: Sequence[str] = ()) -> TaskSource:
     if not matches:  # a data file's own name key, as lm-eval finds a task by its `task:` key
         matches = [path for _, path in included_files(include_paths) if _declared_name(path) == spec]
     if len(matches) > 1:
-        raise ValueError(f"task {spec!r} is defined by several files: {', '.join(matches)}")
+        raise InvalidValueError(f"task {spec!r} is defined by several files: {', '.join(matches)}")
     if matches:
         return read_task_file(matches[0])
     known = list(standard_dataset_names()) + [stem for stem, _ in included_files(include_paths)]
-    raise ValueError(f"unknown task {spec!r}: not a file, a standard dataset, or a task file in --include-path"
-                     + nearest(spec, known).replace("valid keys", "known tasks"))
+    raise InvalidValueError(f"unknown task {spec!r}: not a file, a standard dataset, or a task file in --include-path"
+                            + nearest(spec, known).replace("valid keys", "known tasks"))
 
 
 def find_task(spec: str, include_paths: Sequence[str] = ()) -> Task:
@@ -80,7 +81,7 @@ def find_tasks(specs: Iterable[str], include_paths: Sequence[str] = ()) -> List[
     names = [c.name for c in configs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise ValueError(f"two tasks are named {twice[0]!r}; results are keyed by task name")
+        raise InvalidValueError(f"two tasks are named {twice[0]!r}; results are keyed by task name")
     return [resolve_task(source, config) for source, config in zip(sources, configs)]
 
 

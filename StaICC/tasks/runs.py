@@ -7,6 +7,7 @@ sub-benchmarks, k, the backend) is refused rather than silently chosen.
 """
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import InvalidValueError
 from ..spec import DEFAULT_BENCHMARK, SCORE_PARTS
 from ..standard import DEFAULT_K
 from .task import Task
@@ -19,8 +20,8 @@ def _agreed(values: List[Tuple[Task, Any]], what: str, flag: str) -> Any:
     first_task, first = given[0]
     for task, value in given[1:]:
         if value != first:
-            raise ValueError(f"tasks {first_task.name!r} and {task.name!r} set different {what} ({first!r}, {value!r}); "
-                             f"run them separately or give {flag}")
+            raise InvalidValueError(f"tasks {first_task.name!r} and {task.name!r} set different {what} ({first!r}, {value!r}); "
+                                    f"run them separately or give {flag}")
     return first
 
 
@@ -34,9 +35,9 @@ def run_settings(tasks: Sequence[Task], benchmarks: Optional[str], k: Optional[i
         silent = [t for t in tasks if t.config.run.k is None]
         if chosen_k not in (None, DEFAULT_K) and silent:
             setter = next(t for t in tasks if t.config.run.k is not None)
-            raise ValueError(f"task {setter.name!r} sets run.k = {chosen_k} but task {silent[0].name!r} sets no k (it "
-                             f"would run at k = {chosen_k}, not the standard's {DEFAULT_K}); one run has one k: give "
-                             f"--k, set run.k in every task, or run them separately")
+            raise InvalidValueError(f"task {setter.name!r} sets run.k = {chosen_k} but task {silent[0].name!r} sets no k (it "
+                                    f"would run at k = {chosen_k}, not the standard's {DEFAULT_K}); one run has one k: give "
+                                    f"--k, set run.k in every task, or run them separately")
         k = chosen_k if chosen_k is not None else DEFAULT_K
     return benchmarks, k
 
@@ -85,7 +86,7 @@ def command_settings(specs: Optional[str], include_paths: Sequence[str], benchma
     from ..subbenchmarks.suite import resolve_benchmark_names
     names = [s.strip() for s in specs.split(",") if s.strip()] if specs else []
     if specs is not None and not names:
-        raise ValueError("--tasks names no task; give NAME or FILE[,...]")
+        raise InvalidValueError("--tasks names no task; give NAME or FILE[,...]")
     tasks = find_tasks(names, include_paths) if names else []
     benchmarks, k = run_settings(tasks, benchmarks, k)
     chosen = resolve_benchmark_names(benchmarks)

@@ -9,6 +9,8 @@ every control character, so that each string reads back exactly.
 import json
 from typing import Any, Dict, List, Mapping, Optional
 
+from ..errors import InvalidTypeError
+
 #: the order of the top-level keys and tables in a written task
 _ORDER = ("name", "description", "data", "labels", "template", "split", "run", "model")
 
@@ -93,4 +95,4 @@ def _value(value: Any) -> str:
         return "[" + ", ".join(_value(v) for v in value) + "]"
     if isinstance(value, Mapping):
         return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"a task file cannot hold {type(value).__name__} {value!r}")
+    raise InvalidTypeError(f"a task file cannot hold {type(value).__name__} {value!r}")

@@ -10,6 +10,7 @@ YAML (TOML's reader refuses it itself): the later value would silently replace t
 import json
 from typing import Any, Dict, List, Tuple
 
+from ..errors import InvalidValueError
 from .errors import TaskError
 
 #: the most values a YAML document may expand to beyond what its text writes out
@@ -43,7 +44,7 @@ def bounded_yaml(text: str, path: str, max_nesting: int) -> Any:
     except yaml.YAMLError as exc:  # not a ValueError: said here
         mark = getattr(exc, "problem_mark", None)
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        raise ValueError(f"malformed YAML: {getattr(exc, 'problem', None) or exc}{at}") from None
+        raise InvalidValueError(f"malformed YAML: {getattr(exc, 'problem', None) or exc}{at}") from None
     finally:
         if loader is not None:
             loader.dispose()

@@ -9,6 +9,7 @@ retriever and metrics, the model-argument defaults (scoring, parser, chat templa
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import error_name
 from ..datasets import Dataset
 from .errors import TaskError, nearest
 from .files import USER_CODE_ERRORS, TaskSource, asset_metadata, read_task_file
@@ -219,7 +220,7 @@ def _evaluator_keys(source: TaskSource, dataset: Dataset) -> Tuple[str, ...]:
     try:
         value = score(list(words), list(words))
     except USER_CODE_ERRORS as exc:  # the user's code, an exit too
-        raise TaskError(f"score(predictions, references) raised {type(exc).__name__}: {exc}", path=source.path,
+        raise TaskError(f"score(predictions, references) raised {error_name(exc)}: {exc}", path=source.path,
                         key="score") from None
     if not isinstance(value, dict) or not value:
         raise TaskError(f"score(predictions, references) must return a non-empty dict of numbers, got "

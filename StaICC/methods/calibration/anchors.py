@@ -27,6 +27,7 @@ checks the Jacobian against the exactly re-weighted forward).
 """
 from typing import Any, List, Sequence
 
+from ...errors import InvalidTypeError, InvalidValueError, OperationError
 from ...extras import require
 from .base import DEFAULT_CALIBRATION_NUMBER, Feedforward, PromptMaker, _call
 from .labelled import PROBABILITY_FLOOR, labelled_calibration, softmax_rows
@@ -80,7 +81,7 @@ class anchor_reweighting(labelled_calibration):
     def __init__(self, label_space: Sequence[str], l2: float = 1e-3) -> None:
         super().__init__(label_space)
         if not isinstance(l2, (int, float)) or isinstance(l2, bool) or not l2 >= 0 or l2 == float("inf"):
-            raise ValueError(f"l2 in {type(self).__name__} must be a number >= 0, got {l2!r}")
+            raise InvalidValueError(f"l2 in {type(self).__name__} must be a number >= 0, got {l2!r}")
         self.l2 = float(l2)
         self.beta: Any = None
 
@@ -98,9 +99,9 @@ class anchor_reweighting(labelled_calibration):
         size = len(rows[0]) if rows else count
         for i, row in enumerate(rows):
             if len(row) != size or (size - count) % (count * count) or size <= count:
-                raise ValueError(f"{type(self).__name__}: answer {i} has {len(row)} values; an anchors answer for "
-                                 f"{count} labels has {count} log-probabilities and {count} × layers × heads × "
-                                 f"{count} derivatives")
+                raise InvalidValueError(f"{type(self).__name__}: answer {i} has {len(row)} values; an anchors answer for "
+                                        f"{count} labels has {count} log-probabilities and {count} × layers × heads × "
+                                        f"{count} derivatives")
         matrix = np.stack(rows) if rows else np.zeros((0, size))
         offset = np.maximum(matrix[:, :count], np.log(PROBABILITY_FLOOR))
         return offset, matrix[:, count:].reshape(len(rows), count, (size - count) // count)
@@ -113,11 +114,11 @@ class anchor_reweighting(labelled_calibration):
     def transform_rows(self, rows: Sequence[Any]) -> List[List[float]]:
         """softmax(log q(0 | x) + J(x) β) for each anchors answer ``rows[i]``."""
         if not self.trained:
-            raise RuntimeError(f"{type(self).__name__}: call train() or fit() first")
+            raise OperationError(f"{type(self).__name__}: call train() or fit() first")
         if not rows:
             return []
         offset, jacobian = self._split(rows)
         return softmax_rows(offset + jacobian @ self.beta).tolist()
 
     def inference(self, label_space_prob: Any, full_vocab_prob: Any = None, hidden_state: Any = None) -> Any:  # noqa: ARG002  (the calibration protocol's signature)
-        raise TypeError(f"{type(self).__name__} reads an anchors answer per prompt: use transform_rows([answer])")
+        raise InvalidTypeError(f"{type(self).__name__} reads an anchors answer per prompt: use transform_rows([answer])")

@@ -6,6 +6,7 @@ or from the batch itself (batch).  The package docstring says how calibrations a
 """
 from typing import Any, Callable, Iterator, List, Optional, Sequence
 
+from ...errors import InvalidTypeError, InvalidValueError
 from ...extras import require
 from ...metrics import softmax
 from ...validation import check_int, check_label_space
@@ -32,7 +33,7 @@ def _checked_training(calibration_set: Any, calibration_number: int, k: int, whe
     check_int(calibration_number, "calibration_number", minimum=1, maximum=MAX_CALIBRATION_NUMBER, at=f" in {where}")
     check_int(k, "k", minimum=0, at=f" in {where}")
     if len(calibration_set) == 0:
-        raise ValueError(f"{where}: the calibration set is empty")
+        raise InvalidValueError(f"{where}: the calibration set is empty")
 
 
 def _probabilities(value: Any, n: int, where: str) -> List[Any]:
@@ -40,16 +41,16 @@ def _probabilities(value: Any, n: int, where: str) -> List[Any]:
     if hasattr(value, "tolist") and not isinstance(value, list):
         value = value.tolist()
     if not isinstance(value, (list, tuple)) or len(value) != n:
-        raise ValueError(f"{where}: expected {n} label probabilities, got {value!r:.200}")
+        raise InvalidValueError(f"{where}: expected {n} label probabilities, got {value!r:.200}")
     return list(value)
 
 
 def _element(value: Any, index: int, where: str) -> Any:
     """Element ``index`` of a feedforward's tuple return (hidden state, full-vocab logits)."""
     if not isinstance(value, (list, tuple)) or len(value) < 2 or isinstance(value[index], (int, float)):
-        raise ValueError(f"{where}: the feedforward must return a tuple such as (probs, state); got "
-                         f"{type(value).__name__}. Use return_hidden_state / return_full_vocab_prob, or "
-                         "CausalLMScorer.feedforward_with_hidden_state / feedforward_with_full_vocab")
+        raise InvalidValueError(f"{where}: the feedforward must return a tuple such as (probs, state); got "
+                                f"{type(value).__name__}. Use return_hidden_state / return_full_vocab_prob, or "
+                                "CausalLMScorer.feedforward_with_hidden_state / feedforward_with_full_vocab")
     return value[index]
 
 
@@ -57,7 +58,7 @@ def _label_index(calibration_set: Any, label_text: str, label_space: List[str], 
     """Position of a row's label text in the calibration set's own label space."""
     dataset_labels = calibration_set.get_label_space() if hasattr(calibration_set, "get_label_space") else label_space
     if label_text not in dataset_labels:
-        raise ValueError(f"{where}: label {label_text!r} is not in the calibration set's label space {dataset_labels}")
+        raise InvalidValueError(f"{where}: label {label_text!r} is not in the calibration set's label space {dataset_labels}")
     return list(dataset_labels).index(label_text)
 
 
@@ -219,13 +220,13 @@ def batch_calibration(probs_list: Optional[Sequence[Sequence[Any]]] = None, batc
     ``label_space_probs=`` is the original's name for ``probs_list``.
     """
     if (probs_list is None) == (label_space_probs is None):
-        raise TypeError("batch_calibration() takes the predictions once: probs_list (or the original's name, "
-                        "label_space_probs)")
+        raise InvalidTypeError("batch_calibration() takes the predictions once: probs_list (or the original's name, "
+                               "label_space_probs)")
     probs_list = probs_list if probs_list is not None else label_space_probs
     check_int(batch_size, "batch_size", minimum=1, at=" in batch_calibration")
     rows = [list(row.tolist() if hasattr(row, "tolist") else row) for row in probs_list]
     if rows and any(len(row) != len(rows[0]) for row in rows):
-        raise ValueError("batch_calibration: every prediction must have the same number of labels")
+        raise InvalidValueError("batch_calibration: every prediction must have the same number of labels")
     out: List[List[float]] = []
     for start in range(0, len(rows), batch_size):
         batch = rows[start:start + batch_size]

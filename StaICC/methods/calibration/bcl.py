@@ -14,6 +14,7 @@ order within a pass, ``batch_size`` at a time, as ``batch`` takes them.
 """
 from typing import Any, List, Sequence
 
+from ...errors import InvalidTypeError, InvalidValueError
 from ...extras import require
 from ...validation import check_int
 from .base import DEFAULT_BATCH_SIZE
@@ -35,7 +36,7 @@ class batch_calibration_learnt(labelled_calibration):
         self.batch_size = check_int(batch_size, "batch_size", minimum=1, at=where)
         self.gamma_steps = check_int(gamma_steps, "gamma_steps", minimum=1, at=where)
         if isinstance(gamma_bound, bool) or not isinstance(gamma_bound, (int, float)) or not 0 < gamma_bound < 1e6:
-            raise ValueError(f"gamma_bound{where} must be a positive number, got {gamma_bound!r}")
+            raise InvalidValueError(f"gamma_bound{where} must be a positive number, got {gamma_bound!r}")
         self.gamma_bound = float(gamma_bound)
         self.gamma = 1.0
 
@@ -63,7 +64,7 @@ class batch_calibration_learnt(labelled_calibration):
         return np.concatenate(out)
 
     def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> Any:  # noqa: ARG002  (the calibration protocol's signature)
-        raise TypeError("batch_calibration_learnt calibrates a batch, not one prediction: use transform_rows "
-                        "(or batch_calibration_function= of the batched kernel)")
+        raise InvalidTypeError("batch_calibration_learnt calibrates a batch, not one prediction: use transform_rows "
+                               "(or batch_calibration_function= of the batched kernel)")
 
     __call__ = inference

@@ -17,6 +17,7 @@ same answers get the same parameters to the last bit.
 """
 from typing import Any, List, Sequence
 
+from ...errors import InvalidValueError, OperationError
 from ...extras import require
 from .base import DEFAULT_CALIBRATION_NUMBER, Feedforward, PromptMaker, _call, _probabilities
 from .representations import _demonstration_query_trained
@@ -51,7 +52,7 @@ class labelled_calibration(_demonstration_query_trained):
     def transform_rows(self, rows: Sequence[Sequence[float]]) -> List[List[float]]:
         """Calibrated probabilities of each row (one pass at once; each row computed as it would be alone)."""
         if not self.trained:
-            raise RuntimeError(f"{type(self).__name__}: call train() or fit() first")
+            raise OperationError(f"{type(self).__name__}: call train() or fit() first")
         if not rows:
             return []
         return self.transform(as_matrix(rows, len(self.label_space), type(self).__name__)).tolist()
@@ -69,7 +70,7 @@ def as_matrix(rows: Sequence[Sequence[Any]], labels: int, where: str) -> Any:
     values = [list(row.tolist() if hasattr(row, "tolist") else row) for row in rows]
     for i, row in enumerate(values):
         if len(row) != labels:
-            raise ValueError(f"{where}: row {i} has {len(row)} label probabilities, expected {labels}")
+            raise InvalidValueError(f"{where}: row {i} has {len(row)} label probabilities, expected {labels}")
     return np.asarray(values, dtype=np.float64).reshape(len(values), labels)
 
 
@@ -149,7 +150,7 @@ class affine_calibration(labelled_calibration):
     def __init__(self, label_space: Sequence[str], l2: float = 1e-3) -> None:
         super().__init__(label_space)
         if not isinstance(l2, (int, float)) or isinstance(l2, bool) or not l2 >= 0 or l2 == float("inf"):
-            raise ValueError(f"l2 in {type(self).__name__} must be a number >= 0, got {l2!r}")
+            raise InvalidValueError(f"l2 in {type(self).__name__} must be a number >= 0, got {l2!r}")
         self.l2 = float(l2)
         self.theta: Any = None
 

@@ -11,13 +11,15 @@ query; nothing is trained.  Where a probability is 0 it is floored at 1e-12 firs
 import math
 from typing import Any, List, Sequence
 
+from ...errors import InvalidValueError
+
 FLOOR = 1e-12
 
 
 def pmi_row(probabilities: Sequence[Any], premise_free: Sequence[Any]) -> List[float]:
     """softmax(log p − log p∅) of one query: the normalised ratio of its probabilities to its premise-free ones."""
     if len(probabilities) != len(premise_free):
-        raise ValueError(f"pmi: {len(probabilities)} label probabilities against {len(premise_free)} premise-free ones")
+        raise InvalidValueError(f"pmi: {len(probabilities)} label probabilities against {len(premise_free)} premise-free ones")
     scores = [math.log(max(float(p), FLOOR)) - math.log(max(float(f), FLOOR)) for p, f in zip(probabilities, premise_free)]
     top = max(scores)
     exps = [math.exp(s - top) for s in scores]
@@ -28,5 +30,5 @@ def pmi_row(probabilities: Sequence[Any], premise_free: Sequence[Any]) -> List[f
 def pmi_rows(rows: Sequence[Sequence[Any]], premise_free: Sequence[Sequence[Any]]) -> List[List[float]]:
     """:func:`pmi_row` of each query, against its own premise-free prompt's answer."""
     if len(rows) != len(premise_free):
-        raise ValueError(f"pmi: {len(rows)} queries against {len(premise_free)} premise-free prompts")
+        raise InvalidValueError(f"pmi: {len(rows)} queries against {len(premise_free)} premise-free prompts")
     return [pmi_row(row, free) for row, free in zip(rows, premise_free)]

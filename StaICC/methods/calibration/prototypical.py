@@ -16,6 +16,7 @@ the exact assignment.
 import itertools
 from typing import Any, List, Sequence, Tuple
 
+from ...errors import InvalidValueError
 from ...extras import require
 from ...validation import check_int
 from .labelled import as_matrix, labelled_calibration, softmax_rows
@@ -96,7 +97,7 @@ class prototypical_calibration(labelled_calibration):
         super().__init__(label_space)
         self.em_iterations = check_int(em_iterations, "em_iterations", minimum=1, at=" in prototypical_calibration")
         if isinstance(reg_covar, bool) or not isinstance(reg_covar, (int, float)) or not 0 < reg_covar < 1:
-            raise ValueError(f"reg_covar in prototypical_calibration must be a number in (0, 1), got {reg_covar!r}")
+            raise InvalidValueError(f"reg_covar in prototypical_calibration must be a number in (0, 1), got {reg_covar!r}")
         self.reg_covar = float(reg_covar)
         self.mixture: Any = None
         self.labels_of_clusters: List[int] = []

@@ -8,6 +8,7 @@ and the query), as :class:`_demonstration_query_trained` does.
 import warnings
 from typing import Any, List, Optional, Sequence, Tuple
 
+from ...errors import InvalidValueError, OperationError
 from ...metrics import argmin as first_argmin, softmax
 from ...validation import check_int
 from ..vectors import as_vector, sequential_l2
@@ -65,8 +66,8 @@ class _demonstration_query_trained(calibration):
         groups: List[List[Any]] = [[] for _ in self.label_space]
         for vector, label in filed:
             if label >= len(groups):
-                raise ValueError(f"{type(self).__name__}.train: label index {label} is outside the label space "
-                                 f"{self.label_space}")
+                raise InvalidValueError(f"{type(self).__name__}.train: label index {label} is outside the label space "
+                                        f"{self.label_space}")
             groups[label].append(vector)
         for label, vectors in enumerate(groups):
             if not vectors:
@@ -108,10 +109,10 @@ class hidden_calibration(_demonstration_query_trained):
         if self.failed:
             return label_space_prob
         if self.centroids is None:
-            raise RuntimeError("hidden_calibration.inference: call train() first")
+            raise OperationError("hidden_calibration.inference: call train() first")
         if hidden_state is None:
-            raise ValueError("hidden_calibration.inference: needs the hidden state (third argument); use "
-                             "calibration_function= of the kernel or CausalLMScorer.calibrated")
+            raise InvalidValueError("hidden_calibration.inference: needs the hidden state (third argument); use "
+                                    "calibration_function= of the kernel or CausalLMScorer.calibrated")
         return _distance_scores(self.centroids, as_vector(hidden_state, "hidden_calibration.inference"))
 
     __call__ = inference
@@ -159,13 +160,13 @@ class knn_prompting(_demonstration_query_trained):
 
     def _check_ready(self, full_vocab_prob: Any) -> Any:
         if self.anchors is None:
-            raise RuntimeError(f"{type(self).__name__}.inference: call train() first")
+            raise OperationError(f"{type(self).__name__}.inference: call train() first")
         if full_vocab_prob is None:
-            raise ValueError(f"{type(self).__name__}.inference: needs the full-vocabulary logits (second argument)")
+            raise InvalidValueError(f"{type(self).__name__}.inference: needs the full-vocabulary logits (second argument)")
         vector = as_vector(full_vocab_prob, f"{type(self).__name__}.inference")
         if vector.shape[0] != self.anchors.shape[1]:
-            raise ValueError(f"{type(self).__name__}.inference: vector of length {vector.shape[0]}, anchors have "
-                             f"length {self.anchors.shape[1]}")
+            raise InvalidValueError(f"{type(self).__name__}.inference: vector of length {vector.shape[0]}, anchors have "
+                                    f"length {self.anchors.shape[1]}")
         return vector
 
     def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> Any:  # noqa: ARG002  (the calibration protocol's signature)
