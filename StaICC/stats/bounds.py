@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from ..backends.top_logprobs import box_of_text
 from ..metrics.intervals import consistency_interval, slope_interval, standard_intervals
 from ..metrics.registry import METRICS, OWN_DISTRIBUTION_METRICS
-from ..spec import SPECS, abscissae_of, label_noise_x_values
+from ..spec import SPECS, abscissae_of, label_noise_x_values, unfold
 
 #: the dataset name of a sub-benchmark's averaged row
 AVERAGED = "Averaged"
@@ -50,15 +50,11 @@ def recorded_values(result: Any) -> Dict[Key, Dict[str, Any]]:
     """(benchmark, dataset) -> the dataset's recorded results, and (benchmark, ``AVERAGED``) -> the averaged
     ones, of a suite result; a compound sub-benchmark's parts (Triplet_bias) under their own names."""
     recorded: Dict[Key, Dict[str, Any]] = {}
-    for name, bench_result in result.items():
-        bench = dict(bench_result)
-        spec = SPECS.get(name)
-        parts = dict(spec.parts) if spec is not None and spec.compound else {}
-        pieces = [(parts.get(key, key), dict(part)) for key, part in bench.items()] if parts else [(name, bench)]
-        for part_name, part in pieces:
-            for dataset, values in dict(part.get("Divided results") or {}).items():
-                recorded[(part_name, dataset)] = dict(values)
-            recorded[(part_name, AVERAGED)] = dict(part.get("Averaged results") or {})
+    for unfolded in unfold(result):
+        part = dict(unfolded.value)
+        for dataset, values in dict(part.get("Divided results") or {}).items():
+            recorded[(unfolded.part, dataset)] = dict(values)
+        recorded[(unfolded.part, AVERAGED)] = dict(part.get("Averaged results") or {})
     return recorded
 
 
