@@ -6,6 +6,7 @@ with its label space and where it comes from.  Backends answer requests with
 a request travels from the prompt writer to the backend and the cache unchanged.
 """
 import hashlib
+import sys
 from array import array
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
@@ -251,7 +252,12 @@ class Thinking:
     over_budget: bool = False
 
 
-@dataclass(frozen=True)
+#: ``__slots__`` where dataclasses make them (Python 3.10+): a run holds one Answer per request (10^5 in a suite), and
+#: an instance without a ``__dict__`` takes half the memory
+_SLOTS = {"slots": True} if sys.version_info >= (3, 10) else {}
+
+
+@dataclass(frozen=True, **_SLOTS)
 class Answer:
     """A model's answer to one request.
 
@@ -267,6 +273,20 @@ class Answer:
     text: Optional[str] = None
     parsed: bool = True
     thinking: Optional[Thinking] = None
+
+
+def _field_setter(name: str) -> Callable[[Answer, Any], None]:
+    """A setter that writes one field of an Answer made by ``object.__new__`` (the frozen ``__setattr__`` refuses):
+    the slot's own descriptor where Answer has slots, else ``object.__setattr__``."""
+    slot = vars(Answer).get(name)
+    if hasattr(slot, "__set__"):
+        return slot.__set__  # type: ignore[no-any-return, union-attr]
+    return lambda answer, value: object.__setattr__(answer, name, value)
+
+
+#: (prediction, text, parsed, thinking) setters for the cache's decoders, which build Answers in bulk without the
+#: frozen dataclass's per-field ``__init__``; every field is written, as ``__init__`` writes them
+ANSWER_SETTERS = tuple(map(_field_setter, ("prediction", "text", "parsed", "thinking")))
 
 
 _LABEL_ANSWERS: dict = {}  # label index -> its shared Answer, for the indexes label spaces have reached

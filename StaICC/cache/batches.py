@@ -33,7 +33,7 @@ from operator import attrgetter, methodcaller
 from typing import Any, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidTypeError
-from ..requests import LABELS, Answer, Request, label_answer
+from ..requests import ANSWER_SETTERS, LABELS, Answer, Request, label_answer
 from .codec import _crc_prefix, _encode
 from .schema import in_transaction
 
@@ -196,12 +196,13 @@ def _score_answers(value: bytes, counts: List[int]) -> Optional[List[Answer]]:
         return None
     answers: List[Any] = []
     append, new, start = answers.append, _new, 0
+    set_prediction, set_text, set_parsed, set_thinking = ANSWER_SETTERS
     for count in counts:
         answer = new(Answer)
-        fields = answer.__dict__
-        fields["prediction"] = flat[start:start + count]
-        fields["text"] = None
-        fields["parsed"] = True
+        set_prediction(answer, flat[start:start + count])
+        set_text(answer, None)
+        set_parsed(answer, True)
+        set_thinking(answer, None)
         append(answer)
         start += count
     return answers

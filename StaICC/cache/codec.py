@@ -15,7 +15,7 @@ from array import array
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..errors import InvalidTypeError, InvalidValueError
-from ..requests import LABELS, Answer, Request, label_answer
+from ..requests import ANSWER_SETTERS, LABELS, Answer, Request, label_answer
 
 Digests = Tuple[bytes, bytes]
 
@@ -87,11 +87,12 @@ def _stored_answers(prefix: int, requests: Sequence[Request], digests: Sequence[
     representation) raises :class:`EntryProblem`.
     This loop runs once per entry a run reads (10^5 in a suite), so :func:`_entry_crc`'s rule is
     written out here for an entry without text, and an answer is built without the frozen
-    dataclass's per-field ``__init__``: its fields are written into the instance's dictionary in
-    field order, as ``__init__`` leaves them.
+    dataclass's per-field ``__init__``: every field is written through :data:`~StaICC.requests.ANSWER_SETTERS`,
+    as ``__init__`` leaves them.
     """
     answers: List[Optional[Answer]] = []
     append, found, crc32, tails, new = answers.append, rows.get, binascii.crc32, _TAILS, _new
+    set_prediction, set_text, set_parsed, set_thinking = ANSWER_SETTERS
     for position, (request, (key, check)) in enumerate(zip(requests, digests)):
         row = found(key)
         if row is None:
@@ -124,10 +125,10 @@ def _stored_answers(prefix: int, requests: Sequence[Request], digests: Sequence[
         else:
             raise EntryProblem("shape", position, key)
         answer = new(Answer)
-        fields = answer.__dict__
-        fields["prediction"] = prediction
-        fields["text"] = text
-        fields["parsed"] = bool(parsed)
+        set_prediction(answer, prediction)
+        set_text(answer, text)
+        set_parsed(answer, bool(parsed))
+        set_thinking(answer, None)
         append(answer)
     return answers
 
