@@ -102,6 +102,20 @@ def _objective(design: Any, onehot: Any, theta: Any, theta0: Any, l2: float) -> 
     return float((lse - (logits * onehot).sum(axis=1)).mean() + l2 * ((theta - theta0) ** 2).sum())
 
 
+def _weighted_gram(design: Any, q: Any) -> Any:
+    """Σ over rows and labels of M[n,k,p] · q[n,k] · M[n,k,r], the Hessian's first term.
+
+    With more than one parameter, the two-operand form over (M·q) forms each term as the three-operand
+    form does and sums them in the same order: the same array to the last bit, three to four times
+    faster (LinC's fit spends most of its time here).  One parameter (temperature) keeps the
+    three-operand form: there NumPy sums the two-operand form in another order.
+    """
+    np = require("numpy", "StaICC calibrations")
+    if design.shape[2] == 1:
+        return np.einsum("nkp,nk,nkr->pr", design, q, design)
+    return np.einsum("nkp,nkr->pr", design * q[:, :, None], design)
+
+
 def fit_linear_softmax(design: Any, labels: Sequence[int], theta0: Any, l2: float,
                        steps: int = NEWTON_STEPS) -> Any:
     """argmin_θ  (1/n) Σᵢ −log softmax(Mᵢ θ)_{yᵢ} + l2·‖θ − θ₀‖², by Newton steps from θ₀ with backtracking.
@@ -122,7 +136,7 @@ def fit_linear_softmax(design: Any, labels: Sequence[int], theta0: Any, l2: floa
         q = softmax_rows(linear_logits(design, theta))
         gradient = np.einsum("nkp,nk->p", design, q - onehot) / n + 2 * l2 * (theta - theta0)
         mq = np.einsum("nkp,nk->np", design, q)
-        hessian = (np.einsum("nkp,nk,nkr->pr", design, q, design) - mq.T @ mq) / n + ridge
+        hessian = (_weighted_gram(design, q) - mq.T @ mq) / n + ridge
         step = np.linalg.solve(hessian, gradient)
         rate = 1.0
         while rate > 1e-8:
