@@ -67,6 +67,8 @@ class labelled_calibration(_demonstration_query_trained):
 def as_matrix(rows: Sequence[Sequence[Any]], labels: int, where: str) -> Any:
     """Rows of label probabilities as an n × labels float64 array (each row checked for its length)."""
     np = require("numpy", "StaICC calibrations")
+    if isinstance(rows, np.ndarray) and rows.dtype == np.float64 and rows.ndim == 2 and rows.shape[1] == labels:
+        return rows  # already such an array (a cross-fit's folds): the same values, not copied row by row
     values = [list(row.tolist() if hasattr(row, "tolist") else row) for row in rows]
     for i, row in enumerate(values):
         if len(row) != labels:
@@ -200,12 +202,15 @@ def crossfit_rows(make: Any, rows: Sequence[Sequence[float]], labels: Sequence[i
     count = min(folds, len(rows))
     if count < 2:
         return [list(row) for row in rows]
-    out: List[Any] = [None] * len(rows)
+    np = require("numpy", "StaICC calibrations")
+    calibration = make()
+    matrix = as_matrix(rows, len(calibration.label_space), type(calibration).__name__)  # once, not per fold
+    truth = np.asarray(labels, dtype=np.int64)
+    fold_of = np.arange(len(rows)) % count
+    out = np.empty_like(matrix)
     for fold in range(count):
-        held = range(fold, len(rows), count)
-        rest = [q for q in range(len(rows)) if q % count != fold]
+        held, rest = fold_of == fold, fold_of != fold
         calibration = make()
-        calibration.fit([rows[q] for q in rest], [labels[q] for q in rest])
-        for q, row in zip(held, calibration.transform_rows([rows[q] for q in held])):
-            out[q] = row
-    return out
+        calibration.fit(matrix[rest], truth[rest].tolist())
+        out[held] = calibration.transform(matrix[held])  # each row as transform_rows computes it alone
+    return out.tolist()
