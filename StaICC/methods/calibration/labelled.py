@@ -95,10 +95,9 @@ def linear_logits(design: Any, theta: Any) -> Any:
     return (design * theta).sum(axis=2)
 
 
-def _objective(design: Any, onehot: Any, theta: Any, theta0: Any, l2: float) -> float:
-    """mean over rows of −log softmax(M θ)_y, plus l2 · ‖θ − θ₀‖²."""
+def _objective(logits: Any, onehot: Any, theta: Any, theta0: Any, l2: float) -> float:
+    """mean over rows of −log softmax(M θ)_y, plus l2 · ‖θ − θ₀‖² (``logits``: M θ)."""
     np = require("numpy", "StaICC calibrations")
-    logits = linear_logits(design, theta)
     top = logits.max(axis=1, keepdims=True)
     lse = (top + np.log(np.exp(logits - top).sum(axis=1, keepdims=True)))[:, 0]
     return float((lse - (logits * onehot).sum(axis=1)).mean() + l2 * ((theta - theta0) ** 2).sum())
@@ -133,9 +132,10 @@ def fit_linear_softmax(design: Any, labels: Sequence[int], theta0: Any, l2: floa
     onehot[np.arange(n), np.asarray(labels, dtype=np.int64)] = 1.0
     theta = np.array(theta0, dtype=np.float64)
     ridge = (2 * l2 + 1e-9) * np.eye(size)
-    current = _objective(design, onehot, theta, theta0, l2)
+    logits = linear_logits(design, theta)  # M θ of the current θ: the accepted trial's, computed once
+    current = _objective(logits, onehot, theta, theta0, l2)
     for _ in range(steps):
-        q = softmax_rows(linear_logits(design, theta))
+        q = softmax_rows(logits)
         gradient = np.einsum("nkp,nk->p", design, q - onehot) / n + 2 * l2 * (theta - theta0)
         mq = np.einsum("nkp,nk->np", design, q)
         hessian = (_weighted_gram(design, q) - mq.T @ mq) / n + ridge
@@ -143,13 +143,14 @@ def fit_linear_softmax(design: Any, labels: Sequence[int], theta0: Any, l2: floa
         rate = 1.0
         while rate > 1e-8:
             trial = theta - rate * step
-            value = _objective(design, onehot, trial, theta0, l2)
+            trial_logits = linear_logits(design, trial)
+            value = _objective(trial_logits, onehot, trial, theta0, l2)
             if value <= current - 1e-4 * rate * float(gradient @ step):
                 break
             rate /= 2
         else:
             break  # no step lowers the objective: the minimum to float precision
-        theta, current = trial, value
+        theta, current, logits = trial, value, trial_logits
         if float(np.abs(rate * step).max()) < 1e-10:
             break
     return theta
