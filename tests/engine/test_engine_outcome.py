@@ -86,3 +86,14 @@ def test_a_gler_summary_holds_every_pass_and_the_slopes():
         chunk = prompts[number * per_pass:(number + 1) * per_pass]
         assert summary[str(number)]["accuracy"] == counted_accuracy([len(p) % 2 for p in chunk], truth)
     assert set(summary["sensitivity"]) == set(summary["0"])
+
+
+def test_a_prompt_set_digested_again_gives_the_same_digest_and_label_spaces_still_count():
+    prompts = [f"prompt {i}" for i in range(50)]
+    first = prompt_set_digest([Request(p, LABELS) for p in prompts])  # remembered: a method's work asks it again
+    rebuilt = [Request("".join(["prompt ", str(i)]), LABELS) for i in range(50)]  # equal strings, other objects
+    assert prompt_set_digest(rebuilt) == first == framed_digest([(LABELS, prompts)])
+    flipped = ("positive", "negative")
+    assert prompt_set_digest([Request(p, flipped) for p in prompts]) == framed_digest([(flipped, prompts)]) != first
+    listed = [Request(p, list(LABELS)) for p in prompts]  # a label space as a list: not a key, still digested
+    assert prompt_set_digest(listed) == first

@@ -254,3 +254,14 @@ def test_pmi_is_the_normalised_ratio_and_removes_each_prompts_own_bias():
     assert np.abs(q - by_hand).max() < 1e-12 and np.abs(q - truth).max() < 1e-12
     with pytest.raises(ValueError, match="premise-free"):
         pmi_rows(model.tolist(), bias.tolist()[:3])
+
+
+@pytest.mark.parametrize("labels, parameters, rows", [(2, 6, 7), (3, 12, 40), (6, 42, 333), (14, 210, 64), (4, 1, 50)])
+def test_the_hessians_weighted_gram_term_is_the_three_operand_sum_to_the_last_bit(labels, parameters, rows):
+    from StaICC.methods.calibration.labelled import _weighted_gram
+    rng = np.random.default_rng(labels * 1000 + rows)
+    design, q = rng.normal(size=(rows, labels, parameters)), rng.dirichlet(np.ones(labels), size=rows)
+    got = _weighted_gram(design, q)
+    assert np.array_equal(got, np.einsum("nkp,nk,nkr->pr", design, q, design))
+    by_loop = sum(q[n, k] * np.outer(design[n, k], design[n, k]) for n in range(rows) for k in range(labels))
+    assert np.allclose(got, by_loop, rtol=1e-12, atol=1e-10)
