@@ -118,28 +118,8 @@ def _caller_level() -> int:
     return level + 1
 
 
-#: the last prompt sets digested, by their prompts and label spaces: a method's work digests the very prompts
-#: its sub-benchmark's plain work digested just before (the same string objects, so the key compares them by
-#: identity first and costs a pass over references, not a hash of every prompt's bytes)
-_DIGESTS: Dict[Tuple[Any, ...], str] = {}
-_DIGESTS_KEPT = 4
-
-
 def prompt_set_digest(requests: Sequence[Request]) -> str:
     """SHA-256 over every prompt (length-prefixed UTF-8) and label space of a run: equal digests, equal prompts."""
-    try:
-        key = (tuple(map(attrgetter("prompt"), requests)), tuple(map(attrgetter("label_space"), requests)))
-        known = _DIGESTS.get(key)
-    except TypeError:  # a label space given as a list: not a key, digested every time
-        return _digest(requests)
-    if known is None:
-        known = _DIGESTS[key] = _digest(requests)
-        while len(_DIGESTS) > _DIGESTS_KEPT:
-            _DIGESTS.pop(next(iter(_DIGESTS)), None)
-    return known
-
-
-def _digest(requests: Sequence[Request]) -> str:
     digest = hashlib.sha256()
     update = digest.update
     label_space = None

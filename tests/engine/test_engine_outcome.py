@@ -90,7 +90,7 @@ def test_a_gler_summary_holds_every_pass_and_the_slopes():
 
 def test_a_prompt_set_digested_again_gives_the_same_digest_and_label_spaces_still_count():
     prompts = [f"prompt {i}" for i in range(50)]
-    first = prompt_set_digest([Request(p, LABELS) for p in prompts])  # remembered: a method's work asks it again
+    first = prompt_set_digest([Request(p, LABELS) for p in prompts])
     rebuilt = [Request("".join(["prompt ", str(i)]), LABELS) for i in range(50)]  # equal strings, other objects
     assert prompt_set_digest(rebuilt) == first == framed_digest([(LABELS, prompts)])
     flipped = ("positive", "negative")
