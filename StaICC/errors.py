@@ -57,6 +57,12 @@ class InvalidTypeError(StaICCError, TypeError):
     """An argument of the wrong type: what was expected, what was given and where."""
 
 
+class InvalidParameterError(InvalidValueError, InvalidTypeError):
+    """A value of the wrong type for its parameter (a string where a number belongs): both a ``TypeError`` and a
+    ``ValueError``, as scikit-learn's ``InvalidParameterError`` is, so a caller written for either kind catches
+    it.  :func:`StaICC.validation.check` raises it for every refused type."""
+
+
 class UnknownNameError(StaICCError, KeyError):
     """A name looked up in a table that does not hold it (a metric, a template key)."""
 
@@ -99,6 +105,7 @@ STAND_INS: Dict[type, type] = {
     OSError: PathRefusedError,
 }
 _BUILTIN_NAMES = {stand_in: builtin.__name__ for builtin, stand_in in STAND_INS.items()}
+_BUILTIN_NAMES[InvalidParameterError] = "TypeError"  # a refused type: the name it had before
 
 
 def error_name(exc: BaseException) -> str:

@@ -1,62 +1,200 @@
-"""Argument checks shared by every module: one rule, one message shape.
+"""Argument checks shared by every module: one vocabulary, one message form.
 
-Each check returns the validated value (converted where that is safe) or raises an
-``InvalidTypeError``/``InvalidValueError`` (a ``TypeError``/``ValueError``, see :mod:`StaICC.errors`)
-whose message names the argument, says what was expected and, through ``at`` (see
-:func:`StaICC.errors.where`), where it happened.  ``bool`` is
-never accepted where an int or a real number is expected: ``True`` is not a k.
+A check is data: a constraint (:class:`Integer`, :class:`Real`, :class:`Options`, :class:`Boolean`) says what
+is expected, a :class:`Location` says where the value sits, and :func:`check` raises one message form::
+
+    {name} must be {expected}{at}, got {given}
+
+``k must be an int in BM25Retriever.build_sampler, got str '3'``: the name of the argument, field or option,
+what was expected, where (``at``: `` in Owner``, :func:`StaICC.errors.where`'s `` at dataset 'x', query 3``,
+:func:`in_file`'s `` in runs/a.jsonl, row 4``) and what was given (a refused type: its type and value).  A
+refused type raises :class:`~StaICC.errors.InvalidParameterError` (a ``TypeError`` and a ``ValueError``), a
+refused value :class:`~StaICC.errors.InvalidValueError`; :func:`argument_type` gives argparse the same check
+as a ``type=`` function.  The ``check_*`` helpers below are thin uses of it.  ``bool`` is never accepted where
+an int or a real number is expected: ``True`` is not a k.  tests/test_validation_vocabulary.py keeps inline
+type-and-range checks out of the rest of the package.
 """
+import argparse
 import math
 import numbers
-from typing import Any, List, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
-from .errors import InvalidTypeError, InvalidValueError
+from .errors import InvalidParameterError, InvalidTypeError, InvalidValueError
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a checked value sits: ``name`` (``k``, ``--resamples``, ``field 'score'``) and ``at``, the place
+    after the expectation (`` in Owner``, `` at dataset 'x', query 3``, `` in a.jsonl, row 4``; may be empty)."""
+    name: str
+    at: str = ""
+
+
+def in_file(path: Any, row: Optional[int] = None) -> str:
+    """The ``at`` of a value read from a file: `` in PATH`` or `` in PATH, row N`` (rows count from 1)."""
+    return f" in {path}" + (f", row {row}" if row is not None else "")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a constraint refuses a value: the error class, what was expected and what was given, in words."""
+    error: type
+    expected: str
+    given: str
+
+
+def _wrong_type(value: Any, expected: str) -> Refusal:
+    return Refusal(InvalidParameterError, expected, f"{type(value).__name__} {value!r}")
+
+
+#: which ends of ``[low, high]`` a :class:`Real` includes
+CLOSED = ("both", "left", "right", "neither")
+
+
+def _range_refusal(value: Any, low: Any, high: Any, closed: str, text: str) -> Optional[Refusal]:
+    left, right = closed in ("both", "left"), closed in ("both", "right")
+    if low is not None and (value < low if left else value <= low):
+        return Refusal(InvalidValueError, text or f"{'>=' if left else '>'} {low}", repr(value))
+    if high is not None and (value > high if right else value >= high):
+        return Refusal(InvalidValueError, text or f"{'<=' if right else '<'} {high}", repr(value))
+    return None
+
+
+@dataclass(frozen=True)
+class Integer:
+    """An int (or NumPy integer, converted; never a bool) in ``[low, high]`` (``None``: unbounded).  ``text``
+    names the expectation in every refusal ("a positive integer"); by default a wrong type reads "an int" and
+    a value out of range ">= low" or "<= high"."""
+    low: Optional[int] = None
+    high: Optional[int] = None
+    text: str = ""
+    parse: Callable[[str], Any] = int
+
+    @property
+    def type_words(self) -> str:
+        return self.text or "an int"
+
+    def judge(self, value: Any) -> Tuple[Optional[Refusal], Any]:
+        if not is_int(value):
+            return _wrong_type(value, self.type_words), value
+        value = int(value)
+        return _range_refusal(value, self.low, self.high, "both", self.text), value
+
+
+@dataclass(frozen=True)
+class Real:
+    """A real number (int, float, Fraction, NumPy scalar; never a bool), converted to float: finite unless
+    ``finite=False`` (NaN is always refused), between ``low`` and ``high``, which ``closed`` includes ("both",
+    "left", "right", "neither").  ``text`` names the expectation in every refusal; ``kind`` in a refused type
+    only (by default ``text``, else "a real number")."""
+    low: Optional[float] = None
+    high: Optional[float] = None
+    closed: str = "both"
+    finite: bool = True
+    text: str = ""
+    kind: str = ""
+    parse: Callable[[str], Any] = float
+
+    def __post_init__(self) -> None:
+        check(self.closed, Options(CLOSED), "closed")
+
+    @property
+    def type_words(self) -> str:
+        return self.kind or self.text or "a real number"
+
+    def judge(self, value: Any) -> Tuple[Optional[Refusal], Any]:
+        if not is_real(value):
+            return _wrong_type(value, self.type_words), value
+        try:
+            number = float(value)
+        except OverflowError:  # a huge int
+            return Refusal(InvalidValueError, self.text or "a number a float can hold",
+                           f"an int of {len(str(abs(int(value))))} digits"), value
+        if math.isnan(number) or (self.finite and math.isinf(number)):
+            return Refusal(InvalidValueError, self.text or "a finite number", repr(number)), number
+        return _range_refusal(number, self.low, self.high, self.closed, self.text), number
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of ``values`` (compared with ``==``); ``text`` names the expectation instead of listing them."""
+    values: Tuple[Any, ...]
+    text: str = ""
+
+    def judge(self, value: Any) -> Tuple[Optional[Refusal], Any]:
+        if value in self.values:
+            return None, value
+        return Refusal(InvalidValueError, self.text or f"one of {', '.join(map(repr, self.values))}", repr(value)), value
+
+
+@dataclass(frozen=True)
+class Boolean:
+    """``True`` or ``False``, nothing else (not 0 or 1)."""
+    text: str = "True or False"
+
+    def judge(self, value: Any) -> Tuple[Optional[Refusal], Any]:
+        return (None if isinstance(value, bool) else _wrong_type(value, self.text)), value
+
+
+Constraint = Union[Integer, Real, Options, Boolean]
+
+
+def refusal_message(where: Location, refusal: Refusal) -> str:
+    """The one message form: ``{name} must be {expected}{at}, got {given}``."""
+    return f"{where.name} must be {refusal.expected}{where.at}, got {refusal.given}"
+
+
+def check(value: Any, constraint: Constraint, where: Union[Location, str]) -> Any:
+    """``value`` (converted: an int, a float) when ``constraint`` holds, else the refusal in the one message form:
+    :class:`~StaICC.errors.InvalidParameterError` for a wrong type, :class:`~StaICC.errors.InvalidValueError`
+    for a wrong value.  ``where``: a :class:`Location`, or the name alone."""
+    refusal, value = constraint.judge(value)
+    if refusal is not None:
+        location = where if isinstance(where, Location) else Location(where)
+        raise refusal.error(refusal_message(location, refusal))
+    return value
+
+
+def argument_type(constraint: Union[Integer, Real]) -> Callable[[str], Any]:
+    """An argparse ``type=`` function checking ``constraint``: its refusal is argparse's one line
+    (``argument --resamples: expected a positive integer, got 0``, exit status 2, before anything runs).
+    Text that does not parse shows as written (``got 'x'``), a parsed value out of range as the number."""
+    def convert(text: str) -> Any:
+        try:
+            value = constraint.parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {constraint.type_words}, got {text!r}") from None
+        refusal, value = constraint.judge(value)
+        if refusal is not None:
+            raise argparse.ArgumentTypeError(f"expected {refusal.expected}, got {refusal.given}")
+        return value
+    return convert
 
 
 def check_int(value: Any, name: str, *, minimum: Optional[int] = None, maximum: Optional[int] = None,
               at: str = "") -> int:
     """An int (not a bool) in ``[minimum, maximum]``; NumPy integers are accepted and converted."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidTypeError(f"{name} must be an int{at}, got {type(value).__name__} {value!r}")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise InvalidValueError(f"{name} must be >= {minimum}{at}, got {value}")
-    if maximum is not None and value > maximum:
-        raise InvalidValueError(f"{name} must be <= {maximum}{at}, got {value}")
-    return value
+    return check(value, Integer(minimum, maximum), Location(name, at))
 
 
 def check_real(value: Any, name: str, *, minimum: Optional[float] = None, maximum: Optional[float] = None,
                finite: bool = True, at: str = "") -> float:
     """A real number (not a bool), finite unless ``finite=False``, in ``[minimum, maximum]``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidTypeError(f"{name} must be a real number{at}, got {type(value).__name__} {value!r}")
-    try:
-        value = float(value)
-    except OverflowError as exc:  # a huge int
-        raise InvalidValueError(f"{name} is too large for a float{at}") from exc
-    if math.isnan(value) or (finite and math.isinf(value)):
-        raise InvalidValueError(f"{name} must be a finite number{at}, got {value}")
-    if minimum is not None and value < minimum:
-        raise InvalidValueError(f"{name} must be >= {minimum}{at}, got {value}")
-    if maximum is not None and value > maximum:
-        raise InvalidValueError(f"{name} must be <= {maximum}{at}, got {value}")
-    return value
+    return check(value, Real(minimum, maximum, finite=finite), Location(name, at))
 
 
 def check_bool(value: Any, name: str, *, at: str = "") -> bool:
-    if not isinstance(value, bool):
-        raise InvalidTypeError(f"{name} must be True or False{at}, got {type(value).__name__} {value!r}")
-    return value
+    return check(value, Boolean(), Location(name, at))
 
 
 def check_k(k: Any, *, at: str = "") -> int:
-    """Demonstrations per query: an int >= 0 (0 is zero-shot).  Checked in O(1)."""
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise InvalidTypeError(f"k must be an int{at}, got {type(k).__name__}")
+    """Demonstrations per query: an int >= 0 (0 is zero-shot).  Checked in O(1).  A negative k is refused
+    with the original's words and built-in ``ValueError``, as the original did."""
+    k = check(k, Integer(), Location("k", at))
     if k < 0:
         raise ValueError(f"k should be a positive integer: got k = {k}{at} (0 means zero-shot)")
-    return int(k)
+    return k
 
 
 def check_label_space(label_space: Any, *, at: str = "", name: str = "label space") -> List[str]:
@@ -78,9 +216,7 @@ def check_label_space(label_space: Any, *, at: str = "", name: str = "label spac
 
 
 def check_choice(value: Any, name: str, choices: Sequence[Any], *, at: str = "") -> Any:
-    if value not in choices:
-        raise InvalidValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}{at}, got {value!r}")
-    return value
+    return check(value, Options(tuple(choices)), Location(name, at))
 
 
 def is_int(value: Any) -> bool:
@@ -151,14 +287,10 @@ EXACT_SUM_RULES = ("standard", "original")
 
 def check_exact_sum(value: Any, name: str = "exact_sum") -> str:
     """``value`` when it is one of :data:`EXACT_SUM_RULES`, else a ValueError saying the choices."""
-    if isinstance(value, str) and value in EXACT_SUM_RULES:
-        return value
-    raise InvalidValueError(f"{name} must be one of {', '.join(map(repr, EXACT_SUM_RULES))}, got {value!r}")
+    return check(value, Options(EXACT_SUM_RULES), name)
 
 
 def check_prediction_kind(kind: Any, name: str = "prediction_kind") -> Optional[str]:
     """``kind`` when it is None or one of :data:`PREDICTION_KINDS`, else a ValueError saying the choices."""
-    if kind is None or (isinstance(kind, str) and kind in PREDICTION_KINDS):
-        return kind
-    raise InvalidValueError(f"{name} must be None (the standard's rule) or one of {', '.join(map(repr, PREDICTION_KINDS))}, "
-                            f"got {kind!r}")
+    words = f"None (the standard's rule) or one of {', '.join(map(repr, PREDICTION_KINDS))}"
+    return check(kind, Options((None,) + PREDICTION_KINDS, text=words), name)
