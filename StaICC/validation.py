@@ -44,20 +44,28 @@ class Refusal:
     given: str
 
 
-def _wrong_type(value: Any, expected: str) -> Refusal:
-    return Refusal(InvalidParameterError, expected, f"{type(value).__name__} {value!r}")
+def _wrong_type(value: Any, expected: str, worded: bool) -> Refusal:
+    """A refused type shows its type and value (``got str '3'``); under a caller's own words (``worded``) the
+    value alone, as those messages always read (``must be a positive integer, got '3'``)."""
+    return Refusal(InvalidParameterError, expected, repr(value) if worded else f"{type(value).__name__} {value!r}")
 
 
 #: which ends of ``[low, high]`` a :class:`Real` includes
 CLOSED = ("both", "left", "right", "neither")
 
 
-def _range_refusal(value: Any, low: Any, high: Any, closed: str, text: str) -> Optional[Refusal]:
+def _shown(given: Any, converted: Any) -> str:
+    """A refused value as the message shows it: as given when it is a plain int or float (``-1``, not the
+    ``-1.0`` it was converted to), else converted (``5``, not ``np.int64(5)``)."""
+    return repr(given if type(given) in (int, float) else converted)
+
+
+def _range_refusal(given: Any, value: Any, low: Any, high: Any, closed: str, text: str) -> Optional[Refusal]:
     left, right = closed in ("both", "left"), closed in ("both", "right")
     if low is not None and (value < low if left else value <= low):
-        return Refusal(InvalidValueError, text or f"{'>=' if left else '>'} {low}", repr(value))
+        return Refusal(InvalidValueError, text or f"{'>=' if left else '>'} {low}", _shown(given, value))
     if high is not None and (value > high if right else value >= high):
-        return Refusal(InvalidValueError, text or f"{'<=' if right else '<'} {high}", repr(value))
+        return Refusal(InvalidValueError, text or f"{'<=' if right else '<'} {high}", _shown(given, value))
     return None
 
 
@@ -77,9 +85,9 @@ class Integer:
 
     def judge(self, value: Any) -> Tuple[Optional[Refusal], Any]:
         if not is_int(value):
-            return _wrong_type(value, self.type_words), value
-        value = int(value)
-        return _range_refusal(value, self.low, self.high, "both", self.text), value
+            return _wrong_type(value, self.type_words, bool(self.text)), value
+        number = int(value)
+        return _range_refusal(value, number, self.low, self.high, "both", self.text), number
 
 
 @dataclass(frozen=True)
@@ -105,25 +113,26 @@ class Real:
 
     def judge(self, value: Any) -> Tuple[Optional[Refusal], Any]:
         if not is_real(value):
-            return _wrong_type(value, self.type_words), value
+            return _wrong_type(value, self.type_words, bool(self.text or self.kind)), value
         try:
             number = float(value)
         except OverflowError:  # a huge int
             return Refusal(InvalidValueError, self.text or "a number a float can hold",
                            f"an int of {len(str(abs(int(value))))} digits"), value
         if math.isnan(number) or (self.finite and math.isinf(number)):
-            return Refusal(InvalidValueError, self.text or "a finite number", repr(number)), number
-        return _range_refusal(number, self.low, self.high, self.closed, self.text), number
+            return Refusal(InvalidValueError, self.text or "a finite number", _shown(value, number)), number
+        return _range_refusal(value, number, self.low, self.high, self.closed, self.text), number
 
 
 @dataclass(frozen=True)
 class Options:
-    """One of ``values`` (compared with ``==``); ``text`` names the expectation instead of listing them."""
+    """One of ``values``, compared with ``==`` but a bool only with a bool (``1`` is not ``True``, ``True``
+    is not ``1``); ``text`` names the expectation instead of listing them."""
     values: Tuple[Any, ...]
     text: str = ""
 
     def judge(self, value: Any) -> Tuple[Optional[Refusal], Any]:
-        if value in self.values:
+        if any(value == option and isinstance(value, bool) == isinstance(option, bool) for option in self.values):
             return None, value
         return Refusal(InvalidValueError, self.text or f"one of {', '.join(map(repr, self.values))}", repr(value)), value
 
@@ -134,7 +143,7 @@ class Boolean:
     text: str = "True or False"
 
     def judge(self, value: Any) -> Tuple[Optional[Refusal], Any]:
-        return (None if isinstance(value, bool) else _wrong_type(value, self.text)), value
+        return (None if isinstance(value, bool) else _wrong_type(value, self.text, False)), value
 
 
 Constraint = Union[Integer, Real, Options, Boolean]

@@ -41,7 +41,7 @@ from typing import Any, Callable, List, Optional, Sequence
 from ..errors import InvalidValueError
 from ..extras import require
 from ..numeric import softmax
-from ..validation import check_bool, check_int, check_label_space
+from ..validation import check, check_bool, check_int, check_label_space, Options
 from . import prefix_tree
 from .joint_tokens import JointSplit, split_joint
 from .kernels import label_token_ids, model_device
@@ -75,8 +75,7 @@ def _checked_arguments(scoring: str, padding_side: str, share_prefixes: Any, pac
         raise InvalidValueError(f"CausalLMScorer: scoring must be one of {SCORING_MODES}, got {scoring!r}")
     if padding_side not in PADDING_SIDES:
         raise InvalidValueError(f"CausalLMScorer: padding_side must be one of {PADDING_SIDES}, got {padding_side!r}")
-    if share_prefixes not in SHARE_MODES or isinstance(share_prefixes, int) and not isinstance(share_prefixes, bool):
-        raise InvalidValueError(f"CausalLMScorer: share_prefixes must be 'auto', True or False, got {share_prefixes!r}")
+    check(share_prefixes, Options(SHARE_MODES, text="'auto', True or False"), "CausalLMScorer: share_prefixes")
     if packing not in ("auto",) + PACKING_MODES:
         raise InvalidValueError(f"CausalLMScorer: packing must be one of {('auto',) + PACKING_MODES}, got {packing!r}")
     if tree_attention not in TREE_ATTENTION:

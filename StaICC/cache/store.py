@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from ..errors import InvalidTypeError, InvalidValueError
 from ..requests import Answer, Request
+from ..validation import check, Real
 from .batches import BatchRows, _check_fingerprint, _check_requests
 from .codec import Digests, EntryProblem, _crc_prefix, _encode, _entry_crc, _stored_answers
 from .schema import _COLLISION, DEFAULT_TIMEOUT, CacheError, _CacheFile, in_transaction
@@ -66,8 +67,7 @@ class PredictionCache(BatchRows, _CacheFile):
     def __init__(self, path: Union[str, "os.PathLike[str]"], *, timeout: float = DEFAULT_TIMEOUT) -> None:
         if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
             raise InvalidTypeError(f"the cache path must be a string or a path, got {type(path).__name__}")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise InvalidValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        timeout = check(timeout, Real(0, closed="neither", finite=False, text="a positive number of seconds"), "timeout")
         self.path = os.fspath(path)
         if not self.path:
             raise InvalidValueError("the cache path is empty")

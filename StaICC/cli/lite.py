@@ -9,6 +9,7 @@ numbers, and recorded in ``results.json`` under ``provenance.lite``.
 import argparse
 from typing import Any, Dict, Optional
 
+from ..validation import check, Integer
 from .common import ArgumentError, as_argument_error, one_line
 
 
@@ -55,8 +56,7 @@ def lite_sample(args: argparse.Namespace) -> Optional[Any]:
                                 f"{one_line(text)}{hint}")
         sample = LiteSample(fraction=fraction)
     else:
-        if items < 1:
-            raise ArgumentError(f"--lite-items must be a positive integer, got {items}")
+        as_argument_error(check, items, Integer(1, text="a positive integer"), "--lite-items")
         sample = LiteSample(items=items)
     from ..stats.lite_run import require_numpy
     as_argument_error(require_numpy)

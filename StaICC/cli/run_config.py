@@ -15,6 +15,7 @@ from ..engine.selection import Everything, Nothing, QuerySubset, Selection, Shar
 from ..runs.build import build_suite_of  # noqa: F401  (the run's sub-benchmarks: built by the runs floor)
 from ..runs.config import RunConfig
 from ..standard import DEFAULT_K
+from ..validation import check, Integer
 from .common import ArgumentError, as_argument_error, dataset_specs, parse_retriever
 
 
@@ -26,13 +27,12 @@ def _option(args: argparse.Namespace, name: str, default: Any = None) -> Any:
 def _check_numbers(args: argparse.Namespace) -> None:
     if _option(args, "log_samples") and not _option(args, "output_dir"):
         raise ArgumentError("--log-samples needs --output-dir")
-    if _option(args, "write_out", 0) < 0:
-        raise ArgumentError(f"--write-out must be >= 0, got {args.write_out}")
+    as_argument_error(check, _option(args, "write_out", 0), Integer(0), "--write-out")
     for flag, value in (("--limit", args.limit), ("--batch-size", _option(args, "batch_size"))):
-        if value is not None and value < 1:
-            raise ArgumentError(f"{flag} must be a positive integer, got {value}")
-    if args.k is not None and args.k < 0:
-        raise ArgumentError(f"--k must be >= 0, got {args.k}")
+        if value is not None:
+            as_argument_error(check, value, Integer(1, text="a positive integer"), flag)
+    if args.k is not None:
+        as_argument_error(check, args.k, Integer(0), "--k")
 
 
 def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
@@ -110,8 +110,8 @@ def _methods(args: argparse.Namespace, launch: Any) -> Tuple[Any, ...]:
         if given:
             raise ArgumentError(f"{flag} with --methods: a methods run is one process (the cache resumes it); "
                                 f"leave {flag} out")
-    if _option(args, "resamples") is not None and args.resamples < 1:
-        raise ArgumentError(f"--resamples must be a positive integer, got {args.resamples}")
+    if _option(args, "resamples") is not None:
+        as_argument_error(check, args.resamples, Integer(1, text="a positive integer"), "--resamples")
     entries = [entry.strip() for entry in text.split(",") if entry.strip()]
     if not entries:
         raise ArgumentError("--methods needs at least one method, e.g. vanilla,contextual")

@@ -12,6 +12,7 @@ file, an export of another model) are one line and exit status 2.  Exit status 0
 import argparse
 from typing import Any, Dict, List, Tuple
 
+from ..validation import check, Integer, Real
 from .common import ArgumentError, as_argument_error, one_line
 
 #: run options that do not change which prompts a run writes; verify leaves them out of the replanned run
@@ -40,10 +41,9 @@ def add_verify_parser(sub: Any) -> None:
 
 
 def verify_command(args: argparse.Namespace) -> int:
-    if args.audit is not None and args.audit < 0:
-        raise ArgumentError(f"--audit must be a non-negative integer, got {args.audit}")
-    if not args.tolerance >= 0:
-        raise ArgumentError(f"--tolerance must be a non-negative number, got {args.tolerance}")
+    if args.audit is not None:
+        as_argument_error(check, args.audit, Integer(0, text="a non-negative integer"), "--audit")
+    as_argument_error(check, args.tolerance, Real(0, finite=False, text="a non-negative number"), "--tolerance")
     if args.audit and not args.model:
         raise ArgumentError("--audit re-scores prompts with your model: give --model (and --model-args)")
     from ..stats.verify import Findings, audit_size, prompt_hashes_present, recompute_aggregates, verdict

@@ -14,7 +14,7 @@ from ..prompt.source import applied_template, with_label_wrong_rate
 from ..prompt.template import Template
 from ..spec import label_noise_rates, label_noise_x_values
 from ..standard import GLER_INTERPOLATIONS, ORTHOGONAL_TABLE, TEMPLATE_KEYS
-from ..validation import check_choice
+from ..validation import check_choice, Integer
 
 TemplateItems = Tuple[Tuple[str, Any], ...]
 
@@ -91,7 +91,8 @@ class LabelNoiseProcedure(Procedure):
     name = "label_noise"
 
     def __init__(self, interpolations: int = GLER_INTERPOLATIONS, abscissae: str = "standard") -> None:
-        if isinstance(interpolations, bool) or not isinstance(interpolations, int) or interpolations < 2:
+        refusal, interpolations = Integer(2).judge(interpolations)
+        if refusal is not None:  # the original's words and built-in ValueError
             raise ValueError(f"The sensitivity test should be larger than 1: interpolations = {interpolations!r}")
         if interpolations > MAX_INTERPOLATIONS:  # refused up front: each one is a pass over every query
             raise InvalidValueError(f"interpolations must be at most {MAX_INTERPOLATIONS} (each is a full pass over every "

@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 from ..errors import warn
 from ..rng import StableRandom
 from ..standard import WRONG_LABEL_COUNT_WARNING
-from ..validation import check_int, check_label_space, check_real, is_int
+from ..validation import check_bool, check_int, check_label_space, check_real, is_int
 from .pieces import DemonstrationTexts, QueryTexts, query_writer, table
 from ..errors import InvalidTypeError, InvalidValueError
 
@@ -72,8 +72,7 @@ class Template:
                                     f"prefixes, {len(self.input_text_affixes)} affixes")
         check_label_space(self.label_space, at=" (Template.label_space)")
         check_real(self.label_wrong_rate, "the label wrong rate", minimum=0, maximum=1)
-        if not isinstance(self.noisy_channel, bool):
-            raise InvalidTypeError(f"Template.noisy_channel must be True or False, got {self.noisy_channel!r}")
+        check_bool(self.noisy_channel, "Template.noisy_channel")
         check_int(self.cut_by_length, "cut_by_length")
 
     @classmethod

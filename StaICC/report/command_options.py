@@ -12,6 +12,7 @@ from typing import Any, List, Optional
 
 from ..errors import InvalidTypeError, StaICCError, error_name
 from ..stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..validation import argument_type, Integer, Real
 
 PROG = "staicc"
 
@@ -30,31 +31,10 @@ class _OneLineErrors(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {value}")
-    return value
+_positive_int = argument_type(Integer(1, text="a positive integer"))
+_int = argument_type(Integer(text="an integer"))
+_fraction = argument_type(Real(0, 1, closed="neither", kind="a number between 0 and 1",
+                               text="a number strictly between 0 and 1"))
 
 
 def _add_statistics_options(parser: argparse.ArgumentParser) -> None:

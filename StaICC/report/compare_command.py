@@ -10,6 +10,7 @@ import argparse
 import sys
 from typing import Any, Dict, List, Optional
 
+from ..validation import argument_type, Integer
 from .command_options import (PROG, CommandError, _add_statistics_options, _comparisons, _emit, _load,
                               _run, _strict_json)
 
@@ -27,14 +28,7 @@ def _condition(text: str):
         raise argparse.ArgumentTypeError(str(exc).replace("--fail-if ", "", 1)) from None
 
 
-def _limit(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of rows (0: all), got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of rows (0: all), got {value}")
-    return value
+_limit = argument_type(Integer(0, text="a number of rows (0: all)"))
 
 
 def add_compare_parser(subparsers) -> argparse.ArgumentParser:

@@ -22,6 +22,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
 from ..spec import SPECS
+from ..validation import check, Integer
 from .subsets import check_fraction, pick_test_items
 
 
@@ -42,8 +43,9 @@ class LiteSample:
             raise InvalidValueError("a lite run takes a fraction of the test items or a number of items, exactly one")
         if self.fraction is not None:
             object.__setattr__(self, "fraction", check_fraction(self.fraction))
-        elif isinstance(self.items, bool) or not isinstance(self.items, int) or self.items < 1:
-            raise InvalidValueError(f"the number of test items of a lite run must be a positive integer, got {self.items!r}")
+        else:
+            object.__setattr__(self, "items", check(self.items, Integer(1, text="a positive integer"),
+                                                    "the number of test items of a lite run"))
 
     @property
     def description(self) -> str:

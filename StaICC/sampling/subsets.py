@@ -25,6 +25,7 @@ from fractions import Fraction
 from typing import Dict, Hashable, List, Optional, Sequence, Tuple, Union
 
 from ..errors import InvalidTypeError, InvalidValueError
+from ..validation import check, Integer, Real
 
 #: what an item's label may be: an int (the ground truth) or None (no label)
 Label = Optional[Hashable]
@@ -42,9 +43,7 @@ def _labels(labels: Union[int, Sequence[Label]]) -> List[Label]:
     if isinstance(labels, bool):
         raise InvalidTypeError(f"labels must be a sequence of labels or a number of unlabelled items, got {labels!r}")
     if isinstance(labels, int):
-        if labels < 0:
-            raise InvalidValueError(f"the number of test items must be >= 0, got {labels}")
-        return [None] * labels
+        return [None] * check(labels, Integer(0), "the number of test items")
     return list(labels)
 
 
@@ -83,9 +82,7 @@ def subset_size(total: int, fraction: float) -> int:
 
 def check_fraction(fraction: float) -> float:
     """A fraction of test items: a number in (0, 1]; ValueError otherwise."""
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
-        raise InvalidValueError(f"the fraction of test items must be a number in (0, 1], got {fraction!r}")
-    return float(fraction)
+    return check(fraction, Real(0, 1, closed="right", text="a number in (0, 1]"), "the fraction of test items")
 
 
 def pick_test_items(labels: Union[int, Sequence[Label]], identity: Sequence[str], *,
@@ -100,9 +97,7 @@ def pick_test_items(labels: Union[int, Sequence[Label]], identity: Sequence[str]
     if (fraction is None) == (count is None):
         raise InvalidValueError("give exactly one of fraction= and count=")
     if count is not None:
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise InvalidValueError(f"count must be a positive integer, got {count!r}")
-        size = min(count, len(values))
+        size = min(check(count, Integer(1, text="a positive integer"), "count"), len(values))
     else:
         size = subset_size(len(values), fraction)  # type: ignore[arg-type]
     return sorted(stratified_order(values, identity, salt)[:size])

@@ -17,6 +17,7 @@ import math
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ..errors import InvalidValueError
+from ..validation import Real
 
 #: the fraction a look schedule starts at when none is given
 DEFAULT_START = 0.0625
@@ -39,9 +40,10 @@ def look_level(level: float, looks: int) -> float:
 
 def check_halfwidth(value: Any) -> float:
     """A target half-width: a finite number > 0 (ValueError otherwise)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+    refusal, number = Real(0, closed="neither").judge(value)
+    if refusal is not None:  # the CLI's --lite-until message, word for word
         raise InvalidValueError(f"the target half-width must be a finite number > 0, e.g. 0.02; got {value!r}")
-    return float(value)
+    return number
 
 
 def widest_half(estimates: Dict[str, Dict[str, Dict[str, Any]]]) -> Tuple[float, str]:

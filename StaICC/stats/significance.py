@@ -9,6 +9,7 @@ from fractions import Fraction
 from typing import List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
+from ..validation import check, Integer
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -17,9 +18,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     ``b``: pairs right in the first run only; ``c``: right in the second only.
     p = min(1, 2 · Σ_{i ≤ min(b, c)} C(n, i) / 2^n), computed in exact integers.
     """
-    for name, value in (("b", b), ("c", c)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InvalidValueError(f"McNemar counts must be non-negative ints: {name} = {value!r}")
+    b, c = (check(value, Integer(0), f"the McNemar count {name}") for name, value in (("b", b), ("c", c)))
     n = b + c
     if n == 0:
         return 1.0

@@ -29,6 +29,7 @@ from typing import Any, List, Sequence
 
 from ...errors import InvalidTypeError, InvalidValueError, OperationError
 from ...extras import require
+from ...validation import check, Real
 from .base import DEFAULT_CALIBRATION_NUMBER, Feedforward, PromptMaker, _call
 from .labelled import PROBABILITY_FLOOR, labelled_calibration, softmax_rows
 
@@ -80,9 +81,7 @@ class anchor_reweighting(labelled_calibration):
 
     def __init__(self, label_space: Sequence[str], l2: float = 1e-3) -> None:
         super().__init__(label_space)
-        if not isinstance(l2, (int, float)) or isinstance(l2, bool) or not l2 >= 0 or l2 == float("inf"):
-            raise InvalidValueError(f"l2 in {type(self).__name__} must be a number >= 0, got {l2!r}")
-        self.l2 = float(l2)
+        self.l2 = check(l2, Real(0, text="a number >= 0"), f"l2 in {type(self).__name__}")
         self.beta: Any = None
 
     def train(self, default_prompt_maker: PromptMaker, feedforward: Feedforward, calibration_set: Any,

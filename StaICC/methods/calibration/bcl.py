@@ -14,9 +14,9 @@ order within a pass, ``batch_size`` at a time, as ``batch`` takes them.
 """
 from typing import Any, List, Sequence
 
-from ...errors import InvalidTypeError, InvalidValueError
+from ...errors import InvalidTypeError
 from ...extras import require
-from ...validation import check_int
+from ...validation import check, check_int, Real
 from .base import DEFAULT_BATCH_SIZE
 from .labelled import as_matrix, labelled_calibration, softmax_rows
 
@@ -35,9 +35,7 @@ class batch_calibration_learnt(labelled_calibration):
         where = f" in {type(self).__name__}"
         self.batch_size = check_int(batch_size, "batch_size", minimum=1, at=where)
         self.gamma_steps = check_int(gamma_steps, "gamma_steps", minimum=1, at=where)
-        if isinstance(gamma_bound, bool) or not isinstance(gamma_bound, (int, float)) or not 0 < gamma_bound < 1e6:
-            raise InvalidValueError(f"gamma_bound{where} must be a positive number, got {gamma_bound!r}")
-        self.gamma_bound = float(gamma_bound)
+        self.gamma_bound = check(gamma_bound, Real(0, 1e6, closed="neither", text="a positive number"), f"gamma_bound{where}")
         self.gamma = 1.0
 
     def fit(self, probabilities: Sequence[Sequence[float]], labels: Sequence[int]) -> None:

@@ -19,6 +19,7 @@ from typing import Any, List, Sequence
 
 from ...errors import InvalidValueError, OperationError
 from ...extras import require
+from ...validation import check, Real
 from .base import DEFAULT_CALIBRATION_NUMBER, Feedforward, PromptMaker, _call, _probabilities
 from .representations import _demonstration_query_trained
 
@@ -166,9 +167,7 @@ class affine_calibration(labelled_calibration):
 
     def __init__(self, label_space: Sequence[str], l2: float = 1e-3) -> None:
         super().__init__(label_space)
-        if not isinstance(l2, (int, float)) or isinstance(l2, bool) or not l2 >= 0 or l2 == float("inf"):
-            raise InvalidValueError(f"l2 in {type(self).__name__} must be a number >= 0, got {l2!r}")
-        self.l2 = float(l2)
+        self.l2 = check(l2, Real(0, text="a number >= 0"), f"l2 in {type(self).__name__}")
         self.theta: Any = None
 
     def design(self, probabilities: Any) -> Any:

@@ -16,9 +16,8 @@ the exact assignment.
 import itertools
 from typing import Any, List, Sequence, Tuple
 
-from ...errors import InvalidValueError
 from ...extras import require
-from ...validation import check_int
+from ...validation import check, check_int, Real
 from .labelled import as_matrix, labelled_calibration, softmax_rows
 
 EXACT_MATCHING_LABELS = 8
@@ -96,9 +95,8 @@ class prototypical_calibration(labelled_calibration):
     def __init__(self, label_space: Sequence[str], em_iterations: int = 100, reg_covar: float = 1e-6) -> None:
         super().__init__(label_space)
         self.em_iterations = check_int(em_iterations, "em_iterations", minimum=1, at=" in prototypical_calibration")
-        if isinstance(reg_covar, bool) or not isinstance(reg_covar, (int, float)) or not 0 < reg_covar < 1:
-            raise InvalidValueError(f"reg_covar in prototypical_calibration must be a number in (0, 1), got {reg_covar!r}")
-        self.reg_covar = float(reg_covar)
+        self.reg_covar = check(reg_covar, Real(0, 1, closed="neither", text="a number in (0, 1)"),
+                               "reg_covar in prototypical_calibration")
         self.mixture: Any = None
         self.labels_of_clusters: List[int] = []
 

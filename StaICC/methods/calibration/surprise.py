@@ -27,6 +27,7 @@ makes the prior each query's own.  Probabilities are floored at 1e-12 before a l
 from typing import Any, List, Sequence, Tuple
 
 from ...errors import InvalidValueError
+from ...validation import check, Real
 from ...extras import require
 from .anchors import _objective, fit_offset_softmax
 from .labelled import as_matrix, log_probabilities, softmax_rows
@@ -60,13 +61,11 @@ class surprise_calibration:
     """The fitted prior model: ``fit`` on calibration queries, ``transform`` with each query's own surprise."""
 
     def __init__(self, label_space: Sequence[str], l2: float = 1e-3, decays: Sequence[float] = DEFAULT_DECAYS) -> None:
-        if not isinstance(l2, (int, float)) or isinstance(l2, bool) or not l2 >= 0 or l2 == float("inf"):
-            raise InvalidValueError(f"l2 in surprise_calibration must be a number >= 0, got {l2!r}")
+        self.l2 = check(l2, Real(0, text="a number >= 0"), "l2 in surprise_calibration")
         decays = tuple(decays) if isinstance(decays, (list, tuple)) else (decays,)
-        if not decays or any(isinstance(d, bool) or not isinstance(d, (int, float)) or not 0 <= d <= 1
-                             for d in decays):
+        if not decays or any(Real(0, 1).judge(d)[0] for d in decays):
             raise InvalidValueError(f"decays in surprise_calibration must be numbers in [0, 1], got {decays!r}")
-        self.label_space, self.l2, self.decays = tuple(label_space), float(l2), tuple(float(d) for d in decays)
+        self.label_space, self.decays = tuple(label_space), tuple(float(d) for d in decays)
         self.theta: Any = None
         self.decay = 0.0
 
