@@ -44,6 +44,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidTypeError, InvalidValueError
 from ..requests import Answer, Request
+from ..validation import is_real
 from . import _args
 from .base import Backend
 from . import openai_labels, top_logprobs
@@ -256,7 +257,7 @@ class OpenAIBackend(ScoringModes, Backend):
         prompt_tokens = _check_coverage(where, tokens, offsets, text, hint)
         keep = range(prompt_tokens)
         for k in keep:
-            if values[k] is not None and (isinstance(values[k], bool) or not isinstance(values[k], (int, float))):
+            if values[k] is not None and not is_real(values[k]):
                 raise MissingLogprobsError(f"{where} returned a non-numeric log-probability {repr(values[k])[:40]}.")
             if values[k] is not None and not (_finite(values[k]) and values[k] <= MAX_LOGPROB):
                 raise MissingLogprobsError(f"{where} returned the impossible log-probability {repr(values[k])[:40]} for the "

@@ -7,6 +7,7 @@ wrong probabilities, so each is refused here with an error naming the server's U
 import math
 from typing import Any, List
 
+from ..validation import is_int
 from .http import APIError
 
 
@@ -27,7 +28,7 @@ def _check_coverage(where: str, tokens: List[Any], offsets: List[Any], text: str
     them (some servers trim a token's leading space from its offset), the last of them reaches
     the prompt's end, and at most one token (the one ``max_tokens=1`` generated) follows.
     """
-    if not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets):
+    if not all(is_int(o) and o >= 0 for o in offsets):
         raise MissingLogprobsError(f"{where} returned text offsets that are not character positions." + hint)
     if any(b < a for a, b in zip(offsets, offsets[1:])):
         raise MissingLogprobsError(f"{where} returned text offsets out of order; the echoed tokens do not "

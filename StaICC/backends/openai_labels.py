@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
 from ..requests import Request
+from ..validation import is_int, is_real
 
 LABEL_LOGPROBS = ("off", "on", "auto")
 FALLBACK_NOTE = "echo (the server offers no /tokenize or logprob_token_ids)"
@@ -38,7 +39,7 @@ def tokenize_body(model: str, text: str, add_special_tokens: bool = True) -> Dic
 def token_ids(response: Dict[str, Any], where: str) -> List[int]:
     """The ``tokens`` list of a ``/tokenize`` response, checked."""
     tokens = response.get("tokens")
-    if not isinstance(tokens, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in tokens):
+    if not isinstance(tokens, list) or not all(is_int(t) for t in tokens):
         raise InvalidValueError(f"{where} returned no list of token ids under 'tokens'")
     return tokens
 
@@ -62,7 +63,7 @@ def read_label_logprobs(response: Dict[str, Any], label_ids: Sequence[int], wher
     values = []
     for token in label_ids:
         value = table.get(f"token_id:{token}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not is_real(value):
             raise InvalidValueError(f"{where} returned no log-probability for the label token {token} "
                                     "(does the server honour logprob_token_ids and return_tokens_as_token_ids?)")
         try:

@@ -40,6 +40,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
 from ..requests import Answer, Request
+from ..validation import is_real
 from .base import BadAnswersError
 from .openai_echo import MAX_LOGPROB, MissingLogprobsError, _finite
 
@@ -164,7 +165,7 @@ def checked_entries(response: Any, chat: bool, k: int, where: str) -> List[Tuple
         if token in seen:
             raise MissingLogprobsError(f"{where} returned the token {token!r:.40} twice in one top-k list")
         seen.add(token)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) \
+        if not is_real(value) or not _finite(value) \
                 or value > MAX_LOGPROB:
             raise MissingLogprobsError(f"{where} returned the impossible log-probability {repr(value)[:40]} for "
                                        f"the token {token!r:.40} (a log-probability is finite and <= 0)")

@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from ..errors import InvalidTypeError, InvalidValueError
 from ..datasets import Dataset, standard_dataset_aliases
 from ..standard import CALIBRATION_SIZE, DEMONSTRATION_SIZE, ECE_BINS, TEMPLATE_KEYS, TEST_SIZE
-from ..validation import check_int
+from ..validation import check, check_int, Integer
 from .errors import _Locator
 from .labels import LabelWords, _raw_label, _resolve_labels
 from .split_parts import part_reader
@@ -121,8 +121,7 @@ def _check_split_sizes(split_sizes: Any, n_rows: int, locator: _Locator) -> Tupl
     if not isinstance(split_sizes, (list, tuple)) or len(split_sizes) != 3:
         raise InvalidTypeError(f"split_sizes must be (calibration, demonstration, test), got {split_sizes!r}")
     for what, value in zip(("calibration", "demonstration", "test"), split_sizes):
-        if check_int(value, f"split_sizes: the {what} size") < 0:
-            raise InvalidValueError(f"split_sizes: the {what} size must be a non-negative int, got {value!r}")
+        check(value, Integer(0, text="a non-negative int"), f"split_sizes: the {what} size")
     c, d, t = (int(value) for value in split_sizes)
     if t < 1:
         raise InvalidValueError("split_sizes: the test part needs at least one row")

@@ -37,7 +37,7 @@ runner writes them).
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
-from ..validation import check_exact_sum, check_int
+from ..validation import check, check_exact_sum, check_int, Options
 from ..errors import InvalidTypeError, InvalidValueError
 
 UNITS = ("query", "call")
@@ -62,8 +62,7 @@ class Shard:
     def __post_init__(self) -> None:
         count = check_int(self.count, "the shard count", minimum=1)
         check_int(self.index, "the shard index", minimum=0, maximum=count - 1)
-        if self.unit not in UNITS:
-            raise InvalidValueError(f"the shard unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
+        check(self.unit, Options(UNITS, text=f"one of {', '.join(UNITS)}"), "the shard unit")
 
     @classmethod
     def parse(cls, text: str, unit: str = "query") -> "Shard":

@@ -9,7 +9,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from ..errors import InvalidValueError
 from ..rng import fresh_stream
-from ..validation import is_int
+from ..validation import check, Integer
 from .word_draws import WordTable, draw_queries, queries_per_block, query_at
 
 
@@ -73,10 +73,8 @@ class domain_query_generator:
     """
 
     def __init__(self, dataset, length: int) -> None:
-        if not is_int(length) or length < 0:
-            raise InvalidValueError(f"domain query length must be a non-negative int, got {length!r}")
         self.dataset = dataset
-        self.length = length
+        self.length = check(length, Integer(0, text="a non-negative int"), "domain query length")
         self._issued = 0
 
     def __iter__(self) -> Iterator[List[str]]:

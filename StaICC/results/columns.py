@@ -27,6 +27,7 @@ import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import InvalidValueError, error_name
+from ..validation import is_int
 from .records import RecordSequence
 
 COLUMNS_FORMAT = "staicc-samples-columns/1"
@@ -135,7 +136,7 @@ def read_columns(path: str, samples_path: Optional[str] = None) -> Optional[List
         if not isinstance(part, dict) or not isinstance(part.get("columns"), dict):
             raise RunFormatError(f"{where}: expected an object with 'columns'")
         count, width, columns = part.get("count"), part.get("width"), part["columns"]
-        if not isinstance(count, int) or not isinstance(width, int) or width < 1:
+        if not is_int(count) or not is_int(width) or width < 1:
             raise RunFormatError(f"{where}: 'count' and 'width' must be positive integers")
         for name in INT_FIELDS + OTHER_FIELDS:
             values = columns.get(name)

@@ -10,6 +10,7 @@ import os
 from typing import Any, Dict, Optional, Tuple
 
 from ..errors import InvalidValueError, MissingFileError, RunFormatError
+from ..validation import is_real
 from .rundir import RESULTS_FILE, RESULTS_FORMAT
 from .parts import Part
 
@@ -259,5 +260,5 @@ def _check_record(record: Any, where: str) -> None:
         if not prediction:
             raise _fail(where, "field 'prediction' is an empty list")
         for value in prediction:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if not is_real(value):
                 raise _fail(where, f"field 'prediction' must hold numbers, found {value!r}")

@@ -1,12 +1,11 @@
 """Embedding retrieval: the embedding space (checked vectors) and the embedding TopK retriever."""
 import math
-import numbers
 from operator import mul
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
 
 from ..errors import InvalidTypeError, InvalidValueError, MissingExtraError
 from ..extras import require
-from ..validation import check_bool, check_choice
+from ..validation import check_bool, check_choice, is_real
 from .base import METRICS, EmbedFn, Retriever, _in_prompt_order, _top_k, callable_name, check_callable, check_order
 from ..numeric import sequential_sum
 
@@ -101,7 +100,7 @@ class EmbeddingSpace:
             return list(vector)
         checked = []
         for position, x in enumerate(vector):
-            if isinstance(x, bool) or not isinstance(x, numbers.Real):
+            if not is_real(x):
                 raise InvalidTypeError(f"{self.owner}: embed_fn returned a non-numeric value for {what} {i} at position "
                                        f"{position}: {type(x).__name__} {x!r:.40}")
             x = float(x)

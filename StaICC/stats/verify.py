@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
+from ..validation import is_int
 
 #: the default statement: an alteration of this share of records is caught with this probability
 ALTERED_SHARE = 0.02
@@ -114,7 +115,7 @@ def _check_count(part: Any, dataset: str) -> None:
     counts = part.metadata.get("answer_counts")
     expected = counts.get(dataset) if isinstance(counts, dict) else None
     found = len(part.records[dataset])
-    if isinstance(expected, int) and found != expected:
+    if is_int(expected) and found != expected:
         raise InvalidValueError(f"{part.name} / {dataset}: the records file holds {found} records, the run answered "
                                 f"{expected}: a truncated or edited records file")
 

@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
+from ..validation import Boolean, Integer
 from .errors import TaskError, nearest
 
 #: sources a task's data may come from
@@ -151,13 +152,13 @@ def _char(value: Any, key: str, path: str) -> str:
 
 
 def _bool(value: Any, key: str, path: str) -> bool:
-    if not isinstance(value, bool):
+    if Boolean().judge(value)[0]:
         raise _fail(path, key, "true or false", value)
     return value
 
 
 def _count(value: Any, key: str, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if Integer(0).judge(value)[0]:
         raise _fail(path, key, "a non-negative integer", value)
     return value
 
