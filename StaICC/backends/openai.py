@@ -45,9 +45,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..errors import InvalidTypeError, InvalidValueError
 from ..requests import Answer, Request
 from ..validation import is_real
-from . import _args
 from .base import Backend
-from . import openai_labels, top_logprobs
+from . import _args, openai_labels, top_logprobs
 from .openai_echo import MAX_LOGPROB, MissingLogprobsError, _check_coverage, _finite, _token_end
 from .openai_labels import scoring_jobs
 from .generative import AnswerMapper, ScoringModes, answer_instruction, default_messages
