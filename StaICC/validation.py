@@ -45,8 +45,9 @@ class Refusal:
 
 
 def _wrong_type(value: Any, expected: str, worded: bool) -> Refusal:
-    """A refused type shows its type and value (``got str '3'``); under a caller's own words (``worded``) the
-    value alone, as those messages always read (``must be a positive integer, got '3'``)."""
+    """A refused type shows its type and value (``got str '3'``); where one ``text`` words every refusal of a
+    constraint (``worded``: no ``kind`` of its own) the value alone, as those messages always read (``must be a
+    positive integer, got '3'``)."""
     return Refusal(InvalidParameterError, expected, repr(value) if worded else f"{type(value).__name__} {value!r}")
 
 
@@ -72,20 +73,21 @@ def _range_refusal(given: Any, value: Any, low: Any, high: Any, closed: str, tex
 @dataclass(frozen=True)
 class Integer:
     """An int (or NumPy integer, converted; never a bool) in ``[low, high]`` (``None``: unbounded).  ``text``
-    names the expectation in every refusal ("a positive integer"); by default a wrong type reads "an int" and
-    a value out of range ">= low" or "<= high"."""
+    names the expectation in every refusal ("a positive integer"); ``kind``, when given, in a refused type
+    only.  By default a wrong type reads "an int" and a value out of range ">= low" or "<= high"."""
     low: Optional[int] = None
     high: Optional[int] = None
     text: str = ""
+    kind: str = ""
     parse: Callable[[str], Any] = int
 
     @property
     def type_words(self) -> str:
-        return self.text or "an int"
+        return self.kind or self.text or "an int"
 
     def judge(self, value: Any) -> Tuple[Optional[Refusal], Any]:
         if not is_int(value):
-            return _wrong_type(value, self.type_words, bool(self.text)), value
+            return _wrong_type(value, self.type_words, bool(self.text) and not self.kind), value
         number = int(value)
         return _range_refusal(value, number, self.low, self.high, "both", self.text), number
 
@@ -113,7 +115,7 @@ class Real:
 
     def judge(self, value: Any) -> Tuple[Optional[Refusal], Any]:
         if not is_real(value):
-            return _wrong_type(value, self.type_words, bool(self.text or self.kind)), value
+            return _wrong_type(value, self.type_words, bool(self.text) and not self.kind), value
         try:
             number = float(value)
         except OverflowError:  # a huge int

@@ -156,6 +156,16 @@ def test_the_cli_refuses_a_number_in_one_line_with_exit_status_2(args, line):
     assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.strip().endswith(line), done.stderr
 
 
+def test_export_and_tasks_refuse_a_number_as_before(tmp_path):
+    (tmp_path / "results.json").write_text("{}", encoding="utf-8")
+    export = ["export", str(tmp_path), "--format", "eee", "-o", str(tmp_path / "out")]
+    for args, line in ((export + ["--resamples", "0"], "export: --resamples must be between 1 and 1000000, got 0"),
+                       (export + ["--level", "nan"], "export: --level must be strictly between 0 and 1, got nan"),
+                       (["tasks", "validate", "TREC", "--k", "-1"], "--k must be >= 0, got -1")):
+        done = run_cli(*args)
+        assert done.returncode == 2 and done.stderr == f"staicc: error: {line}\n", done.stderr
+
+
 def folded_messages():
     """Checks folded into the vocabulary, each with the exact message it raised before."""
     from StaICC.cache import PredictionCache
@@ -164,8 +174,15 @@ def folded_messages():
     from StaICC.methods.calibration.surprise import surprise_calibration
     from StaICC.sampling.lite import LiteSample
     from StaICC.sampling.subsets import check_fraction, pick_test_items, stratified_order
+    from StaICC.retrieval import MMRRetriever
+    from StaICC.stats.bootstrap import _check_options
     from StaICC.stats.lite_until import check_halfwidth
     return [
+        (lambda: MMRRetriever(candidates=0),
+         "candidates must be at least 1 (or None for max(4k, 50)) in MMRRetriever, got 0"),
+        (lambda: MMRRetriever(candidates=2.0), "candidates must be an int in MMRRetriever, got float 2.0"),
+        (lambda: _check_options(10, 1.5, 0), "level must be strictly between 0 and 1, got 1.5"),
+        (lambda: _check_options(10, "x", 0), "level must be a real number, got str 'x'"),
         (lambda: surprise_calibration(["a", "b"], l2=-1), "l2 in surprise_calibration must be a number >= 0, got -1"),
         (lambda: surprise_calibration(["a", "b"], l2="x"), "l2 in surprise_calibration must be a number >= 0, got 'x'"),
         (lambda: surprise_calibration(["a", "b"], decays=(0.5, 2)),
@@ -187,6 +204,21 @@ def test_folded_checks_keep_their_messages():
     pytest.importorskip("numpy")
     for make, message in folded_messages():
         with pytest.raises(ValueError) as info:
+            make()
+        assert str(info.value) == message
+
+
+def test_checks_that_had_their_own_wording_now_read_in_the_one_form():
+    from StaICC.metrics.calibration_metrics import classwise_ece, selective_accuracy
+    from StaICC.stats.significance import mcnemar_exact
+    for make, kind, message in (
+            (lambda: classwise_ece([0], [[0.5, 0.5]], bins=0), InvalidValueError, "bins must be >= 1, got 0"),
+            (lambda: classwise_ece([0], [[0.5, 0.5]], bins="3"), InvalidParameterError,
+             "bins must be an int, got str '3'"),
+            (lambda: selective_accuracy([0], [[0.5, 0.5]], coverage=0), InvalidValueError, "coverage must be > 0, got 0"),
+            (lambda: mcnemar_exact(-1, 3), InvalidValueError, "the McNemar count b must be >= 0, got -1"),
+            (lambda: mcnemar_exact(2, 1.0), InvalidParameterError, "the McNemar count c must be an int, got float 1.0")):
+        with pytest.raises(kind) as info:
             make()
         assert str(info.value) == message
 

@@ -18,7 +18,8 @@ import statistics
 from typing import Any, Dict, Optional
 
 from ..errors import InvalidValueError
-from .common import ArgumentError, one_line, or_list
+from ..validation import check, Integer, Real
+from .common import ArgumentError, as_argument_error, one_line, or_list
 
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 #: the most bootstrap resamples an export computes (each is a full pass over the records)
@@ -65,10 +66,9 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.format == "hf" and not args.hf_dataset:
         raise ArgumentError("export --format hf needs --hf-dataset ID: the Hub dataset registered as the benchmark "
                             "the results are for (StaICC has none of its own on the Hub)")
-    if not 1 <= args.resamples <= MAX_RESAMPLES:
-        raise ArgumentError(f"export: --resamples must be between 1 and {MAX_RESAMPLES}, got {args.resamples}")
-    if not 0 < args.level < 1:
-        raise ArgumentError(f"export: --level must be strictly between 0 and 1, got {args.level}")
+    as_argument_error(check, args.resamples, Integer(1, MAX_RESAMPLES, text=f"between 1 and {MAX_RESAMPLES}"),
+                      "export: --resamples")
+    as_argument_error(check, args.level, Real(0, 1, closed="neither", text="strictly between 0 and 1"), "export: --level")
     if args.model_id is not None and (args.model_id.count("/") < 1 or any(not p for p in args.model_id.split("/"))):
         raise ArgumentError(f"export: --model-id must have the form ORG/NAME, got {args.model_id!r}")
     try:

@@ -12,6 +12,7 @@ import sys
 from typing import Any, List
 
 from ..errors import InvalidValueError
+from ..validation import check, Integer
 from .common import needs_a_command
 
 
@@ -74,8 +75,8 @@ def _validate(tasks: Any, args: argparse.Namespace) -> int:
     from ..tasks.runs import run_settings
     from ..subbenchmarks.suite import resolve_benchmark_names
     task = tasks.find_task(args.name, args.include_path)
-    if args.k is not None and args.k < 0:
-        raise InvalidValueError(f"--k must be >= 0, got {args.k}")
+    if args.k is not None:
+        check(args.k, Integer(0), "--k")
     benchmarks, k = run_settings([task], args.benchmarks, args.k)
     names = resolve_benchmark_names(benchmarks)
     task.check_for_run(names, k)

@@ -21,8 +21,8 @@ import bisect
 import math
 from typing import List, Sequence, Tuple
 
-from ..errors import InvalidValueError
 from ..numeric import Matrix, argmax, softmax_unless_probabilities
+from ..validation import check, check_int, Real
 from .scores import _check_lengths
 
 #: the calibration metrics outside the standard, by registry name, in display order
@@ -110,8 +110,7 @@ def binned_calibration_error(confidence: Sequence[float], outcome: Sequence[floa
 def ece_equal_mass_from_confidence(confidence: Sequence[float], correct: Sequence[int],
                                    bins: int = EQUAL_MASS_BINS) -> float:
     """Top-label ECE over ``bins`` equal-mass bins (:func:`equal_mass_thresholds`)."""
-    if bins < 1:
-        raise InvalidValueError(f"bins should be at least 1, got {bins}")
+    check_int(bins, "bins", minimum=1)
     return binned_calibration_error(confidence, correct, equal_mass_thresholds(confidence, bins))
 
 
@@ -137,8 +136,7 @@ def classwise_ece(ground_truth: Sequence[int], prediction: Matrix, bins: int = C
     bins - 1)`` (so 1.0 is in the last bin), and compares in each bin the mean of
     p_ij with the share of rows whose true label is j.  Lower is better.
     """
-    if bins < 1:
-        raise InvalidValueError(f"bins should be at least 1, got {bins}")
+    check_int(bins, "bins", minimum=1)
     rows = _rows(ground_truth, prediction)
     n, width = len(rows), len(rows[0])
     per_label = []
@@ -180,8 +178,7 @@ def expected_correct_prefix(confidence: Sequence[float], correct: Sequence[int])
 
 def selective_accuracy(ground_truth: Sequence[int], prediction: Matrix, coverage: float = SELECTIVE_COVERAGE) -> float:
     """Accuracy on the m = max(1, floor(coverage * n)) most confident rows (HELM's acc@10%); higher is better."""
-    if not 0 < coverage <= 1:
-        raise InvalidValueError(f"coverage should be in (0, 1], got {coverage}")
+    coverage = check(coverage, Real(0, 1, closed="right"), "coverage")
     confidence, correct = confidence_and_correctness(ground_truth, prediction)
     m = max(1, int(math.floor(coverage * len(confidence))))
     return expected_correct_prefix(confidence, correct)[m - 1] / m

@@ -4,8 +4,7 @@ from collections import Counter
 from operator import mul
 from typing import Any, Callable, Dict, List, Optional, Set, Union
 
-from ..errors import InvalidValueError
-from ..validation import check_bool, check_choice, check_int
+from ..validation import check, check_bool, check_choice, Integer, Location
 from .base import (EmbedFn, Retriever, Tokenizer, _candidate_pool, _label_groups, _slot_labels, callable_name,
                    check_order, check_parameter)
 from .embedding import EmbeddingSpace
@@ -38,10 +37,8 @@ class MMRRetriever(Retriever):
         owner = type(self).__name__
         self.lambda_ = check_parameter(lambda_, "lambda_", owner, 0.0, 1.0)
         if candidates is not None:
-            candidates = check_int(candidates, "candidates", at=self._at())
-            if candidates < 1:
-                raise InvalidValueError(f"candidates must be at least 1 (or None for max(4k, 50)){self._at()}, "
-                                        f"got {candidates}")
+            candidates = check(candidates, Integer(1, kind="an int", text="at least 1 (or None for max(4k, 50))"),
+                               Location("candidates", self._at()))
         self.candidates = candidates
         if isinstance(similarity, str):
             check_choice(similarity, "similarity", ("bm25",), at=self._at())

@@ -231,11 +231,10 @@ def average_datasets(estimates: PartEstimates, dataset_count: int, level: float)
 
 
 def _check_options(resamples: int, level: float, seed: int) -> None:
-    from ..validation import check_int, check_real
+    from ..validation import Real, check, check_int
     check_int(resamples, "resamples", minimum=1)
     check_int(seed, "seed")
-    if check_real(level, "level") <= 0 or level >= 1:
-        raise InvalidValueError(f"level must be strictly between 0 and 1, got {level}")
+    check(level, Real(0, 1, closed="neither", kind="a real number", text="strictly between 0 and 1"), "level")
 
 
 def bootstrap_run(run, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
