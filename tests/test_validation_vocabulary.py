@@ -177,6 +177,7 @@ def folded_messages():
     from StaICC.retrieval import MMRRetriever
     from StaICC.stats.bootstrap import _check_options
     from StaICC.stats.lite_until import check_halfwidth
+    from StaICC.stats.significance import mcnemar_exact
     return [
         (lambda: MMRRetriever(candidates=0),
          "candidates must be at least 1 (or None for max(4k, 50)) in MMRRetriever, got 0"),
@@ -194,6 +195,8 @@ def folded_messages():
         (lambda: check_fraction(1.5), "the fraction of test items must be a number in (0, 1], got 1.5"),
         (lambda: pick_test_items(4, ("x",), count=0), "count must be a positive integer, got 0"),
         (lambda: stratified_order(-1, ("x",)), "the number of test items must be >= 0, got -1"),
+        (lambda: mcnemar_exact(-1, 3), "McNemar counts must be non-negative ints: b = -1"),
+        (lambda: mcnemar_exact(2, 1.0), "McNemar counts must be non-negative ints: c = 1.0"),
         (lambda: check_halfwidth(0), "the target half-width must be a finite number > 0, e.g. 0.02; got 0"),
         (lambda: PredictionCache("unused.sqlite", timeout=0), "timeout must be a positive number of seconds, got 0"),
         (lambda: Shard(0, 2, unit="row"), "the shard unit must be one of query, call, got 'row'"),
@@ -210,14 +213,13 @@ def test_folded_checks_keep_their_messages():
 
 def test_checks_that_had_their_own_wording_now_read_in_the_one_form():
     from StaICC.metrics.calibration_metrics import classwise_ece, selective_accuracy
-    from StaICC.stats.significance import mcnemar_exact
     for make, kind, message in (
             (lambda: classwise_ece([0], [[0.5, 0.5]], bins=0), InvalidValueError, "bins must be >= 1, got 0"),
             (lambda: classwise_ece([0], [[0.5, 0.5]], bins="3"), InvalidParameterError,
              "bins must be an int, got str '3'"),
             (lambda: selective_accuracy([0], [[0.5, 0.5]], coverage=0), InvalidValueError, "coverage must be > 0, got 0"),
-            (lambda: mcnemar_exact(-1, 3), InvalidValueError, "the McNemar count b must be >= 0, got -1"),
-            (lambda: mcnemar_exact(2, 1.0), InvalidParameterError, "the McNemar count c must be an int, got float 1.0")):
+            (lambda: selective_accuracy([0], [[0.5, 0.5]], coverage=1.5), InvalidValueError,
+             "coverage must be <= 1, got 1.5")):
         with pytest.raises(kind) as info:
             make()
         assert str(info.value) == message

@@ -9,7 +9,7 @@ from fractions import Fraction
 from typing import List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
-from ..validation import check, Integer
+from ..validation import Integer
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -18,7 +18,10 @@ def mcnemar_exact(b: int, c: int) -> float:
     ``b``: pairs right in the first run only; ``c``: right in the second only.
     p = min(1, 2 · Σ_{i ≤ min(b, c)} C(n, i) / 2^n), computed in exact integers.
     """
-    b, c = (check(value, Integer(0), f"the McNemar count {name}") for name, value in (("b", b), ("c", c)))
+    for name, value in (("b", b), ("c", c)):
+        if Integer(0).judge(value)[0] is not None:  # the message tests and callers know
+            raise InvalidValueError(f"McNemar counts must be non-negative ints: {name} = {value!r}")
+    b, c = int(b), int(c)
     n = b + c
     if n == 0:
         return 1.0
