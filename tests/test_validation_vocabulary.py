@@ -316,3 +316,16 @@ def test_every_allowed_check_still_exists():
 ])
 def test_the_scan_finds_a_hand_written_number_check(source, count):
     assert len(inline_number_checks("StaICC/new.py", source)) == count
+
+
+def test_a_compact_samples_file_counting_with_true_is_refused(tmp_path):
+    """Decided with the fold: the compact file's 'count' took a JSON true as 1 (isinstance(True, int)); a bool is
+    never a count, so the file is refused as malformed like any other non-integer count."""
+    import json
+    from StaICC.errors import RunFormatError
+    from StaICC.results.columns import COLUMNS_FORMAT, read_columns
+    path = tmp_path / "samples.columns.json"
+    for count in (True, 1.0, "1"):
+        path.write_text(json.dumps({"format": COLUMNS_FORMAT, "parts": [{"count": count, "width": 2, "columns": {}}]}))
+        with pytest.raises(RunFormatError, match="'count' and 'width' must be positive integers"):
+            read_columns(str(path))
