@@ -217,6 +217,8 @@ def test_checks_that_had_their_own_wording_now_read_in_the_one_form():
             (lambda: classwise_ece([0], [[0.5, 0.5]], bins=0), InvalidValueError, "bins must be >= 1, got 0"),
             (lambda: classwise_ece([0], [[0.5, 0.5]], bins="3"), InvalidParameterError,
              "bins must be an int, got str '3'"),
+            (lambda: classwise_ece([0], [[0.5, 0.5]], bins=True), InvalidParameterError,
+             "bins must be an int, got bool True"),  # decided: a bool is no longer taken as 1 bin
             (lambda: selective_accuracy([0], [[0.5, 0.5]], coverage=0), InvalidValueError, "coverage must be > 0, got 0"),
             (lambda: selective_accuracy([0], [[0.5, 0.5]], coverage=1.5), InvalidValueError,
              "coverage must be <= 1, got 1.5")):
