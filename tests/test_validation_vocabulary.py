@@ -178,7 +178,12 @@ def folded_messages():
     from StaICC.stats.bootstrap import _check_options
     from StaICC.stats.lite_until import check_halfwidth
     from StaICC.stats.significance import mcnemar_exact
+    from StaICC.stats.vectorized import numpy_module
+    from StaICC.methods.fitted import _fitted_on_pass
     return [
+        (lambda: numpy_module("gpu"), "engine must be one of auto, python, numpy, got 'gpu'"),
+        (lambda: _fitted_on_pass("m", "d", object, 10, "nope", 5),
+         "method 'm': calibration must be one of crossfit, prompts, got 'nope'"),
         (lambda: MMRRetriever(candidates=0),
          "candidates must be at least 1 (or None for max(4k, 50)) in MMRRetriever, got 0"),
         (lambda: MMRRetriever(candidates=2.0), "candidates must be an int in MMRRetriever, got float 2.0"),

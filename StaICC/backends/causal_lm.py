@@ -71,15 +71,11 @@ def _checked_arguments(scoring: str, padding_side: str, share_prefixes: Any, pac
                        noisy_channel: bool, compile_model: bool) -> Optional[int]:
     """CausalLMScorer's settings checked before a model is touched; returns the rows per forward
     (``rows_per_forward``, or its older name ``batch_size``)."""
-    if scoring not in SCORING_MODES:
-        raise InvalidValueError(f"CausalLMScorer: scoring must be one of {SCORING_MODES}, got {scoring!r}")
-    if padding_side not in PADDING_SIDES:
-        raise InvalidValueError(f"CausalLMScorer: padding_side must be one of {PADDING_SIDES}, got {padding_side!r}")
+    for name, value, options in (("scoring", scoring, SCORING_MODES), ("padding_side", padding_side, PADDING_SIDES),
+                                 ("packing", packing, ("auto",) + PACKING_MODES),
+                                 ("tree_attention", tree_attention, TREE_ATTENTION)):
+        check(value, Options(options, text=f"one of {options}"), f"CausalLMScorer: {name}")
     check(share_prefixes, Options(SHARE_MODES, text="'auto', True or False"), "CausalLMScorer: share_prefixes")
-    if packing not in ("auto",) + PACKING_MODES:
-        raise InvalidValueError(f"CausalLMScorer: packing must be one of {('auto',) + PACKING_MODES}, got {packing!r}")
-    if tree_attention not in TREE_ATTENTION:
-        raise InvalidValueError(f"CausalLMScorer: tree_attention must be one of {TREE_ATTENTION}, got {tree_attention!r}")
     if batch_size is not None and rows_per_forward is not None:
         raise InvalidValueError("CausalLMScorer: give rows_per_forward or its older name batch_size, not both")
     rows_per_forward = rows_per_forward if rows_per_forward is not None else batch_size
@@ -173,8 +169,7 @@ class CausalLMScorer(ForwardEngine):
         rows_per_forward = _checked_arguments(scoring, padding_side, share_prefixes, packing, tree_attention,
                                               batch_size, rows_per_forward, token_budget, prefix_overhead_tokens,
                                               pack_tokens, logits_budget_bytes, noisy_channel, compile_model)
-        if numerics not in NUMERICS:
-            raise InvalidValueError(f"CausalLMScorer: numerics must be one of {NUMERICS}, got {numerics!r}")
+        check(numerics, Options(NUMERICS, text=f"one of {NUMERICS}"), "CausalLMScorer: numerics")
         if label_space is not None:
             label_space = _checked_labels(label_space, "CausalLMScorer(label_space=...)")
         self.numerics = numerics

@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 from ..errors import InvalidValueError
 from ..requests import ANCHORS, LABELS
-from ..validation import check_int
+from ..validation import check, check_int, Options
 from .calibration import DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER
 from .calibration.anchors import anchor_reweighting
 from .calibration.bcl import batch_calibration_learnt
@@ -78,9 +78,8 @@ DEFAULT_FOLDS = 5
 def _fitted_on_pass(name: str, description: str, cls: type, calibration_number: int, calibration: str,
                     folds: int, **options: Any) -> Method:
     """``_method``, cross-fitted on each pass's own scores and labels where ``calibration="crossfit"``."""
-    if calibration not in CALIBRATION_MODES:
-        raise InvalidValueError(f"method {name!r}: calibration must be one of {', '.join(CALIBRATION_MODES)}, "
-                                f"got {calibration!r}")
+    check(calibration, Options(CALIBRATION_MODES, text=f"one of {', '.join(CALIBRATION_MODES)}"),
+          f"method {name!r}: calibration")
     folds = check_int(folds, "folds", minimum=2, maximum=1_000_000, at=f" in the {name} method")
     method = _method(name, description, cls, calibration_number, **options)
     method = replace(method, parameters=tuple(sorted(dict(method.parameters, calibration=calibration,

@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ..errors import InvalidValueError, error_name
 from ..requests import LABELS, REQUEST_KINDS
 from ..tasks.files import USER_CODE_ERRORS
+from ..validation import check, Options
 
 #: a calibration trained on the calibration set and applied to the answers (the default)
 CALIBRATION = "calibration"
@@ -102,8 +103,7 @@ class Method:
                                                                                           compare=False)
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise InvalidValueError(f"method {self.name!r}: mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        check(self.mode, Options(MODES, text=f"one of {', '.join(MODES)}"), f"method {self.name!r}: mode")
         unknown = [k for k in self.test_kinds if k not in REQUEST_KINDS]
         if unknown or not self.test_kinds and self.mode == CALIBRATION:
             raise InvalidValueError(f"method {self.name!r}: test_kinds must name some of {', '.join(REQUEST_KINDS)}, "

@@ -19,12 +19,12 @@ overflow) is computed by the pure-Python :class:`~StaICC.stats.statistic.Statist
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from ..errors import InvalidValueError
 from .. import metrics as _metrics
 from ..metrics import linear_regression
 from ..numeric import sequential_sum
 from ..metrics.bias import _kl_to_frequencies
 from ..standard import ECE_BINS
+from ..validation import check, Options
 from .items import Draws, is_consistency
 from .statistic import entropy_on_branch
 
@@ -34,8 +34,7 @@ ENGINES = ("auto", "python", "numpy")
 
 def numpy_module(engine: str = "auto") -> Any:
     """NumPy for ``engine`` ("auto": when installed), or None for the pure-Python path."""
-    if engine not in ENGINES:
-        raise InvalidValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    check(engine, Options(ENGINES, text=f"one of {', '.join(ENGINES)}"), "engine")
     if engine == "python":
         return None
     try:
