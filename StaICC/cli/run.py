@@ -89,21 +89,21 @@ def add_selection_arguments(p: Any) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """One process, one shard, or every shard through a launcher (:mod:`StaICC.cli.scaleout`)."""
+    """``args`` resolved once into the run's :class:`RunConfig`; then one process, one shard, or every shard
+    through a launcher (:mod:`StaICC.cli.scaleout`), each running its part of that configuration."""
+    from .run_config import resolve_config
     from .scaleout import launch_of, launched
     launch = launch_of(args)
-    return run_once(args) if launch.kind == "single" else launched(args, launch, run_once)
-
-
-def run_once(args: argparse.Namespace, launch: Any = None) -> int:
-    """The run ``args`` describe (``launch``: this process's shard), resolved into one :class:`RunConfig` and run
-    by :func:`StaICC.runs.execute` with a terminal observer that prints between its steps; then what the run
-    says: a dry run's counts, a shard's summary, a methods run's tables (:mod:`StaICC.cli.methods`) or the
-    suite's tables, and the run directory."""
-    from ..runs.execute import execute
-    from .run_config import resolve_config
-    from .run_output import Terminal
     config = resolve_config(args, launch)
+    return run_once(config) if launch.kind == "single" else launched(config, launch, run_once, args.main)
+
+
+def run_once(config: RunConfig) -> int:
+    """``config`` run by :func:`StaICC.runs.execute` with a terminal observer that prints between its steps; then
+    what the run says: a dry run's counts, a shard's summary, a methods run's tables (:mod:`StaICC.cli.methods`)
+    or the suite's tables, and the run directory."""
+    from ..runs.execute import execute
+    from .run_output import Terminal
     terminal = Terminal(config)
     with warnings.catch_warnings():
         if config.quiet_departures:
