@@ -31,6 +31,15 @@ class RunObserver:
 
     The order is fixed: ``planned``, then ``asking``, then, only when asking raised, ``failed``.  An error
     raised before ``asking`` is the run's arguments' (nothing was asked); one raised after it is the run's.
+
+        >>> from StaICC.runs import RunConfig, RunObserver, execute
+        >>> from StaICC.engine.selection import QuerySubset
+        >>> class Said(RunObserver):
+        ...     def planned(self, prepared):
+        ...         print("planned:", prepared.backend.name, sorted(prepared.suite))
+        >>> run = execute(RunConfig(datasets=("TREC",), test_items=QuerySubset.first(8), progress=False),
+        ...               observer=Said())
+        planned: reference ['Normal']
     """
 
     def planned(self, prepared: Prepared) -> None:
