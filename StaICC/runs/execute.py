@@ -50,6 +50,7 @@ ANSWER_FAILURES = (ValueError, TypeError, RuntimeError, OSError)
 def answer(prepared: Prepared, measure: Any = None, observer: RunObserver = SILENT) -> Tuple[Any, Clock]:
     """Ask what the run's selection says, in one runner call, then close the backend and the cache (``observer``:
     told that the run is planned, that asking begins, and why it failed)."""
+    failure: Optional[Exception] = None
     try:
         observer.planned(prepared)
         counting = counting_of(prepared, measure)
@@ -58,10 +59,12 @@ def answer(prepared: Prepared, measure: Any = None, observer: RunObserver = SILE
         try:
             result = _ask(prepared, counting)
         except ANSWER_FAILURES as exc:
-            observer.failed(prepared, exc)
+            failure = exc
             raise
     finally:
         prepared.close()
+        if failure is not None:  # told once the backend and the cache are closed: the answers given are kept
+            observer.failed(prepared, failure)
     return result, started
 
 

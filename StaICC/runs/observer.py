@@ -49,7 +49,8 @@ class RunObserver:
         """The first request is about to be asked (a dry run: counted by ``counting``, None where nothing counts)."""
 
     def failed(self, prepared: Prepared, error: Exception) -> None:
-        """Asking raised ``error`` (a refused answer, a server, a full disk); it is raised again after this."""
+        """Asking raised ``error`` (a refused answer, a server, a full disk); the backend and the cache are closed,
+        and ``error`` is raised again after this."""
 
 
 #: the observer of a run nobody watches (a notebook's, the default)
