@@ -10,7 +10,7 @@ from ..errors import TamperingWarning
 from ..runs.config import RunConfig
 from ..results.run import Run
 from .common import loading_bars, one_line
-from .run_output import write_failed
+from .run_output import Terminal, write_failed
 
 def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", description="Evaluate a model on StaICC sub-benchmarks.")
@@ -103,7 +103,6 @@ def run_once(config: RunConfig) -> int:
     what the run says: a dry run's counts, a shard's summary, a methods run's tables (:mod:`StaICC.cli.methods`)
     or the suite's tables, and the run directory."""
     from ..runs.execute import execute
-    from .run_output import Terminal
     terminal = Terminal(config)
     with warnings.catch_warnings():
         if config.quiet_departures:
@@ -116,7 +115,7 @@ def run_once(config: RunConfig) -> int:
             return _report(run, terminal)
 
 
-def _report(run: Run, terminal: Any) -> int:
+def _report(run: Run, terminal: Terminal) -> int:
     """What the executed run says on the terminal, and its run directory (``terminal``: the run's observer, which
     saw its backend and a dry run's counting)."""
     config, backend = terminal.config, terminal.backend
