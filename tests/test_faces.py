@@ -26,6 +26,7 @@ PACKAGES = sorted("StaICC" + "".join("." + part for part in path.parent.relative
 EXAMPLES = {
     "StaICC.runs.config": ["config"],
     "StaICC.runs.execute": ["execute"],
+    "StaICC.runs.observer": ["RunObserver"],
     "StaICC.runs.write": ["write"],
     "StaICC.registry": ["registry"],
     "StaICC.subbenchmarks.suite": ["run_suite"],

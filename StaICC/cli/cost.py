@@ -7,13 +7,14 @@ folder; the weights are not), as the engine would compute them
 without a tokenizer here, counts tokens as characters / 4); ``--device-flops`` or
 ``--device-peak`` gives the FLOP bound's time: (2 · non-embedding parameters · tokens + 2 ·
 hidden · vocabulary · read positions) / peak, the parameters read from the model's
-config.json.  Every option is checked before anything is planned.
+config.json.  Every option is checked before anything is planned; the counter itself is the
+run's (:func:`StaICC.runs.observer.counting_of`), and this module says what it counted.
 """
 import argparse
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from .common import ArgumentError, as_argument_error
+from ..runs.config import CostOptions
+from .common import ArgumentError
 
 #: dense BF16 tensor-core peaks stated by the vendors (FLOP/s, no sparsity); a run reaches a share of it
 DEVICE_PEAKS: Dict[str, Tuple[float, str]] = {
@@ -25,16 +26,6 @@ DEVICE_PEAKS: Dict[str, Tuple[float, str]] = {
     "l40s": (362e12, "NVIDIA L40S, dense bf16"),
     "mi300x": (1307e12, "AMD MI300X, dense bf16"),
 }
-
-
-@dataclass(frozen=True)
-class CostOptions:
-    """What the estimate is asked for: a peak (FLOP/s, and what it is) and prices (dollars per million tokens)."""
-
-    peak: Optional[float] = None
-    peak_name: str = ""
-    price_input: Optional[float] = None
-    price_output: Optional[float] = None
 
 
 def add_cost_arguments(p: Any) -> None:
@@ -98,23 +89,6 @@ def check_cost_backend(model: str, options: Optional[CostOptions]) -> None:
         able = " or ".join(f"--model {name}" for name in backends_with("token_counting"))
         raise ArgumentError(f"--device-flops / --device-peak: the FLOP bound needs the model's parameters, which the "
                             f"{model} backend does not give; use it with {able}")
-
-
-def make_counter(config: Any, backend: Any) -> Tuple[Optional[Any], Optional[Any]]:
-    """(the dry run's token counter, the model's shape) for ``config``: the hf backend's exact one, an
-    approximate one when a price is given to a backend without a tokenizer here, else (None, None)."""
-    options = config.cost
-    from ..backends.registry import capabilities
-    if capabilities(config.model).token_counting:
-        from ..backends.token_counts import hf_token_counter
-        described = as_argument_error(hf_token_counter, config.arguments, backend, config.requests_per_call,
-                                      options is not None and options.peak is not None)
-        return described.counter, described.shape
-    if options is None:
-        return None, None
-    from ..backends.token_counts import ApproximateTokenCounter
-    from ..engine.scoring import call_size
-    return ApproximateTokenCounter(backend, call_size(backend, config.requests_per_call)), None
 
 
 def cost_lines(count: Any, shape: Any, options: Optional[CostOptions]) -> List[str]:

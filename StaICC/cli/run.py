@@ -9,8 +9,8 @@ from ..engine.selection import Nothing, Shard
 from ..errors import TamperingWarning
 from ..runs.config import RunConfig
 from ..results.run import Run
-from .common import argument_errors, loading_bars, one_line
-from .run_output import config_text, run_failed, write_failed
+from .common import loading_bars, one_line
+from .run_output import Terminal, write_failed
 
 def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", description="Evaluate a model on StaICC sub-benchmarks.")
@@ -89,50 +89,45 @@ def add_selection_arguments(p: Any) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """One process, one shard, or every shard through a launcher (:mod:`StaICC.cli.scaleout`)."""
+    """``args`` resolved once into the run's :class:`RunConfig`; then one process, one shard, or every shard
+    through a launcher (:mod:`StaICC.cli.scaleout`), each running its part of that configuration."""
+    from .run_config import resolve_config
     from .scaleout import launch_of, launched
     launch = launch_of(args)
-    return run_once(args) if launch.kind == "single" else launched(args, launch, run_once)
-
-
-def run_once(args: argparse.Namespace, launch: Any = None) -> int:
-    """Resolve the run, then the steps of :mod:`StaICC.runs` with this command's output between them: plan (an
-    argument error before any inference), answer (one shard with a sharded ``launch``), print and write.  A
-    ``--methods`` run takes the same steps and prints its own tables (:mod:`StaICC.cli.methods`)."""
-    from ..runs.build import prepare
-    from ..runs.execute import answer, record
-    from .run_config import resolve_config
     config = resolve_config(args, launch)
+    return run_once(config) if launch.kind == "single" else launched(config, launch, run_once, args.main)
+
+
+def run_once(config: RunConfig) -> int:
+    """``config`` run by :func:`StaICC.runs.execute` with a terminal observer that prints between its steps; then
+    what the run says: a dry run's counts, a shard's summary, a methods run's tables (:mod:`StaICC.cli.methods`)
+    or the suite's tables, and the run directory."""
+    from ..runs.execute import execute
+    terminal = Terminal(config)
     with warnings.catch_warnings():
         if config.quiet_departures:
             warnings.simplefilter("ignore", TamperingWarning)
         with loading_bars(config.progress):  # a model may load at the first request it must answer
-            with argument_errors():
-                prepared = prepare(config)
-            backend = prepared.backend
-            if config.show_config:
-                print(config_text(config, backend, prepared.suite))
-            counter, shape = None, None
-            if isinstance(config.selection, Nothing):  # a dry run: what it would cost, counted as it is planned
-                from .cost import make_counter
-                counter, shape = make_counter(config, backend)
-                if counter is not None:
-                    from ..report.progress import StatusLine
-                    counter.say = StatusLine("staicc run --dry-run", config.progress)
             try:
-                result, clock = answer(prepared, counter)
-            except (ValueError, TypeError, RuntimeError, OSError) as exc:
-                return run_failed(config, exc)
-            if isinstance(config.selection, Nothing):
-                return _print_dry_run(result.metadata, config, backend, counter, shape)
-            if isinstance(config.selection, Shard):
-                from .scaleout import print_shard
-                return print_shard(result.metadata, config.cache)
-            run = record(prepared, result, clock)
-            if config.methods:
-                from .methods import finish_methods
-                return finish_methods(run)  # run.config: 'all' less what the backend cannot serve
-            return _finish(run.config, run, backend)
+                run = execute(config, observer=terminal)
+            except Exception as exc:  # an argument error before anything is asked (2), a failed run (1) or raised
+                return terminal.exit_status(exc)
+            return _report(run, terminal)
+
+
+def _report(run: Run, terminal: Terminal) -> int:
+    """What the executed run says on the terminal, and its run directory (``terminal``: the run's observer, which
+    saw its backend and a dry run's counting)."""
+    config, backend = terminal.config, terminal.backend
+    if isinstance(config.selection, Nothing):
+        return _print_dry_run(run.metadata, config, backend, terminal.counting)
+    if isinstance(config.selection, Shard):
+        from .scaleout import print_shard
+        return print_shard(run.metadata, config.cache)
+    if config.methods:
+        from .methods import finish_methods
+        return finish_methods(run)  # run.config: 'all' less what the backend cannot serve
+    return _finish(run.config, run, backend)
 
 
 def _finish(config: RunConfig, run: Run, backend: Any) -> int:
@@ -178,7 +173,7 @@ def _model_name(config: Any) -> str:
     return config.model + (f" ({one_line(config.model_args_text)})" if config.model_args_text else "")
 
 
-def _print_dry_run(metadata: Dict[str, Any], config: Any, backend: Any, counter: Any, shape: Any) -> int:
+def _print_dry_run(metadata: Dict[str, Any], config: RunConfig, backend: Any, counting: Any) -> int:
     """What a run would send: prompts, distinct prompts, how many the cache already answers, what a lite run
     saves, and what the rest costs (tokens, the FLOP bound's time, money) where it was counted."""
     distinct, cached = metadata["distinct_prompts"], metadata["from_cache"]
@@ -192,10 +187,10 @@ def _print_dry_run(metadata: Dict[str, Any], config: Any, backend: Any, counter:
     if config.test_items is not None and config.test_items.lite_sample is not None:
         from .lite import dry_run_line
         print(dry_run_line(config, backend, metadata))
-    if counter is not None:
-        counter.say.done()
+    if counting is not None:
+        counting.counter.say.done()
         from .cost import cost_lines
-        for line in cost_lines(counter.count, shape, config.cost):
+        for line in cost_lines(counting.counter.count, counting.shape, config.cost):
             print(line)
     elif hasattr(backend, "generation_limit"):  # a model whose tokens cost: say how to count them
         print("tokens: not counted (no tokenizer for this backend here); --price-per-mtok P counts them as "

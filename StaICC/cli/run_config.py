@@ -11,7 +11,7 @@ backend is made so that it loads its model only when a request must be asked
 import argparse
 from typing import Any, Dict, Optional, Tuple
 
-from ..engine.selection import Everything, Nothing, QuerySubset, Selection, Shard
+from ..engine.selection import Everything, Nothing, QuerySubset, Selection
 from ..runs.build import build_suite_of  # noqa: F401  (the run's sub-benchmarks: built by the runs floor)
 from ..runs.config import RunConfig
 from ..standard import DEFAULT_K
@@ -36,7 +36,8 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
 
 def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
-    """The run ``args`` describe (``launch``: this process's shard, when a launcher or ``--shard`` split the run)."""
+    """The whole run ``args`` describe (``launch``: how this process takes part, for what a launched run refuses;
+    a shard's part of the run is :func:`StaICC.cli.scaleout.shard_config` of it)."""
     _check_numbers(args)
     if _option(args, "output_dir"):
         from ..results.rundir import check_output_dir
@@ -46,13 +47,7 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
     settings = _settings(args)
     if settings["tasks"]:
         datasets = (datasets or []) + [task.dataset for task in settings["tasks"]]
-    arguments = settings["arguments"]
-    shard = None
-    if launch is not None and launch.sharded:
-        shard = as_argument_error(Shard, launch.index, launch.count, args.shard_unit)
-        from .launchers import rank_model_arguments
-        arguments = rank_model_arguments(settings["model"], arguments, launch)
-    selection: Selection = Nothing(shard) if _option(args, "dry_run") else shard or Everything()
+    selection: Selection = Nothing() if _option(args, "dry_run") else Everything()
     from .cost import check_cost_backend, cost_options
     cost = cost_options(args)
     check_cost_backend(settings["model"], cost)
@@ -65,7 +60,7 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
     test_items = QuerySubset.first(args.limit) if args.limit else \
         QuerySubset.lite(lite.fraction, items=lite.items) if lite is not None else None
     return RunConfig(
-        model=settings["model"], arguments=arguments, recorded_arguments=settings["recorded_arguments"],
+        model=settings["model"], arguments=settings["arguments"], recorded_arguments=settings["recorded_arguments"],
         benchmarks=settings["benchmarks"], k=settings["k"], datasets=tuple(datasets) if datasets else None,
         tasks=tuple(settings["tasks"]), noisy_channel=args.noisy_channel, retriever=retriever,
         test_items=test_items, selection=selection,
@@ -73,7 +68,7 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
         show_config=_option(args, "show_config", False), cache=_option(args, "cache"),
         output_dir=_option(args, "output_dir"), log_samples=_option(args, "log_samples"),
         requests_per_call=_option(args, "batch_size"), progress=_option(args, "progress"),
-        model_args_text=args.model_args, sharded=_option(args, "sharded"), methods=methods,
+        model_args_text=args.model_args, methods=methods,
         resamples=_option(args, "resamples"), cost=cost, lite_proxy=lite_proxy(args),
         lite_until=lite_until(args), exact_sum=_exact_sum(args, methods), command=_command(args))
 

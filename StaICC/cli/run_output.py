@@ -1,9 +1,51 @@
 """What ``staicc run`` prints beside its tables, for a suite run and a ``--methods`` run alike: the resolved
-configuration (``--show-config``) and the lines that say a run or its writing failed and where the answers are."""
+configuration (``--show-config``), a dry run's status line and the lines that say a run or its writing failed and
+where the answers are.  :class:`Terminal` is the run's observer (:mod:`StaICC.runs.observer`): the runs floor's
+:func:`~StaICC.runs.execute.execute` tells it each step, and it prints there."""
 import sys
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
-from .common import one_line
+from ..runs.build import Prepared
+from ..runs.config import RunConfig
+from ..runs.observer import Counting, RunObserver
+from .common import argument_errors, one_line
+
+
+class Terminal(RunObserver):
+    """``staicc run``'s observer: the lines it prints between the run's steps, and what the backend and a dry
+    run's counting were, which the tables and the cost lines read after the run."""
+
+    def __init__(self, config: RunConfig) -> None:
+        self.config = config  # as the command line resolved it (a methods run's 'all' not yet narrowed)
+        self.backend: Any = None
+        self.counting: Optional[Counting] = None
+        self.asked = False
+        self.failure: Optional[BaseException] = None
+
+    def planned(self, prepared: Prepared) -> None:
+        self.backend = prepared.backend
+        if self.config.show_config:
+            print(config_text(self.config, prepared.backend, prepared.suite))
+
+    def asking(self, prepared: Prepared, counting: Optional[Counting]) -> None:  # noqa: ARG002  (the event's signature)
+        self.asked, self.counting = True, counting
+        if counting is not None:  # tokenizing a suite takes a while: say what is counted
+            from ..report.progress import StatusLine
+            counting.counter.say = StatusLine("staicc run --dry-run", self.config.progress)
+
+    def failed(self, prepared: Prepared, error: Exception) -> None:  # noqa: ARG002  (the event's signature)
+        self.failure = error
+        run_failed(self.config, error)
+
+    def exit_status(self, error: Exception) -> int:
+        """The exit status of an error the run raised: before anything was asked, a one-line argument error
+        (status 2, raised); a failed run, said by :meth:`failed` (1); anything else is raised again."""
+        if not self.asked:
+            with argument_errors():
+                raise error
+        if error is self.failure:
+            return 1
+        raise error
 
 
 def run_failed(config: Any, exc: BaseException) -> int:

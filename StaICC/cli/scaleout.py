@@ -8,8 +8,11 @@ import argparse
 import os
 import re
 import sys
+from dataclasses import replace
 from typing import Any, Callable, Dict
 
+from ..engine.selection import Nothing, Shard
+from ..runs.config import RunConfig
 from .launchers import Launch
 from .common import ArgumentError, as_argument_error, one_line
 
@@ -37,14 +40,24 @@ def _ray_cause(exc: BaseException) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()[0]
 
 
-def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., int]) -> int:
-    """Run this process's part of a sharded run; the merging process also merges and summarises."""
+def shard_config(config: RunConfig, launch: Launch, **changes: Any) -> RunConfig:
+    """This process's part of ``config``'s run: shard ``launch.index`` of ``launch.count`` (a dry run counts it),
+    the model on this rank's device; ``changes``: what else differs (a launched shard's own cache)."""
+    from .launchers import rank_model_arguments
+    shard = as_argument_error(Shard, launch.index, launch.count, config.shard_unit)
+    return replace(config, selection=Nothing(shard) if isinstance(config.selection, Nothing) else shard,
+                   arguments=rank_model_arguments(config.model, config.arguments, launch), **changes)
+
+
+def launched(config: RunConfig, launch: Launch, run_once: Callable[[RunConfig], int], main: Callable[..., int]) -> int:
+    """Run this process's part of ``config``'s sharded run; the merging process also merges and summarises
+    (``main``: the ``staicc`` entry point a Ray task runs on its shard's command line)."""
     from . import launchers
-    if launch.kind == "shard" or args.dry_run:
-        return run_once(args, launch)
+    if launch.kind == "shard" or isinstance(config.selection, Nothing):
+        return run_once(shard_config(config, launch))
     if launch.kind == "ray":
         try:
-            paths = launchers.run_ray_shards(args.argv, args.cache, launch.options, args.main)
+            paths = launchers.run_ray_shards(list(config.command or ())[1:], config.cache, launch.options, main)
         except ValueError as exc:
             raise ArgumentError(str(exc)) from None
         except (launchers.RayConnectionError, ImportError) as exc:  # nothing ran: say so (and how to connect)
@@ -52,46 +65,41 @@ def launched(args: argparse.Namespace, launch: Launch, run_once: Callable[..., i
             return 1
         except Exception as exc:  # a task that failed after its retries: Ray's own error types
             print(f"staicc: error: a Ray shard failed after its retries: {one_line(_ray_cause(exc))}; the answers "
-                  f"given so far are in {one_line(args.cache)}.shard-*; run the same command to resume", file=sys.stderr)
+                  f"given so far are in {one_line(config.cache)}.shard-*; run the same command to resume", file=sys.stderr)
             return 1
-        return _merge_and_summarise(args, paths, run_once, "ray")
-    status = run_once(_shard_args(args, launch), launch)
+        return _merge_and_summarise(config, paths, run_once, "ray")
+    status = run_once(shard_config(config, launch, output_dir=None, log_samples=None,
+                                   cache=launchers.shard_cache_path(config.cache, launch.index, launch.count)))
     if launch.kind == "slurm":
         if status == 0:
-            pattern = launchers.shard_cache_path(args.cache, "*", launch.count)
+            pattern = launchers.shard_cache_path(config.cache, "*", launch.count)
             print(f"shard {launch.index}/{launch.count} done; when every array task has finished: "
-                  f"staicc cache merge {args.cache} {pattern} && staicc run ... --cache {args.cache}")
+                  f"staicc cache merge {config.cache} {pattern} && staicc run ... --cache {config.cache}")
         return status
     if status != 0:
         return status  # torchrun stops the other ranks when one fails
     launchers.torchrun_barrier(launch)
     if launch.index != 0:
         return 0
-    return _merge_and_summarise(args, launchers.shard_cache_paths(args.cache, launch.count), run_once, "torchrun")
+    return _merge_and_summarise(config, launchers.shard_cache_paths(config.cache, launch.count), run_once, "torchrun")
 
 
-def _shard_args(args: argparse.Namespace, launch: Launch) -> argparse.Namespace:
-    from .launchers import shard_cache_path
-    return argparse.Namespace(**dict(vars(args), cache=shard_cache_path(args.cache, launch.index, launch.count),
-                                     output_dir=None, log_samples=None))
-
-
-def _merge_and_summarise(args: argparse.Namespace, paths: Any, run_once: Callable[..., int], launcher: str) -> int:
+def _merge_and_summarise(config: RunConfig, paths: Any, run_once: Callable[[RunConfig], int], launcher: str) -> int:
+    """Merge the shards' caches into the run's, then run it once more over them: nothing is asked, the results
+    are written."""
     from ..cache import CacheError
     from ..cache.merge import merge_caches
     try:
         warnings: list = []
-        counts = merge_caches(args.cache, paths, warnings=warnings)
+        counts = merge_caches(config.cache, paths, warnings=warnings)
     except CacheError as exc:
         print(f"staicc: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 1
-    print(f"merged {len(paths)} shard caches into {args.cache}: {counts['added']} new answers, "
+    print(f"merged {len(paths)} shard caches into {config.cache}: {counts['added']} new answers, "
           f"{counts['equal']} already there")
     for line in warnings:
         print(f"staicc: warning: the shards computed under different settings, {line}", file=sys.stderr)
-    final = argparse.Namespace(**dict(vars(args), shard=None, launcher=None,
-                                      sharded={"launcher": launcher, "count": len(paths)}))
-    return run_once(final)
+    return run_once(replace(config, sharded={"launcher": launcher, "count": len(paths)}))
 
 
 def shard_counts(metadata: Dict[str, Any]) -> str:

@@ -19,6 +19,17 @@ from ..standard import DEFAULT_K
 
 
 @dataclass(frozen=True)
+class CostOptions:
+    """What a dry run's cost estimate is asked for: a peak (FLOP/s, and what it is) and prices (dollars per million
+    tokens); ``staicc run``'s ``--device-flops``, ``--device-peak`` and ``--price-per-mtok``."""
+
+    peak: Optional[float] = None
+    peak_name: str = ""
+    price_input: Optional[float] = None
+    price_output: Optional[float] = None
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """Everything one run does: the model, what it asks, where its answers and files go."""
 
@@ -46,7 +57,7 @@ class RunConfig:
     sharded: Optional[Mapping[str, Any]] = field(default=None, hash=False)  # the launcher's shards, for provenance
     methods: Tuple[Any, ...] = ()  # --methods, resolved (vanilla first); empty: a plain run
     resamples: Optional[int] = None  # the methods table's bootstrap resamples (None: the statistics' default)
-    cost: Any = None  # a dry run's cost estimate options (cli.cost.CostOptions); None: tokens only where counted
+    cost: Optional[CostOptions] = None  # a dry run's cost estimate options; None: tokens only where counted
     lite_proxy: Any = None  # a lite run's proxy: None, "reference" or a stats.lite_proxy.Proxy (a run's records)
     lite_until: Optional[float] = None  # a lite run's target half-width: further looks until it is reached
     exact_sum: str = "standard"  # the exact-sum rule a model backend's rows take (metrics/exact_sum.py)

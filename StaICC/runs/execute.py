@@ -1,13 +1,15 @@
-"""One run, every kind: plan, ask, record.  ``staicc run`` and a notebook take the same three steps.
+"""One run, every kind: plan, ask, record.  ``staicc run`` and a notebook call the same :func:`execute`.
 
 1. :func:`~StaICC.runs.build.prepare`: the sub-benchmarks, the backend, the works (a methods
    run's too), the shard and the cache; every check before any inference.
 2. :func:`answer`: the one runner asks what the run's selection says (everything, a shard, or
-   nothing: a dry run that counts), through the suite's runner or the methods' runner.
+   nothing: a dry run that counts), through the suite's runner or the methods' runner, telling
+   the run's :class:`~StaICC.runs.observer.RunObserver` what it does.
 3. :func:`record`: the answers' :class:`~StaICC.results.run.Run`: the results, a lite run's
    estimates, a methods run's tests against vanilla, and the provenance.
 
-:func:`execute` is the three in a row; :func:`~StaICC.runs.write.write` writes the run
+:func:`execute` is the three in a row, the one orchestration of a run: ``staicc run`` calls it
+with an observer that prints between the steps; :func:`~StaICC.runs.write.write` writes the run
 directory ``staicc run --output-dir`` writes.
 """
 import time
@@ -16,6 +18,7 @@ from typing import Any, List, Optional, Tuple
 from ..engine.selection import AnswerPolicy, Everything, Nothing, Shard
 from .build import Prepared, prepare
 from .config import RunConfig
+from .observer import SILENT, Counting, RunObserver, counting_of
 from ..results.run import Run
 
 #: when the answers were first asked: (UTC time as provenance records it, ``time.perf_counter()``)
@@ -23,10 +26,11 @@ Clock = Tuple[str, float]
 
 
 def execute(config: RunConfig, *, backend: Any = None, measure: Any = None,
-            command: Optional[List[str]] = None) -> Run:
+            command: Optional[List[str]] = None, observer: RunObserver = SILENT) -> Run:
     """Run ``config`` and return its record (``backend``: a backend or function instead of ``config.model``'s;
-    ``measure``: a dry run's token counter; ``command``: the command line provenance records, default
-    ``sys.argv``).  Example, a small run of the reference model::
+    ``measure``: a dry run's token counter instead of the backend's own; ``command``: the command line
+    provenance records, default ``sys.argv``; ``observer``: told what the run does between its steps, as
+    ``staicc run`` prints it; by default nobody).  Example, a small run of the reference model::
 
         >>> from StaICC.runs import RunConfig, execute
         >>> from StaICC.engine.selection import QuerySubset
@@ -35,35 +39,55 @@ def execute(config: RunConfig, *, backend: Any = None, measure: Any = None,
         (['Normal'], 'reference')
     """
     prepared = prepare(config, backend)
-    result, clock = answer(prepared, measure)
+    result, clock = answer(prepared, measure, observer)
     return record(prepared, result, clock, command)
 
 
-def answer(prepared: Prepared, measure: Any = None) -> Tuple[Any, Clock]:
-    """Ask what the run's selection says, in one runner call, then close the backend and the cache."""
-    config = prepared.config
-    started = _now()
+#: what asking a run can fail with (a refused answer, a server, a disk); the observer is told, then it is raised
+ANSWER_FAILURES = (ValueError, TypeError, RuntimeError, OSError)
+
+
+def answer(prepared: Prepared, measure: Any = None, observer: RunObserver = SILENT) -> Tuple[Any, Clock]:
+    """Ask what the run's selection says, in one runner call, then close the backend and the cache (``observer``:
+    told that the run is planned, that asking begins, and why it failed)."""
+    failure: Optional[Exception] = None
     try:
-        if config.methods:
-            from ..methods.run import run_planned_methods
-            result = run_planned_methods(prepared.backend, config.methods, prepared.suite, prepared.noisy,
-                                         prepared.planned, prepared.cache, config.progress, config.requests_per_call,
-                                         write_out=config.write_out)
-        else:
-            from ..subbenchmarks.suite import run_suite
-            selection = config.selection
-            if isinstance(selection, Nothing):  # a dry run: what the run would cost, counted as it is planned
-                selection = Nothing(selection.shard, measure=measure)
-            result = run_suite(prepared.backend, suite=prepared.suite, planned=prepared.planned, cache=prepared.cache,
-                               progress=config.progress, requests_per_call=config.requests_per_call,
-                               selection=selection,
-                               policy=AnswerPolicy(write_out=config.write_out, exact_sum=config.exact_sum))
-            if config.lite_until is not None and isinstance(config.selection, Everything):
-                from .lite import continue_until
-                result = continue_until(prepared, result)
+        observer.planned(prepared)
+        counting = counting_of(prepared, measure)
+        observer.asking(prepared, counting)
+        started = _now()
+        try:
+            result = _ask(prepared, counting)
+        except ANSWER_FAILURES as exc:
+            failure = exc
+            raise
     finally:
         prepared.close()
+        if failure is not None:  # told once the backend and the cache are closed: the answers given are kept
+            observer.failed(prepared, failure)
     return result, started
+
+
+def _ask(prepared: Prepared, counting: Optional[Counting]) -> Any:
+    """The runner's one call: the methods' runner for a methods run, the suite's for every other (a lite run asked
+    look by look until its target half-width)."""
+    config = prepared.config
+    if config.methods:
+        from ..methods.run import run_planned_methods
+        return run_planned_methods(prepared.backend, config.methods, prepared.suite, prepared.noisy,
+                                   prepared.planned, prepared.cache, config.progress, config.requests_per_call,
+                                   write_out=config.write_out)
+    from ..subbenchmarks.suite import run_suite
+    selection = config.selection
+    if isinstance(selection, Nothing):  # a dry run: what the run would cost, counted as it is planned
+        selection = Nothing(selection.shard, measure=counting.counter if counting is not None else None)
+    result = run_suite(prepared.backend, suite=prepared.suite, planned=prepared.planned, cache=prepared.cache,
+                       progress=config.progress, requests_per_call=config.requests_per_call, selection=selection,
+                       policy=AnswerPolicy(write_out=config.write_out, exact_sum=config.exact_sum))
+    if config.lite_until is not None and isinstance(config.selection, Everything):
+        from .lite import continue_until
+        result = continue_until(prepared, result)
+    return result
 
 
 def record(prepared: Prepared, result: Any, clock: Clock, command: Optional[List[str]] = None) -> Run:
