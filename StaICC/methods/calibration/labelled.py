@@ -11,20 +11,20 @@ probabilities.  Whether a calibration reads the query labels (supervised) or not
 
 :func:`fit_linear_softmax` is the one fitter of the affine calibrations (temperature, Platt,
 per-class affine, LinC): a multinomial log-likelihood whose logits are linear in the
-parameters, ``logits(x) = M(x) θ``, minimised by damped Newton steps.  The fit is
+parameters, ``logits(x) = M(x) θ``, minimised by the one Newton solver (:mod:`.newton`).  The fit is
 deterministic (a fixed start, a fixed number of steps at most), so two routes that give it the
 same answers get the same parameters to the last bit.
 """
-from typing import Any, List, Sequence
+from typing import Any, List, Sequence, Tuple
 
 from ...errors import InvalidValueError, OperationError
 from ...extras import require
 from .base import DEFAULT_CALIBRATION_NUMBER, Feedforward, PromptMaker, _call, _probabilities
+from .newton import NEWTON_STEPS, newton_minimize
 from .representations import _demonstration_query_trained
 
 #: the smallest probability a logarithm is taken of (a model's 0 would be -inf)
 PROBABILITY_FLOOR = 1e-12
-NEWTON_STEPS = 100
 
 
 class labelled_calibration(_demonstration_query_trained):
@@ -119,41 +119,28 @@ def _weighted_gram(design: Any, q: Any) -> Any:
 
 def fit_linear_softmax(design: Any, labels: Sequence[int], theta0: Any, l2: float,
                        steps: int = NEWTON_STEPS) -> Any:
-    """argmin_θ  (1/n) Σᵢ −log softmax(Mᵢ θ)_{yᵢ} + l2·‖θ − θ₀‖², by Newton steps from θ₀ with backtracking.
+    """argmin_θ  (1/n) Σᵢ −log softmax(Mᵢ θ)_{yᵢ} + l2·‖θ − θ₀‖², by :func:`~.newton.newton_minimize` from θ₀.
 
     The gradient is (1/n) Σ Mᵢᵀ(qᵢ − e_{yᵢ}) + 2·l2·(θ − θ₀) and the Hessian
     (1/n) Σ Mᵢᵀ(diag qᵢ − qᵢqᵢᵀ)Mᵢ + 2·l2·I (plus 1e-9·I, so that a parameter the data leave free,
-    such as LinC's shift of every logit, stays where it starts).  The objective is convex; the
-    steps stop when a step moves no parameter by more than 1e-10.
+    such as LinC's shift of every logit, stays where it starts).  The objective is convex.
     """
     np = require("numpy", "StaICC calibrations")
     n, count, size = design.shape
     onehot = np.zeros((n, count))
     onehot[np.arange(n), np.asarray(labels, dtype=np.int64)] = 1.0
-    theta = np.array(theta0, dtype=np.float64)
     ridge = (2 * l2 + 1e-9) * np.eye(size)
-    logits = linear_logits(design, theta)  # M θ of the current θ: the accepted trial's, computed once
-    current = _objective(logits, onehot, theta, theta0, l2)
-    for _ in range(steps):
+
+    def evaluate(theta: Any) -> Tuple[float, Any]:
+        logits = linear_logits(design, theta)  # M θ, kept for the derivatives at θ
+        return _objective(logits, onehot, theta, theta0, l2), logits
+
+    def derivatives(theta: Any, logits: Any) -> Tuple[Any, Any]:
         q = softmax_rows(logits)
         gradient = np.einsum("nkp,nk->p", design, q - onehot) / n + 2 * l2 * (theta - theta0)
         mq = np.einsum("nkp,nk->np", design, q)
-        hessian = (_weighted_gram(design, q) - mq.T @ mq) / n + ridge
-        step = np.linalg.solve(hessian, gradient)
-        rate = 1.0
-        while rate > 1e-8:
-            trial = theta - rate * step
-            trial_logits = linear_logits(design, trial)
-            value = _objective(trial_logits, onehot, trial, theta0, l2)
-            if value <= current - 1e-4 * rate * float(gradient @ step):
-                break
-            rate /= 2
-        else:
-            break  # no step lowers the objective: the minimum to float precision
-        theta, current, logits = trial, value, trial_logits
-        if float(np.abs(rate * step).max()) < 1e-10:
-            break
-    return theta
+        return gradient, (_weighted_gram(design, q) - mq.T @ mq) / n + ridge
+    return newton_minimize(evaluate, derivatives, np.array(theta0, dtype=np.float64), steps)
 
 
 class affine_calibration(labelled_calibration):
