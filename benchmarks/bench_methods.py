@@ -181,6 +181,8 @@ def main() -> None:
     import warnings
     warnings.simplefilter("ignore")  # the --limit and calibration warnings, once per dataset
     if args.reference:
+        import numpy  # noqa: F401  (loaded before any run, as a model backend or a calibration loads it: every
+        # run, vanilla's too, takes the same vectorised paths of the metrics' row arithmetic)
         from StaICC import Normal
         from StaICC.backends import make_backend
         per_method(lambda: make_backend("reference"), Normal().dataset_names(), args.limit,

@@ -225,8 +225,9 @@ def batch_calibration(probs_list: Optional[Sequence[Sequence[Any]]] = None, batc
                                "label_space_probs)")
     probs_list = probs_list if probs_list is not None else label_space_probs
     check_int(batch_size, "batch_size", minimum=1, at=" in batch_calibration")
-    rows = [list(row.tolist() if hasattr(row, "tolist") else row) for row in probs_list]
-    if rows and any(len(row) != len(rows[0]) for row in rows):
+    rows = probs_list if type(probs_list) is list and set(map(type, probs_list)) <= {list} else \
+        [list(row.tolist() if hasattr(row, "tolist") else row) for row in probs_list]  # read, never changed
+    if len(set(map(len, rows))) > 1:
         raise InvalidValueError("batch_calibration: every prediction must have the same number of labels")
     np = loaded_numpy()
     values = float_array(np, rows) if np is not None and len(rows) >= VECTOR_ROWS else None
