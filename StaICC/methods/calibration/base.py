@@ -248,13 +248,12 @@ def _batch_calibrated_array(np: Any, values: Any, batch_size: int) -> Any:
     """The loop of :func:`batch_calibration` over a float array, to the last bit: each batch's column sums
     accumulated row by row (plus 0.0: the loop's sums start at the integer 0, so a sum of zeros is +0.0),
     divided by the batch's length, subtracted, then :func:`~StaICC.numeric.softmax_array`."""
-    out = []
+    centred = np.empty_like(values)
     with np.errstate(over="ignore", invalid="ignore"):  # past the float range: inf and nan, as the loop gives them
         for start in range(0, len(values), batch_size):
             batch = values[start:start + batch_size]
-            mean = (np.add.accumulate(batch, axis=0)[-1] + 0.0) / len(batch)
-            out.append(softmax_array(np, batch - mean))
-    return np.concatenate(out)
+            centred[start:start + batch_size] = batch - (np.add.accumulate(batch, axis=0)[-1] + 0.0) / len(batch)
+        return softmax_array(np, centred)
 
 
 #: CamelCase aliases for readers who prefer class-style names

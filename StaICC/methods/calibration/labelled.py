@@ -96,12 +96,15 @@ def linear_logits(design: Any, theta: Any) -> Any:
     return (design.reshape(n * count, size) @ theta).reshape(n, count)
 
 
-def _objective(logits: Any, onehot: Any, theta: Any, theta0: Any, l2: float) -> float:
-    """mean over rows of −log softmax(M θ)_y, plus l2 · ‖θ − θ₀‖² (``logits``: M θ)."""
+def _objective(logits: Any, label_of: Any, theta: Any, theta0: Any, l2: float) -> Tuple[float, Any]:
+    """(mean over rows of −log softmax(M θ)_y plus l2 · ‖θ − θ₀‖², softmax(M θ)) from ``logits`` (M θ);
+    ``label_of``: (row indexes, their labels), the true logits' positions."""
     np = require("numpy", "StaICC calibrations")
     top = logits.max(axis=1, keepdims=True)
-    lse = (top + np.log(np.exp(logits - top).sum(axis=1, keepdims=True)))[:, 0]
-    return float((lse - (logits * onehot).sum(axis=1)).mean() + l2 * ((theta - theta0) ** 2).sum())
+    exps = np.exp(logits - top)
+    sums = exps.sum(axis=1, keepdims=True)
+    lse = (top + np.log(sums))[:, 0]
+    return float((lse - logits[label_of]).mean() + l2 * ((theta - theta0) ** 2).sum()), exps / sums
 
 
 def _weighted_gram(flat: Any, q: Any) -> Any:
@@ -122,16 +125,15 @@ def fit_linear_softmax(design: Any, labels: Sequence[int], theta0: Any, l2: floa
     np = require("numpy", "StaICC calibrations")
     n, count, size = design.shape
     flat = design.reshape(n * count, size)
+    label_of = (np.arange(n), np.asarray(labels, dtype=np.int64))
     onehot = np.zeros((n, count))
-    onehot[np.arange(n), np.asarray(labels, dtype=np.int64)] = 1.0
+    onehot[label_of] = 1.0
     ridge = (2 * l2 + 1e-9) * np.eye(size)
 
     def evaluate(theta: Any) -> Tuple[float, Any]:
-        logits = (flat @ theta).reshape(n, count)  # M θ, kept for the derivatives at θ
-        return _objective(logits, onehot, theta, theta0, l2), logits
+        return _objective((flat @ theta).reshape(n, count), label_of, theta, theta0, l2)  # q kept for the derivatives
 
-    def derivatives(theta: Any, logits: Any) -> Tuple[Any, Any]:
-        q = softmax_rows(logits)
+    def derivatives(theta: Any, q: Any) -> Tuple[Any, Any]:
         gradient = flat.T @ (q - onehot).reshape(-1) / n + 2 * l2 * (theta - theta0)
         mq = np.matmul(q[:, None, :], design)[:, 0, :]  # Mᵢᵀ qᵢ per row
         return gradient, (_weighted_gram(flat, q) - mq.T @ mq) / n + ridge
