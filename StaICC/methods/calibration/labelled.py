@@ -15,7 +15,7 @@ parameters, ``logits(x) = M(x) θ``, minimised by the one Newton solver (:mod:`.
 deterministic (a fixed start, a fixed number of steps at most), so two routes that give it the
 same answers get the same parameters to the last bit.
 """
-from typing import Any, List, Sequence, Tuple
+from typing import Any, Callable, List, NamedTuple, Sequence, Tuple
 
 from ...errors import InvalidValueError, OperationError
 from ...extras import require
@@ -113,31 +113,52 @@ def _weighted_gram(flat: Any, q: Any) -> Any:
     return flat.T @ (flat * q.reshape(-1, 1))
 
 
+class LinearMap(NamedTuple):
+    """The logits M θ of an affine calibration, as the fit reads them: ``logits(θ)`` (n × labels),
+    ``transposed(r)`` (Mᵢᵀ rᵢ for every row: n × parameters) and ``gram(q)`` (Σᵢ Mᵢᵀ diag(qᵢ) Mᵢ)."""
+
+    logits: Callable[[Any], Any]
+    transposed: Callable[[Any], Any]
+    gram: Callable[[Any], Any]
+
+
+def design_map(design: Any) -> LinearMap:
+    """The :class:`LinearMap` of a design array M (n × labels × parameters), its sums as matrix products."""
+    np = require("numpy", "StaICC calibrations")
+    n, count, size = design.shape
+    flat = design.reshape(n * count, size)
+    return LinearMap(lambda theta: (flat @ theta).reshape(n, count),
+                     lambda rows: np.matmul(rows[:, None, :], design)[:, 0, :],
+                     lambda q: _weighted_gram(flat, q))
+
+
 def fit_linear_softmax(design: Any, labels: Sequence[int], theta0: Any, l2: float,
                        steps: int = NEWTON_STEPS) -> Any:
     """argmin_θ  (1/n) Σᵢ −log softmax(Mᵢ θ)_{yᵢ} + l2·‖θ − θ₀‖², by :func:`~.newton.newton_minimize` from θ₀.
 
-    The gradient is (1/n) Σ Mᵢᵀ(qᵢ − e_{yᵢ}) + 2·l2·(θ − θ₀) and the Hessian
+    ``design``: M (n × labels × parameters), or the :class:`LinearMap` of a map with structure of its
+    own (LinC).  The gradient is (1/n) Σ Mᵢᵀ(qᵢ − e_{yᵢ}) + 2·l2·(θ − θ₀) and the Hessian
     (1/n) Σ Mᵢᵀ(diag qᵢ − qᵢqᵢᵀ)Mᵢ + 2·l2·I (plus 1e-9·I, so that a parameter the data leave free,
-    such as LinC's shift of every logit, stays where it starts).  The objective is convex.  Every sum
-    over the rows is a matrix product over M flattened to (n · labels) × parameters.
+    such as LinC's shift of every logit, stays where it starts).  The objective is convex.
     """
     np = require("numpy", "StaICC calibrations")
-    n, count, size = design.shape
-    flat = design.reshape(n * count, size)
+    linear = design if isinstance(design, LinearMap) else design_map(design)
+    theta0 = np.array(theta0, dtype=np.float64)
+    n, count = linear.logits(theta0).shape
     label_of = (np.arange(n), np.asarray(labels, dtype=np.int64))
     onehot = np.zeros((n, count))
     onehot[label_of] = 1.0
-    ridge = (2 * l2 + 1e-9) * np.eye(size)
+    ridge = (2 * l2 + 1e-9) * np.eye(len(theta0))
+    truth = linear.transposed(onehot).sum(axis=0)  # Σ Mᵢᵀ e_{yᵢ}
 
     def evaluate(theta: Any) -> Tuple[float, Any]:
-        return _objective((flat @ theta).reshape(n, count), label_of, theta, theta0, l2)  # q kept for the derivatives
+        return _objective(linear.logits(theta), label_of, theta, theta0, l2)  # q kept for the derivatives
 
     def derivatives(theta: Any, q: Any) -> Tuple[Any, Any]:
-        gradient = flat.T @ (q - onehot).reshape(-1) / n + 2 * l2 * (theta - theta0)
-        mq = np.matmul(q[:, None, :], design)[:, 0, :]  # Mᵢᵀ qᵢ per row
-        return gradient, (_weighted_gram(flat, q) - mq.T @ mq) / n + ridge
-    return newton_minimize(evaluate, derivatives, np.array(theta0, dtype=np.float64), steps)
+        mq = linear.transposed(q)
+        gradient = (mq.sum(axis=0) - truth) / n + 2 * l2 * (theta - theta0)
+        return gradient, (linear.gram(q) - mq.T @ mq) / n + ridge
+    return newton_minimize(evaluate, derivatives, theta0.copy(), steps)
 
 
 class affine_calibration(labelled_calibration):
@@ -161,9 +182,13 @@ class affine_calibration(labelled_calibration):
     def start(self) -> Any:
         raise NotImplementedError
 
+    def linear_map(self, probabilities: Any) -> Any:
+        """What the fit reads of M(p): the design itself, or a :class:`LinearMap` that uses its structure."""
+        return self.design(probabilities)
+
     def fit(self, probabilities: Sequence[Sequence[float]], labels: Sequence[int]) -> None:
         matrix = as_matrix(probabilities, len(self.label_space), type(self).__name__)
-        self.theta = fit_linear_softmax(self.design(matrix), labels, self.start(), self.l2)
+        self.theta = fit_linear_softmax(self.linear_map(matrix), labels, self.start(), self.l2)
         self.trained = True
 
     def transform(self, probabilities: Any) -> Any:
