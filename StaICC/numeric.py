@@ -14,6 +14,9 @@ standard reproduced on purpose: rows that "should" be probabilities are often
 softmaxed a second time, and published numbers depend on it.  Rows that declare the
 softmax branch (:data:`SOFTMAX`: a model's floating-point probabilities, see
 :mod:`StaICC.metrics.exact_sum`) take it without the check, so that a last bit cannot choose it.
+
+When the process has already loaded NumPy, a pass of float rows is checked and softmaxed at once
+(:func:`softmax_array`), to the same bits as the per-row loop; this module never imports it.
 """
 import math
 import sys
