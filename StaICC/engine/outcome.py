@@ -6,8 +6,10 @@ kept as per-query records (what statistics, plots and ``--log-samples`` read).  
 keep no prompt: they rebuild one on demand from the work.
 """
 import hashlib
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
-from operator import attrgetter, not_
+from operator import attrgetter, is_, not_
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError, where
@@ -118,8 +120,38 @@ def _caller_level() -> int:
     return level + 1
 
 
+#: the digests of the last few request lists, by the identity of their Request objects (weakly referenced: an
+#: entry keeps no prompt alive): a method's work summarises the very Request objects of the plain work it
+#: calibrates (:meth:`~StaICC.engine.plan.Work.requests`), whose digest is then not computed again
+_DIGESTS: "OrderedDict[Tuple[int, int], Tuple[List[Any], str]]" = OrderedDict()
+_DIGESTS_KEPT = 16
+
+
 def prompt_set_digest(requests: Sequence[Request]) -> str:
-    """SHA-256 over every prompt (length-prefixed UTF-8) and label space of a run: equal digests, equal prompts."""
+    """SHA-256 over every prompt (length-prefixed UTF-8) and label space of a run: equal digests, equal prompts.
+
+    The digest of the very Request objects of a recent call is that call's (the same frozen requests).
+    """
+    if not requests:
+        return _digest(requests)
+    key = (id(requests[0]), len(requests))
+    entry = _DIGESTS.get(key)
+    if entry is not None and all(map(is_, map(_dereference, entry[0]), requests)):
+        return entry[1]
+    digest = _digest(requests)
+    try:
+        _DIGESTS[key] = (list(map(weakref.ref, requests)), digest)
+    except TypeError:  # requests that cannot be weakly referenced (not Request objects): not remembered
+        return digest
+    while len(_DIGESTS) > _DIGESTS_KEPT:
+        _DIGESTS.popitem(last=False)
+    return digest
+
+
+_dereference = weakref.ref.__call__
+
+
+def _digest(requests: Sequence[Request]) -> str:
     digest = hashlib.sha256()
     update = digest.update
     label_space = None

@@ -241,8 +241,20 @@ class Work:
 
     def requests(self, rendered: Optional[Dict[Any, Any]] = None, *, segments: bool = False,
                  only: Optional[Sequence[Sequence[int]]] = None) -> List[Request]:
-        """The requests of every pass, written now (``rendered``, ``segments``, ``only``: see :func:`plan_requests`)."""
-        return plan_requests(self.plan, self.prompts, rendered, segments=segments, only=only)
+        """The requests of every pass, written now (``rendered``, ``segments``, ``only``: see :func:`plan_requests`).
+
+        Within one ``rendered`` (one dataset's works, written together), works over the same plan and
+        prompt source (a plain work and the methods' works that calibrate it) get the same Request
+        objects: written once, and a digest of them is computed once (:func:`~.outcome.prompt_set_digest`).
+        """
+        if rendered is None or only is not None:
+            return plan_requests(self.plan, self.prompts, rendered, segments=segments, only=only)
+        key = ("requests", id(self.plan), id(self.prompts), segments)
+        kept = rendered.get(key)
+        if kept is None or kept[0] is not self.plan or kept[1] is not self.prompts:
+            kept = rendered[key] = (self.plan, self.prompts,  # kept alive with the entry: their ids stay theirs
+                                    plan_requests(self.plan, self.prompts, rendered, segments=segments))
+        return list(kept[2])
 
     def __iter__(self) -> Iterator[Any]:
         yield self.plan

@@ -14,6 +14,7 @@ had answered: the metrics, procedure, records and prompt digest are the sub-benc
 import math
 from dataclasses import dataclass, field, replace
 from itertools import chain
+from operator import attrgetter
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError, error_name
@@ -155,11 +156,14 @@ class MethodWork(_MethodShare):
             raise InvalidValueError(f"method {self.method.name!r}: apply() returned {len(rows)} rows for {len(kept)} "
                                     f"queries {where}; return one row per query")
         labels, carries = len(first.label_space), self.method.test_kinds[0] == LABELS
-        checked = _float_rows(rows, labels)  # the common case checked at once: what check_output keeps as it is
+        if _float_rows(rows, labels):  # the common case checked at once: what check_output keeps as it is
+            if not carries:
+                return list(map(Answer, rows))
+            return list(map(Answer, rows, map(_TEXT, kept), map(_PARSED, kept), map(_THINKING, kept)))
         out = []
         for q, (row, answer) in enumerate(zip(rows, kept)):
             try:
-                row = row if checked else check_output(row, labels, self.dataset, first.query_index + q)
+                row = check_output(row, labels, self.dataset, first.query_index + q)
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"method {self.method.name!r}: apply() {exc}") from None
             if not carries:
@@ -167,6 +171,9 @@ class MethodWork(_MethodShare):
             else:
                 out.append(Answer(row, answer.text, answer.parsed, answer.thinking))
         return out
+
+
+_TEXT, _PARSED, _THINKING = attrgetter("text"), attrgetter("parsed"), attrgetter("thinking")
 
 
 def _float_rows(rows: Sequence[Any], labels: int) -> bool:

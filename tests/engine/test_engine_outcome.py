@@ -97,3 +97,24 @@ def test_a_prompt_set_digested_again_gives_the_same_digest_and_label_spaces_stil
     assert prompt_set_digest([Request(p, flipped) for p in prompts]) == framed_digest([(flipped, prompts)]) != first
     listed = [Request(p, list(LABELS)) for p in prompts]  # a label space as a list: not a key, still digested
     assert prompt_set_digest(listed) == first
+
+
+def test_the_same_request_objects_digested_again_are_remembered_weakly():
+    import gc
+    import weakref
+
+    from StaICC.engine import outcome
+    requests = [Request(f"prompt {i}", LABELS) for i in range(40)]
+    first = prompt_set_digest(requests)
+    before = outcome._digest
+    outcome._digest = None  # a second computation would fail: the very objects are answered from memory
+    try:
+        assert prompt_set_digest(list(requests)) == first
+    finally:
+        outcome._digest = before
+    probe = weakref.ref(requests[0])
+    del requests
+    gc.collect()
+    assert probe() is None  # the memory keeps no request (and so no prompt) alive
+    again = [Request(f"prompt {i}", LABELS) for i in range(39)] + [Request("other", LABELS)]
+    assert prompt_set_digest(again) == framed_digest([(LABELS, [f"prompt {i}" for i in range(39)] + ["other"])])

@@ -257,11 +257,27 @@ def test_pmi_is_the_normalised_ratio_and_removes_each_prompts_own_bias():
 
 
 @pytest.mark.parametrize("labels, parameters, rows", [(2, 6, 7), (3, 12, 40), (6, 42, 333), (14, 210, 64), (4, 1, 50)])
-def test_the_hessians_weighted_gram_term_is_the_three_operand_sum_to_the_last_bit(labels, parameters, rows):
+def test_the_hessians_weighted_gram_term_is_the_sum_over_rows_and_labels(labels, parameters, rows):
     from StaICC.methods.calibration.labelled import _weighted_gram
     rng = np.random.default_rng(labels * 1000 + rows)
     design, q = rng.normal(size=(rows, labels, parameters)), rng.dirichlet(np.ones(labels), size=rows)
-    got = _weighted_gram(design, q)
-    assert np.array_equal(got, np.einsum("nkp,nk,nkr->pr", design, q, design))
+    got = _weighted_gram(design.reshape(rows * labels, parameters), q)
     by_loop = sum(q[n, k] * np.outer(design[n, k], design[n, k]) for n in range(rows) for k in range(labels))
     assert np.allclose(got, by_loop, rtol=1e-12, atol=1e-10)
+
+
+@pytest.mark.parametrize("labels", [2, 3, 6, 14])
+def test_lincs_structured_map_is_its_design(labels):
+    """LinC's fit reads M(p) through the shared features (p, 1): its logits, Mᵢᵀ rᵢ and Σ Mᵢᵀ diag(qᵢ) Mᵢ equal the
+    design array's, computed by sums over its entries."""
+    from StaICC.methods.calibration.labelled import design_map
+    rng = np.random.default_rng(labels)
+    p, q = rng.dirichlet(np.ones(labels), size=40), rng.dirichlet(np.ones(labels), size=40)
+    calibration = linc_calibration([f"l{i}" for i in range(labels)])
+    design = calibration.design(p)
+    structured, plain = calibration.linear_map(p), design_map(design)
+    theta = rng.normal(size=design.shape[2])
+    assert np.allclose(structured.logits(theta), np.einsum("nkp,p->nk", design, theta), rtol=1e-12, atol=1e-12)
+    assert np.allclose(structured.transposed(q), np.einsum("nkp,nk->np", design, q), rtol=1e-12, atol=1e-12)
+    assert np.allclose(structured.gram(q), np.einsum("nkp,nk,nkr->pr", design, q, design), rtol=1e-12, atol=1e-12)
+    assert np.allclose(plain.gram(q), structured.gram(q), rtol=1e-12, atol=1e-12)

@@ -16,8 +16,9 @@ of kind ``"anchors"`` gives them exactly (the forward, then a gradient per label
 
 The auxiliary prompts are the calibration queries of :mod:`.labelled` (k demonstrations and one
 query row of the calibration set each, labelled).  The objective is convex in β (a linear map
-of the logits), minimised by damped Newton steps (its Hessian by matrix products, layers ×
-heads × classes parameters); ``l2`` (default 1e-3) keeps it strictly convex when n is small.
+of the logits), minimised by the one Newton solver of :mod:`.newton` (its Hessian by matrix
+products, layers × heads × classes parameters); ``l2`` (default 1e-3) keeps it strictly convex
+when n is small.
 
 What differs from the paper, and why: the paper trains β by Adam through the re-weighted model
 and predicts with the exactly re-weighted forward; a run here asks every prompt once, before
@@ -25,25 +26,25 @@ any fit (the one runner and the cache), so the fitted β cannot change the test 
 The first-order form needs only answers at β = 0, and equals the paper's at β → 0 (a test
 checks the Jacobian against the exactly re-weighted forward).
 """
-from typing import Any, List, Sequence
+from typing import Any, List, Sequence, Tuple
 
 from ...errors import InvalidTypeError, InvalidValueError, OperationError
 from ...extras import require
 from ...validation import check, Real
 from .base import DEFAULT_CALIBRATION_NUMBER, Feedforward, PromptMaker, _call
 from .labelled import PROBABILITY_FLOOR, labelled_calibration, softmax_rows
+from .newton import NEWTON_STEPS, newton_minimize
 
 
-def _objective(offset: Any, jacobian: Any, onehot: Any, beta: Any, l2: float) -> float:
+def _objective(logits: Any, onehot: Any, beta: Any, l2: float) -> float:
     np = require("numpy", "StaICC calibrations")
-    logits = offset + jacobian @ beta
     top = logits.max(axis=1, keepdims=True)
     lse = (top + np.log(np.exp(logits - top).sum(axis=1, keepdims=True)))[:, 0]
     return float((lse - (logits * onehot).sum(axis=1)).mean() + l2 * float(beta @ beta))
 
 
-def fit_offset_softmax(offset: Any, jacobian: Any, labels: Sequence[int], l2: float, steps: int = 100) -> Any:
-    """argmin_β (1/n) Σᵢ −log softmax(oᵢ + Jᵢ β)_{yᵢ} + l2·‖β‖², by Newton steps from β = 0 with backtracking.
+def fit_offset_softmax(offset: Any, jacobian: Any, labels: Sequence[int], l2: float, steps: int = NEWTON_STEPS) -> Any:
+    """argmin_β (1/n) Σᵢ −log softmax(oᵢ + Jᵢ β)_{yᵢ} + l2·‖β‖², by :func:`~.newton.newton_minimize` from β = 0.
 
     Gradient (1/n) Σ Jᵢᵀ(qᵢ − e_{yᵢ}) + 2·l2·β; Hessian (1/n) Σ Jᵢᵀ(diag qᵢ − qᵢqᵢᵀ)Jᵢ + (2·l2 + 1e-9)·I.
     """
@@ -51,29 +52,19 @@ def fit_offset_softmax(offset: Any, jacobian: Any, labels: Sequence[int], l2: fl
     n, count, size = jacobian.shape
     onehot = np.zeros((n, count))
     onehot[np.arange(n), np.asarray(labels, dtype=np.int64)] = 1.0
-    beta = np.zeros(size)
     ridge = (2 * l2 + 1e-9) * np.eye(size)
     flat = jacobian.reshape(n * count, size)
-    current = _objective(offset, jacobian, onehot, beta, l2)
-    for _ in range(steps):
-        q = softmax_rows(offset + jacobian @ beta)
+
+    def evaluate(beta: Any) -> Tuple[float, Any]:
+        logits = offset + jacobian @ beta  # kept for the derivatives at β
+        return _objective(logits, onehot, beta, l2), logits
+
+    def derivatives(beta: Any, logits: Any) -> Tuple[Any, Any]:
+        q = softmax_rows(logits)
         gradient = flat.T @ (q - onehot).reshape(-1) / n + 2 * l2 * beta
         mq = np.einsum("nkp,nk->np", jacobian, q)
-        hessian = (flat.T @ (flat * q.reshape(-1, 1)) - mq.T @ mq) / n + ridge
-        step = np.linalg.solve(hessian, gradient)
-        rate = 1.0
-        while rate > 1e-8:
-            trial = beta - rate * step
-            value = _objective(offset, jacobian, onehot, trial, l2)
-            if value <= current - 1e-4 * rate * float(gradient @ step):
-                break
-            rate /= 2
-        else:
-            break  # no step lowers the objective: the minimum to float precision
-        beta, current = trial, value
-        if float(np.abs(rate * step).max()) < 1e-10:
-            break
-    return beta
+        return gradient, (flat.T @ (flat * q.reshape(-1, 1)) - mq.T @ mq) / n + ridge
+    return newton_minimize(evaluate, derivatives, np.zeros(size), steps)
 
 
 class anchor_reweighting(labelled_calibration):

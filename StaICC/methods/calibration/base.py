@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterator, List, Optional, Sequence
 from ...errors import InvalidTypeError, InvalidValueError
 from ...extras import require
 from ...metrics import softmax
+from ...numeric import VECTOR_ROWS, float_array, loaded_numpy, softmax_array
 from ...validation import check_int, check_label_space
 from ..vectors import sequential_l2
 
@@ -224,9 +225,14 @@ def batch_calibration(probs_list: Optional[Sequence[Sequence[Any]]] = None, batc
                                "label_space_probs)")
     probs_list = probs_list if probs_list is not None else label_space_probs
     check_int(batch_size, "batch_size", minimum=1, at=" in batch_calibration")
-    rows = [list(row.tolist() if hasattr(row, "tolist") else row) for row in probs_list]
-    if rows and any(len(row) != len(rows[0]) for row in rows):
+    rows = probs_list if type(probs_list) is list and set(map(type, probs_list)) <= {list} else \
+        [list(row.tolist() if hasattr(row, "tolist") else row) for row in probs_list]  # read, never changed
+    if len(set(map(len, rows))) > 1:
         raise InvalidValueError("batch_calibration: every prediction must have the same number of labels")
+    np = loaded_numpy()
+    values = float_array(np, rows) if np is not None and len(rows) >= VECTOR_ROWS else None
+    if values is not None:
+        return _batch_calibrated_array(np, values, batch_size).tolist()
     out: List[List[float]] = []
     for start in range(0, len(rows), batch_size):
         batch = rows[start:start + batch_size]
@@ -236,6 +242,18 @@ def batch_calibration(probs_list: Optional[Sequence[Sequence[Any]]] = None, batc
         mean = [m / len(batch) for m in mean]
         out.extend(softmax([p - m for p, m in zip(row, mean)]) for row in batch)
     return out
+
+
+def _batch_calibrated_array(np: Any, values: Any, batch_size: int) -> Any:
+    """The loop of :func:`batch_calibration` over a float array, to the last bit: each batch's column sums
+    accumulated row by row (plus 0.0: the loop's sums start at the integer 0, so a sum of zeros is +0.0),
+    divided by the batch's length, subtracted, then :func:`~StaICC.numeric.softmax_array`."""
+    centred = np.empty_like(values)
+    with np.errstate(over="ignore", invalid="ignore"):  # past the float range: inf and nan, as the loop gives them
+        for start in range(0, len(values), batch_size):
+            batch = values[start:start + batch_size]
+            centred[start:start + batch_size] = batch - (np.add.accumulate(batch, axis=0)[-1] + 0.0) / len(batch)
+        return softmax_array(np, centred)
 
 
 #: CamelCase aliases for readers who prefer class-style names

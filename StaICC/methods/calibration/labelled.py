@@ -11,21 +11,21 @@ probabilities.  Whether a calibration reads the query labels (supervised) or not
 
 :func:`fit_linear_softmax` is the one fitter of the affine calibrations (temperature, Platt,
 per-class affine, LinC): a multinomial log-likelihood whose logits are linear in the
-parameters, ``logits(x) = M(x) θ``, minimised by damped Newton steps.  The fit is
+parameters, ``logits(x) = M(x) θ``, minimised by the one Newton solver (:mod:`.newton`).  The fit is
 deterministic (a fixed start, a fixed number of steps at most), so two routes that give it the
 same answers get the same parameters to the last bit.
 """
-from typing import Any, List, Sequence
+from typing import Any, Callable, List, NamedTuple, Sequence, Tuple
 
 from ...errors import InvalidValueError, OperationError
 from ...extras import require
 from ...validation import check, Real
 from .base import DEFAULT_CALIBRATION_NUMBER, Feedforward, PromptMaker, _call, _probabilities
+from .newton import NEWTON_STEPS, newton_minimize
 from .representations import _demonstration_query_trained
 
 #: the smallest probability a logarithm is taken of (a model's 0 would be -inf)
 PROBABILITY_FLOOR = 1e-12
-NEWTON_STEPS = 100
 
 
 class labelled_calibration(_demonstration_query_trained):
@@ -92,69 +92,74 @@ def softmax_rows(logits: Any) -> Any:
 
 
 def linear_logits(design: Any, theta: Any) -> Any:
-    """``M(x) θ`` for every row: design is n × labels × parameters; the sum runs over the last axis per row."""
-    return (design * theta).sum(axis=2)
+    """``M(x) θ`` for every row: design is n × labels × parameters, one matrix-vector product over its rows."""
+    n, count, size = design.shape
+    return (design.reshape(n * count, size) @ theta).reshape(n, count)
 
 
-def _objective(logits: Any, onehot: Any, theta: Any, theta0: Any, l2: float) -> float:
-    """mean over rows of −log softmax(M θ)_y, plus l2 · ‖θ − θ₀‖² (``logits``: M θ)."""
+def _objective(logits: Any, label_of: Any, theta: Any, theta0: Any, l2: float) -> Tuple[float, Any]:
+    """(mean over rows of −log softmax(M θ)_y plus l2 · ‖θ − θ₀‖², softmax(M θ)) from ``logits`` (M θ);
+    ``label_of``: (row indexes, their labels), the true logits' positions."""
     np = require("numpy", "StaICC calibrations")
     top = logits.max(axis=1, keepdims=True)
-    lse = (top + np.log(np.exp(logits - top).sum(axis=1, keepdims=True)))[:, 0]
-    return float((lse - (logits * onehot).sum(axis=1)).mean() + l2 * ((theta - theta0) ** 2).sum())
+    exps = np.exp(logits - top)
+    sums = exps.sum(axis=1, keepdims=True)
+    lse = (top + np.log(sums))[:, 0]
+    return float((lse - logits[label_of]).mean() + l2 * ((theta - theta0) ** 2).sum()), exps / sums
 
 
-def _weighted_gram(design: Any, q: Any) -> Any:
-    """Σ over rows and labels of M[n,k,p] · q[n,k] · M[n,k,r], the Hessian's first term.
+def _weighted_gram(flat: Any, q: Any) -> Any:
+    """Σ over rows and labels of M[n,k,p] · q[n,k] · M[n,k,r], the Hessian's first term (``flat``: M as
+    (n · labels) × parameters), as one matrix product (BLAS) over the weighted rows."""
+    return flat.T @ (flat * q.reshape(-1, 1))
 
-    With more than one parameter, the two-operand form over (M·q) forms each term as the three-operand
-    form does and sums them in the same order: the same array to the last bit, three to four times
-    faster (LinC's fit spends most of its time here).  One parameter (temperature) keeps the
-    three-operand form: there NumPy sums the two-operand form in another order.
-    """
+
+class LinearMap(NamedTuple):
+    """The logits M θ of an affine calibration, as the fit reads them: ``logits(θ)`` (n × labels),
+    ``transposed(r)`` (Mᵢᵀ rᵢ for every row: n × parameters) and ``gram(q)`` (Σᵢ Mᵢᵀ diag(qᵢ) Mᵢ)."""
+
+    logits: Callable[[Any], Any]
+    transposed: Callable[[Any], Any]
+    gram: Callable[[Any], Any]
+
+
+def design_map(design: Any) -> LinearMap:
+    """The :class:`LinearMap` of a design array M (n × labels × parameters), its sums as matrix products."""
     np = require("numpy", "StaICC calibrations")
-    if design.shape[2] == 1:
-        return np.einsum("nkp,nk,nkr->pr", design, q, design)
-    return np.einsum("nkp,nkr->pr", design * q[:, :, None], design)
+    n, count, size = design.shape
+    flat = design.reshape(n * count, size)
+    return LinearMap(lambda theta: (flat @ theta).reshape(n, count),
+                     lambda rows: np.matmul(rows[:, None, :], design)[:, 0, :],
+                     lambda q: _weighted_gram(flat, q))
 
 
 def fit_linear_softmax(design: Any, labels: Sequence[int], theta0: Any, l2: float,
                        steps: int = NEWTON_STEPS) -> Any:
-    """argmin_θ  (1/n) Σᵢ −log softmax(Mᵢ θ)_{yᵢ} + l2·‖θ − θ₀‖², by Newton steps from θ₀ with backtracking.
+    """argmin_θ  (1/n) Σᵢ −log softmax(Mᵢ θ)_{yᵢ} + l2·‖θ − θ₀‖², by :func:`~.newton.newton_minimize` from θ₀.
 
-    The gradient is (1/n) Σ Mᵢᵀ(qᵢ − e_{yᵢ}) + 2·l2·(θ − θ₀) and the Hessian
+    ``design``: M (n × labels × parameters), or the :class:`LinearMap` of a map with structure of its
+    own (LinC).  The gradient is (1/n) Σ Mᵢᵀ(qᵢ − e_{yᵢ}) + 2·l2·(θ − θ₀) and the Hessian
     (1/n) Σ Mᵢᵀ(diag qᵢ − qᵢqᵢᵀ)Mᵢ + 2·l2·I (plus 1e-9·I, so that a parameter the data leave free,
-    such as LinC's shift of every logit, stays where it starts).  The objective is convex; the
-    steps stop when a step moves no parameter by more than 1e-10.
+    such as LinC's shift of every logit, stays where it starts).  The objective is convex.
     """
     np = require("numpy", "StaICC calibrations")
-    n, count, size = design.shape
+    linear = design if isinstance(design, LinearMap) else design_map(design)
+    theta0 = np.array(theta0, dtype=np.float64)
+    n, count = linear.logits(theta0).shape
+    label_of = (np.arange(n), np.asarray(labels, dtype=np.int64))
     onehot = np.zeros((n, count))
-    onehot[np.arange(n), np.asarray(labels, dtype=np.int64)] = 1.0
-    theta = np.array(theta0, dtype=np.float64)
-    ridge = (2 * l2 + 1e-9) * np.eye(size)
-    logits = linear_logits(design, theta)  # M θ of the current θ: the accepted trial's, computed once
-    current = _objective(logits, onehot, theta, theta0, l2)
-    for _ in range(steps):
-        q = softmax_rows(logits)
-        gradient = np.einsum("nkp,nk->p", design, q - onehot) / n + 2 * l2 * (theta - theta0)
-        mq = np.einsum("nkp,nk->np", design, q)
-        hessian = (_weighted_gram(design, q) - mq.T @ mq) / n + ridge
-        step = np.linalg.solve(hessian, gradient)
-        rate = 1.0
-        while rate > 1e-8:
-            trial = theta - rate * step
-            trial_logits = linear_logits(design, trial)
-            value = _objective(trial_logits, onehot, trial, theta0, l2)
-            if value <= current - 1e-4 * rate * float(gradient @ step):
-                break
-            rate /= 2
-        else:
-            break  # no step lowers the objective: the minimum to float precision
-        theta, current, logits = trial, value, trial_logits
-        if float(np.abs(rate * step).max()) < 1e-10:
-            break
-    return theta
+    onehot[label_of] = 1.0
+    ridge = (2 * l2 + 1e-9) * np.eye(len(theta0))
+    truth = linear.transposed(onehot).sum(axis=0)  # Σ Mᵢᵀ e_{yᵢ}
+
+    def evaluate(theta: Any) -> Tuple[float, Any]:
+        return _objective(linear.logits(theta), label_of, theta, theta0, l2)  # q kept for the derivatives
+
+    def derivatives(theta: Any, q: Any) -> Tuple[Any, Any]:
+        mq = linear.transposed(q)
+        gradient = (mq.sum(axis=0) - truth) / n + 2 * l2 * (theta - theta0)
+        return gradient, (linear.gram(q) - mq.T @ mq) / n + ridge
+    return newton_minimize(evaluate, derivatives, theta0.copy(), steps)
 
 
 class affine_calibration(labelled_calibration):
@@ -176,9 +181,13 @@ class affine_calibration(labelled_calibration):
     def start(self) -> Any:
         raise NotImplementedError
 
+    def linear_map(self, probabilities: Any) -> Any:
+        """What the fit reads of M(p): the design itself, or a :class:`LinearMap` that uses its structure."""
+        return self.design(probabilities)
+
     def fit(self, probabilities: Sequence[Sequence[float]], labels: Sequence[int]) -> None:
         matrix = as_matrix(probabilities, len(self.label_space), type(self).__name__)
-        self.theta = fit_linear_softmax(self.design(matrix), labels, self.start(), self.l2)
+        self.theta = fit_linear_softmax(self.linear_map(matrix), labels, self.start(), self.l2)
         self.trained = True
 
     def transform(self, probabilities: Any) -> Any:

@@ -11,7 +11,7 @@ the parameters a probability vector cannot identify where they start).
 from typing import Any
 
 from ...extras import require
-from .labelled import affine_calibration
+from .labelled import LinearMap, affine_calibration
 
 
 class linc_calibration(affine_calibration):
@@ -30,3 +30,26 @@ class linc_calibration(affine_calibration):
         np = require("numpy", "StaICC calibrations")
         count = len(self.label_space)
         return np.concatenate([np.eye(count).ravel(), np.zeros(count)])
+
+    def linear_map(self, probabilities: Any) -> LinearMap:
+        """M(p) through the features x = (p, 1) every logit shares: logit y is W_y · x with W_y = (row y of A, b_y),
+        so Mᵢᵀ rᵢ is rᵢ ⊗ xᵢ and Σᵢ Mᵢᵀ diag(qᵢ) Mᵢ is block-diagonal (block y: Σᵢ qᵢ_y xᵢ xᵢᵀ): K (K + 1)²
+        products per row where the design's (K² + K)² · K (the fit's cost for ten labels and more)."""
+        np = require("numpy", "StaICC calibrations")
+        n, count = probabilities.shape
+        width = count + 1
+        features = np.hstack([probabilities, np.ones((n, 1))])
+        label, feature = np.divmod(np.arange(count * width), width)
+        order = np.where(feature < count, label * count + feature, count * count + label)  # (y, a) -> θ's index
+        to_theta = np.argsort(order)
+
+        def transposed(rows: Any) -> Any:
+            return (rows[:, :, None] * features[:, None, :]).reshape(n, count * width)[:, to_theta]
+
+        def gram(q: Any) -> Any:
+            blocks = np.matmul((q[:, :, None] * features[:, None, :]).transpose(1, 2, 0), features)
+            full = np.zeros((count * width, count * width))
+            for y in range(count):
+                full[y * width:(y + 1) * width, y * width:(y + 1) * width] = blocks[y]
+            return full[np.ix_(to_theta, to_theta)]
+        return LinearMap(lambda theta: features @ theta[order].reshape(count, width).T, transposed, gram)

@@ -22,15 +22,20 @@ DEFAULT_ITERATIONS = 1000
 
 
 def adapted_bias(log_p: Any, prior: Any, iterations: int = DEFAULT_ITERATIONS) -> Any:
-    """β with mean_i softmax(log pᵢ + β) = π (the fixed point above)."""
+    """β with mean_i softmax(log pᵢ + β) = π (the fixed point above).
+
+    Iterated on w = exp(β): softmax(log pᵢ + β) = pᵢ ⊙ w / (pᵢ · w), so each step is two matrix-vector
+    products, w ← w ⊙ π / (w ⊙ mean_i pᵢ / (pᵢ · w)), and its log is the step of β.
+    """
     np = require("numpy", "StaICC calibrations")
-    beta = np.zeros(log_p.shape[1])
-    target = np.log(prior)
+    p = np.exp(log_p)  # the floored probabilities
+    weights = np.ones(log_p.shape[1])
     for _ in range(iterations):
-        step = target - np.log(softmax_rows(log_p + beta).mean(axis=0))
-        beta = beta + step
-        if float(np.abs(step).max()) < 1e-12:
+        ratio = prior / (weights * (p.T @ (1.0 / (p @ weights))) / len(p))
+        weights = weights * ratio
+        if float(np.abs(np.log(ratio)).max()) < 1e-12:
             break
+    beta = np.log(weights)
     return beta - beta[0]  # only differences between labels matter
 
 

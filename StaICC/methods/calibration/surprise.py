@@ -84,7 +84,7 @@ class surprise_calibration:
         for decay in self.decays:
             design = _design(self.histories(contexts, decay), count)
             theta = fit_offset_softmax(offset, design, labels, self.l2)
-            value = _objective(offset, design, onehot, theta, self.l2)
+            value = _objective(offset + design @ theta, onehot, theta, self.l2)
             if best is None or value < best[0]:
                 best = (value, decay, theta)
         _value, self.decay, self.theta = best  # type: ignore[misc]

@@ -1,0 +1,81 @@
+"""The rows computed at once with NumPy (softmax, the exact-sum check, batch calibration) are the per-row loop's bits.
+
+Each case runs the same rows through both paths (NumPy loaded, and ``loaded_numpy`` made to say it
+is not) and compares every value's bits (the sign of a zero too) and every argmax label.
+"""
+import math
+import random
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+import StaICC.methods.calibration.base as calibration_base  # noqa: E402
+import StaICC.numeric as numeric  # noqa: E402
+from StaICC.numeric import CHECK, SOFTMAX, PredictionRows, normalized_labels, softmax_unless_probabilities  # noqa: E402
+
+SPECIAL = [0.0, -0.0, 1.0, 0.5, 1e-300, 5e-324, -1e308, 1e308, 0.1, 0.2, 0.7]
+
+
+def _bits(rows):
+    return [[(v == v, v if v == v else 0.0, math.copysign(1.0, v)) for v in row] for row in rows]
+
+
+def _cases(seed: int, count: int):
+    rng = random.Random(seed)
+    for number in range(count):
+        n, k = rng.randint(numeric.VECTOR_ROWS, 90), rng.randint(1, 10)
+        kind = number % 5
+        if kind == 0:  # probabilities from a float softmax: some rows sum to exactly 1, some do not
+            rows = [list(map(float, np.random.default_rng(number).dirichlet([0.5] * k))) for _ in range(n)]
+        elif kind == 1:  # logits
+            rows = [[rng.gauss(0, 20) for _ in range(k)] for _ in range(n)]
+        elif kind == 2:  # zeros of both signs, extremes, subnormals: overflowing differences included
+            rows = [[rng.choice(SPECIAL) for _ in range(k)] for _ in range(n)]
+        elif kind == 3:  # one-hot float rows: every row passes the check
+            rows = [[1.0 if c == rng.randrange(k) else 0.0 for c in range(k)] for _ in range(n)]
+        else:  # ties everywhere: the first maximum is the label
+            rows = [[rng.choice([0.25, 0.5]) for _ in range(k)] for _ in range(n)]
+        yield rows
+
+
+def _without_numpy(monkeypatch, function, *args):
+    with monkeypatch.context() as patched:
+        patched.setattr(numeric, "loaded_numpy", lambda: None)
+        patched.setattr(calibration_base, "loaded_numpy", lambda: None)
+        return function(*args)
+
+
+@pytest.mark.parametrize("rule", [CHECK, SOFTMAX])
+def test_the_rule_and_labels_at_once_are_the_loops_bits(monkeypatch, rule):
+    assert numeric.loaded_numpy() is np
+    for rows in _cases(7, 300):
+        fast, slow = PredictionRows(rows, rule), PredictionRows(rows, rule)
+        fast_rows, fast_labels = softmax_unless_probabilities(fast), normalized_labels(fast)
+        slow_rows = _without_numpy(monkeypatch, softmax_unless_probabilities, slow)
+        slow_labels = _without_numpy(monkeypatch, normalized_labels, slow)
+        assert (fast_rows is fast) == (slow_rows is slow)  # the same branch of the exact-sum rule
+        assert _bits(fast_rows) == _bits(slow_rows)
+        assert fast_labels == slow_labels == [row.index(max(row)) for row in slow_rows]
+
+
+def test_the_softmax_at_once_meets_the_per_row_softmax_on_plain_lists(monkeypatch):
+    for rows in _cases(8, 100):
+        assert _bits(softmax_unless_probabilities(rows)) == _bits(
+            _without_numpy(monkeypatch, softmax_unless_probabilities, rows))
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 16, 128])
+def test_batch_calibration_at_once_is_the_loops_bits(monkeypatch, batch_size):
+    for rows in _cases(9, 120):
+        fast = calibration_base.batch_calibration(rows, batch_size)
+        slow = _without_numpy(monkeypatch, calibration_base.batch_calibration, rows, batch_size)
+        assert _bits(fast) == _bits(slow)
+
+
+def test_rows_the_array_cannot_hold_keep_the_loop():
+    assert numeric.float_array(np, [[1, 0]] * 20) is None  # ints: Python's int arithmetic
+    assert numeric.float_array(np, [[0.5, 0.5]] * 19 + [[1.0]]) is None  # ragged
+    assert numeric.float_array(np, [[0.5, float("nan")]] * 20) is None  # not finite
+    assert numeric.float_array(np, [(0.5, 0.5)] * 20) is None  # not lists
+    assert numeric.float_array(np, [[0.5, 0.5]] * 20).shape == (20, 2)
