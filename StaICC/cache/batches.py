@@ -44,7 +44,7 @@ import sqlite3
 import sys
 from array import array
 from operator import attrgetter, methodcaller
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidTypeError
 from ..requests import ANSWER_SETTERS, LABELS, Answer, Request, label_answer
@@ -136,15 +136,23 @@ def batch_digests(fingerprint: str, requests: Sequence[Request]) -> BatchDigests
             texts.append(request.kind)
             shape.append(len(request.label_space))
         head = b"G" + _counted(shape)
+    try:
+        both = _blake2b(head, map(str.encode, texts))
+    except UnicodeEncodeError:  # a lone surrogate: its bytes as "surrogatepass" writes them (the same elsewhere)
+        both = _blake2b(head, map(_UTF8, texts))
+    return both[:KEY_SIZE], both[KEY_SIZE:]
+
+
+def _blake2b(head: bytes, encoded: Iterator[bytes]) -> bytes:
+    """The BLAKE2b of ``head``, the ``encoded`` texts one after the other, and their lengths (:func:`_counted`)."""
     digest = hashlib.blake2b(head, digest_size=DIGEST_SIZE)
     update, lengths = digest.update, []
     length = lengths.append
-    for data in map(_UTF8, texts):
+    for data in encoded:
         update(data)
         length(len(data))
     update(_counted(lengths))
-    both = digest.digest()
-    return both[:KEY_SIZE], both[KEY_SIZE:]
+    return digest.digest()
 
 
 def _counted(numbers: List[int]) -> bytes:
@@ -197,7 +205,7 @@ def decode_batch(fingerprint: str, digests: BatchDigests, requests: Sequence[Req
         indexes.frombytes(value)
         if _SWAP:
             indexes.byteswap()
-        if not all(map(int.__lt__, indexes, counts)):
+        if max(indexes) >= min(counts) and not all(map(int.__lt__, indexes, counts)):  # (the first: in C)
             return None
         shared = [label_answer(index) for index in range(max(counts))]  # one Answer per label index
         return list(map(shared.__getitem__, indexes))

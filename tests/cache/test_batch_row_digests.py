@@ -65,7 +65,7 @@ def counted(numbers):
 def content(fingerprint, batch):
     """The documented bytes of a batch of one label space and kind: head, texts' UTF-8, their UTF-8 lengths."""
     texts = [fingerprint, batch[0].kind, *LABELS, *(r.prompt for r in batch)]
-    encoded = [t.encode("utf-8") for t in texts]
+    encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
     head = b"S" + struct.pack("<qq", len(LABELS), len(batch))
     return head + b"".join(encoded) + counted([len(e) for e in encoded])
 
@@ -82,6 +82,12 @@ def test_a_batchs_key_and_check_are_the_two_parts_of_one_blake2b_320_of_its_cont
     whole = hashlib.blake2b(content("fp", batch), digest_size=40).digest()
     assert batch_digests("fp", batch) == (whole[:32], whole[32:])
     assert hashlib.blake2b(content("fp", batch), digest_size=32).digest() != whole[:32]  # no truncation of another
+
+
+def test_a_lone_surrogate_is_hashed_as_its_surrogatepass_bytes():
+    batch = requests_for(19, "a") + [Request("lone \ud800 surrogate", LABELS)]
+    whole = hashlib.blake2b(content("fp", batch), digest_size=40).digest()
+    assert batch_digests("fp", batch) == (whole[:32], whole[32:])
 
 
 def test_every_batch_row_holds_the_check_of_its_batch(tmp_path):
