@@ -18,6 +18,7 @@ from ..errors import InvalidValueError, MissingFileError, RunFormatError, error_
 from .eee_export import EXPORT_FORMAT
 from .eee_instances import TEXT_FIELDS
 from .exchange import place
+from .jsonl import LineTooLong, bounded_lines
 
 #: the largest aggregate file read (a full suite's is well under 1 MB) and the longest instance line
 MAX_AGGREGATE_BYTES = 64 << 20
@@ -156,18 +157,29 @@ def _records(path: str, limit: Optional[int]) -> Iterator[Tuple[str, Dict[str, A
                              "with STAICC_MAX_SAMPLES_BYTES if the file is genuine")
     longest = max(MAX_LINE_BYTES, size)  # a line is bounded by its file, itself bounded: what StaICC writes reads back
     with open(path, "rb") as fh:
-        for number, raw in enumerate(iter(lambda: fh.readline(longest + 1), b""), 1):
+        for number, line, error in bounded_lines(fh, longest, skip_long=False):
             where = f"{path}, line {number}"
-            if len(raw) > longest:
+            if isinstance(error, LineTooLong):
                 raise RunFormatError(f"{where}: is longer than {longest} bytes")
-            if raw.strip():
-                yield where, record_of(raw, where)
+            if error is not None:
+                raise _not_a_record(where, error)
+            if line.strip(_BLANK):
+                yield where, record_of(line, where)
 
 
-def record_of(raw: bytes, where: str) -> Dict[str, Any]:
+#: what a blank line holds (ASCII whitespace only: any other character makes a line to be read)
+_BLANK = " \t\n\r\x0b\x0c"
+
+
+def _not_a_record(where: str, exc: BaseException) -> RunFormatError:
+    return RunFormatError(f"{where}: not an instance record written by `staicc export` "
+                          f"({error_name(exc)}: {str(exc)[:200]})")
+
+
+def record_of(line: str, where: str) -> Dict[str, Any]:
     """The StaICC record an instance line was written from."""
     try:
-        instance = json.loads(raw.decode("utf-8"))
+        instance = json.loads(line)
         metadata = instance["metadata"]
         record = {name: text if name in TEXT_FIELDS else json.loads(text) for name, text in metadata.items()
                   if name not in ("generated", "prompt_logged", "prompt")}
@@ -181,6 +193,5 @@ def record_of(raw: bytes, where: str) -> Dict[str, Any]:
         elif json.loads(metadata.get("prompt_logged", "false")):
             record["prompt"] = instance["input"]["raw"]
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as exc:
-        raise RunFormatError(f"{where}: not an instance record written by `staicc export` "
-                             f"({error_name(exc)}: {str(exc)[:200]})") from None
+        raise _not_a_record(where, exc) from None
     return record

@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from ..errors import InvalidValueError, MissingFileError, RunFormatError
 from ..validation import is_real
+from .jsonl import LineTooLong, bounded_lines
 from .rundir import RESULTS_FILE, RESULTS_FORMAT
 from .parts import Part
 
@@ -184,19 +185,13 @@ def _lines(samples_path: str, limit: int):
                                   "with STAICC_MAX_SAMPLES_BYTES if the file is genuine")
     longest = max(MAX_LINE_BYTES, size)  # a line is bounded by its file: a long answer StaICC wrote reads back
     with open(samples_path, "rb") as fh:
-        number = 0
-        while True:
-            raw = fh.readline(longest + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > longest:
+        for number, line, error in bounded_lines(fh, longest, skip_long=False):
+            if isinstance(error, LineTooLong):
                 raise _fail(f"{samples_path}, line {number}", f"is longer than {longest} bytes; a record "
                                                               "is one JSON object")
-            try:
-                yield number, raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise _fail(f"{samples_path}, line {number}", f"not UTF-8 text ({exc.reason})") from None
+            if isinstance(error, UnicodeDecodeError):
+                raise _fail(f"{samples_path}, line {number}", f"not UTF-8 text ({error.reason})") from None
+            yield number, line
 
 
 def _read_records(samples_path: str, parts: Dict[str, Part], limit: int = MAX_SAMPLES_BYTES) -> None:

@@ -25,11 +25,11 @@ from typing import IO, Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from ..errors import InvalidValueError
 from ..backends.http import object_pairs
 from ..requests import Answer, Request
+from ..results.jsonl import LineTooLong, bounded_lines
 from .batch_api import Entry, export_entries, export_tag
 
 #: the longest result line read (an echo answer for a prompt of 10,000 tokens is about 1 MB)
 MAX_LINE_BYTES = 16 << 20
-_SKIP_CHUNK = 1 << 20
 # a dated snapshot of a model: gpt-4o-mini-2024-07-18, gpt-4-0613
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})")
 
@@ -47,24 +47,14 @@ class ImportReport:
 
 def result_lines(handle: IO[bytes], max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[Tuple[int, Any, Optional[str]]]:
     """(line number, text or None, error or None) of a binary file; an over-long line is skipped unread."""
-    number = 0
-    while True:
-        raw = handle.readline(max_line_bytes + 1)
-        if not raw:
-            return
-        number += 1
-        if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
-            while True:
-                rest = handle.readline(_SKIP_CHUNK)
-                if not rest or rest.endswith(b"\n"):
-                    break
+    for number, text, error in bounded_lines(handle, max_line_bytes, skip_long=True):
+        if isinstance(error, LineTooLong):
             yield number, None, (f"the line is longer than {max_line_bytes} bytes; a Batch result line is one "
                                  "answer (skipped unread)")
-            continue
-        try:
-            yield number, raw.decode("utf-8"), None
-        except UnicodeDecodeError as exc:
-            yield number, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+        elif isinstance(error, UnicodeDecodeError):
+            yield number, None, f"not UTF-8 text ({error.reason} at byte {error.start})"
+        else:
+            yield number, text, None
 
 
 def result_body(text: str) -> Tuple[str, Dict[str, Any]]:

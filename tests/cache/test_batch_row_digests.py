@@ -1,16 +1,28 @@
-"""A batch row's second digest: like an entry, a row holds a BLAKE2b-64 of its batch's content beside its
-SHA-256 key, so a row stored under a colliding key, or with a damaged check, never answers (real SQLite files)."""
+"""A batch row's second digest: like an entry, a row holds a check of its batch's content beside its key (the
+two parts of one BLAKE2b-320), so a row stored under a colliding key, or with a damaged check, never answers; rows
+keyed the earlier way (SHA-256 key, BLAKE2b-64 check) never answer and are dropped once (real SQLite files)."""
 import hashlib
 import sqlite3
+import struct
 
 from StaICC.backends import FunctionBackend
 from StaICC.cache import PredictionCache
-from StaICC.cache.batches import BATCHES_TABLE, batch_crc, batch_digests
+from StaICC.cache.batches import batch_crc, batch_digests
 from StaICC.engine.scoring import score_requests
 from StaICC.requests import Request
 
 LABELS = ("no", "maybe", "yes")
 MODEL = "digest-model"
+#: the batch table as StaICC made it before batch rows had a second digest
+FIRST_TABLE = """CREATE TABLE IF NOT EXISTS batches (
+    model     INTEGER NOT NULL,
+    batch_key BLOB NOT NULL,
+    size      INTEGER NOT NULL,
+    form      INTEGER NOT NULL,
+    value     BLOB NOT NULL,
+    crc       INTEGER NOT NULL,
+    PRIMARY KEY (model, batch_key)
+) WITHOUT ROWID"""
 
 
 def requests_for(count, tag):
@@ -46,7 +58,39 @@ def fingerprint_of(path):
     return found
 
 
-def test_every_batch_row_holds_the_blake2b_of_its_batch(tmp_path):
+def counted(numbers):
+    return struct.pack(f"<q{len(numbers)}q", len(numbers), *numbers)
+
+
+def content(fingerprint, batch):
+    """The documented bytes of a batch of one label space and kind: head, texts' UTF-8, their UTF-8 lengths."""
+    texts = [fingerprint, batch[0].kind, *LABELS, *(r.prompt for r in batch)]
+    encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+    head = b"S" + struct.pack("<qq", len(LABELS), len(batch))
+    return head + b"".join(encoded) + counted([len(e) for e in encoded])
+
+
+def earlier_digests(fingerprint, batch):
+    """A row's (key, check) as StaICC computed them before: SHA-256 and BLAKE2b-64 of the lengths, then the texts."""
+    texts = [t.encode("utf-8") for t in [fingerprint, batch[0].kind, *LABELS, *(r.prompt for r in batch)]]
+    data = b"S" + struct.pack("<qq", len(LABELS), len(batch)) + counted([len(t) for t in texts]) + b"".join(texts)
+    return hashlib.sha256(data).digest(), hashlib.blake2b(data, digest_size=8).digest()
+
+
+def test_a_batchs_key_and_check_are_the_two_parts_of_one_blake2b_320_of_its_content():
+    batch = requests_for(20, "a")
+    whole = hashlib.blake2b(content("fp", batch), digest_size=40).digest()
+    assert batch_digests("fp", batch) == (whole[:32], whole[32:])
+    assert hashlib.blake2b(content("fp", batch), digest_size=32).digest() != whole[:32]  # no truncation of another
+
+
+def test_a_lone_surrogate_is_hashed_as_its_surrogatepass_bytes():
+    batch = requests_for(19, "a") + [Request("lone \ud800 surrogate", LABELS)]
+    whole = hashlib.blake2b(content("fp", batch), digest_size=40).digest()
+    assert batch_digests("fp", batch) == (whole[:32], whole[32:])
+
+
+def test_every_batch_row_holds_the_check_of_its_batch(tmp_path):
     path = tmp_path / "c.sqlite"
     first, second = requests_for(20, "a"), requests_for(20, "b")
     with PredictionCache(path) as cache:
@@ -109,9 +153,7 @@ def test_a_batch_table_without_the_second_digest_is_rebuilt_and_entries_are_kept
         answers, _ = run(batch, cache)
     with sqlite3.connect(path) as connection:
         connection.execute("DROP TABLE batches")
-        connection.execute(BATCHES_TABLE.replace(
-            "    check_key BLOB NOT NULL,      -- BLAKE2b-64 of the same content as batch_key: differs only on a "
-            "SHA-256 collision\n", ""))
+        connection.execute(FIRST_TABLE)
         assert "check_key" not in {r[1] for r in connection.execute("PRAGMA table_info(batches)")}
         connection.execute("INSERT INTO batches VALUES (1, ?, 20, 0, ?, 0)", (b"x" * 32, b"\0" * 80))
     connection.close()
@@ -119,3 +161,42 @@ def test_a_batch_table_without_the_second_digest_is_rebuilt_and_entries_are_kept
         assert cache.stats()["entries"] == 20
         assert run(batch, cache) == (answers, 0)
     assert [r[0] for r in rows(path)] == [batch_digests(fingerprint_of(path), batch)[0]]
+
+
+def write_earlier_row(path, batch, value, marker):
+    """A row as the StaICC before this one wrote it (SHA-256 key, BLAKE2b-64 check, well-formed CRC), holding
+    ``value``; the ``meta`` row naming the keys deleted first unless ``marker``."""
+    fingerprint = fingerprint_of(path)
+    key, check = earlier_digests(fingerprint, batch)
+    with sqlite3.connect(path) as connection:
+        if not marker:
+            connection.execute("DELETE FROM meta WHERE name = 'batch_keys'")
+        connection.execute("INSERT INTO batches VALUES (1, ?, ?, 0, ?, ?, ?)",
+                           (key, len(batch), value, batch_crc(fingerprint, key, len(batch), 0, value), check))
+    connection.close()
+    return key
+
+
+def test_rows_keyed_the_earlier_way_never_answer_and_are_dropped_once(tmp_path):
+    """Rows of the earlier keys holding wrong answers: before the file names the keys, they are dropped on the
+    first batch lookup; a row an earlier StaICC writes afterwards stays and is never read."""
+    path = tmp_path / "c.sqlite"
+    batch = requests_for(20, "a")
+    with PredictionCache(path) as cache:
+        answers, _ = run(batch, cache)
+    new_key = rows(path)[0][0]
+    wrong = struct.pack("<20I", *[(a + 1) % len(LABELS) for a in answers])
+    with sqlite3.connect(path) as connection:
+        connection.execute("DELETE FROM batches")
+    connection.close()
+    write_earlier_row(path, batch, wrong, marker=False)
+    with PredictionCache(path) as cache:
+        assert run(batch, cache) == (answers, 0)
+    assert [r[0] for r in rows(path)] == [new_key]
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("SELECT value FROM meta WHERE name = 'batch_keys'").fetchone() == ("blake2b-320",)
+    connection.close()
+    old_key = write_earlier_row(path, batch, wrong, marker=True)
+    with PredictionCache(path) as cache:
+        assert run(batch, cache) == (answers, 0)
+    assert sorted(r[0] for r in rows(path)) == sorted([new_key, old_key])
