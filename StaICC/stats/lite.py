@@ -32,6 +32,7 @@ from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 from ..errors import InvalidValueError
 from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
+from .lite_branches import hulled, item_flags, other_branch, undecided
 from .lite_debiased import bias_of
 from .lite_exact import exact_interval
 from .resolution import noise_floor, resolved
@@ -184,11 +185,16 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
     plan = design(table, population)
     if is_census(table, population):
         return census_values(statistic, resamples)
-    point = weighted_values(statistic, [plan.weights])
     rows = _resample_weights(plan, resamples, seed, ("lite", table.benchmark, table.dataset))
-    spread = weighted_values(statistic, rows)
-    return finished(table.benchmark, {n: v[0] for n, v in point.items()}, spread, plan.freedom, level,
-                    lambda name: exact_interval(table, population, name, level))
+
+    def on(branch: Statistic) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
+        point = weighted_values(branch, [plan.weights])
+        return finished(table.benchmark, {n: v[0] for n, v in point.items()}, weighted_values(branch, rows),
+                        plan.freedom, level, lambda name: exact_interval(table, population, name, level))
+    found = on(statistic)
+    if undecided(item_flags(statistic), range(len(table))):  # the full run's entropy branch is a last-bit accident
+        found = hulled(found, lambda: on(other_branch(statistic)))
+    return found
 
 
 def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]], freedom: int, level: float,
