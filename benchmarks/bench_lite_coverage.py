@@ -351,7 +351,8 @@ def main() -> None:
     parser.add_argument("--hf-datasets", default="rotten_tomatoes,TREC", help="datasets the tiny HF model runs on")
     parser.add_argument("--jobs", type=int, default=2, help="processes (default: 2)")
     parser.add_argument("--output", help="also write the table to this file")
-    parser.add_argument("--fractions", default=",".join(map(str, FRACTIONS)), help="the fractions studied")
+    parser.add_argument("--fractions", default=",".join(map(str, FRACTIONS)),
+                        help="the fractions studied (empty: none, e.g. with --until alone)")
     parser.add_argument("--no-proxy", action="store_true", help="only the plain estimates (no proxy-assisted ones)")
     parser.add_argument("--until", action="store_true",
                         help=f"also the coverage of --lite-until {lite_until_coverage.HALFWIDTH} from "
@@ -378,7 +379,7 @@ def study(args: Any, models: List[str]) -> str:
     made = time.perf_counter() - started
     first = args.seeds // 2 + args.seeds % 2
     jobs = [(m, paths[m], first if half == 0 else args.seeds - first, args.resamples, 0 if half == 0 else first,
-             proxy, not args.no_proxy, tuple(float(f) for f in args.fractions.split(",")), args.until)
+             proxy, not args.no_proxy, tuple(float(f) for f in args.fractions.split(",") if f), args.until)
             for m in models for half in (0, 1)]
     found: Results = defaultdict(list)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
