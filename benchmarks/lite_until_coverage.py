@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Any, Dict, List, Tuple
 
 #: the target half-width the study stops at
-HALFWIDTH = 0.1
+HALFWIDTH = 0.2
 #: the first look's fraction
 START = 0.0625
 

@@ -27,7 +27,7 @@ from ..standard import ECE_BINS
 from .items import is_consistency
 from .lite import Population, _resample_weights, design, estimate_statistic, finished
 from .lite_branches import hulled, item_flags, on_branch, other_branch, undecided
-from .lite_exact import EXACT_METRICS, exact_of_items, item_values, unscaled
+from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_values, unscaled
 from .lite_proxy import Proxy, TunedEstimator, power_tuned
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
@@ -151,8 +151,10 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], population:
     weights = _embedded(np, plans, len(table))
     values = [weighted_values(s, weights) for s in evaluated]
     exact_metrics = {m for b, m in EXACT_METRICS if b == table.benchmark}
+    always = {m for b, m in ALWAYS_EXACT if b == table.benchmark}
     for k, ((j, positions), (_, plan, _)) in enumerate(zip(chunk, plans)):
-        exact = _exact(exact_items, exact_metrics, [table.labels[i] for i in positions], positions, population, level)
+        exact = _exact(exact_items, exact_metrics, always, [table.labels[i] for i in positions], positions,
+                       population, level)
         target = _split(values[0], k, resamples + 1)
         out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact),
                   [power_tuned(table.benchmark, target, _split(helped, k, resamples + 1), truth, plan.freedom, level,
@@ -177,7 +179,7 @@ def _hull_undecided(statistic: Statistic, flags: Any, chunk: List[Tuple[int, Lis
         out[j] = (hulled(plain, lambda o=other: o), [hulled(t, lambda o=other: o) for t in tuned])
 
 
-def _exact(exact_items: Optional[Tuple[List[float], float]], metrics: Any, labels: List[Hashable],
+def _exact(exact_items: Optional[Tuple[List[float], float]], metrics: Any, always: Any, labels: List[Hashable],
            positions: Sequence[int], population: Population, level: float) -> Any:
     """:func:`~StaICC.stats.lite_exact.exact_interval` of the subset, from the full table's item values."""
     if exact_items is None:
@@ -185,7 +187,8 @@ def _exact(exact_items: Optional[Tuple[List[float], float]], metrics: Any, label
     values, least = [exact_items[0][i] for i in positions], exact_items[1]
 
     def exact(name: str) -> Optional[Tuple[float, float]]:
-        found = exact_of_items(values, labels, dict(population.strata), level) if name in metrics else None
+        found = exact_of_items(values, labels, dict(population.strata), level,
+                               name in always) if name in metrics else None
         return found and unscaled(found, least)
     return exact
 

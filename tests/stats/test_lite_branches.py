@@ -123,3 +123,13 @@ def test_a_consistency_on_small_strata_gets_the_korn_graubard_interval_of_its_re
                                              level=0.95)["consistency"]
     assert value == pytest.approx(1.0, abs=1e-12) and high == pytest.approx(1.0, abs=1e-12)
     assert low == pytest.approx(a + (1 - a) * 0.025 ** (1 / len(labels)), abs=1e-9)
+
+
+def test_a_consistency_gets_the_exact_interval_on_large_strata_too():
+    labels = [0] * 12 + [1] * 12  # no small label: accuracy would get the bootstrap's interval here
+    table = ItemTable("Template_sens", "toy", _records(lambda p, k, t: [0.9, 0.1], labels, passes=9))
+    value, low, high, _ = estimate_statistic(Statistic("Template_sens", table, ["consistency"]),
+                                             Population(((0, 50), (1, 50))), resamples=200, seed=1,
+                                             level=0.95)["consistency"]
+    a = 5 / 9
+    assert low == pytest.approx(a + (1 - a) * 0.025 ** (1 / 24), abs=1e-9) and high == pytest.approx(1.0)
