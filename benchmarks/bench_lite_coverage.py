@@ -32,6 +32,10 @@ cell's coverage and median half-width without and with it side by side, on the s
     python benchmarks/bench_lite_coverage.py                    # 200 subsets per fraction and model
     python benchmarks/bench_lite_coverage.py --seeds 10 --resamples 200 --models reference,uniform,biased
     python benchmarks/bench_lite_coverage.py --fractions 0.125 --output benchmarks/results/lite_coverage.txt
+    python benchmarks/bench_lite_coverage.py --fractions 0.0625,0.25 --no-proxy --until --seeds 12
+
+``--until`` adds the coverage of ``--lite-until`` at the look each run stops at (:mod:`lite_until_coverage`);
+each proxy's table ends with each model's median width ratio and the correlation it implies.
 """
 import argparse
 import math
