@@ -32,6 +32,10 @@ cell's coverage and median half-width without and with it side by side, on the s
     python benchmarks/bench_lite_coverage.py                    # 200 subsets per fraction and model
     python benchmarks/bench_lite_coverage.py --seeds 10 --resamples 200 --models reference,uniform,biased
     python benchmarks/bench_lite_coverage.py --fractions 0.125 --output benchmarks/results/lite_coverage.txt
+    python benchmarks/bench_lite_coverage.py --fractions 0.0625,0.25 --no-proxy --until --seeds 12
+
+``--until`` adds the coverage of ``--lite-until`` at the look each run stops at (:mod:`lite_until_coverage`);
+each proxy's table ends with each model's median width ratio and the correlation it implies.
 """
 import argparse
 import math
@@ -49,6 +53,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
+import lite_until_coverage  # noqa: E402 (beside this script)
 from lite_models import FUNCTIONS  # noqa: E402 (beside this script)
 
 FRACTIONS = (0.0625, 0.125, 0.25)
@@ -181,12 +186,14 @@ def _subsets(full: Any, population: Any, name: str, dataset: str, seeds: range,
     return found
 
 
-def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]]) -> Results:
+def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...], bool]) -> Results:
     """(mode, fraction, benchmark, metric) -> one (model, error, half-width, covered) tuple per estimate; mode
-    "plain", "reference" (the lexical model as the proxy; not for itself) or "sibling" (:func:`sibling`).  Each
-    part's full table is built once; every subset's estimates come from
-    :func:`StaICC.stats.lite_batch.subset_estimates` (the package's estimators, many subsets per product)."""
-    model, path, seeds, resamples, first_seed, proxy_path, related, fractions = job
+    "plain", "reference" (the lexical model as the proxy; not for itself), "sibling" (:func:`sibling`) or
+    "until" (``--lite-until``, :mod:`lite_until_coverage`).  Each part's full table is built once; every
+    subset's estimates come from :func:`StaICC.stats.lite_batch.subset_estimates` (the package's estimators,
+    many subsets per product)."""
+    model, path, seeds, resamples, first_seed, proxy_path, related, fractions, until = job
+    looks: Dict[Tuple[int, float], List[Any]] = defaultdict(list)
     from StaICC.stats.lite_batch import subset_estimates
     results: Results = defaultdict(list)
     proxies = {(n, d): full for n, d, full, _, _ in _tables(proxy_path)} if proxy_path and model != PROXY else {}
@@ -205,7 +212,14 @@ def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]
                     _record(results, (mode, fraction, name, metric), model, truth[metric], value, low, high, metric)
                     if not isinstance(value, list):
                         averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled)))
+        if until:
+            for key, entries in lite_until_coverage.part_entries(
+                    full, population, name, dataset, range(first_seed, first_seed + seeds), _subsets,
+                    resamples).items():
+                looks[key].extend(entries)
     _averaged_rows(results, averaged, model)
+    if until:
+        lite_until_coverage.stopped(looks, model, _record, results)
     return dict(results)
 
 
@@ -300,7 +314,29 @@ def side_by_side(results: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]],
     for fraction, found in sorted(ratios.items()):
         found.sort()
         lines.append(f"median width ratio at {fraction:.4f} over {len(found)} rows: {found[len(found) // 2]:.3f}")
+    lines += per_model_ratios(results, helped)
     return "\n".join(lines)
+
+
+def per_model_ratios(results: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]],
+                     helped: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]]) -> List[str]:
+    """Per model and fraction: the median over the rows of (median half-width with the proxy / without), and
+    the correlation it implies for a difference estimator (width ratio = sqrt(1 - rho^2))."""
+    ratios: Dict[Tuple[str, float], List[float]] = defaultdict(list)
+    for key, rows in helped.items():
+        for model in {m for m, *_ in rows}:
+            plain = _cell([r for r in results.get(key, []) if r[0] == model])[2]
+            tuned = _cell([r for r in rows if r[0] == model])[2]
+            if plain > 0 and math.isfinite(plain) and math.isfinite(tuned):
+                ratios[(model, key[0])].append(tuned / plain)
+    lines = []
+    for (model, fraction), found in sorted(ratios.items()):
+        found.sort()
+        median = found[len(found) // 2]
+        rho = math.sqrt(max(0.0, 1 - median ** 2))
+        lines.append(f"  {model:<14} at {fraction:.4f}: median width ratio {median:.3f} over {len(found)} rows "
+                     f"(a correlation of {rho:.2f}), best row {found[0]:.3f}")
+    return lines
 
 
 def _cpu_seconds() -> float:
@@ -319,8 +355,12 @@ def main() -> None:
     parser.add_argument("--hf-datasets", default="rotten_tomatoes,TREC", help="datasets the tiny HF model runs on")
     parser.add_argument("--jobs", type=int, default=2, help="processes (default: 2)")
     parser.add_argument("--output", help="also write the table to this file")
-    parser.add_argument("--fractions", default=",".join(map(str, FRACTIONS)), help="the fractions studied")
+    parser.add_argument("--fractions", default=",".join(map(str, FRACTIONS)),
+                        help="the fractions studied (empty: none, e.g. with --until alone)")
     parser.add_argument("--no-proxy", action="store_true", help="only the plain estimates (no proxy-assisted ones)")
+    parser.add_argument("--until", action="store_true",
+                        help=f"also the coverage of --lite-until {lite_until_coverage.HALFWIDTH} from "
+                             f"{lite_until_coverage.START} (lite_until_coverage.py)")
     args = parser.parse_args()
     models = [m for m in args.models.split(",") if m]
     unknown = [m for m in models if m not in MODELS]
@@ -343,7 +383,7 @@ def study(args: Any, models: List[str]) -> str:
     made = time.perf_counter() - started
     first = args.seeds // 2 + args.seeds % 2
     jobs = [(m, paths[m], first if half == 0 else args.seeds - first, args.resamples, 0 if half == 0 else first,
-             proxy, not args.no_proxy, tuple(float(f) for f in args.fractions.split(",")))
+             proxy, not args.no_proxy, tuple(float(f) for f in args.fractions.split(",") if f), args.until)
             for m in models for half in (0, 1)]
     found: Results = defaultdict(list)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
@@ -363,7 +403,8 @@ def study(args: Any, models: List[str]) -> str:
         helped = {key[1:]: rows for key, rows in found.items() if key[0] == mode}
         if helped:
             lines += ["", side_by_side(results, helped, mode)]
-    return "\n".join(lines)
+    until = lite_until_coverage.summary(found)
+    return "\n".join(lines + ([""] + until if until else []))
 
 if __name__ == "__main__":
     main()

@@ -18,7 +18,6 @@ or not), the bias entropy's exact-check branch, and the ECE's least number of ro
 that takes another branch is computed by those functions on its own table.  Sums in another
 order agree within 1e-12 (``tests/stats/test_lite_batch.py`` checks it on many subsets).
 """
-import copy
 from dataclasses import dataclass
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple, Union
 
@@ -27,7 +26,8 @@ from ..numeric import CHECK, column_means, is_probability_vector
 from ..standard import ECE_BINS
 from .items import is_consistency
 from .lite import Population, _resample_weights, design, estimate_statistic, finished
-from .lite_exact import EXACT_METRICS, exact_of_items, item_accuracy
+from .lite_branches import hulled, item_flags, on_branch, other_branch, undecided
+from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_values, unscaled
 from .lite_proxy import Proxy, TunedEstimator, power_tuned
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
@@ -74,16 +74,6 @@ def _entropy_branch(statistic: Statistic, raw: Optional[List[bool]], positions: 
     return is_probability_vector(column_means(rows))
 
 
-def _on_branch(statistic: Statistic, branch: Optional[bool]) -> Statistic:
-    """The full statistic evaluated on the bias entropy's ``branch`` (only the entropy reads it)."""
-    if branch is None or branch == statistic.entropy_branch:
-        return statistic
-    other = copy.copy(statistic)
-    other.entropy_branch = branch
-    other.__dict__.pop("_point", None)  # its point is the full run's own, on the full run's branch
-    return other
-
-
 def _embedded(np: Any, plans: List[Tuple[List[int], Any, Any]], total: int) -> Any:
     """One weight row per (subset, point or resample) over the full table's items: zero off the subset, the
     subset's weights scaled by total / n on it."""
@@ -115,7 +105,8 @@ def subset_estimates(statistic: Statistic, population: Population, subsets: Sequ
         raise InvalidValueError(f"{table.benchmark} / {table.dataset}: a proxy's full table has other items")
     seeds = [seed] * len(subsets) if isinstance(seed, int) else list(seed)
     raw = [(s, _raw_items(s)) for s in (statistic, *proxies)]
-    accuracy = item_accuracy(table) if any(b == table.benchmark for b, _ in EXACT_METRICS) else None
+    flags = item_flags(statistic)
+    exact_items = item_values(table) if any(b == table.benchmark for b, _ in EXACT_METRICS) else None
     out: List[Any] = [None] * len(subsets)
     fast: Dict[Tuple[Any, ...], List[Tuple[int, List[int]]]] = {}
     for j, subset in enumerate(subsets):
@@ -126,45 +117,80 @@ def subset_estimates(statistic: Statistic, population: Population, subsets: Sequ
         else:
             out[j] = _one_by_one(statistic, population, positions, resamples, seeds[j], level, proxies)
     for branches, group in fast.items():
-        evaluated = [_on_branch(s, b) for (s, _), b in zip(raw, branches)]
+        evaluated = [on_branch(s, b) for (s, _), b in zip(raw, branches)]
         truths = [proxy.point() for proxy in proxies]  # the full run's values, on the full run's own branch
         step = max(1, CHUNK_WEIGHTS // ((resamples + 1) * len(table)))
         for start in range(0, len(group), step):
-            _chunk(evaluated, truths, population, group[start:start + step], seeds, resamples, level, accuracy, out)
+            chunk = group[start:start + step]
+            plans = _plans(table, population, chunk, seeds, resamples)
+            _chunk(evaluated, truths, population, chunk, plans, level, exact_items, out)
+            _hull_undecided(evaluated[0], flags, chunk, plans, level, out)
     return out
 
 
-def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], population: Population,
-           chunk: List[Tuple[int, List[int]]], seeds: List[int], resamples: int, level: float,
-           accuracy: Optional[List[float]], out: List[Any]) -> None:
-    """One matrix product for the subsets of ``chunk`` (the target and each proxy, with the proxies' full-run
-    values ``truths``); their estimates into ``out``."""
-    np = numpy_module("numpy")
-    statistic = evaluated[0]
-    table = statistic.table
+def _plans(table: Any, population: Population, chunk: List[Tuple[int, List[int]]], seeds: List[int],
+           resamples: int) -> List[Tuple[List[int], Any, Any]]:
+    """(positions, design, resample weights) of each subset of ``chunk``: what the lite run draws on it."""
     plans = []
     for j, positions in chunk:
         plan = design(SubsetLabels(table.benchmark, table.dataset, [table.labels[i] for i in positions]), population)
         plans.append((positions, plan, _resample_weights(plan, resamples, seeds[j],
                                                          ("lite", table.benchmark, table.dataset))))
+    return plans
+
+
+def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], population: Population,
+           chunk: List[Tuple[int, List[int]]], plans: List[Tuple[List[int], Any, Any]], level: float,
+           exact_items: Optional[Tuple[List[float], float]], out: List[Any]) -> None:
+    """One matrix product for the subsets of ``chunk`` (the target and each proxy, with the proxies' full-run
+    values ``truths``); their estimates into ``out``."""
+    np = numpy_module("numpy")
+    statistic = evaluated[0]
+    table = statistic.table
+    resamples = plans[0][2].shape[0]
     weights = _embedded(np, plans, len(table))
     values = [weighted_values(s, weights) for s in evaluated]
     exact_metrics = {m for b, m in EXACT_METRICS if b == table.benchmark}
+    always = {m for b, m in ALWAYS_EXACT if b == table.benchmark}
     for k, ((j, positions), (_, plan, _)) in enumerate(zip(chunk, plans)):
-        exact = _exact(accuracy, exact_metrics, [table.labels[i] for i in positions], positions, population, level)
+        exact = _exact(exact_items, exact_metrics, always, [table.labels[i] for i in positions], positions,
+                       population, level)
         target = _split(values[0], k, resamples + 1)
         out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact),
                   [power_tuned(table.benchmark, target, _split(helped, k, resamples + 1), truth, plan.freedom, level,
                                exact)[0] for truth, helped in zip(truths, values[1:])])
 
 
-def _exact(accuracy: Optional[List[float]], metrics: Any, labels: List[Hashable], positions: Sequence[int],
-           population: Population, level: float) -> Any:
+def _hull_undecided(statistic: Statistic, flags: Any, chunk: List[Tuple[int, List[int]]],
+                    plans: List[Tuple[List[int], Any, Any]], level: float, out: List[Any]) -> None:
+    """For the subsets of ``chunk`` whose full run's entropy branch is a last-bit accident
+    (:mod:`.lite_branches`), the entropy's interval widened to the hull of both branches' (plain and
+    power-tuned alike), from one more product on the other branch."""
+    chosen = [k for k, (_, positions) in enumerate(chunk) if undecided(flags, positions)]
+    if not chosen:
+        return
+    np = numpy_module("numpy")
+    table, width = statistic.table, plans[0][2].shape[0] + 1
+    values = weighted_values(other_branch(statistic), _embedded(np, [plans[k] for k in chosen], len(table)))
+    for at, k in enumerate(chosen):
+        j, plan = chunk[k][0], plans[k][1]
+        other = finished(table.benchmark, *_split(values, at, width), plan.freedom, level)
+        plain, tuned = out[j]
+        out[j] = (hulled(plain, lambda o=other: o), [hulled(t, lambda o=other: o) for t in tuned])
+
+
+def _exact(exact_items: Optional[Tuple[List[float], float]], metrics: Any, always: Any, labels: List[Hashable],
+           positions: Sequence[int], population: Population, level: float) -> Any:
     """:func:`~StaICC.stats.lite_exact.exact_interval` of the subset, from the full table's item values."""
-    if accuracy is None:
+    if exact_items is None:
         return None
-    values = [accuracy[i] for i in positions]
-    return lambda name: exact_of_items(values, labels, dict(population.strata), level) if name in metrics else None
+    values, least = [exact_items[0][i] for i in positions], exact_items[1]
+
+    def exact(name: str) -> Optional[Tuple[float, float]]:
+        found = exact_of_items(values, labels, dict(population.strata), level,
+                               name in always) if name in metrics else None
+        return found and unscaled(found, least)
+    return exact
 
 
 def _one_by_one(statistic: Statistic, population: Population, positions: List[int], resamples: int, seed: int,

@@ -48,12 +48,18 @@ def check_halfwidth(value: Any) -> float:
 
 def widest_half(estimates: Dict[str, Dict[str, Dict[str, Any]]]) -> Tuple[float, str]:
     """(the widest half-width among the reported estimates, where it is): a missing or non-finite end of a
-    reported interval counts as infinitely wide."""
+    reported interval counts as infinitely wide, and so does a metric that is not estimable at this look but is
+    at a larger studied fraction (:data:`~StaICC.stats.lite.ESTIMABLE`): a look where it is not yet printed is
+    not narrow enough (else a run from 6.25 %, where the study prints nothing, would stop at once)."""
+    from .lite import ESTIMABLE
     widest, where = 0.0, ""
     for benchmark, rows in estimates.items():
         for row, metrics in rows.items():
             for metric, estimate in metrics.items():
                 if not estimate.estimable:
+                    later = (benchmark, metric, "averaged" if row == "Averaged" else "dataset") in ESTIMABLE
+                    if later and widest < math.inf:
+                        widest, where = math.inf, f"{benchmark} / {row} / {metric} (not yet estimable)"
                     continue
                 for low, high in zip(*(v if isinstance(v, list) else [v] for v in (estimate.low, estimate.high))):
                     half = (high - low) / 2 if all(isinstance(v, (int, float)) for v in (low, high)) else math.inf

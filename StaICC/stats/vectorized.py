@@ -222,23 +222,41 @@ class _Vectorised:
         The bias entropy takes the branch of the standard's exact check that the whole run took
         (``entropy_on_branch``), so no value depends on the last bit of a mean: a product over the
         items agrees with the standard's left-to-right sum within 1e-12, as every float sum here does.
+        The post-bias metrics take each resample's own branch of the standard (``_post_bias_rows``):
+        the raw means where every one is positive, else the means of the softmaxed rows where a drawn
+        row has a negative entry (scores), else the raw means.
         """
         np, table = self.np, self.table
         raw = np.asarray(table.rows[0], dtype=np.float64)          # R x T x W
         R, N = raw.shape[0], raw.shape[0] * raw.shape[1]
         row_sums = sums.add(raw.sum(axis=0))
         label_counts = sums.add(((self.labels[:, None] == np.arange(table.width)) * R).astype(np.float64))
+        post = any(f not in _PRIOR for f in functions.values())
+        soft_sums = sums.add(_softmaxed_sums(np, table.rows[0])) if post else None
+        negative = sums.add((raw < 0).any(axis=2).any(axis=0).astype(np.float64)[:, None]) if post else None
 
         def finish() -> Dict[str, List[Any]]:
             means, freqs = sums[row_sums] / N, sums[label_counts] / N
-            finite = np.isfinite(means).all(axis=1)
-            means_list, freqs_list, finite_list = means.tolist(), freqs.tolist(), finite.tolist()
-            positive = (means > 0).all(axis=1).tolist()
+            positive = (means > 0).all(axis=1)
+            post_means = means
+            if post:
+                scores = ~positive & (sums[negative][:, 0] > 0)
+                post_means = np.where(scores[:, None], sums[soft_sums] / N, means)
             branch = self.statistic.entropy_branch
-            return {name: [_bias_value(f, m, q, branch) if ok and (pos or f in _PRIOR) else None
-                           for m, q, ok, pos in zip(means_list, freqs_list, finite_list, positive)]
-                    for name, f in functions.items()}
+            out = {}
+            for name, f in functions.items():
+                rows = means if f in _PRIOR else post_means
+                out[name] = [_bias_value(f, m, q, branch) if ok else None
+                             for m, q, ok in zip(rows.tolist(), freqs.tolist(), np.isfinite(rows).all(axis=1))]
+            return out
         return finish
+
+
+def _softmaxed_sums(np: Any, rows: Sequence[Sequence[Sequence[float]]]) -> Any:
+    """Per item, the sum over its repeats of its softmaxed rows (the standard's softmax, row by row): the
+    post-bias means of a resample whose raw means are not all positive and that draws a score row."""
+    from ..numeric import softmax
+    return np.asarray([[softmax(row) for row in rep] for rep in rows], dtype=np.float64).sum(axis=0)
 
 
 class _Sums:

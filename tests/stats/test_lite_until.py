@@ -61,3 +61,17 @@ def test_the_cli_records_and_prints_where_it_stopped(tmp_path):
         section = json.load(fh)["provenance"]["lite"]
     assert section["until"]["reached"] and section["fraction"] == section["until"]["stopped_at"]
     assert f"--lite-until 0.06: reached after {len(section['until']['looks'])} of 5 looks" in printed.getvalue()
+
+
+def test_a_metric_printed_only_at_a_larger_fraction_keeps_the_run_going():
+    from StaICC.stats.lite import ESTIMABLE, LiteEstimate
+    later = next(key for key in ESTIMABLE if key[2] == "dataset")
+    never = ("Normal", "own_ece_nonstandard")
+    assert (*never, "dataset") not in ESTIMABLE
+    narrow = LiteEstimate(0.5, 0.49, 0.51)
+    hidden = LiteEstimate(estimable=False, note="not estimable at this fraction")
+    estimates = {later[0]: {"TREC": {later[1]: hidden}}, never[0]: {"TREC": {never[1]: hidden, "x": narrow}}}
+    widest, where = widest_half(estimates)
+    assert widest == float("inf") and where == f"{later[0]} / TREC / {later[1]} (not yet estimable)"
+    del estimates[later[0]]
+    assert widest_half(estimates)[0] == pytest.approx(0.01)  # a metric the study never prints does not count
