@@ -6,11 +6,11 @@ kept as per-query records (what statistics, plots and ``--log-samples`` read).  
 keep no prompt: they rebuild one on demand from the work.
 """
 import hashlib
-import weakref
-from collections import OrderedDict
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from operator import attrgetter, is_, not_
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError, where
 from .scoring import expand, predicted_labels
@@ -120,35 +120,40 @@ def _caller_level() -> int:
     return level + 1
 
 
-#: the digests of the last few request lists, by the identity of their Request objects (weakly referenced: an
-#: entry keeps no prompt alive): a method's work summarises the very Request objects of the plain work it
-#: calibrates (:meth:`~StaICC.engine.plan.Work.requests`), whose digest is then not computed again
-_DIGESTS: "OrderedDict[Tuple[int, int], Tuple[List[Any], str]]" = OrderedDict()
-_DIGESTS_KEPT = 16
+#: the digests of the request lists digested within the current :func:`digests_remembered` (one runner call), by
+#: the identity of their Request objects: a method's work summarises the very Request objects of the plain work it
+#: calibrates (:meth:`~StaICC.engine.plan.Work.requests`), whose digest is then not computed again.  The lists
+#: are the runner's own, alive for its call anyway; nothing is kept after it (a memory kept past the call kept
+#: whole prompt sets, or one weak reference per request, alive)
+_DIGESTS: "ContextVar[Optional[Dict[Tuple[int, int], Tuple[Sequence[Request], str]]]]" = \
+    ContextVar("staicc_prompt_set_digests", default=None)
+
+
+@contextmanager
+def digests_remembered() -> Iterator[None]:
+    """Within: a request list of the very Request objects of one digested earlier in it has that one's digest."""
+    token = _DIGESTS.set({} if _DIGESTS.get() is None else _DIGESTS.get())
+    try:
+        yield
+    finally:
+        _DIGESTS.reset(token)
 
 
 def prompt_set_digest(requests: Sequence[Request]) -> str:
     """SHA-256 over every prompt (length-prefixed UTF-8) and label space of a run: equal digests, equal prompts.
 
-    The digest of the very Request objects of a recent call is that call's (the same frozen requests).
+    Within :func:`digests_remembered`, the digest of the very Request objects of an earlier call is that call's.
     """
-    if not requests:
+    memory = _DIGESTS.get()
+    if memory is None or not requests:
         return _digest(requests)
     key = (id(requests[0]), len(requests))
-    entry = _DIGESTS.get(key)
-    if entry is not None and all(map(is_, map(_dereference, entry[0]), requests)):
+    entry = memory.get(key)
+    if entry is not None and all(map(is_, entry[0], requests)):
         return entry[1]
     digest = _digest(requests)
-    try:
-        _DIGESTS[key] = (list(map(weakref.ref, requests)), digest)
-    except TypeError:  # requests that cannot be weakly referenced (not Request objects): not remembered
-        return digest
-    while len(_DIGESTS) > _DIGESTS_KEPT:
-        _DIGESTS.popitem(last=False)
+    memory[key] = (requests, digest)
     return digest
-
-
-_dereference = weakref.ref.__call__
 
 
 def _digest(requests: Sequence[Request]) -> str:

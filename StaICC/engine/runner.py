@@ -39,7 +39,7 @@ from ..errors import InvalidValueError
 from ..backends.base import BadAnswersError
 from ..requests import Answer, Request
 from .batches import Batch, Target, _batch_for, _text_order, distinct_requests  # noqa: F401  (their old import path)
-from .outcome import Outcome, row_rule, summarize, warn_exact_sum
+from .outcome import Outcome, digests_remembered, row_rule, summarize, warn_exact_sum
 from .refusals import raise_refused
 from .plan import Work
 from .protocols import AnswerCache, ScoringBackend
@@ -221,8 +221,9 @@ def _ask_and_summarize(works: List[Work], requests: List[List[Request]], answers
         raise_refused(refused)  # no number from a refused answer: the works are not summarised
         if not run.summarizing:
             return []
-        for w, work in enumerate(works):
-            outcomes.append(summarized(work, requests[w], answers[w], run.rules[id(work)]))  # type: ignore[arg-type]
+        with digests_remembered():  # a method's work digests the plain work's very requests: once
+            for w, work in enumerate(works):
+                outcomes.append(summarized(work, requests[w], answers[w], run.rules[id(work)]))  # type: ignore[arg-type]
     except BaseException as exc:
         if run.summarizing:
             exc.completed_outcomes = outcomes + _finished(works, requests, answers, len(outcomes), run)  # type: ignore[attr-defined]

@@ -99,22 +99,32 @@ def test_a_prompt_set_digested_again_gives_the_same_digest_and_label_spaces_stil
     assert prompt_set_digest(listed) == first
 
 
-def test_the_same_request_objects_digested_again_are_remembered_weakly():
+def test_the_same_request_objects_are_digested_once_within_a_runner_call_and_kept_by_nothing_after():
     import gc
     import weakref
 
     from StaICC.engine import outcome
     requests = [Request(f"prompt {i}", LABELS) for i in range(40)]
-    first = prompt_set_digest(requests)
-    before = outcome._digest
-    outcome._digest = None  # a second computation would fail: the very objects are answered from memory
+    with outcome.digests_remembered():
+        first = prompt_set_digest(requests)
+        before = outcome._digest
+        outcome._digest = None  # a second computation would fail: the very objects are answered from memory
+        try:
+            assert prompt_set_digest(list(requests)) == first
+        finally:
+            outcome._digest = before
+        again = [Request(f"prompt {i}", LABELS) for i in range(39)] + [requests[-1]]  # not the very objects
+        assert prompt_set_digest(again) == first == framed_digest([(LABELS, [f"prompt {i}" for i in range(40)])])
+        other = list(requests[:39]) + [Request("other", LABELS)]  # same first object and length, another prompt
+        assert prompt_set_digest(other) == framed_digest([(LABELS, [f"prompt {i}" for i in range(39)] + ["other"])])
+    assert outcome._DIGESTS.get() is None
+    outcome._digest = None  # outside a runner call nothing is remembered: a digest is computed
     try:
-        assert prompt_set_digest(list(requests)) == first
+        with pytest.raises(TypeError):
+            prompt_set_digest(list(requests))
     finally:
         outcome._digest = before
     probe = weakref.ref(requests[0])
-    del requests
+    del requests, again, other
     gc.collect()
-    assert probe() is None  # the memory keeps no request (and so no prompt) alive
-    again = [Request(f"prompt {i}", LABELS) for i in range(39)] + [Request("other", LABELS)]
-    assert prompt_set_digest(again) == framed_digest([(LABELS, [f"prompt {i}" for i in range(39)] + ["other"])])
+    assert probe() is None  # the memory keeps no request (and so no prompt) alive after the call
