@@ -58,6 +58,7 @@ def answer(prepared: Prepared, measure: Any = None, observer: RunObserver = SILE
         started = _now()
         try:
             result = _ask(prepared, counting)
+            _count_full_run(prepared, result)
         except ANSWER_FAILURES as exc:
             failure = exc
             raise
@@ -88,6 +89,18 @@ def _ask(prepared: Prepared, counting: Optional[Counting]) -> Any:
         from .lite import continue_until
         result = continue_until(prepared, result)
     return result
+
+
+def _count_full_run(prepared: Prepared, result: Any) -> None:
+    """A lite run's (or lite dry run's) full-run prompt counts, counted while the backend is open (a dry run of
+    every test item, no inference), handed to :func:`record` and ``staicc run`` as
+    ``result.metadata[FULL_RUN]`` (a summarised run's record moves them into ``provenance.lite``)."""
+    config = prepared.config
+    if config.lite_sample is None or config.methods or isinstance(config.selection, Shard) \
+            or not config.lite_options.full_counts:
+        return
+    from .lite import FULL_RUN, full_counts_of
+    result.metadata[FULL_RUN] = full_counts_of(config, prepared.backend)
 
 
 def record(prepared: Prepared, result: Any, clock: Clock, command: Optional[List[str]] = None) -> Run:

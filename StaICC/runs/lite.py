@@ -14,6 +14,10 @@ from .config import RunConfig
 from ..errors import InvalidValueError
 
 
+#: where :func:`~StaICC.runs.execute.answer` hands a lite run's full-run counts on, in the result's metadata
+FULL_RUN = "lite_full_run"
+
+
 def full_run_counts(model: Any, suite: Dict[str, Any]) -> Dict[str, int]:
     """Prompts and distinct prompts of the full run of ``suite`` (built without a subset), counted by a dry run."""
     from ..engine.selection import Nothing
@@ -32,16 +36,27 @@ def lite_record(prepared: Prepared, result: Any) -> Tuple[Any, Dict[str, Any]]:
     with a proxy, the proxy scored on every test item of that full run).  A run stopped by ``lite_until`` is
     estimated at its last look, with that look's interval level."""
     from ..stats.lite_run import lite_section
-    full = full_counts_of(prepared.config, prepared.backend)
+    full = result.metadata.pop(FULL_RUN, None)
     until = result.metadata.pop("lite_until", None)
     if until and until["stopped_at"] != prepared.config.lite_sample.fraction:
         prepared = at_fraction(prepared, until["stopped_at"])
+    intervals = intervals_of(prepared.config)
+    if until:
+        intervals["level"] = until["look_level"]
     found, section = lite_section(result, prepared.config.lite_sample, prepared.suite, prepared.planned,
-                                  full_counts=full, proxy=proxy_of(prepared.config),
-                                  level=until["look_level"] if until else DEFAULT_LEVEL)
+                                  full_counts=full, proxy=proxy_of(prepared.config), **intervals)
     if until:
         section["until"] = until
     return found, section
+
+
+def intervals_of(config: RunConfig) -> Dict[str, Any]:
+    """The lite run's interval options: its :class:`~StaICC.runs.config.LiteOptions`, the statistics' defaults
+    where it names none."""
+    options = config.lite_options
+    return {"resamples": DEFAULT_RESAMPLES if options.resamples is None else options.resamples,
+            "seed": DEFAULT_SEED if options.seed is None else options.seed,
+            "level": DEFAULT_LEVEL if options.level is None else options.level}
 
 
 def lite_config(config: RunConfig, section: Dict[str, Any]) -> RunConfig:
@@ -72,7 +87,8 @@ def continue_until(prepared: Prepared, result: Any) -> Any:
     from ..subbenchmarks.suite import run_suite
     config = prepared.config
     looks = look_schedule(config.lite_sample.fraction)
-    level, widths, proxy = look_level(DEFAULT_LEVEL, len(looks)), [], proxy_of(config)
+    intervals = intervals_of(config)
+    intervals["level"], widths, proxy = look_level(intervals["level"], len(looks)), [], proxy_of(config)
     look = prepared
     for fraction in looks:
         if fraction != looks[0]:
@@ -80,11 +96,11 @@ def continue_until(prepared: Prepared, result: Any) -> Any:
             result = run_suite(look.backend, suite=look.suite, planned=look.planned, cache=look.cache,
                                progress=config.progress, requests_per_call=config.requests_per_call,
                                policy=AnswerPolicy(exact_sum=config.exact_sum))
-        found = lite_section(result, look.config.lite_sample, look.suite, look.planned, level=level, proxy=proxy)[0]
+        found = lite_section(result, look.config.lite_sample, look.suite, look.planned, proxy=proxy, **intervals)[0]
         widths.append(widest_half(found.estimates))
         if widths[-1][0] <= config.lite_until:
             break
-    result.metadata["lite_until"] = until_record(config.lite_until, DEFAULT_LEVEL, looks, widths)
+    result.metadata["lite_until"] = until_record(config.lite_until, intervals_of(config)["level"], looks, widths)
     return result
 
 
@@ -110,32 +126,42 @@ def run_lite(model: Any, lite: Any = 0.125, benchmarks: Union[str, Sequence[str]
     :class:`~StaICC.stats.lite.LiteResult`) and ``result.metadata["lite"]`` (what
     ``results.json`` records); NumPy is needed, and checked before anything is asked.
     ``Run.from_result(result, model)`` records it as ``staicc run --lite`` does.
+
+    It is :func:`~StaICC.runs.execute.execute` of the :class:`RunConfig` these arguments make
+    (:func:`lite_run_config`), without the full run's counts ``staicc run --lite`` adds.
     """
     from ..backends.base import as_backend
+    from .execute import execute
+    backend = as_backend(model, batched=options.pop("batched", False), model_id=options.pop("model_id", None),
+                         prediction_kind=options.pop("prediction_kind", None))
+    config = lite_run_config(backend, lite, benchmarks, datasets, k, cache, resamples=resamples, seed=seed,
+                             level=level, proxy=proxy, **options)
+    run = execute(config, backend=backend)
+    result = run.result
+    result.lite, result.metadata["lite"] = run.lite, run.provenance["lite"]
+    return result
+
+
+def lite_run_config(backend: Any, lite: Any, benchmarks: Union[str, Sequence[str]], datasets: Optional[Sequence[Any]],
+                    k: Optional[int], cache: Any, *, resamples: int, seed: int, level: float, proxy: Any,
+                    **options: Any) -> RunConfig:
+    """The :class:`RunConfig` of a :func:`run_lite` call, its arguments checked before anything is asked (the
+    sub-benchmarks built as ``run_suite`` builds them: without the non-standard own-distribution columns)."""
     from ..engine.selection import QuerySubset
     from ..standard import DEFAULT_K
     from ..stats.bootstrap import _check_options
-    from ..stats.lite_run import lite_section, require_numpy, sample_of
-    from ..subbenchmarks.suite import build_suite, plan_suite, run_suite
+    from ..stats.lite_run import require_numpy, sample_of
+    from .config import LiteOptions
     sample = sample_of(lite)
     require_numpy()
     _check_options(resamples, level, seed)
     if "test_items" in options:
         raise InvalidValueError("run_lite chooses the test items itself; leave test_items out")
-    run_options = {key: options.pop(key) for key in ("progress", "requests_per_call", "prediction_kind")
-                   if key in options}
-    backend = as_backend(model, batched=options.pop("batched", False), model_id=options.pop("model_id", None),
-                         prediction_kind=run_options.pop("prediction_kind", None))
-    suite = build_suite(benchmarks, datasets, DEFAULT_K if k is None else k,
-                        test_items=QuerySubset.lite(sample.fraction, items=sample.items), **options)
-    planned = plan_suite(backend, suite)
-    if proxy is not None and proxy != "reference":
-        from ..stats.lite_proxy import check_proxy
-        check_proxy(proxy, planned)
-    result = run_suite(backend, suite=suite, planned=planned, cache=cache, **run_options)
-    if proxy == "reference":
-        from ..stats.lite_proxy import reference_proxy
-        proxy = reference_proxy(build_suite(benchmarks, datasets, DEFAULT_K if k is None else k, **options))
-    result.lite, result.metadata["lite"] = lite_section(result, sample, suite, planned, resamples=resamples,
-                                                        seed=seed, level=level, proxy=proxy)
-    return result
+    return RunConfig(model=getattr(backend, "name", "function"),
+                     benchmarks=benchmarks if isinstance(benchmarks, str) else tuple(benchmarks),
+                     k=DEFAULT_K if k is None else k, datasets=None if datasets is None else tuple(datasets),
+                     noisy_channel=options.pop("noisy_channel", False), cache=cache,
+                     test_items=QuerySubset.lite(sample.fraction, items=sample.items),
+                     progress=options.pop("progress", None), requests_per_call=options.pop("requests_per_call", None),
+                     lite_proxy=proxy, lite_options=LiteOptions(resamples, seed, level, full_counts=False),
+                     suite_options=dict({"own_distribution": False}, **options))
