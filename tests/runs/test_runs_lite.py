@@ -10,7 +10,8 @@ from StaICC.cache import PredictionCache
 from StaICC.engine.selection import Nothing, QuerySubset
 from StaICC.errors import TamperingWarning
 from StaICC.runs import RunConfig, execute
-from StaICC.runs.lite import FULL_RUN, run_lite
+from StaICC.runs.lite import run_lite
+from StaICC.runs.lite_record import FULL_RUN
 from StaICC.subbenchmarks.suite import build_suite, run_suite
 
 pytest.importorskip("numpy")
