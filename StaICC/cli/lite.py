@@ -128,10 +128,10 @@ def print_lite_tables(result: Any, section: Dict[str, Any], config: Any, model: 
         print()
 
 
-def dry_run_line(config: Any, backend: Any, metadata: Dict[str, Any]) -> str:
-    """A lite dry run's prompts against the full run's (counted by a second dry run, no prompt written)."""
-    from ..runs.lite import full_counts_of
-    full = full_counts_of(config, backend)
+def dry_run_line(config: Any, metadata: Dict[str, Any]) -> str:
+    """A lite dry run's prompts against the full run's (counted by :func:`StaICC.runs.execute` while the backend
+    was open, ``metadata[FULL_RUN]``)."""
+    from ..runs.lite_record import FULL_RUN
     section = {"prompts": {"prompts": metadata["prompts"], "distinct": metadata["distinct_prompts"]},
-               "full_run": full}
+               "full_run": metadata[FULL_RUN]}
     return f"{counts_line(section)} ({config.test_items.lite_sample.description})"

@@ -186,7 +186,7 @@ def _print_dry_run(metadata: Dict[str, Any], config: RunConfig, backend: Any, co
           f"(model {_model_name(config)}, fingerprint {metadata['fingerprint'][:12]})")
     if config.test_items is not None and config.test_items.lite_sample is not None:
         from .lite import dry_run_line
-        print(dry_run_line(config, backend, metadata))
+        print(dry_run_line(config, metadata))
     if counting is not None:
         counting.counter.say.done()
         from .cost import cost_lines

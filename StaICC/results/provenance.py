@@ -99,16 +99,19 @@ def collect(backend: Any, arguments: Dict[str, Any], started: str, seconds: floa
 
 
 def run_numerics(backend: Any, requests_per_call: Optional[int], result: Any, *, shards: Optional[Dict[str, Any]] = None,
-                 cache: Optional[str] = None) -> Dict[str, Any]:
+                 cache: Any = None) -> Dict[str, Any]:
     """The run's numerics record (:func:`StaICC.backends.numerics.numerics_record`): its answers' settings, its
     route, the exact-sum branch of every pass of ``result`` (a suite result), and, when it read ``cache``,
     every setting the cache's answers for this model were computed under (each shard's)."""
     from ..backends.numerics import numerics_record
     cached = None
-    if cache is not None and os.path.exists(cache):
+    if cache is not None:
         from ..cache import PredictionCache
-        with PredictionCache(cache) as store:
-            cached = store.numerics_notes().get(backend.fingerprint())
+        if isinstance(cache, PredictionCache):  # a notebook's open cache: read as it is, left open
+            cached = cache.numerics_notes().get(backend.fingerprint())
+        elif os.path.exists(cache):
+            with PredictionCache(cache) as store:
+                cached = store.numerics_notes().get(backend.fingerprint())
     return numerics_record(backend, requests_per_call, shards=shards, parts=suite_parts_metadata(result),
                            cached=cached)
 

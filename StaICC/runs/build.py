@@ -33,10 +33,11 @@ class Prepared:
         return [work for part in self.planned.values() for work in part]
 
     def close(self) -> None:
-        """Close what the run opened: the backend it made and the cache."""
+        """Close what the run opened: the backend it made and the cache it opened from a path (a cache object
+        given in the configuration stays open, as ``run_suite`` leaves it)."""
         if self.owns_backend:
             self.backend.close()
-        if self.cache is not None:
+        if self.cache is not None and self.cache is not self.config.cache:
             self.cache.close()
 
 
@@ -52,7 +53,9 @@ def build_suite_of(config: RunConfig, noisy_channel: Optional[bool] = None) -> D
     if config.tasks:
         from ..tasks.runs import task_options
         options["retrievers"], per_benchmark = task_options(config.tasks)
-    return build_suite(config.benchmarks, list(config.datasets) if config.datasets else None, config.k,
+    options.update(config.suite_options)  # a notebook's further options (own_distribution=False: without them)
+    per_benchmark = dict(per_benchmark, **options.pop("per_benchmark", None) or {})
+    return build_suite(config.benchmarks, None if config.datasets is None else list(config.datasets), config.k,
                        noisy_channel=config.noisy_channel if noisy_channel is None else noisy_channel,
                        per_benchmark=per_benchmark, **options)
 
@@ -92,7 +95,7 @@ def prepare(config: RunConfig, backend: Any = None) -> Prepared:
     else:
         from ..subbenchmarks.suite import plan_suite
         planned = plan_suite(backend, suite)
-        _check_proxy(config.lite_proxy, planned)
+        _check_proxy(config.lite_proxy, planned, "--lite-proxy: " if config.command is not None else "")
     if isinstance(config.selection, Shard):
         from ..engine.sharding import check_shard
         works = [work for part in planned.values() for work in part]
@@ -100,14 +103,18 @@ def prepare(config: RunConfig, backend: Any = None) -> Prepared:
     return Prepared(config, suite, backend, planned, noisy, open_cache(config.cache), owns)
 
 
-def _check_proxy(proxy: Any, planned: Dict[str, List[Any]]) -> None:
-    """A lite run's proxy run of other prompts, other items or another label space: refused before inference."""
+def _check_proxy(proxy: Any, planned: Dict[str, List[Any]], where: str) -> None:
+    """A lite run's proxy run of other prompts, other items or another label space: refused before inference
+    (``where``: the message's start, the command line's flag; a notebook's ``run_lite`` says it as it is)."""
     if proxy is not None and proxy != "reference":
         from ..stats.lite_proxy import check_proxy
+        if not where:
+            check_proxy(proxy, planned)
+            return
         try:
             check_proxy(proxy, planned)
         except ValueError as error:
-            raise InvalidValueError(f"--lite-proxy: {error}") from None
+            raise InvalidValueError(f"{where}{error}") from None
 
 
 def open_cache(path: Optional[str]) -> Any:

@@ -30,6 +30,18 @@ class CostOptions:
 
 
 @dataclass(frozen=True)
+class LiteOptions:
+    """A lite run's statistics as a notebook's ``run_lite`` chooses them: its intervals' bootstrap resamples,
+    seed and level (None: the statistics' defaults, as ``staicc run --lite`` takes them), and whether the full
+    run's prompts are counted (one more dry run, no inference) to say what the lite run saves."""
+
+    resamples: Optional[int] = None
+    seed: Optional[int] = None
+    level: Optional[float] = None
+    full_counts: bool = True
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """Everything one run does: the model, what it asks, where its answers and files go."""
 
@@ -48,7 +60,7 @@ class RunConfig:
     shard_unit: str = "query"
     write_out: int = 0
     show_config: bool = False
-    cache: Optional[str] = None
+    cache: Any = None  # the prediction cache: a file path (a notebook may give an open PredictionCache)
     output_dir: Optional[str] = None
     log_samples: Optional[str] = None
     requests_per_call: Optional[int] = None
@@ -60,6 +72,9 @@ class RunConfig:
     cost: Optional[CostOptions] = None  # a dry run's cost estimate options; None: tokens only where counted
     lite_proxy: Any = None  # a lite run's proxy: None, "reference" or a stats.lite_proxy.Proxy (a run's records)
     lite_until: Optional[float] = None  # a lite run's target half-width: further looks until it is reached
+    lite_options: LiteOptions = LiteOptions()  # a lite run's intervals and full-run counts
+    suite_options: Mapping[str, Any] = field(default_factory=dict, hash=False)  # further keyword arguments of
+    # every sub-benchmark (a notebook's run_lite(**options); own_distribution=False leaves the non-standard columns out)
     exact_sum: str = "standard"  # the exact-sum rule a model backend's rows take (metrics/exact_sum.py)
     command: Optional[Tuple[str, ...]] = None  # the command line parsed into this run (None: a notebook's run)
 

@@ -33,6 +33,9 @@ def config_record(config: Any) -> Dict[str, Any]:
         missing.append(f"a retriever object ({type(config.retriever).__name__})")
     if config.tasks:
         missing.append("task files (--tasks)")
+    given = sorted(set(getattr(config, "suite_options", {})) - {"own_distribution"})  # it writes no prompt
+    if given:
+        missing.append(f"sub-benchmark options given in Python ({', '.join(given)})")
     if missing:
         record["not_replayable"] = missing
     return record

@@ -58,6 +58,7 @@ def answer(prepared: Prepared, measure: Any = None, observer: RunObserver = SILE
         started = _now()
         try:
             result = _ask(prepared, counting)
+            _count_full_run(prepared, result)
         except ANSWER_FAILURES as exc:
             failure = exc
             raise
@@ -85,9 +86,21 @@ def _ask(prepared: Prepared, counting: Optional[Counting]) -> Any:
                        progress=config.progress, requests_per_call=config.requests_per_call, selection=selection,
                        policy=AnswerPolicy(write_out=config.write_out, exact_sum=config.exact_sum))
     if config.lite_until is not None and isinstance(config.selection, Everything):
-        from .lite import continue_until
+        from .lite_record import continue_until
         result = continue_until(prepared, result)
     return result
+
+
+def _count_full_run(prepared: Prepared, result: Any) -> None:
+    """A lite run's (or lite dry run's) full-run prompt counts, counted while the backend is open (a dry run of
+    every test item, no inference), handed to :func:`record` and ``staicc run`` as
+    ``result.metadata[FULL_RUN]`` (a summarised run's record moves them into ``provenance.lite``)."""
+    config = prepared.config
+    if config.lite_sample is None or config.methods or isinstance(config.selection, Shard) \
+            or not config.lite_options.full_counts:
+        return
+    from .lite_record import FULL_RUN, full_counts_of
+    result.metadata[FULL_RUN] = full_counts_of(config, prepared.backend)
 
 
 def record(prepared: Prepared, result: Any, clock: Clock, command: Optional[List[str]] = None) -> Run:
@@ -100,7 +113,7 @@ def record(prepared: Prepared, result: Any, clock: Clock, command: Optional[List
     from .provenance import run_provenance
     lite, section = None, None
     if config.lite_sample is not None:
-        from .lite import lite_config, lite_record
+        from .lite_record import lite_config, lite_record
         lite, section = lite_record(prepared, result)
     provenance = run_provenance(prepared, result, clock[0], time.perf_counter() - clock[1], section, command)
     return Run.from_result(result, provenance=provenance, lite=lite,

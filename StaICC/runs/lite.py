@@ -1,99 +1,14 @@
-"""A lite run's record: its estimates of the full run and the full run's prompt counts.
+"""``StaICC.run_lite``: a lite run from a notebook, :func:`~StaICC.runs.execute.execute` of the run its
+arguments make.
 
-The statistics (:mod:`StaICC.stats.lite_run`) estimate from records and the sub-benchmarks'
-test labels; building the full run's sub-benchmarks and counting its prompts with a dry run is
-the run's business, here: :func:`run_lite` (``StaICC.run_lite``) and the lite part of
-:func:`~StaICC.runs.execute.record`.
+What a lite run adds inside ``execute`` (its further looks, the full run's counts, its record) is
+:mod:`StaICC.runs.lite_record`'s.
 """
-from dataclasses import replace
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Union
 
 from ..stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
-from .build import Prepared, build_suite_of
 from .config import RunConfig
 from ..errors import InvalidValueError
-
-
-def full_run_counts(model: Any, suite: Dict[str, Any]) -> Dict[str, int]:
-    """Prompts and distinct prompts of the full run of ``suite`` (built without a subset), counted by a dry run."""
-    from ..engine.selection import Nothing
-    from ..subbenchmarks.suite import run_suite
-    counted = run_suite(model, suite=suite, selection=Nothing()).metadata
-    return {"prompts": counted["prompts"], "distinct": counted["distinct_prompts"]}
-
-
-def full_counts_of(config: RunConfig, backend: Any) -> Dict[str, int]:
-    """The prompt counts of ``config``'s run on every test item (what a lite run of it saves)."""
-    return full_run_counts(backend, build_suite_of(replace(config, test_items=None)))
-
-
-def lite_record(prepared: Prepared, result: Any) -> Tuple[Any, Dict[str, Any]]:
-    """(the estimates, the ``provenance.lite`` section) of a finished lite run, with the full run's counts (and,
-    with a proxy, the proxy scored on every test item of that full run).  A run stopped by ``lite_until`` is
-    estimated at its last look, with that look's interval level."""
-    from ..stats.lite_run import lite_section
-    full = full_counts_of(prepared.config, prepared.backend)
-    until = result.metadata.pop("lite_until", None)
-    if until and until["stopped_at"] != prepared.config.lite_sample.fraction:
-        prepared = at_fraction(prepared, until["stopped_at"])
-    found, section = lite_section(result, prepared.config.lite_sample, prepared.suite, prepared.planned,
-                                  full_counts=full, proxy=proxy_of(prepared.config),
-                                  level=until["look_level"] if until else DEFAULT_LEVEL)
-    if until:
-        section["until"] = until
-    return found, section
-
-
-def lite_config(config: RunConfig, section: Dict[str, Any]) -> RunConfig:
-    """The configuration of the look a lite run's estimates come from (a ``lite_until`` run's last)."""
-    until = section.get("until")
-    if not until or until["stopped_at"] == config.lite_sample.fraction:
-        return config
-    from ..engine.selection import QuerySubset
-    return replace(config, test_items=QuerySubset.lite(until["stopped_at"]))
-
-
-def at_fraction(prepared: Prepared, fraction: float) -> Prepared:
-    """``prepared`` at another lite fraction: its sub-benchmarks built and planned again (no inference)."""
-    from ..engine.selection import QuerySubset
-    from ..subbenchmarks.suite import plan_suite
-    config = replace(prepared.config, test_items=QuerySubset.lite(fraction))
-    suite = build_suite_of(config)
-    return replace(prepared, config=config, suite=suite, planned=plan_suite(prepared.backend, suite))
-
-
-def continue_until(prepared: Prepared, result: Any) -> Any:
-    """The looks after the first of a ``lite_until`` run, until the widest reported half-width is at most the
-    target or every item is asked: the last look's result, its ``metadata["lite_until"]`` saying where it stopped
-    (each look asks only its new items when the run has a cache)."""
-    from ..engine.selection import AnswerPolicy
-    from ..stats.lite_run import lite_section
-    from ..stats.lite_until import look_level, look_schedule, until_record, widest_half
-    from ..subbenchmarks.suite import run_suite
-    config = prepared.config
-    looks = look_schedule(config.lite_sample.fraction)
-    level, widths, proxy = look_level(DEFAULT_LEVEL, len(looks)), [], proxy_of(config)
-    look = prepared
-    for fraction in looks:
-        if fraction != looks[0]:
-            look = at_fraction(prepared, fraction)
-            result = run_suite(look.backend, suite=look.suite, planned=look.planned, cache=look.cache,
-                               progress=config.progress, requests_per_call=config.requests_per_call,
-                               policy=AnswerPolicy(exact_sum=config.exact_sum))
-        found = lite_section(result, look.config.lite_sample, look.suite, look.planned, level=level, proxy=proxy)[0]
-        widths.append(widest_half(found.estimates))
-        if widths[-1][0] <= config.lite_until:
-            break
-    result.metadata["lite_until"] = until_record(config.lite_until, DEFAULT_LEVEL, looks, widths)
-    return result
-
-
-def proxy_of(config: RunConfig) -> Any:
-    """The run's proxy: a loaded run's records, the reference model scored on the full suite, or None."""
-    if config.lite_proxy == "reference":
-        from ..stats.lite_proxy import reference_proxy
-        return reference_proxy(build_suite_of(replace(config, test_items=None)))
-    return config.lite_proxy
 
 
 def run_lite(model: Any, lite: Any = 0.125, benchmarks: Union[str, Sequence[str]] = "all",
@@ -110,32 +25,42 @@ def run_lite(model: Any, lite: Any = 0.125, benchmarks: Union[str, Sequence[str]
     :class:`~StaICC.stats.lite.LiteResult`) and ``result.metadata["lite"]`` (what
     ``results.json`` records); NumPy is needed, and checked before anything is asked.
     ``Run.from_result(result, model)`` records it as ``staicc run --lite`` does.
+
+    It is :func:`~StaICC.runs.execute.execute` of the :class:`RunConfig` these arguments make
+    (:func:`lite_run_config`), without the full run's counts ``staicc run --lite`` adds.
     """
     from ..backends.base import as_backend
+    from .execute import execute
+    backend = as_backend(model, batched=options.pop("batched", False), model_id=options.pop("model_id", None),
+                         prediction_kind=options.pop("prediction_kind", None))
+    config = lite_run_config(backend, lite, benchmarks, datasets, k, cache, resamples=resamples, seed=seed,
+                             level=level, proxy=proxy, **options)
+    run = execute(config, backend=backend)
+    result = run.result
+    result.lite, result.metadata["lite"] = run.lite, run.provenance["lite"]
+    return result
+
+
+def lite_run_config(backend: Any, lite: Any, benchmarks: Union[str, Sequence[str]], datasets: Optional[Sequence[Any]],
+                    k: Optional[int], cache: Any, *, resamples: int, seed: int, level: float, proxy: Any,
+                    **options: Any) -> RunConfig:
+    """The :class:`RunConfig` of a :func:`run_lite` call, its arguments checked before anything is asked (the
+    sub-benchmarks built as ``run_suite`` builds them: without the non-standard own-distribution columns)."""
     from ..engine.selection import QuerySubset
     from ..standard import DEFAULT_K
     from ..stats.bootstrap import _check_options
-    from ..stats.lite_run import lite_section, require_numpy, sample_of
-    from ..subbenchmarks.suite import build_suite, plan_suite, run_suite
+    from ..stats.lite_run import require_numpy, sample_of
+    from .config import LiteOptions
     sample = sample_of(lite)
     require_numpy()
     _check_options(resamples, level, seed)
     if "test_items" in options:
         raise InvalidValueError("run_lite chooses the test items itself; leave test_items out")
-    run_options = {key: options.pop(key) for key in ("progress", "requests_per_call", "prediction_kind")
-                   if key in options}
-    backend = as_backend(model, batched=options.pop("batched", False), model_id=options.pop("model_id", None),
-                         prediction_kind=run_options.pop("prediction_kind", None))
-    suite = build_suite(benchmarks, datasets, DEFAULT_K if k is None else k,
-                        test_items=QuerySubset.lite(sample.fraction, items=sample.items), **options)
-    planned = plan_suite(backend, suite)
-    if proxy is not None and proxy != "reference":
-        from ..stats.lite_proxy import check_proxy
-        check_proxy(proxy, planned)
-    result = run_suite(backend, suite=suite, planned=planned, cache=cache, **run_options)
-    if proxy == "reference":
-        from ..stats.lite_proxy import reference_proxy
-        proxy = reference_proxy(build_suite(benchmarks, datasets, DEFAULT_K if k is None else k, **options))
-    result.lite, result.metadata["lite"] = lite_section(result, sample, suite, planned, resamples=resamples,
-                                                        seed=seed, level=level, proxy=proxy)
-    return result
+    return RunConfig(model=getattr(backend, "name", "function"),
+                     benchmarks=benchmarks if isinstance(benchmarks, str) else tuple(benchmarks),
+                     k=DEFAULT_K if k is None else k, datasets=None if datasets is None else tuple(datasets),
+                     noisy_channel=options.pop("noisy_channel", False), cache=cache,
+                     test_items=QuerySubset.lite(sample.fraction, items=sample.items),
+                     progress=options.pop("progress", None), requests_per_call=options.pop("requests_per_call", None),
+                     lite_proxy=proxy, lite_options=LiteOptions(resamples, seed, level, full_counts=False),
+                     suite_options=dict({"own_distribution": False}, **options))
