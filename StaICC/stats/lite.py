@@ -35,6 +35,7 @@ from .items import ItemTable, draw_resamples
 from .lite_branches import hulled, item_flags, other_branch, undecided
 from .lite_debiased import bias_of
 from .lite_exact import exact_interval
+from .lite_unseen import IntervalRules, rules
 from .resolution import noise_floor, resolved
 from .significance import percentile_interval
 from .statistic import Statistic
@@ -196,11 +197,19 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
     def on(branch: Statistic) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
         point = weighted_values(branch, [plan.weights])
         return finished(table.benchmark, {n: v[0] for n, v in point.items()}, weighted_values(branch, rows),
-                        plan.freedom, level, lambda name: exact_interval(table, population, name, level))
+                        plan.freedom, level, interval_rules(statistic, population, plan, level))
     found = on(statistic)
     if undecided(item_flags(statistic), range(len(table))):  # the full run's entropy branch is a last-bit accident
         found = hulled(found, lambda: on(other_branch(statistic)))
     return found
+
+
+def interval_rules(statistic: Statistic, population: Population, plan: Design, level: float) -> IntervalRules:
+    """The subset's own interval rules: the exact interval of :mod:`.lite_exact`, the unseen answers'
+    widening of :mod:`.lite_unseen`."""
+    table = statistic.table
+    return rules(statistic, range(len(table)), plan.weights, dict(population.strata), level,
+                 lambda name: exact_interval(table, population, name, level))
 
 
 def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]], freedom: int, level: float,
@@ -217,6 +226,8 @@ def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]]
         scaled = _scaled_all(value, spread[name], scale, bias)
         value = value - bias if bias else value
         low, high = (exact and exact(name)) or _interval(scaled, level)
+        if isinstance(exact, IntervalRules):  # answers the subset has not seen (lite_unseen)
+            low, high = exact.widened(name, low, high)
         out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
     return out
 
