@@ -35,7 +35,7 @@ from .items import ItemTable, draw_resamples
 from .lite_branches import hulled, item_flags, other_branch, undecided
 from .lite_debiased import bias_of
 from .lite_exact import exact_interval
-from .lite_unseen import IntervalRules, rules
+from .lite_unseen import IntervalRules, rules, unseen_extra
 from .resolution import noise_floor, resolved
 from .significance import percentile_interval
 from .statistic import Statistic
@@ -359,7 +359,8 @@ def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, s
         for metric, (value, low, high, scaled) in found.items():
             row[metric] = _reported(benchmark, metric, "dataset", fraction, value, low, high)
             if not isinstance(value, list):
-                spreads.setdefault((benchmark, metric), []).append((value, scaled))
+                spreads.setdefault((benchmark, metric), []).append(
+                    (value, scaled, unseen_extra(benchmark, metric, low, high, scaled, level)))
     for (benchmark, metric), per_dataset in spreads.items():
         value, low, high = _averaged(per_dataset, level, benchmark not in sampled)
         estimates[benchmark].setdefault("Averaged", {})[metric] = _reported(benchmark, metric, "averaged", fraction,
@@ -379,15 +380,20 @@ def part_statistic(benchmark: str, dataset: str, records: Sequence[Any],
     return Statistic(benchmark, ItemTable(benchmark, dataset, records), list(_metric_table(benchmark))), population
 
 
-def _averaged(per_dataset: List[Tuple[Any, List[Any]]], level: float, census: bool) -> Tuple[Any, Any, Any]:
-    """The averaged row's (estimate, low, high): each resample averaged over the datasets; where every dataset is
-    whole, the standard's own average (a left-to-right sum over the datasets / their count) with no spread."""
+def _averaged(per_dataset: List[Tuple[Any, ...]], level: float, census: bool) -> Tuple[Any, Any, Any]:
+    """The averaged row's (estimate, low, high) from each dataset's (estimate, resamples[, unseen_extra]): each
+    resample averaged over the datasets, widened by the datasets' mean widening for unseen answers; where every
+    dataset is whole, the standard's own average (a left-to-right sum / their count) with no spread."""
     if census:
-        value = sum((v for v, _ in per_dataset), 0) / len(per_dataset)
+        value = sum((entry[0] for entry in per_dataset), 0) / len(per_dataset)
         return value, value, value
-    value = math.fsum(v for v, _ in per_dataset) / len(per_dataset)
-    columns = [math.fsum(c) / len(c) for c in zip(*(s for _, s in per_dataset))]
+    value = math.fsum(entry[0] for entry in per_dataset) / len(per_dataset)
+    columns = [math.fsum(c) / len(c) for c in zip(*(entry[1] for entry in per_dataset))]
     low, high = percentile_interval(columns, level)
+    extras = [entry[2] for entry in per_dataset if len(entry) > 2]
+    if extras:
+        low -= math.fsum(d for d, _ in extras) / len(per_dataset)
+        high += math.fsum(u for _, u in extras) / len(per_dataset)
     return value, low, high
 
 
