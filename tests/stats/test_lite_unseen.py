@@ -93,3 +93,32 @@ def test_a_slope_moves_each_pass_by_its_coefficients_sign():
     corners = [np.polyfit(x, [d * s for d, s in zip(signs, [1, 1, 1])], 1)[0]
                for signs in itertools.product(*[(-a, b) for a, b in per_pass])]
     assert math.isclose(up, max(corners)) and math.isclose(down, -min(corners))
+
+
+def _one_label_records(rare):
+    """A model that answers label 0 on every item but the positions in ``rare`` (there: label 1)."""
+    labels = [0] * 20 + [1] * 16 + [2] * 12
+    records = []
+    for t, label in enumerate(labels):
+        row = [0.2, 0.9, 0.1] if t in rare else [0.9, 0.2, 0.1]
+        records.append({"pass": 0, "repeat": 0, "test_index": t, "label": label, "prediction": row,
+                        "prompt_sha256": f"{t}", "query_index": t})
+    return records
+
+
+def test_a_subset_without_the_rare_answers_still_holds_the_full_runs_macro_f1():
+    from StaICC.stats import ItemTable, Statistic
+    from StaICC.stats.lite import Population, estimate_statistic
+    full = Statistic("Normal", ItemTable("Normal", "toy", _one_label_records({20, 21, 22})), ["macro_F1"])
+    truth = full.point()["macro_F1"]
+    chosen = list(range(0, 5)) + list(range(28, 32)) + list(range(36, 39))  # none of the rare answers
+    subset = Statistic("Normal", ItemTable("Normal", "toy", [r for r in _one_label_records({20, 21, 22})
+                                                             if r["test_index"] in chosen]), ["macro_F1"])
+    value, low, high, scaled = estimate_statistic(subset, Population(((0, 20), (1, 16), (2, 12))), resamples=200,
+                                                  seed=3, level=0.95)["macro_F1"]
+    assert max(scaled) - min(scaled) < 1e-12  # the bootstrap alone: an interval of width zero
+    assert low <= truth <= high and value < truth
+    # the widening is the hypergeometric limit of rows 1 and 2 (4 and 3 of 16 and 12 items asked), moved
+    # into the rare class: F1 of class 1 at most 2 U_1 / (U_1 + 16)
+    u1 = unseen_limit(16, 4, 0.95)
+    assert high >= value + (2 * u1 / (u1 + 16)) / 3 - 1e-12
