@@ -34,8 +34,7 @@ from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
 from .lite_branches import hulled, item_flags, other_branch, undecided
 from .lite_debiased import bias_of
-from .lite_exact import exact_interval
-from .lite_unseen import IntervalRules, rules, unseen_extra
+from .lite_unseen import IntervalRules, interval_rules, unseen_extra
 from .resolution import noise_floor, resolved
 from .significance import percentile_interval
 from .statistic import Statistic
@@ -202,14 +201,6 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
     if undecided(item_flags(statistic), range(len(table))):  # the full run's entropy branch is a last-bit accident
         found = hulled(found, lambda: on(other_branch(statistic)))
     return found
-
-
-def interval_rules(statistic: Statistic, population: Population, plan: Design, level: float) -> IntervalRules:
-    """The subset's own interval rules: the exact interval of :mod:`.lite_exact`, the unseen answers'
-    widening of :mod:`.lite_unseen`."""
-    table = statistic.table
-    return rules(statistic, range(len(table)), plan.weights, dict(population.strata), level,
-                 lambda name: exact_interval(table, population, name, level))
 
 
 def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]], freedom: int, level: float,

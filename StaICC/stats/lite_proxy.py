@@ -35,9 +35,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
 from .items import ItemTable
-from .lite import (LiteResult, _resample_weights, census_values, design, finished, interval_rules, is_census,
-                   lite_estimates)
+from .lite import LiteResult, _resample_weights, census_values, design, finished, is_census, lite_estimates
 from .lite_branches import hulled, item_flags, other_branch, undecided
+from .lite_unseen import interval_rules
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
 

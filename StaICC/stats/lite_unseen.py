@@ -144,6 +144,15 @@ class IntervalRules:
         return (max(low, 0.0), min(high, 1.0)) if self.clip else (low, high)
 
 
+def interval_rules(statistic: Any, population: Any, plan: Any, level: float) -> IntervalRules:
+    """A subset's own interval rules (its table, its :class:`~.lite.Population` and :class:`~.lite.Design`):
+    the exact interval of :mod:`.lite_exact` and the widening for unseen answers."""
+    from .lite_exact import exact_interval
+    table = statistic.table
+    return rules(statistic, range(len(table)), plan.weights, dict(population.strata), level,
+                 lambda name: exact_interval(table, population, name, level))
+
+
 def rules(statistic: Any, positions: Sequence[int], weights: Sequence[float], full: Dict[Hashable, int],
           level: float, exact: Optional[Callable[[str], Any]] = None) -> IntervalRules:
     """A subset's interval rules: ``exact`` and the widening for unseen answers (:func:`unseen_rule`)."""
