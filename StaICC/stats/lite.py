@@ -219,7 +219,8 @@ def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]]
     for name, value in point.items():
         if value is None or name not in spread:
             continue
-        bias = bias_of(benchmark, name, value, spread[name])  # 0 except for StaICC.stats.lite_debiased's
+        also = exact.debiased if isinstance(exact, IntervalRules) else frozenset()
+        bias = bias_of(benchmark, name, value, spread[name], also)  # 0 except for StaICC.stats.lite_debiased's
         scaled = _scaled_all(value, spread[name], scale, bias)
         value = value - bias if bias else value
         low, high = (exact and exact(name)) or _interval(scaled, level)

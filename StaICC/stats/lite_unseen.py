@@ -132,6 +132,8 @@ class IntervalRules:
     unseen: Optional[Callable[[str], Optional[Tuple[float, float]]]] = None
     #: whether the widened metrics lie in [0, 1] (not a slope): the widened interval is clipped there
     clip: bool = True
+    #: metrics bias-corrected on this subset beyond :data:`~.lite_debiased.DEBIASED` (:func:`~.lite_debiased.one_branch`)
+    debiased: frozenset = frozenset()
 
     def __call__(self, name: str) -> Any:
         return self.exact(name) if self.exact else None
@@ -156,7 +158,9 @@ def interval_rules(statistic: Any, population: Any, plan: Any, level: float) -> 
 def rules(statistic: Any, positions: Sequence[int], weights: Sequence[float], full: Dict[Hashable, int],
           level: float, exact: Optional[Callable[[str], Any]] = None) -> IntervalRules:
     """A subset's interval rules: ``exact`` and the widening for unseen answers (:func:`unseen_rule`)."""
-    return IntervalRules(exact, unseen_rule(statistic, positions, weights, full, level), statistic.x_values is None)
+    from .lite_debiased import one_branch
+    return IntervalRules(exact, unseen_rule(statistic, positions, weights, full, level), statistic.x_values is None,
+                         one_branch(statistic.table, positions))
 
 
 def unseen_rule(statistic: Any, positions: Sequence[int], weights: Sequence[float], full: Dict[Hashable, int],
