@@ -47,10 +47,9 @@ REQUIRED_COVERAGE = 0.95
 #: the least coverage for each model of the study: a metric that one kind of model breaks is not reported,
 #: even when models it estimates exactly (chance, a constant answer) lift the overall coverage
 REQUIRED_MODEL_COVERAGE = 0.90
-#: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study
-#: measured a coverage of at least REQUIRED_COVERAGE over every model and REQUIRED_MODEL_COVERAGE for each
-#: (benchmarks/results/lite_coverage.txt: eleven models, 100 subsets each, studied at 12.5 % only, so a metric
-#: admitted there is printed at every larger fraction too); a metric that is not here is not estimable
+#: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study measured
+#: REQUIRED_COVERAGE over every model and REQUIRED_MODEL_COVERAGE for each (benchmarks/results/lite_coverage.txt:
+#: eleven models, 100 subsets each, at 12.5 % only, so printed at every larger fraction too); others: not estimable
 ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Contextual_bias', 'distribution', 'dataset'): 0.125,
     ('Contextual_bias', 'entropy', 'dataset'): 0.125,
