@@ -69,6 +69,7 @@ ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Normal', 'averaged_truelabel_likelihood', 'dataset'): 0.125,
     ('Normal', 'macro_F1', 'dataset'): 0.125,
     ('Normal', 'macro_F1', 'averaged'): 0.125,
+    ('Post_bias', 'DL div.', 'dataset'): 0.125,
     ('Post_bias', 'distribution', 'dataset'): 0.125,
     ('Template_sens', 'consistency', 'dataset'): 0.125,
     ('Template_sens', 'consistency', 'averaged'): 0.125,
@@ -210,21 +211,20 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
 
 def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]], freedom: int, level: float,
              exact: Any = None) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
-    """metric -> (estimate, low, high, scaled resample values) from a subset's weighted values and its resampled
-    ones: the small-sample widening, the bias correction of :mod:`.lite_debiased`, and the interval (the exact
-    one where ``exact(metric)`` gives one, else the percentile interval of the scaled resamples)."""
+    """metric -> (estimate, low, high, scaled resamples) from a subset's weighted and resampled values: the t widening,
+    the bias correction (:mod:`.lite_debiased`), the interval (``exact``'s rules (:mod:`.lite_unseen`), else the
+    percentile interval of the scaled resamples) and the widening for unseen answers."""
     scale = t_over_z(level, freedom)
     out: Dict[str, Tuple[Any, Any, Any, List[Any]]] = {}
     for name, value in point.items():
         if value is None or name not in spread:
             continue
-        also = exact.debiased if isinstance(exact, IntervalRules) else frozenset()
-        bias = bias_of(benchmark, name, value, spread[name], also)  # 0 except for StaICC.stats.lite_debiased's
+        also = exact.debiased if isinstance(exact, IntervalRules) else frozenset()  # 0 but lite_debiased's:
+        bias = bias_of(benchmark, name, value, spread[name], also)
         scaled = _scaled_all(value, spread[name], scale, bias)
         value = value - bias if bias else value
         low, high = (exact and exact(name)) or _interval(scaled, level)
-        if isinstance(exact, IntervalRules):  # answers the subset has not seen (lite_unseen)
-            low, high = exact.widened(name, low, high)
+        low, high = exact.widened(name, low, high) if isinstance(exact, IntervalRules) else (low, high)
         out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
     return out
 
