@@ -194,6 +194,7 @@ def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]
     many subsets per product)."""
     model, path, seeds, resamples, first_seed, proxy_path, related, fractions, until = job
     looks: Dict[Tuple[int, float], List[Any]] = defaultdict(list)
+    from StaICC.stats.lite import unseen_extra
     from StaICC.stats.lite_batch import subset_estimates
     results: Results = defaultdict(list)
     proxies = {(n, d): full for n, d, full, _, _ in _tables(proxy_path)} if proxy_path and model != PROXY else {}
@@ -211,7 +212,8 @@ def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]
                 for metric, (value, low, high, scaled) in cells.items():
                     _record(results, (mode, fraction, name, metric), model, truth[metric], value, low, high, metric)
                     if not isinstance(value, list):
-                        averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled)))
+                        extra = unseen_extra(name, metric, low, high, scaled, 0.95)
+                        averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled, extra)))
         if until:
             for key, entries in lite_until_coverage.part_entries(
                     full, population, name, dataset, range(first_seed, first_seed + seeds), _subsets,

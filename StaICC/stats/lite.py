@@ -34,7 +34,7 @@ from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
 from .lite_branches import hulled, item_flags, other_branch, undecided
 from .lite_debiased import bias_of
-from .lite_exact import exact_interval
+from .lite_unseen import IntervalRules, interval_rules, unseen_extra
 from .resolution import noise_floor, resolved
 from .significance import percentile_interval
 from .statistic import Statistic
@@ -47,10 +47,9 @@ REQUIRED_COVERAGE = 0.95
 #: the least coverage for each model of the study: a metric that one kind of model breaks is not reported,
 #: even when models it estimates exactly (chance, a constant answer) lift the overall coverage
 REQUIRED_MODEL_COVERAGE = 0.90
-#: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study
-#: measured a coverage of at least REQUIRED_COVERAGE over every model and REQUIRED_MODEL_COVERAGE for each
-#: (benchmarks/results/lite_coverage.txt: eleven models, 30 subsets each, studied at 12.5 % only, so a metric
-#: admitted there is printed at every larger fraction too); a metric that is not here is not estimable
+#: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study measured
+#: REQUIRED_COVERAGE over every model and REQUIRED_MODEL_COVERAGE for each (benchmarks/results/lite_coverage.txt:
+#: eleven models, 100 subsets each, at 12.5 % only, so printed at every larger fraction too); others: not estimable
 ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Contextual_bias', 'distribution', 'dataset'): 0.125,
     ('Contextual_bias', 'entropy', 'dataset'): 0.125,
@@ -58,11 +57,18 @@ ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Demo_sens', 'consistency', 'averaged'): 0.125,
     ('Domain_bias', 'distribution', 'dataset'): 0.125,
     ('Domain_bias', 'entropy', 'dataset'): 0.125,
+    ('GLER', 'accuracy', 'dataset'): 0.125,
+    ('GLER', 'accuracy', 'averaged'): 0.125,
     ('GLER', 'averaged_truelabel_likelihood', 'dataset'): 0.125,
     ('GLER', 'averaged_truelabel_likelihood', 'averaged'): 0.125,
     ('GLER', 'expected_calibration_error_1', 'dataset'): 0.125,
+    ('GLER', 'expected_calibration_error_1', 'averaged'): 0.125,
+    ('GLER', 'macro_F1', 'dataset'): 0.125,
+    ('GLER', 'macro_F1', 'averaged'): 0.125,
     ('Normal', 'accuracy', 'dataset'): 0.125,
     ('Normal', 'averaged_truelabel_likelihood', 'dataset'): 0.125,
+    ('Normal', 'macro_F1', 'dataset'): 0.125,
+    ('Normal', 'macro_F1', 'averaged'): 0.125,
     ('Post_bias', 'DL div.', 'dataset'): 0.125,
     ('Post_bias', 'distribution', 'dataset'): 0.125,
     ('Template_sens', 'consistency', 'dataset'): 0.125,
@@ -196,7 +202,7 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
     def on(branch: Statistic) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
         point = weighted_values(branch, [plan.weights])
         return finished(table.benchmark, {n: v[0] for n, v in point.items()}, weighted_values(branch, rows),
-                        plan.freedom, level, lambda name: exact_interval(table, population, name, level))
+                        plan.freedom, level, interval_rules(statistic, population, plan, level))
     found = on(statistic)
     if undecided(item_flags(statistic), range(len(table))):  # the full run's entropy branch is a last-bit accident
         found = hulled(found, lambda: on(other_branch(statistic)))
@@ -205,18 +211,20 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
 
 def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]], freedom: int, level: float,
              exact: Any = None) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
-    """metric -> (estimate, low, high, scaled resample values) from a subset's weighted values and its resampled
-    ones: the small-sample widening, the bias correction of :mod:`.lite_debiased`, and the interval (the exact
-    one where ``exact(metric)`` gives one, else the percentile interval of the scaled resamples)."""
+    """metric -> (estimate, low, high, scaled resamples) from a subset's weighted and resampled values: the t widening,
+    the bias correction (:mod:`.lite_debiased`), the interval (``exact``'s rules (:mod:`.lite_unseen`), else the
+    percentile interval of the scaled resamples) and the widening for unseen answers."""
     scale = t_over_z(level, freedom)
     out: Dict[str, Tuple[Any, Any, Any, List[Any]]] = {}
     for name, value in point.items():
         if value is None or name not in spread:
             continue
-        bias = bias_of(benchmark, name, value, spread[name])  # 0 except for StaICC.stats.lite_debiased's
+        also = exact.debiased if isinstance(exact, IntervalRules) else frozenset()  # 0 but lite_debiased's:
+        bias = bias_of(benchmark, name, value, spread[name], also)
         scaled = _scaled_all(value, spread[name], scale, bias)
         value = value - bias if bias else value
         low, high = (exact and exact(name)) or _interval(scaled, level)
+        low, high = exact.widened(name, low, high) if isinstance(exact, IntervalRules) else (low, high)
         out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
     return out
 
@@ -348,7 +356,8 @@ def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, s
         for metric, (value, low, high, scaled) in found.items():
             row[metric] = _reported(benchmark, metric, "dataset", fraction, value, low, high)
             if not isinstance(value, list):
-                spreads.setdefault((benchmark, metric), []).append((value, scaled))
+                spreads.setdefault((benchmark, metric), []).append(
+                    (value, scaled, unseen_extra(benchmark, metric, low, high, scaled, level)))
     for (benchmark, metric), per_dataset in spreads.items():
         value, low, high = _averaged(per_dataset, level, benchmark not in sampled)
         estimates[benchmark].setdefault("Averaged", {})[metric] = _reported(benchmark, metric, "averaged", fraction,
@@ -368,15 +377,20 @@ def part_statistic(benchmark: str, dataset: str, records: Sequence[Any],
     return Statistic(benchmark, ItemTable(benchmark, dataset, records), list(_metric_table(benchmark))), population
 
 
-def _averaged(per_dataset: List[Tuple[Any, List[Any]]], level: float, census: bool) -> Tuple[Any, Any, Any]:
-    """The averaged row's (estimate, low, high): each resample averaged over the datasets; where every dataset is
-    whole, the standard's own average (a left-to-right sum over the datasets / their count) with no spread."""
+def _averaged(per_dataset: List[Tuple[Any, ...]], level: float, census: bool) -> Tuple[Any, Any, Any]:
+    """The averaged row's (estimate, low, high) from each dataset's (estimate, resamples[, unseen_extra]): each
+    resample averaged over the datasets, widened by the datasets' mean widening for unseen answers; where every
+    dataset is whole, the standard's own average (a left-to-right sum / their count) with no spread."""
     if census:
-        value = sum((v for v, _ in per_dataset), 0) / len(per_dataset)
+        value = sum((entry[0] for entry in per_dataset), 0) / len(per_dataset)
         return value, value, value
-    value = math.fsum(v for v, _ in per_dataset) / len(per_dataset)
-    columns = [math.fsum(c) / len(c) for c in zip(*(s for _, s in per_dataset))]
+    value = math.fsum(entry[0] for entry in per_dataset) / len(per_dataset)
+    columns = [math.fsum(c) / len(c) for c in zip(*(entry[1] for entry in per_dataset))]
     low, high = percentile_interval(columns, level)
+    extras = [entry[2] for entry in per_dataset if len(entry) > 2]
+    if extras:
+        low -= math.fsum(d for d, _ in extras) / len(per_dataset)
+        high += math.fsum(u for _, u in extras) / len(per_dataset)
     return value, low, high
 
 

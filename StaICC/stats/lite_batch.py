@@ -28,6 +28,7 @@ from .items import is_consistency
 from .lite import Population, _resample_weights, design, estimate_statistic, finished
 from .lite_branches import hulled, item_flags, on_branch, other_branch, undecided
 from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_values, unscaled
+from .lite_unseen import rules
 from .lite_proxy import Proxy, TunedEstimator, power_tuned
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
@@ -153,8 +154,9 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], population:
     exact_metrics = {m for b, m in EXACT_METRICS if b == table.benchmark}
     always = {m for b, m in ALWAYS_EXACT if b == table.benchmark}
     for k, ((j, positions), (_, plan, _)) in enumerate(zip(chunk, plans)):
-        exact = _exact(exact_items, exact_metrics, always, [table.labels[i] for i in positions], positions,
-                       population, level)
+        exact = rules(statistic, positions, plan.weights, dict(population.strata), level,
+                      _exact(exact_items, exact_metrics, always, [table.labels[i] for i in positions], positions,
+                             population, level))
         target = _split(values[0], k, resamples + 1)
         out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact),
                   [power_tuned(table.benchmark, target, _split(helped, k, resamples + 1), truth, plan.freedom, level,

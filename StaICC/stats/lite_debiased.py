@@ -17,7 +17,8 @@ finite population; for the ECE (|.| of each bin's gap is not smooth where a gap 
 it removes most, not all, of the bias: the coverage study says how much.  Where every item is
 asked there is no bias and nothing is corrected.
 
-Post_bias's KL divergence is **not** corrected: the standard compares the raw mean row where
+Post_bias's KL divergence is corrected only where every row of the subset is strictly positive
+(:data:`ONE_BRANCH`; near zero its plug-in is biased upwards, like a square); elsewhere not: the standard compares the raw mean row where
 every mean is positive and the softmaxed rows' mean otherwise (scores), so for a model whose
 raw means lie near zero the resamples cross between two functionals, and their mean measures
 the distance between the branches, not a bias (the coverage study found the corrected estimate
@@ -31,10 +32,26 @@ DEBIASED = frozenset({("Normal", "expected_calibration_error_1"), ("Contextual_b
                       ("Domain_bias", "entropy")})
 
 
-def bias_of(benchmark: str, metric: str, value: Any, resampled: Sequence[Any]) -> float:
-    """The bootstrap estimate of the plug-in's bias (0 for a metric not in :data:`DEBIASED`, a vector, or
-    resamples without a finite value)."""
-    if (benchmark, metric) not in DEBIASED or not isinstance(value, (int, float)) or not math.isfinite(value):
+#: corrected only on a subset whose every row is strictly positive: then every resample's mean row is positive and
+#: takes the standard's raw branch, so the resamples do not cross between the branches
+ONE_BRANCH = frozenset({("Post_bias", "DL div.")})
+
+
+def one_branch(table: Any, positions: Sequence[int]) -> frozenset:
+    """The metrics of :data:`ONE_BRANCH` that the subset of ``positions`` corrects: all, where every row (pass 0,
+    every repeat) of its items is strictly positive, else none."""
+    names = frozenset(m for b, m in ONE_BRANCH if b == table.benchmark)
+    if not names:
+        return frozenset()
+    rows = table.rows[0]
+    return names if all(v > 0 for rep in rows for i in positions for v in rep[i]) else frozenset()
+
+
+def bias_of(benchmark: str, metric: str, value: Any, resampled: Sequence[Any], also: frozenset = frozenset()) -> float:
+    """The bootstrap estimate of the plug-in's bias (0 for a metric not in :data:`DEBIASED` nor ``also``, a
+    vector, or resamples without a finite value)."""
+    if ((benchmark, metric) not in DEBIASED and metric not in also) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value):
         return 0.0
     finite = [v for v in resampled if isinstance(v, (int, float)) and math.isfinite(v)]
     if not finite:

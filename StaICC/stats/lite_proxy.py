@@ -35,9 +35,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
 from .items import ItemTable
-from .lite import (LiteResult, _resample_weights, census_values, design, finished, is_census, lite_estimates)
+from .lite import LiteResult, _resample_weights, census_values, design, finished, is_census, lite_estimates
 from .lite_branches import hulled, item_flags, other_branch, undecided
-from .lite_exact import exact_interval
+from .lite_unseen import interval_rules
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
 
@@ -211,7 +211,7 @@ class TunedEstimator:
                   weighted_values(statistic, rows))
         mine = ({n: v[0] for n, v in weighted_values(sub, [plan.weights]).items()}, weighted_values(sub, rows))
         found, details = power_tuned(table.benchmark, target, mine, whole.point(), plan.freedom, level,
-                                     lambda name: exact_interval(table, population, name, level))
+                                     interval_rules(statistic, population, plan, level))
         if undecided(item_flags(statistic), range(len(table))):  # the entropy's branch: both (lite_branches)
             other = other_branch(statistic)
             found = hulled(found, lambda: finished(
