@@ -131,7 +131,14 @@ def record(prepared: Prepared, result: Any, clock: Clock, command: Optional[List
 
 
 def _methods_run(prepared: Prepared, result: Any, clock: Clock, command: Optional[List[str]]) -> Run:
-    """A methods run: each method tested against vanilla (the answers are kept when the tests cannot be made)."""
+    return methods_record(prepared, result, clock[0], time.perf_counter() - clock[1], command)
+
+
+def methods_record(prepared: Prepared, result: Any, started: str, seconds: float,
+                   command: Optional[List[str]] = None, label: str = "run") -> Run:
+    """A methods run's record: each method tested against vanilla (``config.resamples``: the tests' bootstrap
+    resamples; the answers are kept when the tests cannot be made) and the provenance every method's run
+    directory shares (``staicc run --methods`` and ``Run.from_result`` of a notebook's ``run_methods``)."""
     from .provenance import methods_provenance
     resamples = prepared.config.resamples
     comparisons, failure = {}, None
@@ -139,9 +146,9 @@ def _methods_run(prepared: Prepared, result: Any, clock: Clock, command: Optiona
         comparisons = result.compare(**({"resamples": resamples} if resamples else {}))
     except (ValueError, ArithmeticError) as exc:
         failure = str(exc)
-    provenance = methods_provenance(prepared, clock[0], time.perf_counter() - clock[1], command)
-    return Run.from_result(result, provenance=provenance, config=prepared.config, comparisons=comparisons,
-                           comparison_error=failure)
+    provenance = methods_provenance(prepared, started, seconds, command)
+    return Run.from_result(result, label=label, provenance=provenance, config=prepared.config,
+                           comparisons=comparisons, comparison_error=failure)
 
 
 def _now() -> Clock:
