@@ -108,8 +108,8 @@ def continue_until(prepared: Prepared, result: Any) -> Any:
 
 def proxy_of(config: RunConfig) -> Any:
     """The run's proxy: a loaded run's records, the reference model scored on the full suite, or None."""
-    if config.lite_proxy == "reference":  # the built-in lexical model on every test item: free to run
-        from ..backends.reference import reference_backend
+    if config.lite_proxy == "reference":
+        from ..backends.reference import reference_backend  # the lexical model on every test item: free to run
         from ..stats.lite_proxy import proxy_of_run
         from ..subbenchmarks.suite import run_suite
         full = build_suite_of(replace(config, test_items=None))

@@ -79,7 +79,6 @@ def proxy_of_run(run: Any, name: str) -> Proxy:
     return proxy
 
 
-
 def check_proxy(proxy: Proxy, planned: Dict[str, Sequence[Any]]) -> None:
     """Refuse, before anything is asked, a proxy that lacks a planned (sub-benchmark, dataset), answers another
     label space, or was asked other prompts than the lite run will ask (ValueError naming where)."""
