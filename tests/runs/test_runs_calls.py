@@ -115,3 +115,13 @@ def test_run_methods_runs_sub_benchmarks_built_beforehand():
     for call in (StaICC.run_methods, engine_methods):
         with pytest.raises(ValueError, match=r"needs them built in noisy-channel mode too: give noisy_suite="):
             call(lexical_icl, ["noisy_channel"], suite=built(), progress=False)
+
+
+def test_execute_without_its_record_gives_the_answers_alone(tmp_path):
+    from StaICC.runs import RunConfig, execute, write
+    config = RunConfig(datasets=("TREC",), test_items=QuerySubset.first(8), progress=False)
+    bare, full = execute(config, recorded=False), execute(config)
+    assert bare.provenance is None and not bare.parts and full.provenance["model"]["backend"] == "reference"
+    same(bare.result, full.result)
+    with pytest.raises(ValueError, match=r"without its record \(recorded=False\): write Run.from_result"):
+        write(bare, str(tmp_path / "bare"))
