@@ -131,6 +131,7 @@ def record(prepared: Prepared, result: Any, clock: Clock, command: Optional[List
 
 
 def _methods_run(prepared: Prepared, result: Any, clock: Clock, command: Optional[List[str]]) -> Run:
+    """A methods run's record, its wall time measured from ``clock``."""
     return methods_record(prepared, result, clock[0], time.perf_counter() - clock[1], command)
 
 

@@ -32,9 +32,15 @@ def same(mine, theirs):
 
 
 def test_the_public_names_are_the_runs_floors_and_the_engines_stay():
+    import inspect
+
     from StaICC.runs import calls
     assert StaICC.run_suite is calls.run_suite and StaICC.run_methods is calls.run_methods
     assert engine_suite.__module__ == "StaICC.subbenchmarks.suite" and engine_methods.__module__ == "StaICC.methods.run"
+    for mine, theirs in ((StaICC.run_suite, engine_suite), (StaICC.run_methods, engine_methods)):
+        # every parameter, in order, of the same kind and default: every call that worked works
+        assert [(p.name, p.kind, p.default) for p in inspect.signature(mine).parameters.values()] == \
+            [(p.name, p.kind, p.default) for p in inspect.signature(theirs).parameters.values()]
 
 
 @pytest.mark.parametrize("keywords", [
