@@ -18,14 +18,18 @@ import warnings
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def median_ms(call, repeats):
-    call()  # the first call loads the data and imports; not what a notebook loop pays
-    times = []
+def medians_ms(calls, repeats):
+    """The median milliseconds of each call, the calls taken in turn within each repeat so that a machine's
+    changing load falls on all of them alike."""
+    for call in calls.values():
+        call()  # the first call loads the data and imports; not what a notebook loop pays
+    times = {name: [] for name in calls}
     for _ in range(repeats):
-        started = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - started)
-    return 1000 * statistics.median(times)
+        for name, call in calls.items():
+            started = time.perf_counter()
+            call()
+            times[name].append(time.perf_counter() - started)
+    return {name: 1000 * statistics.median(values) for name, values in times.items()}
 
 
 def main():
@@ -55,7 +59,7 @@ def main():
             ("engine run_methods", lambda: engine_methods(lexical_icl, ["contextual"], "Normal", **common)),
             ("StaICC.run_methods", lambda: StaICC.run_methods(lexical_icl, ["contextual"], "Normal", **common)),
             ("execute methods, full record", lambda: execute(methods, backend=lexical_icl))]
-    figures = {name: median_ms(call, args.repeats) for name, call in rows}
+    figures = medians_ms(dict(rows), args.repeats)
     print(f"{'call':30} {'ms/call':>8} {'x engine':>9}   (TREC, first {args.items} test items, "
           f"median of {args.repeats})")
     for name, ms in figures.items():
