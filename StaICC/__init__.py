@@ -18,7 +18,7 @@ _EXPORTS = {
     "triplet_dataset": "datasets.split",
     "Dataset": "datasets", "basic_datasets_loader": "datasets",
     "InferenceError": "errors", "StaICCError": "errors", "StaICCWarning": "errors", "TamperingWarning": "errors",
-    "run_suite": "subbenchmarks.suite", "build_suite": "subbenchmarks.suite", "run_methods": "methods.run",
+    "run_suite": "runs.calls", "build_suite": "subbenchmarks.suite", "run_methods": "runs.calls",
     "run_lite": "runs.lite",
     "Backend": "backends", "FunctionBackend": "backends", "make_backend": "backends",
     "PredictionCache": "cache", "__version__": "version",

@@ -40,6 +40,7 @@ This module imports nothing but :mod:`StaICC.standard`, so any layer may read it
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
+from .errors import InvalidValueError
 from .standard import (DEFAULT_REPEAT_TIMES, DEMO_SENS_REPEAT_TIMES, DEMO_SENS_TEST_SIZE,
                        TEMPLATE_SENS_TEST_SIZE)
 
@@ -110,8 +111,20 @@ _TABLE = (
                      consistency_loop=DEMO_SENS_TEST_SIZE, noisy_channel=False),
 )
 
+
+def specs_by_name(rows: Tuple[SubBenchmarkSpec, ...]) -> Dict[str, SubBenchmarkSpec]:
+    """The rows by name, in table order; a name given to two rows is refused (one would hide the other)."""
+    found: Dict[str, SubBenchmarkSpec] = {}
+    for row in rows:
+        if row.name in found:
+            raise InvalidValueError(f"the spec table names the sub-benchmark {row.name!r} twice; give each row "
+                                    "its own name")
+        found[row.name] = row
+    return found
+
+
 #: every sub-benchmark by name, in table order
-SPECS: Dict[str, SubBenchmarkSpec] = {spec.name: spec for spec in _TABLE}
+SPECS: Dict[str, SubBenchmarkSpec] = specs_by_name(_TABLE)
 
 #: what ``benchmarks="all"`` runs, in order
 STANDARD_SUITE: Tuple[str, ...] = tuple(spec.name for spec in _TABLE if spec.in_standard_suite)

@@ -28,6 +28,7 @@ EXAMPLES = {
     "StaICC.runs.execute": ["execute"],
     "StaICC.runs.observer": ["RunObserver"],
     "StaICC.runs.write": ["write"],
+    "StaICC.runs.calls": ["run_suite", "run_methods"],
     "StaICC.registry": ["registry"],
     "StaICC.subbenchmarks.suite": ["run_suite"],
     "StaICC.subbenchmarks.builtin": ["Normal"],

@@ -51,8 +51,8 @@ class Run:
                     provenance: Optional[Dict[str, Any]] = None, **recorded: Any) -> "Run":
         """The run of a result held in memory.  ``model`` (the backend or function that answered): the
         provenance ``staicc run`` records is assembled (``recorded`` passes ``config``, ``arguments``,
-        ``started``, ``command`` to it; a lite result's estimates come along), so that the run writes the
-        directory the CLI writes.  Without ``model``: ``provenance`` as given; ``recorded`` may give the
+        ``started``, ``command`` and a methods result's ``resamples`` to it; a lite result's estimates come
+        along, a methods result is tested against vanilla), so that the run writes the directory the CLI writes.  Without ``model``: ``provenance`` as given; ``recorded`` may give the
         ``config``, ``lite``, ``comparisons`` and ``comparison_error``.  ``summarised=False``: a dry run or
         a shard, which has no parts."""
         if model is not None:

@@ -41,6 +41,10 @@ class Prepared:
             self.cache.close()
 
 
+#: sub-benchmark options at their defaults (every sub-benchmark built without them is built the same)
+_DEFAULTS = (("test_items", None), ("own_distribution", False))
+
+
 def build_suite_of(config: RunConfig, noisy_channel: Optional[bool] = None) -> Dict[str, Any]:
     """The sub-benchmarks of ``config``, each built once with everything it needs (``noisy_channel``: in that
     prompt mode whatever ``config.noisy_channel`` says: the noisy_channel method's)."""
@@ -55,7 +59,10 @@ def build_suite_of(config: RunConfig, noisy_channel: Optional[bool] = None) -> D
         options["retrievers"], per_benchmark = task_options(config.tasks)
     options.update(config.suite_options)  # a notebook's further options (own_distribution=False: without them)
     per_benchmark = dict(per_benchmark, **options.pop("per_benchmark", None) or {})
-    return build_suite(config.benchmarks, None if config.datasets is None else list(config.datasets), config.k,
+    # options at the sub-benchmarks' defaults are left out: a registered class that takes neither is built too
+    options = {key: value for key, value in options.items() if (key, value) not in _DEFAULTS}
+    datasets = list(config.datasets) if isinstance(config.datasets, tuple) else config.datasets
+    return build_suite(config.benchmarks, datasets, config.k,
                        noisy_channel=config.noisy_channel if noisy_channel is None else noisy_channel,
                        per_benchmark=per_benchmark, **options)
 
@@ -69,15 +76,15 @@ def noisy_suite_of(config: RunConfig) -> Dict[str, Any]:
             from None
 
 
-def prepare(config: RunConfig, backend: Any = None) -> Prepared:
+def prepare(config: RunConfig, backend: Any = None, *, suite: Optional[Dict[str, Any]] = None,
+            planned: Optional[Dict[str, List[Any]]] = None, noisy: Optional[Dict[str, Any]] = None) -> Prepared:
     """Build and check the run of ``config`` (``backend``: a backend or function to use instead of making
-    ``config.model``'s; it is not closed when the run ends)."""
-    suite = build_suite_of(config)
-    noisy = None
-    if config.methods:
-        from ..methods.protocol import PROMPTS
-        if any(method.mode == PROMPTS for method in config.methods):
-            noisy = noisy_suite_of(config)
+    ``config.model``'s; it is not closed when the run ends).  ``suite``: sub-benchmarks built beforehand, run
+    instead of building them from the configuration (``planned``: what ``plan_suite`` returned for them;
+    ``noisy``: the same sub-benchmarks in noisy-channel mode, for a methods run's ``noisy_channel``)."""
+    built = suite if suite is not None else build_suite_of(config)
+    if config.methods and noisy is None:
+        noisy = _noisy_suite(config, given=suite is not None)
     owns = backend is None
     if owns:
         from ..backends.registry import planned_backend
@@ -91,16 +98,29 @@ def prepare(config: RunConfig, backend: Any = None) -> Prepared:
         from ..methods.files import servable
         from ..methods.run import check_backend, plan_methods
         config = replace(config, methods=tuple(servable(backend, config.methods, check_backend)))
-        planned = plan_methods(backend, suite, config.methods, noisy)
+        planned = plan_methods(backend, built, config.methods, noisy)
     else:
-        from ..subbenchmarks.suite import plan_suite
-        planned = plan_suite(backend, suite)
+        if planned is None:
+            from ..subbenchmarks.suite import plan_suite
+            planned = plan_suite(backend, built)
         _check_proxy(config.lite_proxy, planned, "--lite-proxy: " if config.command is not None else "")
     if isinstance(config.selection, Shard):
         from ..engine.sharding import check_shard
         works = [work for part in planned.values() for work in part]
         check_shard(config.selection, works, [backend] * len(works))
-    return Prepared(config, suite, backend, planned, noisy, open_cache(config.cache), owns)
+    return Prepared(config, built, backend, planned, noisy, open_cache(config.cache), owns)
+
+
+def _noisy_suite(config: RunConfig, given: bool) -> Optional[Dict[str, Any]]:
+    """The noisy_channel method's sub-benchmarks (None when no method reads prompts of that mode); sub-benchmarks
+    built beforehand need theirs given too (they cannot be built again from the configuration)."""
+    from ..methods.protocol import PROMPTS
+    if not any(method.mode == PROMPTS for method in config.methods):
+        return None
+    if given:
+        raise InvalidValueError("method 'noisy_channel' with sub-benchmarks built beforehand (suite=) needs them built "
+                                "in noisy-channel mode too: give noisy_suite=build_suite(..., noisy_channel=True)")
+    return noisy_suite_of(config)
 
 
 def _check_proxy(proxy: Any, planned: Dict[str, List[Any]], where: str) -> None:

@@ -14,7 +14,7 @@ backend from it, :func:`StaICC.runs.execute` runs it.
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Tuple
 
-from ..engine.selection import Everything, QuerySubset, Selection
+from ..engine.selection import AnswerPolicy, Everything, Nothing, QuerySubset, Selection, Shard
 from ..standard import DEFAULT_K
 
 
@@ -59,6 +59,8 @@ class RunConfig:
     selection: Selection = Everything()
     shard_unit: str = "query"
     write_out: int = 0
+    policy: Optional[AnswerPolicy] = None  # what the runner does with the answers, as a notebook's run_suite(policy=)
+    # gives it (its write_out and exact_sum are the configuration's too); None: write_out's and exact_sum's
     show_config: bool = False
     cache: Any = None  # the prediction cache: a file path (a notebook may give an open PredictionCache)
     output_dir: Optional[str] = None
@@ -88,6 +90,18 @@ class RunConfig:
     def provenance_arguments(self) -> Mapping[str, Any]:
         """The backend arguments provenance records (secrets are removed when it is written)."""
         return self.arguments if self.recorded_arguments is None else self.recorded_arguments
+
+    @property
+    def answer_policy(self) -> AnswerPolicy:
+        """What the runner does with the answers: ``policy`` where given, else ``write_out``'s and ``exact_sum``'s."""
+        if self.policy is not None:
+            return self.policy
+        return AnswerPolicy(write_out=self.write_out, exact_sum=self.exact_sum)
+
+    @property
+    def summarises(self) -> bool:
+        """False for a dry run, a shard or a run that only stores its answers: nothing is summarised or recorded."""
+        return not isinstance(self.selection, (Nothing, Shard)) and self.answer_policy.summarize
 
     @property
     def lite_sample(self) -> Any:

@@ -13,9 +13,9 @@ with an observer that prints between the steps; :func:`~StaICC.runs.write.write`
 directory ``staicc run --output-dir`` writes.
 """
 import time
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from ..engine.selection import AnswerPolicy, Everything, Nothing, Shard
+from ..engine.selection import Everything, Nothing, Shard
 from .build import Prepared, prepare
 from .config import RunConfig
 from .observer import SILENT, Counting, RunObserver, counting_of
@@ -26,11 +26,17 @@ Clock = Tuple[str, float]
 
 
 def execute(config: RunConfig, *, backend: Any = None, measure: Any = None,
-            command: Optional[List[str]] = None, observer: RunObserver = SILENT) -> Run:
+            command: Optional[List[str]] = None, observer: RunObserver = SILENT, recorded: bool = True,
+            suite: Optional[Dict[str, Any]] = None, planned: Optional[Dict[str, List[Any]]] = None,
+            noisy_suite: Optional[Dict[str, Any]] = None) -> Run:
     """Run ``config`` and return its record (``backend``: a backend or function instead of ``config.model``'s;
     ``measure``: a dry run's token counter instead of the backend's own; ``command``: the command line
     provenance records, default ``sys.argv``; ``observer``: told what the run does between its steps, as
-    ``staicc run`` prints it; by default nobody).  Example, a small run of the reference model::
+    ``staicc run`` prints it; by default nobody).  ``recorded=False``: the answers only (``run.result``, what
+    ``StaICC.run_suite`` and ``StaICC.run_methods`` return), without the provenance, the parts and a methods
+    run's tests against vanilla, which cost more than a small run's answers; such a run is recorded afterwards
+    with ``Run.from_result(run.result, model)``.  ``suite``, ``planned``, ``noisy_suite``: sub-benchmarks built
+    beforehand (see :func:`~StaICC.runs.build.prepare`).  Example, a small run of the reference model::
 
         >>> from StaICC.runs import RunConfig, execute
         >>> from StaICC.engine.selection import QuerySubset
@@ -38,9 +44,13 @@ def execute(config: RunConfig, *, backend: Any = None, measure: Any = None,
         >>> sorted(run.result), run.provenance["model"]["backend"]
         (['Normal'], 'reference')
     """
-    prepared = prepare(config, backend)
-    result, clock = answer(prepared, measure, observer)
-    return record(prepared, result, clock, command)
+    from ..subbenchmarks.suite import fewer_collections
+    with fewer_collections():
+        prepared = prepare(config, backend, suite=suite, planned=planned, noisy=noisy_suite)
+        result, clock = answer(prepared, measure, observer)
+        if not recorded:
+            return Run(result=result, config=prepared.config)
+        return record(prepared, result, clock, command)
 
 
 #: what asking a run can fail with (a refused answer, a server, a disk); the observer is told, then it is raised
@@ -77,14 +87,14 @@ def _ask(prepared: Prepared, counting: Optional[Counting]) -> Any:
         from ..methods.run import run_planned_methods
         return run_planned_methods(prepared.backend, config.methods, prepared.suite, prepared.noisy,
                                    prepared.planned, prepared.cache, config.progress, config.requests_per_call,
-                                   write_out=config.write_out)
+                                   write_out=config.answer_policy.write_out)
     from ..subbenchmarks.suite import run_suite
     selection = config.selection
-    if isinstance(selection, Nothing):  # a dry run: what the run would cost, counted as it is planned
-        selection = Nothing(selection.shard, measure=counting.counter if counting is not None else None)
+    if isinstance(selection, Nothing) and counting is not None:  # a dry run: what it would cost, counted as planned
+        selection = Nothing(selection.shard, measure=counting.counter)
     result = run_suite(prepared.backend, suite=prepared.suite, planned=prepared.planned, cache=prepared.cache,
                        progress=config.progress, requests_per_call=config.requests_per_call, selection=selection,
-                       policy=AnswerPolicy(write_out=config.write_out, exact_sum=config.exact_sum))
+                       policy=config.answer_policy)
     if config.lite_until is not None and isinstance(config.selection, Everything):
         from .lite_record import continue_until
         result = continue_until(prepared, result)
@@ -106,7 +116,7 @@ def _count_full_run(prepared: Prepared, result: Any) -> None:
 def record(prepared: Prepared, result: Any, clock: Clock, command: Optional[List[str]] = None) -> Run:
     """The :class:`Run` of the answers: nothing more for a dry run or a shard (they summarise nothing)."""
     config = prepared.config
-    if isinstance(config.selection, (Nothing, Shard)):
+    if not config.summarises:
         return Run.from_result(result, summarised=False, config=config)
     if config.methods:
         return _methods_run(prepared, result, clock, command)
@@ -121,7 +131,15 @@ def record(prepared: Prepared, result: Any, clock: Clock, command: Optional[List
 
 
 def _methods_run(prepared: Prepared, result: Any, clock: Clock, command: Optional[List[str]]) -> Run:
-    """A methods run: each method tested against vanilla (the answers are kept when the tests cannot be made)."""
+    """A methods run's record, its wall time measured from ``clock``."""
+    return methods_record(prepared, result, clock[0], time.perf_counter() - clock[1], command)
+
+
+def methods_record(prepared: Prepared, result: Any, started: str, seconds: float,
+                   command: Optional[List[str]] = None, label: str = "run") -> Run:
+    """A methods run's record: each method tested against vanilla (``config.resamples``: the tests' bootstrap
+    resamples; the answers are kept when the tests cannot be made) and the provenance every method's run
+    directory shares (``staicc run --methods`` and ``Run.from_result`` of a notebook's ``run_methods``)."""
     from .provenance import methods_provenance
     resamples = prepared.config.resamples
     comparisons, failure = {}, None
@@ -129,9 +147,9 @@ def _methods_run(prepared: Prepared, result: Any, clock: Clock, command: Optiona
         comparisons = result.compare(**({"resamples": resamples} if resamples else {}))
     except (ValueError, ArithmeticError) as exc:
         failure = str(exc)
-    provenance = methods_provenance(prepared, clock[0], time.perf_counter() - clock[1], command)
-    return Run.from_result(result, provenance=provenance, config=prepared.config, comparisons=comparisons,
-                           comparison_error=failure)
+    provenance = methods_provenance(prepared, started, seconds, command)
+    return Run.from_result(result, label=label, provenance=provenance, config=prepared.config,
+                           comparisons=comparisons, comparison_error=failure)
 
 
 def _now() -> Clock:

@@ -56,11 +56,9 @@ def lite_run_config(backend: Any, lite: Any, benchmarks: Union[str, Sequence[str
     _check_options(resamples, level, seed)
     if "test_items" in options:
         raise InvalidValueError("run_lite chooses the test items itself; leave test_items out")
-    return RunConfig(model=getattr(backend, "name", "function"),
-                     benchmarks=benchmarks if isinstance(benchmarks, str) else tuple(benchmarks),
-                     k=DEFAULT_K if k is None else k, datasets=None if datasets is None else tuple(datasets),
-                     noisy_channel=options.pop("noisy_channel", False), cache=cache,
-                     test_items=QuerySubset.lite(sample.fraction, items=sample.items),
-                     progress=options.pop("progress", None), requests_per_call=options.pop("requests_per_call", None),
-                     lite_proxy=proxy, lite_options=LiteOptions(resamples, seed, level, full_counts=False),
-                     suite_options=dict({"own_distribution": False}, **options))
+    from .calls import notebook_config
+    progress, requests_per_call = options.pop("progress", None), options.pop("requests_per_call", None)
+    return notebook_config(backend, benchmarks, datasets, DEFAULT_K if k is None else k, cache, options,
+                           test_items=QuerySubset.lite(sample.fraction, items=sample.items), progress=progress,
+                           requests_per_call=requests_per_call, lite_proxy=proxy,
+                           lite_options=LiteOptions(resamples, seed, level, full_counts=False))

@@ -109,6 +109,9 @@ def continue_until(prepared: Prepared, result: Any) -> Any:
 def proxy_of(config: RunConfig) -> Any:
     """The run's proxy: a loaded run's records, the reference model scored on the full suite, or None."""
     if config.lite_proxy == "reference":
-        from ..stats.lite_proxy import reference_proxy
-        return reference_proxy(build_suite_of(replace(config, test_items=None)))
+        from ..backends.reference import reference_backend  # the lexical model on every test item: free to run
+        from ..stats.lite_proxy import proxy_of_run
+        from ..subbenchmarks.suite import run_suite
+        full = build_suite_of(replace(config, test_items=None))
+        return proxy_of_run(run_suite(reference_backend(), suite=full, progress=False), "the reference model")
     return config.lite_proxy

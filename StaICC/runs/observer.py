@@ -58,17 +58,20 @@ SILENT = RunObserver()
 
 
 def counting_of(prepared: Prepared, measure: Any = None) -> Optional[Counting]:
-    """The measure of a dry run (None for any other run): ``measure`` when given, else the backend's exact token
-    counter where its capability row says it counts tokens, an approximate one (characters / 4) where a price is
-    asked of another backend, else none.  A tokenizer that cannot be loaded is refused here, before any count."""
+    """The measure of a dry run (None for any other run): ``measure`` when given, else the selection's own
+    (``Nothing(measure=...)``), else the backend's exact token counter where its capability row says it counts
+    tokens (a backend made from the configuration: its arguments load the tokenizer), an approximate one
+    (characters / 4) where a price is asked of another backend, else none.  A tokenizer that cannot be loaded
+    is refused here, before any count."""
     config, backend = prepared.config, prepared.backend
     if not isinstance(config.selection, Nothing):
         return None
+    measure = measure if measure is not None else config.selection.measure
     if measure is not None:
         return Counting(measure)
     options = config.cost
     from ..backends.registry import capabilities
-    if capabilities(config.model).token_counting:
+    if prepared.owns_backend and capabilities(config.model).token_counting:
         from ..backends.token_counts import hf_token_counter
         described = hf_token_counter(config.arguments, backend, config.requests_per_call,
                                      options is not None and options.peak is not None)

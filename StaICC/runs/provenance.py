@@ -18,7 +18,8 @@ def run_provenance(prepared: Prepared, result: Any, started: str, seconds: float
     config, backend = prepared.config, prepared.backend
     command = command if command is not None else _parsed(config)
     provenance = collect(backend, dict(config.provenance_arguments), started, seconds, command)
-    provenance["suite"] = result.metadata
+    # the suite's metadata; a lite result's estimates (run_lite's metadata["lite"]) are provenance.lite alone
+    provenance["suite"] = {key: value for key, value in result.metadata.items() if key != "lite"}
     from .config_record import config_record
     provenance["run_config"] = config_record(config)  # what writes the prompts again (staicc verify)
     provenance["exact_sum"] = config.exact_sum

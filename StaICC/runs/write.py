@@ -29,6 +29,9 @@ def write(run: Run, directory: Optional[str] = None, *, log_samples: Optional[st
     if not directory:
         raise InvalidValueError("write(run): give the directory to write (the run's configuration names none)")
     if not run.summarised:
+        if run.result:  # answers summarised, but no record: execute(..., recorded=False)
+            raise InvalidValueError("this run was executed without its record (recorded=False): write "
+                                    "Run.from_result(run.result, model), or execute it with recorded=True")
         raise InvalidValueError("a dry run or a shard has no results to write: its answers are in the cache")
     log = config.log_samples if log_samples is None else log_samples
     if log not in (None, "compact", "full"):

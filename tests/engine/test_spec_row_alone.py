@@ -2,7 +2,7 @@
 import pytest
 
 from StaICC.cli import main
-from StaICC.spec import SPECS, SubBenchmarkSpec
+from StaICC.spec import SPECS, SubBenchmarkSpec, specs_by_name
 from StaICC.subbenchmarks.builtin import sub_benchmark, sub_benchmark_names
 from StaICC.subbenchmarks.generic import SubBenchmark
 from StaICC.subbenchmarks.suite import run_suite
@@ -46,3 +46,10 @@ def test_a_row_that_needs_its_own_procedure_is_not_made_from_the_row(monkeypatch
     assert row.name not in sub_benchmark_names()
     with pytest.raises(ValueError, match="unknown sub-benchmark 'Order_again'"):
         run_suite(first_label, "Order_again", **SMALL)
+
+
+def test_a_name_is_given_to_one_row():
+    rows = (SPECS["Normal"], SubBenchmarkSpec("Normal_small"), SubBenchmarkSpec("Normal", test_size=32))
+    with pytest.raises(ValueError, match="the spec table names the sub-benchmark 'Normal' twice"):
+        specs_by_name(rows)
+    assert list(specs_by_name(rows[:2])) == ["Normal", "Normal_small"]
