@@ -204,10 +204,11 @@ class PredictionRows(list):
     makes such rows when that is known without checking.  ``rule`` is the exact-sum rule
     the rows take (:data:`CHECK`, the standard's, unless they declare :data:`SOFTMAX`);
     ``own`` caches the model's own distribution (:func:`~StaICC.metrics.exact_sum.own_distribution`);
-    ``exact`` marks one-hot rows of int answers, which no rounding can move.
+    ``exact`` marks one-hot rows of int answers, which no rounding can move; ``values`` holds the
+    normalized rows as a float array when they were computed at once (:func:`normalized_values`).
     """
 
-    __slots__ = ("normalized", "labels", "means", "rule", "own", "exact")
+    __slots__ = ("normalized", "labels", "means", "rule", "own", "exact", "values")
 
     def __init__(self, rows=(), rule: str = CHECK) -> None:
         super().__init__(rows)
@@ -217,6 +218,7 @@ class PredictionRows(list):
         self.rule = rule
         self.own = None
         self.exact = False
+        self.values = None
 
     @classmethod
     def passing(cls, rows, labels: List[int]) -> "PredictionRows":
@@ -261,16 +263,25 @@ def softmax_unless_probabilities(matrix: Matrix) -> Matrix:
     cached = getattr(matrix, "normalized", None)
     if cached is not None:
         return cached
-    result, labels = _normalized(matrix)
+    result, labels, values = _normalized(matrix)
     if isinstance(matrix, PredictionRows):
-        matrix.normalized = result
+        matrix.normalized, matrix.values = result, values
         if matrix.labels is None:
             matrix.labels = labels
     return result
 
 
-def _normalized(matrix: Matrix) -> Tuple[Matrix, Optional[List[int]]]:
-    """(the rows the rule gives, their argmax labels where the rows were computed at once, else None).
+def normalized_values(matrix: Matrix) -> Any:
+    """The rows of :func:`softmax_unless_probabilities` as an n × K float64 array where :class:`PredictionRows`
+    computed them at once (NumPy loaded, float rows), else None: the same values as the rows, for the metrics
+    that read a whole pass at once (ECE's bins)."""
+    softmax_unless_probabilities(matrix)
+    return getattr(matrix, "values", None)
+
+
+def _normalized(matrix: Matrix) -> Tuple[Matrix, Optional[List[int]], Any]:
+    """(the rows the rule gives, their argmax labels and their float array where the rows were computed at once,
+    else None and None).
 
     Rows that :func:`float_array` takes, when NumPy is loaded, are checked and softmaxed by
     :func:`softmax_array` (the same bits as the per-row loop); the others row by row.
@@ -279,11 +290,11 @@ def _normalized(matrix: Matrix) -> Tuple[Matrix, Optional[List[int]]]:
     np = loaded_numpy()
     values = float_array(np, matrix) if np is not None and len(matrix) >= VECTOR_ROWS else None
     if values is None:
-        return (matrix if check and is_probability_matrix(matrix) else [softmax(row) for row in matrix]), None
+        return (matrix if check and is_probability_matrix(matrix) else [softmax(row) for row in matrix]), None, None
     if check and _probability_values(np, values):
-        return matrix, values.argmax(axis=1).tolist()
+        return matrix, values.argmax(axis=1).tolist(), values
     probabilities = softmax_array(np, values)
-    return probabilities.tolist(), probabilities.argmax(axis=1).tolist()
+    return probabilities.tolist(), probabilities.argmax(axis=1).tolist(), probabilities
 
 
 def _probability_values(np: Any, values: Any) -> bool:

@@ -111,3 +111,26 @@ def test_the_row_sum_a_column_at_a_time_is_the_sequential_sum_and_below_8_column
             if values.shape[1] < 8:
                 assert _bits_any_nan(got) == _bits_any_nan(values.sum(axis=1, keepdims=True))
             assert _bits_any_nan(numpy_row_sum(values)) == _bits_any_nan(values.sum(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("rule", [CHECK, SOFTMAX])
+def test_ece_from_rows_computed_at_once_is_the_loops_bits(monkeypatch, rule):
+    """ECE's bins, counts and per-bin sums over the float array of the rows equal the loop over the rows: every
+    kind of row above (ones that pass the check, ties, confidences on the bins' bounds: 0.1, 0.2, 0.5, 0.7, 1.0)."""
+    import StaICC.metrics.scores as scores
+    from StaICC.metrics import expected_calibration_error_1
+    rng = random.Random(12)
+    at_once = 0
+    for rows in _cases(12, 300):
+        if len(rows) < 10:
+            continue
+        truth = [rng.randrange(len(rows[0])) for _ in rows]
+        fast = PredictionRows(rows, rule)
+        got = expected_calibration_error_1(truth, fast)
+        at_once += numeric.normalized_values(fast) is not None
+        with monkeypatch.context() as patched:
+            patched.setattr(numeric, "loaded_numpy", lambda: None)
+            patched.setattr(scores, "normalized_values", lambda _rows: None)
+            slow = expected_calibration_error_1(truth, PredictionRows(rows, rule))
+        assert _bits([[got]]) == _bits([[slow]])
+    assert at_once > 200  # the array path was taken
