@@ -19,7 +19,7 @@ from typing import Any, Callable, List, NamedTuple, Sequence, Tuple
 
 from ...errors import InvalidValueError, OperationError
 from ...extras import require
-from ...numeric import row_max, row_sum
+from ...numeric import float_array, row_max, row_sum
 from ...validation import check, Real
 from .base import DEFAULT_CALIBRATION_NUMBER, Feedforward, PromptMaker, _call, _probabilities
 from .newton import NEWTON_STEPS, newton_minimize
@@ -71,6 +71,9 @@ def as_matrix(rows: Sequence[Sequence[Any]], labels: int, where: str) -> Any:
     np = require("numpy", "StaICC calibrations")
     if isinstance(rows, np.ndarray) and rows.dtype == np.float64 and rows.ndim == 2 and rows.shape[1] == labels:
         return rows  # already such an array (a cross-fit's folds): the same values, not copied row by row
+    values = float_array(np, rows) if type(rows) is list else None  # lists of finite floats (a model's): at once
+    if values is not None and values.shape[1] == labels:
+        return values
     values = [list(row.tolist() if hasattr(row, "tolist") else row) for row in rows]
     for i, row in enumerate(values):
         if len(row) != labels:
@@ -212,8 +215,9 @@ def crossfit_rows(make: Any, rows: Sequence[Sequence[float]], labels: Sequence[i
     """
     if transductive:
         calibration = make()
-        calibration.fit(rows, [])
-        return calibration.transform_rows(rows)
+        matrix = as_matrix(rows, len(calibration.label_space), type(calibration).__name__)  # once, for both
+        calibration.fit(matrix, [])
+        return calibration.transform(matrix).tolist() if len(rows) else []
     count = min(folds, len(rows))
     if count < 2:
         return [list(row) for row in rows]
