@@ -274,9 +274,11 @@ def softmax_unless_probabilities(matrix: Matrix) -> Matrix:
 def normalized_values(matrix: Matrix) -> Any:
     """The rows of :func:`softmax_unless_probabilities` as an n × K float64 array where :class:`PredictionRows`
     computed them at once (NumPy loaded, float rows), else None: the same values as the rows, for the metrics
-    that read a whole pass at once (ECE's bins)."""
+    that read a whole pass at once (ECE's bins).  Plain lists keep nothing, so they give None at once."""
+    if not isinstance(matrix, PredictionRows):
+        return None
     softmax_unless_probabilities(matrix)
-    return getattr(matrix, "values", None)
+    return matrix.values
 
 
 def _normalized(matrix: Matrix) -> Tuple[Matrix, Optional[List[int]], Any]:
