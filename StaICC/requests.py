@@ -300,7 +300,7 @@ def answers_with(predictions: Sequence[Any], like: Optional[Sequence[Answer]] = 
     set_prediction, set_text, set_parsed, set_thinking = ANSWER_SETTERS
     new, out = object.__new__, []
     append = out.append
-    for prediction, model in zip(predictions, repeat(_PLAIN) if like is None else like):
+    for prediction, model in zip(predictions, repeat(_PLAIN_ANSWER) if like is None else like):
         answer = new(Answer)
         set_prediction(answer, prediction)
         set_text(answer, model.text)
@@ -310,7 +310,7 @@ def answers_with(predictions: Sequence[Any], like: Optional[Sequence[Answer]] = 
     return out
 
 
-_PLAIN = Answer(None)  # an answer's fields but its prediction, as Answer(p) leaves them
+_PLAIN_ANSWER = Answer(None)  # an answer's fields but its prediction, as Answer(p) leaves them
 
 
 _LABEL_ANSWERS: dict = {}  # label index -> its shared Answer, for the indexes label spaces have reached
