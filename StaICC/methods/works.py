@@ -14,7 +14,6 @@ had answered: the metrics, procedure, records and prompt digest are the sub-benc
 import math
 from dataclasses import dataclass, field, replace
 from itertools import chain
-from operator import attrgetter
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError, error_name
@@ -23,7 +22,7 @@ from ..engine.outcome import STANDARD_RULE, Outcome, RowRule, summarize
 from ..engine.plan import Work
 from ..engine.scoring import check_output
 from ..prompt.template import dataline_writer
-from ..requests import KIND_NAMES, LABELS, Answer, Request, label_answer, requests_asking
+from ..requests import KIND_NAMES, LABELS, Answer, Request, answers_with, label_answer, requests_asking
 from .protocol import PREMISE_FREE, Method, MethodData, training_items
 
 Training = Tuple[MethodData, Tuple[Tuple[str, str], ...]]
@@ -157,9 +156,7 @@ class MethodWork(_MethodShare):
                                     f"queries {where}; return one row per query")
         labels, carries = len(first.label_space), self.method.test_kinds[0] == LABELS
         if _float_rows(rows, labels):  # the common case checked at once: what check_output keeps as it is
-            if not carries:
-                return list(map(Answer, rows))
-            return list(map(Answer, rows, map(_TEXT, kept), map(_PARSED, kept), map(_THINKING, kept)))
+            return answers_with(rows, kept if carries else None)
         out = []
         for q, (row, answer) in enumerate(zip(rows, kept)):
             try:
@@ -173,13 +170,10 @@ class MethodWork(_MethodShare):
         return out
 
 
-_TEXT, _PARSED, _THINKING = attrgetter("text"), attrgetter("parsed"), attrgetter("thinking")
-
-
 def _float_rows(rows: Sequence[Any], labels: int) -> bool:
     """Whether every row is a list of ``labels`` finite floats (rows that :func:`check_output` returns unchanged),
     tested over the whole pass at once (a calibration's rows: ``tolist()`` of a float array)."""
-    if not all(type(row) is list and len(row) == labels for row in rows):
+    if set(map(type, rows)) != {list} or set(map(len, rows)) != {labels}:  # at C speed: no row by row loop
         return False
     values = list(chain.from_iterable(rows))
     return set(map(type, values)) <= {float} and all(map(math.isfinite, values))

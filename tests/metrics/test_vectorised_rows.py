@@ -79,3 +79,58 @@ def test_rows_the_array_cannot_hold_keep_the_loop():
     assert numeric.float_array(np, [[0.5, float("nan")]] * 20) is None  # not finite
     assert numeric.float_array(np, [(0.5, 0.5)] * 20) is None  # not lists
     assert numeric.float_array(np, [[0.5, 0.5]] * 20).shape == (20, 2)
+
+
+def _row_cases(seed: int, count: int):
+    """The rows above as arrays, plus rows with NaN and infinities (what a fit's logits cannot hold, the helpers
+    still meet NumPy's reductions on)."""
+    rng = random.Random(seed)
+    for rows in _cases(seed, count):
+        yield np.array(rows, dtype=np.float64)
+    for k in range(1, 12):
+        yield np.array([[rng.choice(SPECIAL + [math.inf, -math.inf, math.nan]) for _ in range(k)] for _ in range(60)])
+
+
+def _bits_any_nan(rows):
+    """:func:`_bits`, every NaN alike (the sign of inf − inf's NaN is the hardware's, not the arithmetic's)."""
+    return [[(v == v, v if v == v else 0.0, math.copysign(1.0, v) if v == v else 0.0) for v in row] for row in rows]
+
+
+def test_the_row_maximum_a_column_at_a_time_is_numpys_reduction():
+    for values in _row_cases(10, 200):
+        with np.errstate(invalid="ignore"):
+            assert _bits(numeric.row_max(np, values)) == _bits(values.max(axis=1, keepdims=True))
+
+
+def test_the_row_sum_a_column_at_a_time_is_the_sequential_sum_and_below_8_columns_numpys():
+    from StaICC.methods.calibration.labelled import numpy_row_sum
+    for values in _row_cases(11, 200):
+        with np.errstate(invalid="ignore", over="ignore"):
+            got = numeric.row_sum(values)
+            assert _bits_any_nan(got) == _bits_any_nan([[numeric.sequential_sum(row)] for row in values.tolist()])
+            if values.shape[1] < 8:
+                assert _bits_any_nan(got) == _bits_any_nan(values.sum(axis=1, keepdims=True))
+            assert _bits_any_nan(numpy_row_sum(values)) == _bits_any_nan(values.sum(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("rule", [CHECK, SOFTMAX])
+def test_ece_from_rows_computed_at_once_is_the_loops_bits(monkeypatch, rule):
+    """ECE's bins, counts and per-bin sums over the float array of the rows equal the loop over the rows: every
+    kind of row above (ones that pass the check, ties, confidences on the bins' bounds: 0.1, 0.2, 0.5, 0.7, 1.0)."""
+    import StaICC.metrics.scores as scores
+    from StaICC.metrics import expected_calibration_error_1
+    rng = random.Random(12)
+    at_once = 0
+    for rows in _cases(12, 300):
+        if len(rows) < 10:
+            continue
+        truth = [rng.randrange(len(rows[0])) for _ in rows]
+        fast = PredictionRows(rows, rule)
+        got = expected_calibration_error_1(truth, fast)
+        at_once += numeric.normalized_values(fast) is not None
+        with monkeypatch.context() as patched:
+            patched.setattr(numeric, "loaded_numpy", lambda: None)
+            patched.setattr(scores, "normalized_values", lambda _rows: None)
+            slow = expected_calibration_error_1(truth, PredictionRows(rows, rule))
+        assert _bits([[got]]) == _bits([[slow]])
+    assert at_once > 200  # the array path was taken
