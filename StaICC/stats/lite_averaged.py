@@ -16,23 +16,26 @@ in the resamples.  Where every dataset is whole the row is the standard's own av
 Two kinds of interval are not reaches but a better account of the same sampling error, and they
 enter through the resamples instead, so that they average like the rest: the exact interval of
 a small label (the resamples' deviations stretched, each side, to the exact interval's:
-:func:`stretched`) and the ECE's bound for its bins near zero (:class:`Resamples` carries each
-resample's bound, and the averaged row takes the quantiles of the averaged bounds, not the average
-of their quantiles).
+:func:`stretched`), and the bounds that hold resample by resample, the ECE's for its bins near zero
+and the bias entropy's other branch (:class:`Resamples` carries each resample's bound, and the
+averaged row takes the quantiles of the averaged bounds, not the average of their quantiles).
 """
 import math
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
 from .significance import percentile_interval
 
 
 class Resamples(list):
-    """A dataset's scaled resamples with, per resample, a bound ``near`` on the error the resamples do not
-    model (the ECE's bins near zero, :mod:`.lite_ece`): the interval is [q_lo(v - near), q_hi(v + near)]."""
+    """A dataset's scaled resamples with, per resample, how far below (``down``) and above (``up``) it the
+    metric may lie for a reason the resamples do not vary: the ECE's bins near zero (:mod:`.lite_ece`), the
+    other branch of the bias entropy's exact check (:mod:`.lite_branches`).  The averaged row's interval is
+    [q_lo(mean of v - down), q_hi(mean of v + up)], each dataset at its own bound on each resample."""
 
-    def __init__(self, values: Sequence[float], near: Sequence[float]) -> None:
+    def __init__(self, values: Sequence[float], down: Sequence[float], up: Sequence[float]) -> None:
         super().__init__(values)
-        self.near: List[float] = list(near)
+        self.down: List[float] = list(down)
+        self.up: List[float] = list(up)
 
 
 def stretched(value: float, scaled: List[Any], bootstrap: Tuple[float, float],
@@ -81,7 +84,6 @@ def averaged(per_dataset: List[Tuple[Any, ...]], level: float, census: bool) -> 
 
 def _bounded(scaled: Sequence[Any], side: int) -> Sequence[Any]:
     """The resamples moved by their bound to ``side`` (-1: down, 1: up); plain resamples as they are."""
-    near: Optional[List[float]] = getattr(scaled, "near", None)
-    if near is None:
+    if not isinstance(scaled, Resamples):
         return scaled
-    return [v + side * n for v, n in zip(scaled, near)]
+    return [v + side * n for v, n in zip(scaled, scaled.up if side > 0 else scaled.down)]

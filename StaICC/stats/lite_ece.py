@@ -85,7 +85,7 @@ def ece_interval(point: Any, resampled: Any, scale: float, level: float) -> Tupl
     high = plug_in - float(np.quantile(linear - near, tail))
     estimate = debiased(point, resampled)
     low, high = max(min(low, estimate), 0.0), max(high, estimate)
-    return estimate, low, high, Resamples((plug_in - linear).tolist(), near.tolist())
+    return estimate, low, high, Resamples((plug_in - linear).tolist(), near.tolist(), near.tolist())
 
 
 def ece_of_rows(point_gaps: Optional[Any], resampled_gaps: Optional[Any], scale: float,
