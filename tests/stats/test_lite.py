@@ -103,11 +103,11 @@ def test_weighted_estimate_and_interval_match_an_independent_computation():
             continue
         low, high = np.percentile(values, [2.5, 97.5])
         assert got[name][1] == pytest.approx(low, abs=1e-5) and got[name][2] == pytest.approx(high, abs=1e-5), name
-    # the ECE from its signed bin gaps g: the debiased estimate sum sqrt(max(g^2 - Var*(g), 0)), and the interval
+    # the ECE from its signed bin gaps g: the plug-in sum |g| minus the bootstrap's bias, and the interval
     # ECE - q97.5(D + A), ECE - q2.5(D - A) (D: the far bins' signed deviations, A: the near bins' absolute ones)
     point, gaps = _gaps(rows, weights), np.asarray(gaps)
     assert np.abs(point).sum() == pytest.approx(expected["expected_calibration_error_1"], abs=1e-12)
-    debiased = np.sqrt(np.maximum(point ** 2 - gaps.var(axis=0), 0)).sum()
+    debiased = 2 * np.abs(point).sum() - np.abs(gaps).sum(axis=1).mean()
     assert debiased < expected["expected_calibration_error_1"]  # the plug-in ECE of a small sample is too large
     deviations = widen * (gaps - point)
     far = np.abs(point) > 2.5 * gaps.std(axis=0)
