@@ -34,7 +34,7 @@ The resamples handed on (what the averaged row averages) are ECE-hat - Delta*, t
 each with its A* (:class:`~StaICC.stats.lite_averaged.Resamples`): the averaged row takes the
 quantiles of the datasets' mean of Delta* + A* and Delta* - A*, the same bound for the mean.
 """
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 from ..standard import ECE_BINS
 from .lite_averaged import Resamples
