@@ -17,7 +17,7 @@ together).  The metric is recomputed with each resample's weights; for the small
 a lite run has, the deviations from the estimate are widened by Student's t quantile over
 the normal one with n - G degrees of freedom (G: the groups resampled; the "expanded
 percentile interval"), and the interval is their percentile interval.  The averaged row
-averages each resample over datasets.
+averages each resample over datasets (:mod:`.lite_averaged`).
 
 Which metrics this works for is measured, not assumed: ``benchmarks/bench_lite_coverage.py``
 restricts full runs of several models to many subsets and counts how often the interval
