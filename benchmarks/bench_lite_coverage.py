@@ -194,7 +194,7 @@ def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]
     many subsets per product)."""
     model, path, seeds, resamples, first_seed, proxy_path, related, fractions, until = job
     looks: Dict[Tuple[int, float], List[Any]] = defaultdict(list)
-    from StaICC.stats.lite import unseen_extra
+    from StaICC.stats.lite_averaged import reach
     from StaICC.stats.lite_batch import subset_estimates
     results: Results = defaultdict(list)
     proxies = {(n, d): full for n, d, full, _, _ in _tables(proxy_path)} if proxy_path and model != PROXY else {}
@@ -212,7 +212,7 @@ def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]
                 for metric, (value, low, high, scaled) in cells.items():
                     _record(results, (mode, fraction, name, metric), model, truth[metric], value, low, high, metric)
                     if not isinstance(value, list):
-                        extra = unseen_extra(name, metric, low, high, scaled, 0.95)
+                        extra = reach(low, high, scaled, 0.95)
                         averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled, extra)))
         if until:
             for key, entries in lite_until_coverage.part_entries(
@@ -227,11 +227,11 @@ def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]
 
 def _averaged_rows(results: Results, averaged: Dict[Tuple[str, float, str, str, int], List[Any]], model: str) -> None:
     """The averaged row of each (mode, fraction, sub-benchmark, metric, subset): each resample averaged over the
-    datasets (:func:`StaICC.stats.lite._averaged`)."""
-    from StaICC.stats.lite import _averaged
+    datasets (:func:`StaICC.stats.lite_averaged.averaged`)."""
+    from StaICC.stats.lite_averaged import averaged as averaged_row
     for (mode, fraction, name, metric, _), rows in averaged.items():
         truth = math.fsum(t for t, _ in rows) / len(rows)
-        value, low, high = _averaged([c for _, c in rows], 0.95, False)
+        value, low, high = averaged_row([c for _, c in rows], 0.95, False)
         _record(results, (mode, fraction, name, f"{metric} (averaged)"), model, truth, value, low, high, metric)
 
 

@@ -32,7 +32,8 @@ Entry = Tuple[str, str, Any, Any, Any, Any]  # (benchmark, metric with " (averag
 def part_entries(full: Any, population: Any, name: str, dataset: str, seeds: range, subsets_of: Any,
                  resamples: int) -> Dict[Tuple[int, float], List[Entry]]:
     """(seed, look) -> this part's estimates at the look level, each with the full run's value; the averaged
-    rows' inputs ride along as (benchmark, metric, truth, (value, scaled), None, None) entries."""
+    rows' inputs ride along as (benchmark, metric, truth, (value, scaled, reach), None, None) entries."""
+    from StaICC.stats.lite_averaged import reach
     from StaICC.stats.lite_batch import subset_estimates
     fractions, level = looks()
     subsets = subsets_of(full, population, name, dataset, seeds, fractions)
@@ -44,13 +45,14 @@ def part_entries(full: Any, population: Any, name: str, dataset: str, seeds: ran
         for metric, (value, low, high, scaled) in plain.items():
             out[(seed, fraction)].append((name, metric, truth[metric], value, low, high))
             if not isinstance(value, list):
-                out[(seed, fraction)].append((name, f"{metric} (averaged)", truth[metric], (value, scaled), None, None))
+                out[(seed, fraction)].append((name, f"{metric} (averaged)", truth[metric],
+                                                 (value, scaled, reach(low, high, scaled, level)), None, None))
     return out
 
 
 def _finished(entries: List[Entry], level: float) -> List[Entry]:
     """The look's estimates with the averaged rows made (each resample averaged over the datasets)."""
-    from StaICC.stats.lite import _averaged
+    from StaICC.stats.lite_averaged import averaged as _averaged
     rows = [e for e in entries if e[4] is not None or e[5] is not None]
     averaged: Dict[Tuple[str, str], List[Any]] = defaultdict(list)
     for name, metric, truth, pair, low, high in entries:

@@ -17,7 +17,7 @@ together).  The metric is recomputed with each resample's weights; for the small
 a lite run has, the deviations from the estimate are widened by Student's t quantile over
 the normal one with n - G degrees of freedom (G: the groups resampled; the "expanded
 percentile interval"), and the interval is their percentile interval.  The averaged row
-averages each resample over datasets.
+averages each resample over datasets (:mod:`.lite_averaged`).
 
 Which metrics this works for is measured, not assumed: ``benchmarks/bench_lite_coverage.py``
 restricts full runs of several models to many subsets and counts how often the interval
@@ -34,7 +34,9 @@ from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
 from .lite_branches import hulled, item_flags, other_branch, undecided
 from .lite_debiased import bias_of
-from .lite_unseen import IntervalRules, interval_rules, unseen_extra
+from .lite_averaged import averaged, reach, stretched
+from .lite_ece import METRIC as ECE, ece_of_rows, gaps_for
+from .lite_unseen import IntervalRules, interval_rules
 from .resolution import noise_floor, resolved
 from .significance import percentile_interval
 from .statistic import Statistic
@@ -49,28 +51,31 @@ REQUIRED_COVERAGE = 0.95
 REQUIRED_MODEL_COVERAGE = 0.90
 #: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study measured
 #: REQUIRED_COVERAGE over every model and REQUIRED_MODEL_COVERAGE for each (benchmarks/results/lite_coverage.txt:
-#: eleven models, 100 subsets each, at 12.5 % only, so printed at every larger fraction too); others: not estimable
+#: twelve models, the tiny HF model among them, 200 subsets each, at 12.5 % only, so printed at every larger fraction
+#: too); others: not estimable
 ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Contextual_bias', 'distribution', 'dataset'): 0.125,
     ('Contextual_bias', 'entropy', 'dataset'): 0.125,
+    ('Contextual_bias', 'entropy', 'averaged'): 0.125,
     ('Demo_sens', 'consistency', 'dataset'): 0.125,
     ('Demo_sens', 'consistency', 'averaged'): 0.125,
     ('Domain_bias', 'distribution', 'dataset'): 0.125,
     ('Domain_bias', 'entropy', 'dataset'): 0.125,
+    ('Domain_bias', 'entropy', 'averaged'): 0.125,
     ('GLER', 'accuracy', 'dataset'): 0.125,
     ('GLER', 'accuracy', 'averaged'): 0.125,
     ('GLER', 'averaged_truelabel_likelihood', 'dataset'): 0.125,
     ('GLER', 'averaged_truelabel_likelihood', 'averaged'): 0.125,
-    ('GLER', 'expected_calibration_error_1', 'dataset'): 0.125,
-    ('GLER', 'expected_calibration_error_1', 'averaged'): 0.125,
     ('GLER', 'macro_F1', 'dataset'): 0.125,
     ('GLER', 'macro_F1', 'averaged'): 0.125,
     ('Normal', 'accuracy', 'dataset'): 0.125,
+    ('Normal', 'accuracy', 'averaged'): 0.125,
     ('Normal', 'averaged_truelabel_likelihood', 'dataset'): 0.125,
+    ('Normal', 'averaged_truelabel_likelihood', 'averaged'): 0.125,
+    ('Normal', 'expected_calibration_error_1', 'averaged'): 0.125,
     ('Normal', 'macro_F1', 'dataset'): 0.125,
     ('Normal', 'macro_F1', 'averaged'): 0.125,
     ('Post_bias', 'DL div.', 'dataset'): 0.125,
-    ('Post_bias', 'distribution', 'dataset'): 0.125,
     ('Template_sens', 'consistency', 'dataset'): 0.125,
     ('Template_sens', 'consistency', 'averaged'): 0.125,
 }
@@ -202,7 +207,8 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
     def on(branch: Statistic) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
         point = weighted_values(branch, [plan.weights])
         return finished(table.benchmark, {n: v[0] for n, v in point.items()}, weighted_values(branch, rows),
-                        plan.freedom, level, interval_rules(statistic, population, plan, level))
+                        plan.freedom, level, interval_rules(statistic, population, plan, level),
+                        gaps_for(branch, rows, plan.weights))
     found = on(statistic)
     if undecided(item_flags(statistic), range(len(table))):  # the full run's entropy branch is a last-bit accident
         found = hulled(found, lambda: on(other_branch(statistic)))
@@ -210,20 +216,29 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
 
 
 def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]], freedom: int, level: float,
-             exact: Any = None) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
+             exact: Any = None, gaps: Any = None) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
     """metric -> (estimate, low, high, scaled resamples) from a subset's weighted and resampled values: the t widening,
-    the bias correction (:mod:`.lite_debiased`), the interval (``exact``'s rules (:mod:`.lite_unseen`), else the
-    percentile interval of the scaled resamples) and the widening for unseen answers."""
+    the bias correction (:mod:`.lite_debiased`; the resamples' deviations re-centred on the corrected estimate), the
+    interval (``exact``'s rules (:mod:`.lite_unseen`), else the percentile interval of the scaled resamples) and the
+    widening for unseen answers.  ``gaps``: Normal's signed ECE bin gaps (point, resampled), whose ECE is the
+    debiased one of :mod:`.lite_ece`."""
     scale = t_over_z(level, freedom)
     out: Dict[str, Tuple[Any, Any, Any, List[Any]]] = {}
     for name, value in point.items():
         if value is None or name not in spread:
             continue
+        found = ece_of_rows(*gaps, scale, level) if gaps is not None and (benchmark, name) == ECE else None
+        if found is not None:
+            out[name] = found
+            continue
         also = exact.debiased if isinstance(exact, IntervalRules) else frozenset()  # 0 but lite_debiased's:
         bias = bias_of(benchmark, name, value, spread[name], also)
-        scaled = _scaled_all(value, spread[name], scale, bias)
+        scaled = _scaled_all(value, spread[name], scale, (1 + scale) * bias)  # (value - bias) + scale (v - mean)
         value = value - bias if bias else value
-        low, high = (exact and exact(name)) or _interval(scaled, level)
+        found = exact and exact(name)
+        low, high = found or _interval(scaled, level)
+        if found and not isinstance(value, list):  # the resamples follow the exact interval (lite_averaged)
+            scaled = stretched(value, scaled, _interval(scaled, level), (low, high))
         low, high = exact.widened(name, low, high) if isinstance(exact, IntervalRules) else (low, high)
         out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
     return out
@@ -357,9 +372,9 @@ def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, s
             row[metric] = _reported(benchmark, metric, "dataset", fraction, value, low, high)
             if not isinstance(value, list):
                 spreads.setdefault((benchmark, metric), []).append(
-                    (value, scaled, unseen_extra(benchmark, metric, low, high, scaled, level)))
+                    (value, scaled, reach(low, high, scaled, level)))
     for (benchmark, metric), per_dataset in spreads.items():
-        value, low, high = _averaged(per_dataset, level, benchmark not in sampled)
+        value, low, high = averaged(per_dataset, level, benchmark not in sampled)
         estimates[benchmark].setdefault("Averaged", {})[metric] = _reported(benchmark, metric, "averaged", fraction,
                                                                             value, low, high)
     return LiteResult(fraction, resamples, seed, level, estimates)
@@ -375,23 +390,6 @@ def part_statistic(benchmark: str, dataset: str, records: Sequence[Any],
     if not isinstance(population, Population):
         population = Population.from_labels(population)
     return Statistic(benchmark, ItemTable(benchmark, dataset, records), list(_metric_table(benchmark))), population
-
-
-def _averaged(per_dataset: List[Tuple[Any, ...]], level: float, census: bool) -> Tuple[Any, Any, Any]:
-    """The averaged row's (estimate, low, high) from each dataset's (estimate, resamples[, unseen_extra]): each
-    resample averaged over the datasets, widened by the datasets' mean widening for unseen answers; where every
-    dataset is whole, the standard's own average (a left-to-right sum / their count) with no spread."""
-    if census:
-        value = sum((entry[0] for entry in per_dataset), 0) / len(per_dataset)
-        return value, value, value
-    value = math.fsum(entry[0] for entry in per_dataset) / len(per_dataset)
-    columns = [math.fsum(c) / len(c) for c in zip(*(entry[1] for entry in per_dataset))]
-    low, high = percentile_interval(columns, level)
-    extras = [entry[2] for entry in per_dataset if len(entry) > 2]
-    if extras:
-        low -= math.fsum(d for d, _ in extras) / len(per_dataset)
-        high += math.fsum(u for _, u in extras) / len(per_dataset)
-    return value, low, high
 
 
 def _reported(benchmark: str, metric: str, row: str, fraction: float, value: Any, low: Any, high: Any) -> LiteEstimate:

@@ -27,6 +27,7 @@ from ..standard import ECE_BINS
 from .items import is_consistency
 from .lite import Population, _resample_weights, design, estimate_statistic, finished
 from .lite_branches import hulled, item_flags, on_branch, other_branch, undecided
+from .lite_ece import row_gaps
 from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_values, unscaled
 from .lite_unseen import rules
 from .lite_proxy import Proxy, TunedEstimator, power_tuned
@@ -151,6 +152,7 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], population:
     resamples = plans[0][2].shape[0]
     weights = _embedded(np, plans, len(table))
     values = [weighted_values(s, weights) for s in evaluated]
+    gaps = row_gaps(statistic, weights)  # Normal's signed ECE bin gaps (lite_ece), every row at once
     exact_metrics = {m for b, m in EXACT_METRICS if b == table.benchmark}
     always = {m for b, m in ALWAYS_EXACT if b == table.benchmark}
     for k, ((j, positions), (_, plan, _)) in enumerate(zip(chunk, plans)):
@@ -158,7 +160,9 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], population:
                       _exact(exact_items, exact_metrics, always, [table.labels[i] for i in positions], positions,
                              population, level))
         target = _split(values[0], k, resamples + 1)
-        out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact),
+        at = k * (resamples + 1)
+        mine = None if gaps is None else (gaps[at], gaps[at + 1:at + resamples + 1])
+        out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact, mine),
                   [power_tuned(table.benchmark, target, _split(helped, k, resamples + 1), truth, plan.freedom, level,
                                exact)[0] for truth, helped in zip(truths, values[1:])])
 

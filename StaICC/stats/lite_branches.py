@@ -13,9 +13,11 @@ So where the subset's rows are probability vectors up to :data:`TOLERANCE` but n
 subset's own follows), the interval is the **hull of both branches' intervals**: it holds the
 full run's value on whichever branch the full run takes, at the nominal level for each.  The
 point estimate stays on the subset's own branch (the standard's computation on the subset).
-Which interval a cell gets depends on the rows alone, not on the resamples.
+Which interval a cell gets depends on the rows alone, not on the resamples.  The averaged row
+takes, on each resample, each dataset's branch at its extreme (:func:`both_branches`).
 """
 import copy
+import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..numeric import is_probability_vector
@@ -78,4 +80,14 @@ def hulled(found: Found, other: Callable[[], Found]) -> Found:
     if alternative is None:
         return found
     value, low, high, scaled = found[METRIC]
-    return {**found, METRIC: (value, min(low, alternative[1]), max(high, alternative[2]), scaled)}
+    return {**found, METRIC: (value, min(low, alternative[1]), max(high, alternative[2]),
+                              both_branches(scaled, alternative[3]))}
+
+
+def both_branches(scaled: List[Any], other: List[Any]) -> Any:
+    """The resamples of the subset's branch, each with how far the other branch's same resample lies below and
+    above it (the averaged row's hull, resample by resample: :class:`~.lite_averaged.Resamples`)."""
+    from .lite_averaged import Resamples
+    gaps = [o - v if isinstance(v, float) and isinstance(o, float) and math.isfinite(o - v) else 0.0
+            for v, o in zip(scaled, other)]
+    return Resamples(scaled, [max(-g, 0.0) for g in gaps], [max(g, 0.0) for g in gaps])

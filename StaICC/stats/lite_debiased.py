@@ -17,7 +17,7 @@ finite population; for the ECE (|.| of each bin's gap is not smooth where a gap 
 it removes most, not all, of the bias: the coverage study says how much.  Where every item is
 asked there is no bias and nothing is corrected.
 
-Post_bias's KL divergence is corrected only where every row of the subset is strictly positive
+Post_bias's KL divergence is corrected only where every resample takes one branch of the standard
 (:data:`ONE_BRANCH`; near zero its plug-in is biased upwards, like a square); elsewhere not: the standard compares the raw mean row where
 every mean is positive and the softmaxed rows' mean otherwise (scores), so for a model whose
 raw means lie near zero the resamples cross between two functionals, and their mean measures
@@ -32,19 +32,24 @@ DEBIASED = frozenset({("Normal", "expected_calibration_error_1"), ("Contextual_b
                       ("Domain_bias", "entropy")})
 
 
-#: corrected only on a subset whose every row is strictly positive: then every resample's mean row is positive and
-#: takes the standard's raw branch, so the resamples do not cross between the branches
+#: corrected only on a subset whose resamples all take one branch of the standard: every row strictly positive (the
+#: raw branch), or a label with no positive score in any row (the softmaxed branch)
 ONE_BRANCH = frozenset({("Post_bias", "DL div.")})
 
 
 def one_branch(table: Any, positions: Sequence[int]) -> frozenset:
     """The metrics of :data:`ONE_BRANCH` that the subset of ``positions`` corrects: all, where every row (pass 0,
-    every repeat) of its items is strictly positive, else none."""
+    every repeat) of its items is strictly positive (every resample's mean row is positive: the raw branch) or
+    where some label has no positive score in any row (no resample's mean row is positive: the softmaxed
+    branch), else none."""
     names = frozenset(m for b, m in ONE_BRANCH if b == table.benchmark)
     if not names:
         return frozenset()
-    rows = table.rows[0]
-    return names if all(v > 0 for rep in rows for i in positions for v in rep[i]) else frozenset()
+    rows = [rep[i] for rep in table.rows[0] for i in positions]
+    if all(v > 0 for row in rows for v in row):
+        return names
+    width = len(rows[0]) if rows else 0  # a label no row scores above zero: every mean row takes the softmaxed branch
+    return names if any(all(row[j] <= 0 for row in rows) for j in range(width)) else frozenset()
 
 
 def bias_of(benchmark: str, metric: str, value: Any, resampled: Sequence[Any], also: frozenset = frozenset()) -> float:

@@ -32,14 +32,12 @@ or a per-label accuracy of the full run lies outside it.  Here the interval is w
 The bound holds at the run's level for each label on its own and is added to the bootstrap
 interval at the same level (not split between them): the coverage study measures the sum.
 """
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
-from .significance import percentile_interval
 
 #: the (sub-benchmark, metric) pairs widened for unseen answers: those that a rare answer moves far
-UNSEEN_METRICS = frozenset({("Normal", "macro_F1"), ("GLER", "macro_F1"), ("GLER", "accuracy")})
+UNSEEN_METRICS = frozenset({("Normal", "accuracy"), ("Normal", "macro_F1"), ("GLER", "macro_F1"), ("GLER", "accuracy")})
 
 Matrix = List[List[float]]
 
@@ -201,15 +199,3 @@ def _slope_shift(x: Sequence[float], per_pass: List[Tuple[float, float]]) -> Tup
     up = sum(c * u if c > 0 else -c * d for c, (d, u) in zip(coefficients, per_pass))
     down = sum(c * d if c > 0 else -c * u for c, (d, u) in zip(coefficients, per_pass))
     return down, up
-
-
-def unseen_extra(benchmark: str, metric: str, low: Any, high: Any, scaled: List[Any],
-                 level: float) -> Tuple[float, float]:
-    """How far a dataset's reported interval reaches beyond its resamples' percentile interval for answers the
-    subset has not seen ((0, 0) for another metric or where nothing was widened): what the averaged row adds."""
-    if (benchmark, metric) not in UNSEEN_METRICS or not isinstance(low, float) or not isinstance(high, float):
-        return 0.0, 0.0
-    bootstrap_low, bootstrap_high = percentile_interval([v for v in scaled if v is not None], level)
-    if not (math.isfinite(bootstrap_low) and math.isfinite(bootstrap_high)):
-        return 0.0, 0.0
-    return max(bootstrap_low - low, 0.0), max(high - bootstrap_high, 0.0)

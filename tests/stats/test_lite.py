@@ -54,6 +54,17 @@ def _metrics(rows, weights):
             "expected_calibration_error_1": ece}
 
 
+def _gaps(rows, weights):
+    """The ECE's signed bin gaps sum_(rows in bin) w (correct - confidence) / sum w (their |.| sum: the ECE)."""
+    p = np.exp(rows - rows.max(axis=2, keepdims=True))
+    p /= p.sum(axis=2, keepdims=True)
+    predicted, confidence = p.argmax(axis=2), p.max(axis=2)
+    signed = (predicted == np.asarray(LABELS)) - confidence
+    w = np.broadcast_to(weights, predicted.shape)
+    bins = np.floor(confidence * 10).astype(int)
+    return np.array([(w * signed * (bins == j)).sum() / w.sum() for j in range(10)])
+
+
 def test_weighted_estimate_and_interval_match_an_independent_computation():
     table = ItemTable("Normal", "toy", _records())
     statistic = Statistic("Normal", table, ["accuracy", "averaged_truelabel_likelihood", "macro_F1",
@@ -72,7 +83,7 @@ def test_weighted_estimate_and_interval_match_an_independent_computation():
     n = len(LABELS)
     widen = scipy_stats.t.ppf(0.975, n - len(groups)) / scipy_stats.norm.ppf(0.975)
     resampled = {name: [] for name in expected}
-    raw = {name: [] for name in expected}
+    gaps = []
     for b in range(300):
         w = weights.copy()
         for g, group in enumerate(groups):
@@ -83,18 +94,29 @@ def test_weighted_estimate_and_interval_match_an_independent_computation():
         assert w.sum() == pytest.approx(n)
         for name, value in _metrics(rows, w).items():
             resampled[name].append(expected[name] + widen * (value - expected[name]))
-            raw[name].append(value)
-    # the ECE (not a mean over items) is bias-corrected by the bootstrap: minus (mean of the resamples - plug-in),
-    # the interval shifted with it; the means are not corrected
-    bias = {name: np.mean(raw[name]) - expected[name] if name == "expected_calibration_error_1" else 0.0
-            for name in expected}
-    assert bias["expected_calibration_error_1"] > 0  # the plug-in ECE of a small sample is too large
-    for name, values in resampled.items():
-        assert got[name][0] == pytest.approx(expected[name] - bias[name], abs=1e-12), name
+        gaps.append(_gaps(rows, w))
+    for name, values in resampled.items():  # the means: the weighted plug-in and the percentile interval
+        if name == "expected_calibration_error_1":
+            continue
+        assert got[name][0] == pytest.approx(expected[name], abs=1e-12), name
         if name == "accuracy":  # labels of 5, 4 and 3 items: the exact interval (tests/stats/test_lite_exact.py)
             continue
-        low, high = np.percentile(values, [2.5, 97.5]) - bias[name]
+        low, high = np.percentile(values, [2.5, 97.5])
         assert got[name][1] == pytest.approx(low, abs=1e-5) and got[name][2] == pytest.approx(high, abs=1e-5), name
+    # the ECE from its signed bin gaps g: the plug-in sum |g| minus the bootstrap's bias, and the interval
+    # ECE - q97.5(D + A), ECE - q2.5(D - A) (D: the far bins' signed deviations, A: the near bins' absolute ones)
+    point, gaps = _gaps(rows, weights), np.asarray(gaps)
+    assert np.abs(point).sum() == pytest.approx(expected["expected_calibration_error_1"], abs=1e-12)
+    debiased = 2 * np.abs(point).sum() - np.abs(gaps).sum(axis=1).mean()
+    assert debiased < expected["expected_calibration_error_1"]  # the plug-in ECE of a small sample is too large
+    deviations = widen * (gaps - point)
+    far = np.abs(point) > 2.5 * gaps.std(axis=0)
+    linear, near = deviations[:, far] @ np.sign(point[far]), np.abs(deviations[:, ~far]).sum(axis=1)
+    low = np.abs(point).sum() - np.percentile(linear + near, 97.5)
+    high = np.abs(point).sum() - np.percentile(linear - near, 2.5)
+    ece = got["expected_calibration_error_1"]
+    assert ece[0] == pytest.approx(debiased, abs=1e-12)
+    assert ece[1] == pytest.approx(max(min(low, debiased), 0), abs=1e-5) and ece[2] == pytest.approx(high, abs=1e-5)
 
 
 def test_t_widening_follows_students_t():
