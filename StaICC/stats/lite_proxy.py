@@ -28,6 +28,13 @@ bias corrections of :mod:`.lite_debiased` apply to the combined resamples.  Wher
 gives accuracy the exact interval (a small label, :mod:`.lite_exact`), lambda is 0: the
 choice rests on the design alone.  At fraction 1 the subset is the full run and the estimate
 is its own number.
+
+**Several proxies** (cached runs of other models on the same prompts, the reference model
+among them if wished: the setting of a cache of past models' item results) are one estimator
+with a weight per proxy, M_target(subset) + sum_j lambda_j [M_j(all items) - M_j(subset)], the
+weights minimising the same resampled variance over [0, 1]^m (the bounded least-squares
+regression of the target's resamples on the proxies', :mod:`.lite_proxy_weights`); one proxy
+is its special case, computed as above bit for bit.  Each weight costs a degree of freedom.
 """
 import math
 from dataclasses import dataclass, field
@@ -331,4 +338,6 @@ class ProxyLiteResult(LiteResult):
         found["method"] = (f"the power-tuned difference estimator with {which}, the interval from the "
                            "stratified bootstrap with finite-population correction (StaICC.stats.lite_proxy)")
         found["proxy"] = self.proxy
+        if self.proxies > 1:
+            found["proxies"] = self.proxies
         return found

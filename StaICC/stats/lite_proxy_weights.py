@@ -12,8 +12,8 @@ coefficients bounded.  Where the unbounded least-squares solution lies inside th
 that solution (``numpy.linalg.lstsq`` of the centred resamples); for one proxy the box
 minimum is the clipped ratio Cov(t*, p*) / Var(p*) of :func:`~.lite_proxy.tuned_weight`, which
 computes it.  lambda = 0 lies in the box, so the minimum's variance is never above the plain
-estimate's on the resamples, however many proxies and however related to one another (two
-copies of one run share its weight; a proxy that does not help gets 0).
+estimate's on the resamples, however many proxies and however related to one another (copies
+of one run together carry the weight one copy would; a proxy that does not help gets 0).
 
 The box minimum is found by cyclic coordinate descent (each coordinate's exact minimum given
 the others, clipped to [0, 1]), vectorised over the elements of a vector metric: every sweep

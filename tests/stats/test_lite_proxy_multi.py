@@ -274,8 +274,10 @@ def test_a_list_of_run_directories_and_the_reference_model_is_used_end_to_end(ru
     assert main(["run", "--model", "uniform", "--benchmarks", "Normal", "--datasets", "TREC", "--no-progress",
                  "--lite", "0.125", "--lite-proxy", given, "--output-dir", str(out)]) == 0
     printed = " ".join(capsys.readouterr().out.split())
-    assert f"Proxy: {run_dirs['ref']} + {run_dirs['uni']} + the reference model, scored on every test item" in printed
+    assert f"Proxies: {run_dirs['ref']} + {run_dirs['uni']} + the reference model, each scored on every test item" \
+        in printed and "median weight" in printed
     section = json.loads((out / "results.json").read_text())["provenance"]["lite"]["estimates"]
-    assert section["method"].startswith("the power-tuned difference estimator with 3 proxies")
+    assert section["method"].startswith("the power-tuned difference estimator with 3 proxies") and \
+        section["proxies"] == 3
     cell = section["benchmarks"]["Normal"]["TREC"]["averaged_truelabel_likelihood"]
     assert len(cell["proxy"]["weight"]) == 3 and all(0 <= w <= 1 for w in cell["proxy"]["weight"])
