@@ -16,7 +16,7 @@ raw rows are written to ``--work``/proxy-study/ as they finish, so a run stopped
 has every model on the same number of subsets; ``--tables`` prints the tables of what is there.
 
     python benchmarks/lite_proxy_study.py --seeds 100 --block 10 --resamples 200 --jobs 2
-    python benchmarks/lite_proxy_study.py --tables                 # the tables of the blocks written so far
+    python benchmarks/lite_proxy_study.py --tables --upto 30       # the tables of the blocks of subsets 0-29
 """
 import argparse
 import glob
@@ -75,12 +75,15 @@ def study_block(job: Tuple[str, Dict[str, str], int, int, int, str]) -> str:
     return path
 
 
-def load_blocks(out: str) -> Tuple[study.Results, Dict[str, int]]:
-    """Every finished block's rows, and the subsets per model they hold."""
+def load_blocks(out: str, upto: int = 1 << 30) -> Tuple[study.Results, Dict[str, int]]:
+    """Every finished block's rows (of the blocks starting below subset ``upto``), and the subsets per model
+    they hold."""
     found: study.Results = defaultdict(list)
     seeds: Dict[str, int] = defaultdict(int)
     for path in sorted(glob.glob(os.path.join(out, "*.json"))):
-        model, _, count = os.path.basename(path)[:-5].rsplit("-", 2)
+        model, first, count = os.path.basename(path)[:-5].rsplit("-", 2)
+        if int(first) >= upto:
+            continue
         seeds[model] += int(count)
         with open(path, encoding="utf-8") as fh:
             for mode, fraction, name, metric, rows in json.load(fh):
@@ -117,8 +120,8 @@ def admitted_ratios(results: Dict[Tuple[float, str, str], List[Any]],
     return lines
 
 
-def tables(out: str, header: str = "") -> str:
-    found, seeds = load_blocks(out)
+def tables(out: str, header: str = "", upto: int = 1 << 30) -> str:
+    found, seeds = load_blocks(out, upto)
     results = {key[1:]: rows for key, rows in found.items() if key[0] == "plain"}
     lines = [header or "lite proxy study (tables of the blocks written so far)",
              "subsets per model: " + ", ".join(f"{m} {n}" for m, n in sorted(seeds.items()))]
@@ -139,6 +142,9 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=200, help="bootstrap resamples per estimate")
     parser.add_argument("--jobs", type=int, default=2, help="processes (default: 2)")
     parser.add_argument("--tables", action="store_true", help="only print the tables of the blocks written")
+    parser.add_argument("--upto", type=int, default=1 << 30,
+                        help="with --tables: only the blocks of the subsets below this one (every model's rounds "
+                             "that finished)")
     parser.add_argument("--output", help="also write the tables to this file")
     args = parser.parse_args()
     out = os.path.join(args.work, "proxy-study")
@@ -156,7 +162,7 @@ def main() -> None:
         header = (f"lite proxy study: models {', '.join(models)}; {args.seeds} subsets per model at {FRACTION}; "
                   f"{args.resamples} resamples per interval; nominal 95 %; {time.perf_counter() - started:.0f} s "
                   f"wall ({args.jobs} processes), {study._cpu_seconds():.0f} CPU s")
-    text = tables(out, "" if args.tables else header)
+    text = tables(out, "" if args.tables else header, args.upto)
     print(text)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
