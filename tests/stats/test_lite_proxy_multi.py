@@ -207,6 +207,18 @@ def test_one_proxy_in_a_list_is_the_one_proxy_run_and_a_copy_of_the_target_is_ex
         assert cell.high - cell.low < 1e-9
 
 
+def test_run_lite_takes_a_list_of_proxies(made):
+    from StaICC.runs.lite import run_lite
+    copy = proxy_of_run(made["runs"]["target"], "copy")
+    lite = quiet(run_lite, target, FRACTION, "Normal", datasets=DATASETS, progress=False,
+                 proxy=[made["proxies"][1], copy])
+    assert lite.metadata["lite"]["estimates"]["proxy"] == "second + copy"
+    for dataset in DATASETS:
+        cell = lite.lite.estimates["Normal"][dataset]["averaged_truelabel_likelihood"]
+        truth = made["runs"]["target"]["Normal"]["Divided results"][dataset]["averaged_truelabel_likelihood"]
+        assert math.isclose(cell.value, truth, abs_tol=1e-9) and cell.high - cell.low < 1e-9
+
+
 def test_the_fast_paths_groups_equal_the_estimator_on_each_subsets_own_table(made):
     runs = [_grouped(made["runs"][n].records) for n in ("target", "lexical", "second")]
     for key in runs[0]:
