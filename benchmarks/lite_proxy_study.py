@@ -132,6 +132,33 @@ def tables(out: str, header: str = "", upto: int = 1 << 30) -> str:
     return "\n".join(lines)
 
 
+def markdown(out: str, upto: int = 1 << 30) -> str:
+    """One markdown table of every cell: the plain coverage (worst model) and median half-width, and per proxy
+    the coverage (worst model) and the width ratio (median half-width with the proxy / without, on the same
+    models and subsets); then per model the median width ratio over the printed cells."""
+    from StaICC.stats.lite import ESTIMABLE
+    found, _ = load_blocks(out, upto)
+    plain = {key[1:]: rows for key, rows in found.items() if key[0] == "plain"}
+    helped = {mode: {key[1:]: rows for key, rows in found.items() if key[0] == mode} for mode in MODES}
+    lines = ["| sub-benchmark: metric | printed | coverage (worst) | median half-width | "
+             + " | ".join(f"{m}: coverage (worst) | width ratio" for m in MODES) + " |",
+             "|---" * (4 + 2 * len(MODES)) + "|"]
+    for key in sorted(plain, key=lambda k: (k[1], k[2])):
+        row = (key[1], key[2].replace(" (averaged)", ""), "averaged" if key[2].endswith(" (averaged)") else "dataset")
+        coverage, worst, half = study._cell(plain[key])
+        cells = [f"{key[1]}: {key[2]}", "yes" if ESTIMABLE.get(row, 2.0) <= key[0] else "no",
+                 f"{coverage:.1%} ({worst:.0%})", f"{half:.3g}"]
+        for mode in MODES:
+            rows = helped[mode].get(key, [])
+            models = {m for m, *_ in rows}
+            base = study._cell([r for r in plain[key] if r[0] in models])[2] if rows else math.nan
+            tuned = study._cell(rows) if rows else (math.nan, math.nan, math.nan)
+            ratio = tuned[2] / base if base > 0 and math.isfinite(base) else math.nan
+            cells += [f"{tuned[0]:.1%} ({tuned[1]:.0%})", f"{ratio:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default=os.path.join("/tmp", "staicc-lite-proxy-study"),
@@ -145,6 +172,7 @@ def main() -> None:
     parser.add_argument("--upto", type=int, default=1 << 30,
                         help="with --tables: only the blocks of the subsets below this one (every model's rounds "
                              "that finished)")
+    parser.add_argument("--markdown", action="store_true", help="with --tables: one markdown table of every cell")
     parser.add_argument("--output", help="also write the tables to this file")
     args = parser.parse_args()
     out = os.path.join(args.work, "proxy-study")
@@ -162,7 +190,8 @@ def main() -> None:
         header = (f"lite proxy study: models {', '.join(models)}; {args.seeds} subsets per model at {FRACTION}; "
                   f"{args.resamples} resamples per interval; nominal 95 %; {time.perf_counter() - started:.0f} s "
                   f"wall ({args.jobs} processes), {study._cpu_seconds():.0f} CPU s")
-    text = tables(out, "" if args.tables else header, args.upto)
+    text = markdown(out, args.upto) if args.tables and args.markdown else \
+        tables(out, "" if args.tables else header, args.upto)
     print(text)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:

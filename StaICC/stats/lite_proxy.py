@@ -207,9 +207,13 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
     difference estimator with one or several proxies, from the target's and each proxy's (point, resampled)
     weighted values on the subset and the proxies' full-run values ``truths``; the interval as
     :func:`~.lite.finished` makes the plain one, with one degree of freedom less per proxy (its weight is
-    estimated)."""
+    estimated).  Several proxies also widen the combined resamples' spread by sqrt((d - 1) / (d - m)) (d the
+    subset's degrees of freedom, m the proxies): the m - 1 weights beyond one proxy's are fitted on the same
+    resamples, which shrinks their spread as a regression's residuals shrink.  Where the subset cannot carry
+    them (d - m < 2) or the design gives the exact interval, the weights are 0: the plain estimate."""
     np = numpy_module("numpy")
-    points, spreads, details = {}, {}, {}
+    many, spare = len(proxies) > 1, freedom - len(proxies)
+    points, spreads, details, plain = {}, {}, {}, set()
     for name, t in target[0].items():
         shape = None if t is None or name not in target[1] else _aligned(name, t, proxies, truths)
         if shape is None:
@@ -217,7 +221,8 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
         width = None if shape < 0 else shape
         ts = _array(target[1][name], width)
         ps = [_array(resampled[name], width) for _, resampled in proxies]
-        weight = weights_of(ts, ps) * (0.0 if exact and exact(name) else 1.0)
+        unfitted = bool(exact and exact(name)) or (many and spare < 2)
+        weight = weights_of(ts, ps) * (0.0 if unfitted else 1.0)
         known = [np.asarray(truth[name], dtype=np.float64) for truth in truths]
         subset = [np.asarray(point[name], dtype=np.float64) for point, _ in proxies]
         shift, combined = weight[0] * (known[0] - subset[0]), ts - weight[0] * ps[0]
@@ -225,10 +230,18 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
             shift, combined = shift + weight[j] * (known[j] - subset[j]), combined - weight[j] * ps[j]
         for j in range(len(ps)):
             combined = combined + weight[j] * known[j]
+        if many and not unfitted:  # the residual spread of m fitted weights, against one proxy's
+            centre = np.nanmean(combined, axis=0)
+            combined = centre + math.sqrt((freedom - 1) / spare) * (combined - centre)
+        if many and unfitted:
+            plain.add(name)
         points[name] = (np.asarray(t, dtype=np.float64) + shift).tolist()
         spreads[name] = combined.tolist()
         details[name] = _details(ts, ps, weight, [truth[name] for truth in truths], width)
-    found = finished(benchmark, points, spreads, max(freedom - len(proxies), 1), level, exact)
+    fitted = [n for n in points if n not in plain]
+    found = finished(benchmark, {n: points[n] for n in fitted}, spreads, max(spare, 1), level, exact)
+    if plain:  # several proxies, none fitted: the plain estimate and its interval
+        found.update(finished(benchmark, {n: points[n] for n in plain}, spreads, freedom, level, exact))
     return found, {name: details[name] for name in found}
 
 
