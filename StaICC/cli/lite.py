@@ -25,10 +25,11 @@ def add_lite_arguments(p: Any) -> None:
                    help="with --lite FRACTION: ask further nested items (FRACTION, 2 FRACTION, ... 1) until every "
                         "reported interval's half-width is at most HALFWIDTH, each look's intervals at 1 - alpha/K "
                         "(K looks) so that they hold under this stopping rule (docs/lite.md)")
-    p.add_argument("--lite-proxy", nargs="?", const="reference", metavar="RUN_DIR",
+    p.add_argument("--lite-proxy", nargs="?", const="reference", metavar="RUN_DIR[,RUN_DIR...]",
                    help="with --lite or --lite-items: a proxy scored on every test item corrects the estimates (the "
                         "power-tuned difference estimator; docs/lite.md): the built-in reference model (the flag alone) or a run "
-                        "directory of another model on the same prompts, made with --log-samples")
+                        "directory of another model on the same prompts, made with --log-samples; several, comma-"
+                        "separated (run directories and 'reference'), are combined with one weight each")
 
 
 def lite_sample(args: argparse.Namespace) -> Optional[Any]:
@@ -64,13 +65,34 @@ def lite_sample(args: argparse.Namespace) -> Optional[Any]:
 
 
 def lite_proxy(args: argparse.Namespace) -> Any:
-    """``--lite-proxy``: None, "reference", or a :class:`~StaICC.stats.lite_proxy.Proxy` read from a run
-    directory (a one-line argument error where it cannot be read or has no records)."""
+    """``--lite-proxy``: None, "reference", a :class:`~StaICC.stats.lite_proxy.Proxy` read from a run
+    directory, or a tuple of those (``DIR1,DIR2,reference``: several proxies combined); a one-line argument
+    error where a run cannot be read, has no records, or is named twice."""
     given = getattr(args, "lite_proxy", None)
     if given is None:
         return None
     if getattr(args, "lite", None) is None and getattr(args, "lite_items", None) is None:
         raise ArgumentError("--lite-proxy needs --lite or --lite-items: a proxy narrows a lite run's intervals")
+    import os
+    if given == "reference" or "," not in given or os.path.isdir(given):
+        return _one_proxy(given)
+    names = given.split(",")
+    seen: Dict[str, str] = {}
+    for name in names:
+        if not name:
+            raise ArgumentError(f"--lite-proxy {one_line(given)}: an empty name in the comma-separated list; give "
+                                "run directories or 'reference', e.g. --lite-proxy runs/a,runs/b,reference")
+        key = name if name == "reference" else os.path.realpath(name)
+        if key in seen:
+            raise ArgumentError(f"--lite-proxy {one_line(given)}: {one_line(name)} is named twice (as "
+                                f"{one_line(seen[key])}); each proxy once")
+        seen[key] = name
+    return tuple(_one_proxy(name) for name in names)
+
+
+def _one_proxy(given: str) -> Any:
+    """One ``--lite-proxy`` name: "reference", or the :class:`~StaICC.stats.lite_proxy.Proxy` of a run directory
+    made with --log-samples."""
     if given == "reference":
         return given
     from ..report.runs import load_run

@@ -80,6 +80,11 @@ def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]]) -> Li
     rs = sorted(c["correlation"] for c in cells if isinstance(c.get("correlation"), (int, float)))
     median = f"; the median correlation of its resampled values with the target's {rs[len(rs) // 2]:.2f}" if rs else ""
     weight = f"median weight {weights[len(weights) // 2]:.2f}" if weights else "no weight"
+    if estimates.get("proxies", 1) > 1:
+        return [f"Proxies: {estimates['proxy']}, each scored on every test item. Each cell is the power-tuned "
+                f"difference estimate: the subset's value plus, for each proxy, a weight in [0, 1] (the weights "
+                f"estimated together on the subset) times its full-run value minus its subset value ({weight} over "
+                f"{len(cells)} cells and {estimates['proxies']} proxies{median})."]
     return [f"Proxy: {estimates['proxy']}, scored on every test item. Each cell is the power-tuned difference "
             f"estimate: the subset's value plus a weight in [0, 1], estimated on the subset, times the proxy's "
             f"full-run value minus its subset value ({weight} over {len(cells)} cells{median})."]

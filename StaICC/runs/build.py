@@ -126,6 +126,8 @@ def _noisy_suite(config: RunConfig, given: bool) -> Optional[Dict[str, Any]]:
 def _check_proxy(proxy: Any, planned: Dict[str, List[Any]], where: str) -> None:
     """A lite run's proxy run of other prompts, other items or another label space: refused before inference
     (``where``: the message's start, the command line's flag; a notebook's ``run_lite`` says it as it is)."""
+    if isinstance(proxy, (list, tuple)):  # several proxies: each run checked (the reference model is built here)
+        proxy = [p for p in proxy if p != "reference"] or None
     if proxy is not None and proxy != "reference":
         from ..stats.lite_proxy import check_proxy
         if not where:

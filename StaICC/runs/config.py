@@ -72,7 +72,7 @@ class RunConfig:
     methods: Tuple[Any, ...] = ()  # --methods, resolved (vanilla first); empty: a plain run
     resamples: Optional[int] = None  # the methods table's bootstrap resamples (None: the statistics' default)
     cost: Optional[CostOptions] = None  # a dry run's cost estimate options; None: tokens only where counted
-    lite_proxy: Any = None  # a lite run's proxy: None, "reference" or a stats.lite_proxy.Proxy (a run's records)
+    lite_proxy: Any = None  # a lite run's proxy: None, "reference", a stats.lite_proxy.Proxy or a tuple of those
     lite_until: Optional[float] = None  # a lite run's target half-width: further looks until it is reached
     lite_options: LiteOptions = LiteOptions()  # a lite run's intervals and full-run counts
     suite_options: Mapping[str, Any] = field(default_factory=dict, hash=False)  # further keyword arguments of

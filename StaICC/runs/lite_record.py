@@ -107,7 +107,10 @@ def continue_until(prepared: Prepared, result: Any) -> Any:
 
 
 def proxy_of(config: RunConfig) -> Any:
-    """The run's proxy: a loaded run's records, the reference model scored on the full suite, or None."""
+    """The run's proxy: a loaded run's records, the reference model scored on the full suite, a tuple of those
+    (several proxies combined), or None."""
+    if isinstance(config.lite_proxy, (list, tuple)):
+        return tuple(proxy_of(replace(config, lite_proxy=one)) for one in config.lite_proxy)
     if config.lite_proxy == "reference":
         from ..backends.reference import reference_backend  # the lexical model on every test item: free to run
         from ..stats.lite_proxy import proxy_of_run

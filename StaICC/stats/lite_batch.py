@@ -96,16 +96,20 @@ def _split(values: Dict[str, List[Any]], j: int, width: int) -> Tuple[Dict[str, 
 
 def subset_estimates(statistic: Statistic, population: Population, subsets: Sequence[Sequence[int]], *,
                      resamples: int, seed: Union[int, Sequence[int]], level: float,
-                     proxies: Sequence[Statistic] = ()) -> List[Tuple[Found, List[Found]]]:
+                     proxies: Sequence[Statistic] = (),
+                     groups: Optional[Sequence[Sequence[int]]] = None) -> List[Tuple[Found, List[Found]]]:
     """For each subset (positions into the full table's items): (its plain estimates, its power-tuned ones
-    with each of ``proxies``, full tables of the same items), each what
+    with each group of ``proxies``, full tables of the same items), each what
     :func:`~StaICC.stats.lite.estimate_statistic` (and :class:`~StaICC.stats.lite_proxy.TunedEstimator`)
-    gives on the subset's own table.  ``seed``: the resamples' seed, one for all or one per subset."""
+    gives on the subset's own table.  ``groups``: positions into ``proxies`` combined in one estimate each
+    (default: each proxy alone); each proxy is evaluated once whatever the groups.  ``seed``: the resamples'
+    seed, one for all or one per subset."""
     numpy_module("numpy")  # the estimates need NumPy: ImportError naming the extra, before any work
     table = statistic.table
     if any(proxy.table.items != table.items for proxy in proxies):
         raise InvalidValueError(f"{table.benchmark} / {table.dataset}: a proxy's full table has other items")
     seeds = [seed] * len(subsets) if isinstance(seed, int) else list(seed)
+    groups = [(i,) for i in range(len(proxies))] if groups is None else [tuple(g) for g in groups]
     raw = [(s, _raw_items(s)) for s in (statistic, *proxies)]
     flags = item_flags(statistic)
     exact_items = item_values(table) if any(b == table.benchmark for b, _ in EXACT_METRICS) else None
@@ -117,7 +121,7 @@ def subset_estimates(statistic: Statistic, population: Population, subsets: Sequ
         if len(positions) < population.total and [False] not in branches:
             fast.setdefault(branches, []).append((j, positions))
         else:
-            out[j] = _one_by_one(statistic, population, positions, resamples, seeds[j], level, proxies)
+            out[j] = _one_by_one(statistic, population, positions, resamples, seeds[j], level, proxies, groups)
     for branches, group in fast.items():
         evaluated = [on_branch(s, b) for (s, _), b in zip(raw, branches)]
         truths = [proxy.point() for proxy in proxies]  # the full run's values, on the full run's own branch
@@ -125,7 +129,7 @@ def subset_estimates(statistic: Statistic, population: Population, subsets: Sequ
         for start in range(0, len(group), step):
             chunk = group[start:start + step]
             plans = _plans(table, population, chunk, seeds, resamples)
-            _chunk(evaluated, truths, population, chunk, plans, level, exact_items, out)
+            _chunk(evaluated, truths, groups, population, chunk, plans, level, exact_items, out)
             _hull_undecided(evaluated[0], flags, chunk, plans, level, out)
     return out
 
@@ -141,11 +145,11 @@ def _plans(table: Any, population: Population, chunk: List[Tuple[int, List[int]]
     return plans
 
 
-def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], population: Population,
+def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], groups: List[Tuple[int, ...]], population: Population,
            chunk: List[Tuple[int, List[int]]], plans: List[Tuple[List[int], Any, Any]], level: float,
            exact_items: Optional[Tuple[List[float], float]], out: List[Any]) -> None:
     """One matrix product for the subsets of ``chunk`` (the target and each proxy, with the proxies' full-run
-    values ``truths``); their estimates into ``out``."""
+    values ``truths``); their estimates (plain, and with each group of proxies) into ``out``."""
     np = numpy_module("numpy")
     statistic = evaluated[0]
     table = statistic.table
@@ -163,8 +167,8 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], population:
         at = k * (resamples + 1)
         mine = None if gaps is None else (gaps[at], gaps[at + 1:at + resamples + 1])
         out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact, mine),
-                  [power_tuned(table.benchmark, target, _split(helped, k, resamples + 1), truth, plan.freedom, level,
-                               exact)[0] for truth, helped in zip(truths, values[1:])])
+                  [power_tuned(table.benchmark, target, [_split(values[1 + i], k, resamples + 1) for i in group],
+                               [truths[i] for i in group], plan.freedom, level, exact)[0] for group in groups])
 
 
 def _hull_undecided(statistic: Statistic, flags: Any, chunk: List[Tuple[int, List[int]]],
@@ -200,12 +204,12 @@ def _exact(exact_items: Optional[Tuple[List[float], float]], metrics: Any, alway
 
 
 def _one_by_one(statistic: Statistic, population: Population, positions: List[int], resamples: int, seed: int,
-                level: float, proxies: Sequence[Statistic]) -> Tuple[Found, List[Found]]:
+                level: float, proxies: Sequence[Statistic],
+                groups: List[Tuple[int, ...]]) -> Tuple[Found, List[Found]]:
     """A subset on a branch of its own: the package's estimators on its own table."""
     subset = Statistic(statistic.benchmark, statistic.table.restricted(positions), statistic.names())
     subset.x_values = statistic.x_values
     plain = estimate_statistic(subset, population, resamples=resamples, seed=seed, level=level)
     key = (statistic.benchmark, statistic.table.dataset)
-    return plain, [TunedEstimator(Proxy("proxy", {}, _tables={key: proxy}))(subset, population, resamples=resamples,
-                                                                          seed=seed, level=level)
-                   for proxy in proxies]
+    return plain, [TunedEstimator([Proxy(f"proxy {i}", {}, _tables={key: proxies[i]}) for i in group])(
+        subset, population, resamples=resamples, seed=seed, level=level) for group in groups]

@@ -28,6 +28,13 @@ bias corrections of :mod:`.lite_debiased` apply to the combined resamples.  Wher
 gives accuracy the exact interval (a small label, :mod:`.lite_exact`), lambda is 0: the
 choice rests on the design alone.  At fraction 1 the subset is the full run and the estimate
 is its own number.
+
+**Several proxies** (cached runs of other models on the same prompts, the reference model
+among them if wished: the setting of a cache of past models' item results) are one estimator
+with a weight per proxy, M_target(subset) + sum_j lambda_j [M_j(all items) - M_j(subset)], the
+weights minimising the same resampled variance over [0, 1]^m (the bounded least-squares
+regression of the target's resamples on the proxies', :mod:`.lite_proxy_weights`); one proxy
+is its special case, computed as above bit for bit.  Each weight costs a degree of freedom.
 """
 import math
 from dataclasses import dataclass, field
@@ -87,9 +94,16 @@ def reference_proxy(suite: Dict[str, Any]) -> Proxy:
     return proxy_of_run(run_suite(reference_backend(), suite=suite, progress=False), "the reference model")
 
 
-def check_proxy(proxy: Proxy, planned: Dict[str, Sequence[Any]]) -> None:
-    """Refuse, before anything is asked, a proxy that lacks a planned (sub-benchmark, dataset), answers another
-    label space, or was asked other prompts than the lite run will ask (ValueError naming where)."""
+def check_proxy(proxy: Any, planned: Dict[str, Sequence[Any]]) -> None:
+    """Refuse, before anything is asked, a proxy (or any of several) that lacks a planned (sub-benchmark,
+    dataset), answers another label space, or was asked other prompts than the lite run will ask (ValueError
+    naming where and which proxy)."""
+    for one in as_proxies(proxy):
+        _check_one(one, planned)
+
+
+def _check_one(proxy: Proxy, planned: Dict[str, Sequence[Any]]) -> None:
+    """:func:`check_proxy` of one proxy."""
     from ..requests import prompt_sha256
     for works in planned.values():
         for work in works:
@@ -160,58 +174,113 @@ def _array(values: Sequence[Any], width: Optional[int]) -> Any:
     return np.array([v if isinstance(v, list) else [math.nan] * width for v in values], dtype=np.float64)
 
 
-def power_tuned(benchmark: str, target: Tuple[Dict[str, Any], Dict[str, List[Any]]],
-                proxy: Tuple[Dict[str, Any], Dict[str, List[Any]]], truth: Dict[str, Any], freedom: int,
-                level: float, exact: Any = None) -> Tuple[Dict[str, Tuple[Any, Any, Any, List[Any]]],
-                                                          Dict[str, Dict[str, Any]]]:
-    """(metric -> (estimate, low, high, scaled resamples), metric -> lambda and correlation) of the power-tuned
-    difference estimator, from the target's and the proxy's (point, resampled) weighted values on the subset
-    and the proxy's full-run values ``truth``; the interval as :func:`~.lite.finished` makes the plain one."""
-    np = numpy_module("numpy")
-    points, spreads, details = {}, {}, {}
-    for name, t in target[0].items():
-        p, known = proxy[0].get(name), truth.get(name)
-        if t is None or p is None or known is None or name not in target[1] or name not in proxy[1]:
-            continue
-        width = len(t) if isinstance(t, list) else None
+def weights_of(target: Any, proxies: Sequence[Any]) -> Any:
+    """The power-tuning weights of one or several proxies (an array: proxies x the metric's shape): one proxy's
+    is :func:`tuned_weight`, the clipped ratio; several minimise the same variance over the box [0, 1]^m
+    (:func:`~.lite_proxy_weights.box_weights`, of which the clipped ratio is the one-proxy case)."""
+    if len(proxies) == 1:
+        return tuned_weight(target, proxies[0])[None]
+    from .lite_proxy_weights import box_weights
+    return box_weights(target, proxies)
+
+
+Values = Tuple[Dict[str, Any], Dict[str, List[Any]]]
+
+
+def _aligned(name: str, t: Any, proxies: Sequence[Values], truths: Sequence[Dict[str, Any]]) -> Optional[int]:
+    """Whether every proxy has the metric (point, resamples and full-run value) in the target's shape: -1 for a
+    scalar, the width of a vector, None where a proxy lacks it."""
+    width = len(t) if isinstance(t, list) else None
+    for (point, resampled), truth in zip(proxies, truths):
+        p, known = point.get(name), truth.get(name)
+        if p is None or known is None or name not in resampled:
+            return None
         if width is not None and not (isinstance(p, list) and isinstance(known, list) and len(p) == len(known) == width):
+            return None
+    return -1 if width is None else width
+
+
+def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truths: Sequence[Dict[str, Any]],
+                freedom: int, level: float, exact: Any = None) -> Tuple[Dict[str, Tuple[Any, Any, Any, List[Any]]],
+                                                                        Dict[str, Dict[str, Any]]]:
+    """(metric -> (estimate, low, high, scaled resamples), metric -> lambda and correlation) of the power-tuned
+    difference estimator with one or several proxies, from the target's and each proxy's (point, resampled)
+    weighted values on the subset and the proxies' full-run values ``truths``; the interval as
+    :func:`~.lite.finished` makes the plain one, with one degree of freedom less per proxy (its weight is
+    estimated).  Several proxies also widen the combined resamples' spread by sqrt((d - 1) / (d - m)) (d the
+    subset's degrees of freedom, m the proxies): the m - 1 weights beyond one proxy's are fitted on the same
+    resamples, which shrinks their spread as a regression's residuals shrink.  Where the subset cannot carry
+    them (d - m < 2) or the design gives the exact interval, the weights are 0: the plain estimate."""
+    np = numpy_module("numpy")
+    many, spare = len(proxies) > 1, freedom - len(proxies)
+    points, spreads, details, plain = {}, {}, {}, set()
+    for name, t in target[0].items():
+        shape = None if t is None or name not in target[1] else _aligned(name, t, proxies, truths)
+        if shape is None:
             continue
-        ts, ps = _array(target[1][name], width), _array(proxy[1][name], width)
-        weight = tuned_weight(ts, ps) * (0.0 if exact and exact(name) else 1.0)
-        shift = weight * (np.asarray(known, dtype=np.float64) - np.asarray(p, dtype=np.float64))
-        point = np.asarray(t, dtype=np.float64) + shift
-        combined = ts - weight * ps + weight * np.asarray(known, dtype=np.float64)
-        points[name] = point.tolist()
+        width = None if shape < 0 else shape
+        ts = _array(target[1][name], width)
+        ps = [_array(resampled[name], width) for _, resampled in proxies]
+        unfitted = bool(exact and exact(name)) or (many and spare < 2)
+        weight = weights_of(ts, ps) * (0.0 if unfitted else 1.0)
+        known = [np.asarray(truth[name], dtype=np.float64) for truth in truths]
+        subset = [np.asarray(point[name], dtype=np.float64) for point, _ in proxies]
+        shift, combined = weight[0] * (known[0] - subset[0]), ts - weight[0] * ps[0]
+        for j in range(1, len(ps)):
+            shift, combined = shift + weight[j] * (known[j] - subset[j]), combined - weight[j] * ps[j]
+        for j in range(len(ps)):
+            combined = combined + weight[j] * known[j]
+        if many and not unfitted:  # the residual spread of m fitted weights, against one proxy's
+            centre = np.nanmean(combined, axis=0)
+            combined = centre + math.sqrt((freedom - 1) / spare) * (combined - centre)
+        if many and unfitted:
+            plain.add(name)
+        points[name] = (np.asarray(t, dtype=np.float64) + shift).tolist()
         spreads[name] = combined.tolist()
-        details[name] = {"proxy_full_value": known, "weight": weight.tolist(),
-                         "correlation": None if width else _correlation(ts, ps)}
-    found = finished(benchmark, points, spreads, max(freedom - 1, 1), level, exact)
+        details[name] = _details(ts, ps, weight, [truth[name] for truth in truths], width)
+    fitted = [n for n in points if n not in plain]
+    found = finished(benchmark, {n: points[n] for n in fitted}, spreads, max(spare, 1), level, exact)
+    if plain:  # several proxies, none fitted: the plain estimate and its interval
+        found.update(finished(benchmark, {n: points[n] for n in plain}, spreads, freedom, level, exact))
     return found, {name: details[name] for name in found}
 
 
-class TunedEstimator:
-    """:func:`~.lite.estimate_statistic`'s signature, with the power-tuned difference estimator; it keeps, per
-    (sub-benchmark, dataset, metric), lambda, the proxy's full-run value and the correlation of the target's
-    and the proxy's resampled values (how much the proxy helps)."""
+def _details(ts: Any, ps: Sequence[Any], weight: Any, known: List[Any], width: Optional[int]) -> Dict[str, Any]:
+    """What a cell records of its proxies: one proxy's weight, full-run value and correlation as they are; for
+    several, a list of weights and of full-run values (in the proxies' order) and the correlation of the
+    target's resamples with the weighted sum of the proxies' (the multiple correlation the weights reach)."""
+    if len(ps) == 1:
+        return {"proxy_full_value": known[0], "weight": weight[0].tolist(),
+                "correlation": None if width else _correlation(ts, ps[0])}
+    fitted = sum(w * p for w, p in zip(weight, ps))
+    return {"proxy_full_value": known, "weight": [w.tolist() for w in weight],
+            "correlation": None if width else _correlation(ts, fitted)}
 
-    def __init__(self, proxy: Proxy) -> None:
-        self.proxy = proxy
+
+class TunedEstimator:
+    """:func:`~.lite.estimate_statistic`'s signature, with the power-tuned difference estimator of one proxy or
+    several together; it keeps, per (sub-benchmark, dataset, metric), the weights, the proxies' full-run values
+    and the correlation of the target's and the (weighted) proxies' resampled values (how much they help)."""
+
+    def __init__(self, proxy: Any) -> None:
+        self.proxies = as_proxies(proxy)
         self.details: Dict[Tuple[str, str, str], Dict[str, Any]] = {}
 
     def __call__(self, statistic: Statistic, population: Any, *, resamples: int, seed: int,
                  level: float) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
         table = statistic.table
-        whole = self.proxy.statistic(table.benchmark, table.dataset)
-        sub = matched_subset(statistic, whole, self.proxy.name)
+        wholes = [proxy.statistic(table.benchmark, table.dataset) for proxy in self.proxies]
+        subs = [matched_subset(statistic, whole, proxy.name) for whole, proxy in zip(wholes, self.proxies)]
         if is_census(table, population):
             return census_values(statistic, resamples)
         plan = design(table, population)
         rows = _resample_weights(plan, resamples, seed, ("lite", table.benchmark, table.dataset))
         target = ({n: v[0] for n, v in weighted_values(statistic, [plan.weights]).items()},
                   weighted_values(statistic, rows))
-        mine = ({n: v[0] for n, v in weighted_values(sub, [plan.weights]).items()}, weighted_values(sub, rows))
-        found, details = power_tuned(table.benchmark, target, mine, whole.point(), plan.freedom, level,
-                                     interval_rules(statistic, population, plan, level))
+        mine = [({n: v[0] for n, v in weighted_values(sub, [plan.weights]).items()}, weighted_values(sub, rows))
+                for sub in subs]
+        found, details = power_tuned(table.benchmark, target, mine, [whole.point() for whole in wholes],
+                                     plan.freedom, level, interval_rules(statistic, population, plan, level))
         if undecided(item_flags(statistic), range(len(table))):  # the entropy's branch: both (lite_branches)
             other = other_branch(statistic)
             found = hulled(found, lambda: finished(
@@ -220,6 +289,19 @@ class TunedEstimator:
         for name, detail in details.items():
             self.details[(table.benchmark, table.dataset, name)] = detail
         return found
+
+
+def as_proxies(proxy: Any) -> Tuple[Proxy, ...]:
+    """One :class:`Proxy` or several, as a tuple (refusing an empty one)."""
+    proxies = tuple(proxy) if isinstance(proxy, (list, tuple)) else (proxy,)
+    if not proxies:
+        raise InvalidValueError("a proxy-assisted lite run needs at least one proxy")
+    return proxies
+
+
+def proxy_name(proxy: Any) -> str:
+    """The proxy's name, or the proxies' names joined with ' + ' (what the tables and results.json say)."""
+    return " + ".join(p.name for p in as_proxies(proxy))
 
 
 def _correlation(target: Any, proxy: Any) -> Optional[float]:
@@ -249,7 +331,8 @@ def proxy_lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[
                 alone = plain.estimates.get(benchmark, {}).get(row, {}).get(metric)
                 cell.proxy = {**estimator.details.get((benchmark, row, metric), {}),
                               "plain": None if alone is None else [alone.value, alone.low, alone.high]}
-    return ProxyLiteResult(fraction, resamples, seed, level, helped.estimates, proxy=proxy.name)
+    return ProxyLiteResult(fraction, resamples, seed, level, helped.estimates, proxy=proxy_name(proxy),
+                           proxies=len(estimator.proxies))
 
 
 @dataclass
@@ -257,11 +340,17 @@ class ProxyLiteResult(LiteResult):
     """A proxy-assisted lite run's estimates: :class:`~.lite.LiteResult` and the proxy's name."""
 
     proxy: str = ""
+    #: how many proxies the estimator combines (their names joined in ``proxy``)
+    proxies: int = 1
 
     def to_dict(self) -> Dict[str, Any]:
         found = super().to_dict()
-        found["method"] = (f"the power-tuned difference estimator with the proxy {self.proxy} (scored on every "
-                           "test item; its weight estimated on the subset, in [0, 1]), the interval from the "
+        which = f"the proxy {self.proxy} (scored on every test item; its weight estimated on the subset, in [0, 1])" \
+            if self.proxies == 1 else (f"{self.proxies} proxies {self.proxy} (each scored on every test item; their "
+                                       "weights estimated together on the subset, each in [0, 1])")
+        found["method"] = (f"the power-tuned difference estimator with {which}, the interval from the "
                            "stratified bootstrap with finite-population correction (StaICC.stats.lite_proxy)")
         found["proxy"] = self.proxy
+        if self.proxies > 1:
+            found["proxies"] = self.proxies
         return found

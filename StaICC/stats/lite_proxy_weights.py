@@ -1,0 +1,65 @@
+"""The weights of the power-tuned difference estimator with several proxies at once.
+
+With proxies p_1 ... p_m known on every item, the estimate of a metric is
+
+    M_target(subset) + sum_j lambda_j [M_j(all items) - M_j(subset)],
+
+and its variance over the stratified resamples is a convex quadratic in the vector lambda:
+Var(t*) - 2 lambda' c + lambda' G lambda, with G_jk = Cov(p_j*, p_k*) and c_j = Cov(t*, p_j*).
+The weights minimise it over the box [0, 1]^m (each proxy's weight in [0, 1], as one proxy's):
+the least-squares regression of the target's resampled values on the proxies', with its
+coefficients bounded.  Where the unbounded least-squares solution lies inside the box it is
+that solution (``numpy.linalg.lstsq`` of the centred resamples); for one proxy the box
+minimum is the clipped ratio Cov(t*, p*) / Var(p*) of :func:`~.lite_proxy.tuned_weight`, which
+computes it.  lambda = 0 lies in the box, so the minimum's variance is never above the plain
+estimate's on the resamples, however many proxies and however related to one another (copies
+of one run together carry the weight one copy would; a proxy that does not help gets 0).
+
+The box minimum is found by cyclic coordinate descent (each coordinate's exact minimum given
+the others, clipped to [0, 1]), vectorised over the elements of a vector metric: every sweep
+lowers the variance, and it stops when no weight moves by more than ``TOLERANCE``.
+"""
+from typing import Any, Sequence
+
+from .vectorized import numpy_module
+
+#: the coordinate descent stops when no weight moves by more than this in a sweep (or after MAX_SWEEPS)
+TOLERANCE = 1e-13
+MAX_SWEEPS = 500
+
+
+def box_weights(target: Any, proxies: Sequence[Any]) -> Any:
+    """The weights (an array: proxies x the metric's shape) minimising the variance of
+    target* - sum_j lambda_j proxy_j* over the resamples, each in [0, 1]; a proxy whose resamples do not vary
+    beyond rounding (a spread of 1e-10 relative) gets 0, as does every proxy with fewer than 3 finite
+    resamples.  ``target`` and each proxy: resamples (x width) arrays, NaN where a resample has no value."""
+    np = numpy_module("numpy")
+    stacked = np.stack([np.asarray(p, dtype=np.float64) for p in proxies])
+    finite = np.isfinite(target) & np.isfinite(stacked).all(axis=0)
+    count = finite.sum(axis=0)
+    t, p = np.where(finite, target, 0.0), np.where(finite, stacked, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mt, mp = t.sum(axis=0) / count, p.sum(axis=1) / count
+        dt, dp = np.where(finite, t - mt, 0.0), np.where(finite, p - mp[:, None], 0.0)
+        gram = np.einsum("jr...,kr...->jk...", dp, dp)
+        cross = np.einsum("r...,jr...->j...", dt, dp)
+        spread = np.einsum("jj...->j...", gram)
+        usable = (spread > count * (1e-10 * np.maximum(1.0, np.abs(mp))) ** 2) & (count > 2)
+    usable &= np.isfinite(spread) & np.isfinite(cross)
+    return _descent(np, np.where(usable[:, None] & usable[None, :], gram, 0.0), np.where(usable, cross, 0.0),
+                    np.where(usable, spread, 1.0), usable)
+
+
+def _descent(np: Any, gram: Any, cross: Any, spread: Any, usable: Any) -> Any:
+    """Cyclic coordinate descent on lambda' G lambda - 2 lambda' c over [0, 1]^m, from lambda = 0."""
+    weights = np.zeros_like(cross)
+    for _ in range(MAX_SWEEPS):
+        moved = 0.0
+        for j in range(len(weights)):
+            rest = cross[j] - np.einsum("k...,k...->...", gram[j], weights) + gram[j, j] * weights[j]
+            new = np.where(usable[j], np.clip(rest / spread[j], 0.0, 1.0), 0.0)
+            moved = max(moved, float(np.max(np.abs(new - weights[j]), initial=0.0)))
+            weights[j] = new
+        if moved <= TOLERANCE:
+            break
+    return weights
