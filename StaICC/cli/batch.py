@@ -38,22 +38,22 @@ def _planned(args: argparse.Namespace) -> Tuple[Any, List[Any]]:
     The works write their prompts when read, so a caller that streams them never holds a
     whole suite's prompts at once.
     """
-    from ..backends.registry import make_backend
-    from ..subbenchmarks.suite import plan_suite
-    from .run_config import build_suite_of, resolve_config
-    config = resolve_config(args)
+    from dataclasses import replace
+
     from ..backends.registry import capabilities
+    from ..runs.build import prepare
+    from .run_config import resolve_config
+    config = resolve_config(args)
     if not capabilities(config.model).batch_api:
         raise ArgumentError("staicc batch writes and reads OpenAI Batch-API requests: give --model openai")
     with warnings.catch_warnings():
         if config.quiet_departures or config.tasks:
             warnings.simplefilter("ignore", TamperingWarning)
-        suite = as_argument_error(build_suite_of, config)
-        backend = as_argument_error(make_backend, config.model, **config.arguments)
-        if getattr(backend, "label_logprobs", "off") != "off":
-            raise ArgumentError("staicc batch sends the echo requests of a direct run: leave label_logprobs off")
-        planned = as_argument_error(plan_suite, backend, suite)
-    return backend, [work for works in planned.values() for work in works]
+        # planned as `staicc run` plans it; the cache is opened by the command (export reads it, import writes it)
+        prepared = as_argument_error(prepare, replace(config, cache=None))
+    if getattr(prepared.backend, "label_logprobs", "off") != "off":
+        raise ArgumentError("staicc batch sends the echo requests of a direct run: leave label_logprobs off")
+    return prepared.backend, prepared.works()
 
 
 def export_command(args: argparse.Namespace) -> int:

@@ -86,14 +86,6 @@ def proxy_of_run(run: Any, name: str) -> Proxy:
     return proxy
 
 
-def reference_proxy(suite: Dict[str, Any]) -> Proxy:
-    """The built-in lexical reference model scored on every test item of ``suite`` (built without a subset):
-    the default proxy, free to run (seconds for the whole standard suite)."""
-    from ..backends.reference import reference_backend
-    from ..subbenchmarks.suite import run_suite
-    return proxy_of_run(run_suite(reference_backend(), suite=suite, progress=False), "the reference model")
-
-
 def check_proxy(proxy: Any, planned: Dict[str, Sequence[Any]]) -> None:
     """Refuse, before anything is asked, a proxy (or any of several) that lacks a planned (sub-benchmark,
     dataset), answers another label space, or was asked other prompts than the lite run will ask (ValueError
