@@ -63,7 +63,12 @@ def prompt_differences(a, b) -> List[str]:
 
 def _first_prompt_difference(ra, rb) -> Optional[int]:
     """Position of the first record whose prompt or query differs (None: all the same); reads the
-    columns of compact records without making a dict per record."""
+    columns of compact records without making a dict per record.  Records of a run in memory that carry
+    equal digests of their requests (``prompt_set_sha256``: every prompt, in record order) have the same
+    prompts and query indexes: none is written again."""
+    digest = getattr(ra, "prompt_set_sha256", None)
+    if digest is not None and digest == getattr(rb, "prompt_set_sha256", None):
+        return None
     ca, cb = getattr(ra, "columns", None), getattr(rb, "columns", None)
     if ca is not None and cb is not None:
         if ca["prompt_sha256"] == cb["prompt_sha256"] and ca["query_index"] == cb["query_index"]:

@@ -16,7 +16,8 @@ import array
 import math
 import random
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from functools import partial
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
 from ..metrics import PredictionRows, argmax, is_probability_matrix, own_distribution, softmax
@@ -117,8 +118,8 @@ class ItemTable:
         if not records:
             raise InvalidValueError(f"{benchmark} / {dataset}: no records")
         self.benchmark, self.dataset = benchmark, dataset
-        fields = _fields(records)
-        passes, repeats, tests, labels, predictions, hashes, queries = fields
+        *fields, hash_column = _fields(records)
+        passes, repeats, tests, labels, predictions, queries = fields
         self.items = sorted(set(tests))
         self.passes = 1 + max(passes)
         self.repeats = 1 + max(repeats)
@@ -129,10 +130,10 @@ class ItemTable:
             raise InvalidValueError(f"{benchmark} / {dataset}: {len(records)} records, expected {expected} "
                                     f"({self.passes} passes x {self.repeats} repeats x {T} test items)")
         self.rows: List[List[List[Any]]] = [[[None] * T for _ in range(self.repeats)] for _ in range(self.passes)]
-        self.hashes: List[List[List[Any]]] = [[[None] * T for _ in range(self.repeats)] for _ in range(self.passes)]
         self.labels: List[Optional[int]] = [None] * T
+        slots = array.array("q", bytes(8 * len(records)))  # each record's place, p * repeats * T + k * T + i
         width = len(predictions[0])
-        for p, k, test, label, prediction, digest, query in zip(*fields):
+        for j, (p, k, test, label, prediction, query) in enumerate(zip(*fields)):
             i = position[test]
             if self.rows[p][k][i] is not None:
                 raise InvalidValueError(f"{benchmark} / {dataset}: two records for pass {p}, repeat {k}, "
@@ -146,7 +147,8 @@ class ItemTable:
                 raise InvalidValueError(f"{benchmark} / {dataset}: test item {test} has labels "
                                         f"{self.labels[i]} and {label} in different records")
             self.rows[p][k][i] = [float(v) for v in prediction]
-            self.hashes[p][k][i] = digest
+            slots[j] = (p * self.repeats + k) * T + i
+        self._hashes: Any = partial(_laid_out, hash_column, slots, self.passes, self.repeats, T)
         self.width = width
         self._finish()
 
@@ -161,10 +163,18 @@ class ItemTable:
         table.items = [self.items[i] for i in chosen]
         table.passes, table.repeats, table.width = self.passes, self.repeats, self.width
         table.rows = [[[rep[i] for i in chosen] for rep in reps] for reps in self.rows]
-        table.hashes = [[[rep[i] for i in chosen] for rep in reps] for reps in self.hashes]
+        table._hashes = partial(_chosen_hashes, self, chosen)
         table.labels = [self.labels[i] for i in chosen]
         table._finish(self, chosen)
         return table
+
+    @property
+    def hashes(self) -> List[List[List[Any]]]:
+        """Each record's ``prompt_sha256`` at [pass][repeat][item]: laid out when first read (a run in memory
+        writes its prompts again to hash them, which only the readers of the hashes need)."""
+        if callable(self._hashes):
+            self._hashes = self._hashes()
+        return self._hashes
 
     def _finish(self, whole: Optional["ItemTable"] = None, chosen: Sequence[int] = ()) -> None:
         """The normalized rows and per-row summaries, from the rows and labels.
@@ -259,18 +269,39 @@ class ItemTable:
         return [argmax(norm[i]) == self.labels[i] for norm in self.normalized[p] for i in range(len(self.items))]
 
 
-def _fields(records: Sequence[Dict[str, Any]]) -> Tuple[Sequence[Any], ...]:
-    """(passes, repeats, test indexes, labels, predictions, prompt hashes, query indexes) of the records,
-    read from the columns when the records come from the compact samples file."""
+def _fields(records: Sequence[Dict[str, Any]]) -> Tuple[Any, ...]:
+    """(passes, repeats, test indexes, labels, predictions, query indexes) of the records, and a function
+    giving their prompt hashes: read from the columns of the compact samples file, or of a run in memory
+    (``statistics_columns``), without making a dict per record."""
     columns = getattr(records, "columns", None)
     if columns is not None:
         w = records.width
         flat = [math.nan if v is None else v for v in columns["prediction"]]
         predictions = [flat[i:i + w] for i in range(0, len(flat), w)]
         return (columns["pass"], columns["repeat"], columns["test_index"], columns["label"], predictions,
-                columns["prompt_sha256"], columns["query_index"])
+                columns["query_index"], lambda: columns["prompt_sha256"])
+    if hasattr(records, "statistics_columns"):
+        columns = records.statistics_columns(rows=True)
+        return (columns["pass"], columns["repeat"], columns["test_index"], columns["label"], columns["prediction"],
+                columns["query_index"], records.prompt_hashes)
     names = ("pass", "repeat", "test_index", "label", "prediction", "prompt_sha256", "query_index")
-    return tuple([r[n] for r in records] for n in names)
+    passes, repeats, tests, labels, predictions, hashes, queries = ([r[n] for r in records] for n in names)
+    return passes, repeats, tests, labels, predictions, queries, lambda: hashes
+
+
+def _laid_out(column_of: Callable[[], Sequence[Any]], slots: Sequence[int], passes: int, repeats: int,
+              T: int) -> List[List[List[Any]]]:
+    """A column in record order (``column_of()``) placed at [pass][repeat][item] (``slots``: each record's
+    flat place, ``(pass * repeats + repeat) * T + item``)."""
+    flat: List[Any] = [None] * (passes * repeats * T)
+    for slot, value in zip(slots, column_of()):
+        flat[slot] = value
+    return [[flat[(p * repeats + k) * T:(p * repeats + k + 1) * T] for k in range(repeats)] for p in range(passes)]
+
+
+def _chosen_hashes(whole: ItemTable, chosen: Sequence[int]) -> List[List[List[Any]]]:
+    """The hashes of a table's items at the positions ``chosen`` (a restricted table's)."""
+    return [[[rep[i] for i in chosen] for rep in reps] for reps in whole.hashes]
 
 
 def _row_summary(row: List[float], label: int) -> Tuple[int, float, float, int]:
