@@ -58,6 +58,7 @@ class Draws(Sequence):
 
     def __init__(self, rows: Optional[List[List[int]]] = None, matrix: Any = None) -> None:
         self._rows, self.matrix = rows, matrix
+        self._counts: Any = None
 
     def __len__(self) -> int:
         return len(self._rows) if self._rows is not None else len(self.matrix)
@@ -74,12 +75,16 @@ class Draws(Sequence):
         import numpy
         return numpy.asarray(self.matrix if self.matrix is not None else self._rows, dtype=dtype)
 
-    def appended(self, row: List[int]) -> "Draws":
-        """These resamples and one more (the vectorised path appends the identity resample)."""
-        if self.matrix is not None:
-            import numpy
-            return Draws(matrix=numpy.vstack([self.matrix, numpy.asarray([row], dtype=self.matrix.dtype)]))
-        return Draws(list(self._rows or []) + [list(row)])
+    def counts(self, np: Any) -> Any:
+        """How often each resample draws each item, then the identity resample (every item once): a
+        (resamples + 1) x items float array, made once (a paired comparison resamples both runs with it)."""
+        if self._counts is None:
+            index = self.matrix if self.matrix is not None else np.asarray(self._rows, dtype=np.intp)
+            B, T = index.shape
+            counts = np.ones((B + 1, T))
+            counts[:B] = np.bincount((np.arange(B)[:, None] * T + index).ravel(), minlength=B * T).reshape(B, T)
+            self._counts = counts
+        return self._counts
 
 
 def draw_resamples(item_count: int, resamples: int, seed: int, *tags: str) -> Draws:

@@ -59,9 +59,8 @@ def resample_values(statistic, draws: Sequence[Sequence[int]], engine: str = "au
     if np is None or not draws:
         values = [statistic(sample) for sample in draws]
         return {n: [v[n] for v in values] for n in names}
-    identity = statistic.table.identity()
-    with_identity = draws.appended(identity) if isinstance(draws, Draws) else list(draws) + [identity]
-    vectorised = _Vectorised(np, statistic, with_identity).values()
+    counts = (draws if isinstance(draws, Draws) else Draws([list(d) for d in draws])).counts(np)
+    vectorised = _Vectorised(np, statistic, counts).values()
     point = statistic.point()
     columns: Dict[str, List[Any]] = {}
     for n in names:  # a metric whose vectorised identity resample disagrees stays in Python
@@ -83,7 +82,7 @@ def weighted_values(statistic, weights: Any) -> Dict[str, List[Any]]:
     items) per evaluation; metric name -> one value per row (None where the standard takes a special
     path).  Needs NumPy.  Metrics without a vectorised form are left out."""
     np = numpy_module("numpy")
-    return _Vectorised(np, statistic, weights=weights).values()
+    return _Vectorised(np, statistic, weights).values()
 
 
 def _close(a: Any, b: Any) -> bool:
@@ -97,20 +96,12 @@ def _close(a: Any, b: Any) -> bool:
 class _Vectorised:
     """One statistic's supported metrics over all resamples: name -> list (None: compute in Python)."""
 
-    def __init__(self, np: Any, statistic, draws: Optional[Sequence[Sequence[int]]] = None,
-                 weights: Any = None) -> None:
-        """``draws``: resamples of item positions; or ``weights``: one row of item weights per resample,
-        each row summing to the number of items (a weighted estimate)."""
+    def __init__(self, np: Any, statistic, weights: Any) -> None:
+        """``weights``: one row of item weights per evaluation, each row summing to the number of items (how
+        often a resample draws each item: :meth:`~StaICC.stats.items.Draws.counts`; or a weighted estimate)."""
         self.np, self.statistic, self.table = np, statistic, statistic.table
         self.labels = np.asarray(self.table.labels, dtype=np.intp)
-        if weights is not None:
-            self.counts = np.asarray(weights, dtype=np.float64)
-            return
-        matrix = getattr(draws, "matrix", None)
-        index = matrix if matrix is not None else np.asarray(draws, dtype=np.intp)
-        B, T = index.shape
-        flat = (np.arange(B)[:, None] * T + index).ravel()
-        self.counts = np.bincount(flat, minlength=B * T).reshape(B, T).astype(np.float64)
+        self.counts = np.asarray(weights, dtype=np.float64)
 
     def values(self) -> Dict[str, List[Any]]:
         """Every supported metric: each part adds its per-item columns, then one product gives every sum."""
