@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
 from ..metrics import PredictionRows, argmax, is_probability_matrix, own_distribution, softmax
+from ..numeric import softmax_unless_probabilities
 from ..metrics.exact_sum import _probability_like as probability_like
 from ..numeric import CHECK
 from ..metrics.scores import _bin_among, _ece_bounds
@@ -104,9 +105,10 @@ def draw_resamples(item_count: int, resamples: int, seed: int, *tags: str) -> Dr
             words.byteswap()
         flat = [(x * item_count) >> 32 for x in words]
         return Draws([flat[r * item_count:(r + 1) * item_count] for r in range(resamples)])
-    words64 = numpy.frombuffer(data, dtype="<u4").astype(numpy.uint64)
-    matrix = ((words64 * numpy.uint64(item_count)) >> numpy.uint64(32)).astype(numpy.intp)
-    return Draws(matrix=matrix.reshape(resamples, item_count))
+    words = numpy.frombuffer(data, dtype="<u4").astype(numpy.uint64)
+    words *= numpy.uint64(item_count)  # in place: x * T < 2**64, exact
+    words >>= numpy.uint64(32)
+    return Draws(matrix=words.view(numpy.int64).reshape(resamples, item_count))  # each < T: the same ints
 
 
 class ItemTable:
@@ -205,15 +207,19 @@ class ItemTable:
         groups = [list(range(self.passes))] if together else [[p] for p in range(self.passes)]
         normalized: List[Any] = [None] * self.passes
         for group in groups:
-            everything = [row for p in group for rep in self.rows[p] for row in rep]
+            everything = PredictionRows([row for p in group for rep in self.rows[p] for row in rep], self.rule)
             keep = self.rule == CHECK and is_probability_matrix(everything)
+            start, size = 0, self.repeats * len(self.items)
             for p in group:
                 if keep:
                     normalized[p] = self.rows[p]
                 elif whole is not None and whole.normalized[p] is not whole.rows[p]:
                     normalized[p] = [[rep[i] for i in chosen] for rep in whole.normalized[p]]
-                else:
-                    normalized[p] = [[softmax(row) for row in rep] for rep in self.rows[p]]
+                else:  # every row softmaxed (at once where NumPy is loaded: the same bits), computed once
+                    rows = softmax_unless_probabilities(everything)
+                    normalized[p] = [rows[start + k * len(self.items):start + (k + 1) * len(self.items)]
+                                     for k in range(self.repeats)]
+                start += size
         return normalized
 
     def __len__(self) -> int:
