@@ -20,9 +20,9 @@ from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
-from ..metrics import PredictionRows, argmax, is_probability_matrix, own_distribution, softmax
+from ..metrics import PredictionRows, argmax, is_probability_matrix, softmax
 from ..numeric import softmax_unless_probabilities
-from ..metrics.exact_sum import _probability_like as probability_like
+from ..metrics.exact_sum import _probability_like as probability_like, divided_by_exact_sum
 from ..numeric import CHECK
 from ..metrics.scores import _bin_among, _ece_bounds
 from ..standard import ECE_BINS
@@ -265,7 +265,7 @@ class ItemTable:
             for k, rep in enumerate(rows):
                 for i, row in enumerate(rep):
                     if probability_like(row):
-                        own = own_distribution([row])[0]  # the very row when its exact sum is 1
+                        own = divided_by_exact_sum(row)  # own_distribution([row])[0]: the very row when its sum is 1
                         alone[k][i] = done[k][i] if own is normalized[k][i] else _row_summary(own, self.labels[i])
                     else:
                         unlike[i] += 1

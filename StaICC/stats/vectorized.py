@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .. import metrics as _metrics
 from ..metrics import linear_regression
-from ..numeric import sequential_sum
+from ..numeric import loaded_numpy, sequential_sum
 from ..metrics.bias import _kl_to_frequencies
 from ..standard import ECE_BINS
 from ..validation import check, Options
@@ -68,13 +68,22 @@ def resample_values(statistic, draws: Sequence[Sequence[int]], engine: str = "au
             columns[n] = vectorised[n][:-1]
         else:
             columns[n] = [None] * len(draws)
-    for b in range(len(draws)):
-        missing = [n for n in names if columns[n][b] is None]
-        if missing:
-            full = statistic(draws[b])
-            for n in missing:
+    holes = {b for n in names if None in columns[n] for b, v in enumerate(columns[n]) if v is None}
+    for b in sorted(holes):  # a resample any metric of which is left to the statistic, in order
+        full = statistic(draws[b])
+        for n in names:
+            if columns[n][b] is None:
                 columns[n][b] = full[n]
     return columns
+
+
+def float_values(values: Sequence[Any]) -> Any:
+    """A bootstrap distribution as a float64 array, exactly its values, when NumPy is loaded and every value
+    is a float (None otherwise): the loops over its resamples then run at once, with the same IEEE results."""
+    np = loaded_numpy()
+    if np is None or len(values) == 0 or set(map(type, values)) != {float}:
+        return None
+    return np.fromiter(values, np.float64, len(values))
 
 
 def weighted_values(statistic, weights: Any) -> Dict[str, List[Any]]:
