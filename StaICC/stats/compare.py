@@ -299,8 +299,9 @@ def _resolved_differences(resamples_a: Sequence[Any], resamples_b: Sequence[Any]
     if a is None or b is None or len(a) != len(b):
         return [resolved(y - x, floor) for x, y in zip(resamples_a, resamples_b)]
     np = loaded_numpy()
-    deltas = b - a
-    return np.where(np.isfinite(deltas) & (np.abs(deltas) < floor), 0.0, deltas).tolist()
+    with np.errstate(over="ignore", invalid="ignore"):  # inf - inf is nan, as in Python, without a warning
+        deltas = b - a
+        return np.where(np.isfinite(deltas) & (np.abs(deltas) < floor), 0.0, deltas).tolist()
 
 
 def _mcnemar(difference: "Difference", right_a: Sequence[bool], right_b: Sequence[bool]) -> None:
