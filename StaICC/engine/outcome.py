@@ -84,10 +84,11 @@ def summarize(work: Work, requests: Sequence[Request], answers: Sequence[Answer]
         censuses.append(census(stored, rule, values, entropy))
         differs = [a or b for a, b in zip(differs, original_branch_differs(stored, values, entropy))]
         rows_all.extend(rows)
-    records = PlanRecords(work, answers, rows_all, copy_int_rows=share)
+    digest = prompt_set_digest(requests)
+    records = PlanRecords(work, answers, rows_all, copy_int_rows=share, prompt_set_sha256=digest)
     unparsed = sum(map(not_, map(attrgetter("parsed"), answers)))
     return Outcome(work.procedure.summarize(results), records, unparsed,
-                   prompt_set_digest(requests), work, tuple(censuses), rule, _metrics_moved(work.metrics, *differs))
+                   digest, work, tuple(censuses), rule, _metrics_moved(work.metrics, *differs))
 
 
 def _metrics_moved(metrics: Dict[str, Callable], scores: bool, entropy: bool) -> Tuple[str, ...]:

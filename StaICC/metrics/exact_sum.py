@@ -84,12 +84,18 @@ def own_distribution(matrix: Matrix) -> Matrix:
     if cached is not None:
         return cached
     if all(_probability_like(row) for row in matrix):
-        result: Matrix = [[v / total for v in row] if total != 1 else row for row, total in zip(matrix, map(math.fsum, matrix))]
+        result: Matrix = list(map(divided_by_exact_sum, matrix))
     else:
         result = [softmax(row) for row in matrix]
     if isinstance(matrix, PredictionRows):
         matrix.own = result
     return result
+
+
+def divided_by_exact_sum(row: Sequence[float]) -> Sequence[float]:
+    """A probability-like row's own distribution: divided by its exact sum, or the very row when that is 1."""
+    total = math.fsum(row)
+    return row if total == 1 else [v / total for v in row]
 
 
 def recorded_rule(metadata: Any, dataset: str) -> str:

@@ -47,11 +47,15 @@ class RecordSequence(Sequence):
 class PlanRecords(RecordSequence):
     """The records of one experimentor run, computed when read."""
 
-    def __init__(self, work: Any, answers: Sequence[Any], rows: List[list], copy_int_rows: bool = False) -> None:
+    def __init__(self, work: Any, answers: Sequence[Any], rows: List[list], copy_int_rows: bool = False,
+                 prompt_set_sha256: Optional[str] = None) -> None:
         """``copy_int_rows``: the rows of int answers are shared between queries (see
-        :func:`~StaICC.engine.scoring.expand`) and get one list each when first read."""
+        :func:`~StaICC.engine.scoring.expand`) and get one list each when first read.  ``prompt_set_sha256``:
+        the digest of the very requests these records are of, in their order (equal digests: every record's
+        prompt is the same, so a comparison need not write them again)."""
         self._work, self._answers, self._rows = work, answers, rows
         self._copy_int_rows = copy_int_rows
+        self.prompt_set_sha256 = prompt_set_sha256
         self._hashes: Optional[List[str]] = None
         self._row_ids: Optional[Sequence[Any]] = None
 
@@ -75,17 +79,22 @@ class PlanRecords(RecordSequence):
             self._copy_int_rows = False
         return self._rows
 
-    def statistics_columns(self) -> Dict[str, List[Any]]:
+    def statistics_columns(self, rows: bool = False) -> Dict[str, List[Any]]:
         """The columns the statistics read (the compact samples file's), from the plan and the rows alone:
-        no prompt is written, so ``prompt_sha256`` is None (for a run's own ± in its table)."""
-        plan = self._work.plan
+        no prompt is written, so ``prompt_sha256`` is None (:meth:`prompt_hashes` writes them when asked).
+        ``rows``: ``prediction`` holds the rows themselves, one list per record, rather than their values
+        in one flat list."""
+        plan, n = self._work.plan, len(self)
         per_pass, T = plan.queries_per_pass, plan.test_count
-        passes = len(self) // per_pass if per_pass else 0
+        passes, rest = divmod(n, per_pass) if per_pass else (0, 0)
         tests = [plan.test_of(q) for q in range(per_pass)]
-        return {"query_index": list(range(len(self))), "pass": [p for p in range(passes) for _ in range(per_pass)],
-                "test_index": tests * passes, "repeat": [q // T for q in range(per_pass)] * passes,
-                "label": [self._work.truth[q] for q in range(per_pass)] * passes,
-                "prediction": [v for row in self.rows() for v in row], "prompt_sha256": [None] * len(self)}
+        repeats = [q // T for q in range(per_pass)]
+        labels = [self._work.truth[q] for q in range(per_pass)]
+        return {"query_index": list(range(n)), "pass": [p for p in range(passes) for _ in range(per_pass)]
+                + [passes] * rest, "test_index": tests * passes + tests[:rest],
+                "repeat": repeats * passes + repeats[:rest], "label": labels * passes + labels[:rest],
+                "prediction": self.rows() if rows else [v for row in self.rows() for v in row],
+                "prompt_sha256": [None] * n}
 
     def prompt(self, i: int) -> Any:
         """The prompt of record ``i``, written again (a str, or a tuple of str for noisy channel)."""

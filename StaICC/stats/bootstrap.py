@@ -12,11 +12,12 @@ from typing import Any, Callable, Dict, Generic, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
 from ..metrics import sequential_sum
+from ..numeric import loaded_numpy
 from ..results import flatten
 from .items import ItemTable, draw_resamples
 from .significance import percentile_interval
 from .statistic import Statistic
-from .vectorized import resample_values
+from .vectorized import float_values, resample_values
 
 #: defaults of bootstrap_run, compare_runs and the staicc commands that call them
 DEFAULT_SEED = 20250101
@@ -98,8 +99,13 @@ def finite_interval(values: Sequence[Any], level: float) -> Tuple[Any, Any, int]
     if values and isinstance(values[0], list):
         low, high = _interval(list(values), level)
         return low, high, 0
-    finite = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
-    left_out = sum(1 for v in values if isinstance(v, (int, float)) and math.isinf(v))
+    array = float_values(values)
+    if array is None:
+        finite = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+        left_out = sum(1 for v in values if isinstance(v, (int, float)) and math.isinf(v))
+    else:  # the same selection and count, at once
+        np = loaded_numpy()
+        finite, left_out = array[np.isfinite(array)].tolist(), int(np.isinf(array).sum())
     low, high = percentile_interval(finite, level) if finite else (math.nan, math.nan)
     return low, high, left_out
 

@@ -17,6 +17,8 @@ from .items import draw_resamples, is_consistency, is_slope
 from .resolution import noise_floor, resolved
 from .significance import bootstrap_p_value, holm, mcnemar_exact
 from .statistic import metric_function
+from .vectorized import float_values
+from ..numeric import loaded_numpy
 from ..errors import InvalidValueError, StaICCError
 
 
@@ -63,7 +65,12 @@ def prompt_differences(a, b) -> List[str]:
 
 def _first_prompt_difference(ra, rb) -> Optional[int]:
     """Position of the first record whose prompt or query differs (None: all the same); reads the
-    columns of compact records without making a dict per record."""
+    columns of compact records without making a dict per record.  Records of a run in memory that carry
+    equal digests of their requests (``prompt_set_sha256``: every prompt, in record order) have the same
+    prompts and query indexes: none is written again."""
+    digest = getattr(ra, "prompt_set_sha256", None)
+    if digest is not None and digest == getattr(rb, "prompt_set_sha256", None):
+        return None
     ca, cb = getattr(ra, "columns", None), getattr(rb, "columns", None)
     if ca is not None and cb is not None:
         if ca["prompt_sha256"] == cb["prompt_sha256"] and ca["query_index"] == cb["query_index"]:
@@ -274,7 +281,7 @@ def _difference(benchmark: str, metric: str, va: float, vb: float, resamples_a: 
     """
     floor = noise_floor(metric, va, vb)
     delta = resolved(vb - va, floor)
-    deltas = [resolved(y - x, floor) for x, y in zip(resamples_a, resamples_b)]
+    deltas = _resolved_differences(resamples_a, resamples_b, floor)
     finite = [v for v in deltas if math.isfinite(v)]
     test = "paired bootstrap" if paired else "bootstrap"
     if at_boundary(benchmark, metric) and math.isfinite(delta):
@@ -283,6 +290,18 @@ def _difference(benchmark: str, metric: str, va: float, vb: float, resamples_a: 
     low, high, _ = finite_interval(finite, level)
     return Difference(va, vb, delta, resolved(low, floor), resolved(high, floor), bootstrap_p_value(finite), test,
                       unbounded=len(deltas) - len(finite), noise_floor=floor)
+
+
+def _resolved_differences(resamples_a: Sequence[Any], resamples_b: Sequence[Any], floor: float) -> List[Any]:
+    """``resolved(y - x, floor)`` of each pair of resamples; at once where both are float distributions of one
+    length (the same IEEE subtractions, and exactly 0.0 for a finite difference below ``floor``)."""
+    a, b = float_values(resamples_a), float_values(resamples_b)
+    if a is None or b is None or len(a) != len(b):
+        return [resolved(y - x, floor) for x, y in zip(resamples_a, resamples_b)]
+    np = loaded_numpy()
+    with np.errstate(over="ignore", invalid="ignore"):  # inf - inf is nan, as in Python, without a warning
+        deltas = b - a
+        return np.where(np.isfinite(deltas) & (np.abs(deltas) < floor), 0.0, deltas).tolist()
 
 
 def _mcnemar(difference: "Difference", right_a: Sequence[bool], right_b: Sequence[bool]) -> None:

@@ -16,11 +16,13 @@ import array
 import math
 import random
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from functools import partial
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
-from ..metrics import PredictionRows, argmax, is_probability_matrix, own_distribution, softmax
-from ..metrics.exact_sum import _probability_like as probability_like
+from ..metrics import PredictionRows, argmax, is_probability_matrix, softmax
+from ..numeric import softmax_unless_probabilities
+from ..metrics.exact_sum import _probability_like as probability_like, divided_by_exact_sum
 from ..numeric import CHECK
 from ..metrics.scores import _bin_among, _ece_bounds
 from ..standard import ECE_BINS
@@ -57,6 +59,7 @@ class Draws(Sequence):
 
     def __init__(self, rows: Optional[List[List[int]]] = None, matrix: Any = None) -> None:
         self._rows, self.matrix = rows, matrix
+        self._counts: Any = None
 
     def __len__(self) -> int:
         return len(self._rows) if self._rows is not None else len(self.matrix)
@@ -73,12 +76,16 @@ class Draws(Sequence):
         import numpy
         return numpy.asarray(self.matrix if self.matrix is not None else self._rows, dtype=dtype)
 
-    def appended(self, row: List[int]) -> "Draws":
-        """These resamples and one more (the vectorised path appends the identity resample)."""
-        if self.matrix is not None:
-            import numpy
-            return Draws(matrix=numpy.vstack([self.matrix, numpy.asarray([row], dtype=self.matrix.dtype)]))
-        return Draws(list(self._rows or []) + [list(row)])
+    def counts(self, np: Any) -> Any:
+        """How often each resample draws each item, then the identity resample (every item once): a
+        (resamples + 1) x items float array, made once (a paired comparison resamples both runs with it)."""
+        if self._counts is None:
+            index = self.matrix if self.matrix is not None else np.asarray(self._rows, dtype=np.intp)
+            B, T = index.shape
+            counts = np.ones((B + 1, T))
+            counts[:B] = np.bincount((np.arange(B)[:, None] * T + index).ravel(), minlength=B * T).reshape(B, T)
+            self._counts = counts
+        return self._counts
 
 
 def draw_resamples(item_count: int, resamples: int, seed: int, *tags: str) -> Draws:
@@ -98,9 +105,10 @@ def draw_resamples(item_count: int, resamples: int, seed: int, *tags: str) -> Dr
             words.byteswap()
         flat = [(x * item_count) >> 32 for x in words]
         return Draws([flat[r * item_count:(r + 1) * item_count] for r in range(resamples)])
-    words64 = numpy.frombuffer(data, dtype="<u4").astype(numpy.uint64)
-    matrix = ((words64 * numpy.uint64(item_count)) >> numpy.uint64(32)).astype(numpy.intp)
-    return Draws(matrix=matrix.reshape(resamples, item_count))
+    words = numpy.frombuffer(data, dtype="<u4").astype(numpy.uint64)
+    words *= numpy.uint64(item_count)  # in place: x * T < 2**64, exact
+    words >>= numpy.uint64(32)
+    return Draws(matrix=words.view(numpy.int64).reshape(resamples, item_count))  # each < T: the same ints
 
 
 class ItemTable:
@@ -117,8 +125,8 @@ class ItemTable:
         if not records:
             raise InvalidValueError(f"{benchmark} / {dataset}: no records")
         self.benchmark, self.dataset = benchmark, dataset
-        fields = _fields(records)
-        passes, repeats, tests, labels, predictions, hashes, queries = fields
+        *fields, hash_column = _fields(records)
+        passes, repeats, tests, labels, predictions, queries = fields
         self.items = sorted(set(tests))
         self.passes = 1 + max(passes)
         self.repeats = 1 + max(repeats)
@@ -129,10 +137,10 @@ class ItemTable:
             raise InvalidValueError(f"{benchmark} / {dataset}: {len(records)} records, expected {expected} "
                                     f"({self.passes} passes x {self.repeats} repeats x {T} test items)")
         self.rows: List[List[List[Any]]] = [[[None] * T for _ in range(self.repeats)] for _ in range(self.passes)]
-        self.hashes: List[List[List[Any]]] = [[[None] * T for _ in range(self.repeats)] for _ in range(self.passes)]
         self.labels: List[Optional[int]] = [None] * T
+        slots = array.array("q", bytes(8 * len(records)))  # each record's place, p * repeats * T + k * T + i
         width = len(predictions[0])
-        for p, k, test, label, prediction, digest, query in zip(*fields):
+        for j, (p, k, test, label, prediction, query) in enumerate(zip(*fields)):
             i = position[test]
             if self.rows[p][k][i] is not None:
                 raise InvalidValueError(f"{benchmark} / {dataset}: two records for pass {p}, repeat {k}, "
@@ -146,7 +154,8 @@ class ItemTable:
                 raise InvalidValueError(f"{benchmark} / {dataset}: test item {test} has labels "
                                         f"{self.labels[i]} and {label} in different records")
             self.rows[p][k][i] = [float(v) for v in prediction]
-            self.hashes[p][k][i] = digest
+            slots[j] = (p * self.repeats + k) * T + i
+        self._hashes: Any = partial(_laid_out, hash_column, slots, self.passes, self.repeats, T)
         self.width = width
         self._finish()
 
@@ -161,10 +170,18 @@ class ItemTable:
         table.items = [self.items[i] for i in chosen]
         table.passes, table.repeats, table.width = self.passes, self.repeats, self.width
         table.rows = [[[rep[i] for i in chosen] for rep in reps] for reps in self.rows]
-        table.hashes = [[[rep[i] for i in chosen] for rep in reps] for reps in self.hashes]
+        table._hashes = partial(_chosen_hashes, self, chosen)
         table.labels = [self.labels[i] for i in chosen]
         table._finish(self, chosen)
         return table
+
+    @property
+    def hashes(self) -> List[List[List[Any]]]:
+        """Each record's ``prompt_sha256`` at [pass][repeat][item]: laid out when first read (a run in memory
+        writes its prompts again to hash them, which only the readers of the hashes need)."""
+        if callable(self._hashes):
+            self._hashes = self._hashes()
+        return self._hashes
 
     def _finish(self, whole: Optional["ItemTable"] = None, chosen: Sequence[int] = ()) -> None:
         """The normalized rows and per-row summaries, from the rows and labels.
@@ -190,15 +207,19 @@ class ItemTable:
         groups = [list(range(self.passes))] if together else [[p] for p in range(self.passes)]
         normalized: List[Any] = [None] * self.passes
         for group in groups:
-            everything = [row for p in group for rep in self.rows[p] for row in rep]
+            everything = PredictionRows([row for p in group for rep in self.rows[p] for row in rep], self.rule)
             keep = self.rule == CHECK and is_probability_matrix(everything)
+            start, size = 0, self.repeats * len(self.items)
             for p in group:
                 if keep:
                     normalized[p] = self.rows[p]
                 elif whole is not None and whole.normalized[p] is not whole.rows[p]:
                     normalized[p] = [[rep[i] for i in chosen] for rep in whole.normalized[p]]
-                else:
-                    normalized[p] = [[softmax(row) for row in rep] for rep in self.rows[p]]
+                else:  # every row softmaxed (at once where NumPy is loaded: the same bits), computed once
+                    rows = softmax_unless_probabilities(everything)
+                    normalized[p] = [rows[start + k * len(self.items):start + (k + 1) * len(self.items)]
+                                     for k in range(self.repeats)]
+                start += size
         return normalized
 
     def __len__(self) -> int:
@@ -244,7 +265,7 @@ class ItemTable:
             for k, rep in enumerate(rows):
                 for i, row in enumerate(rep):
                     if probability_like(row):
-                        own = own_distribution([row])[0]  # the very row when its exact sum is 1
+                        own = divided_by_exact_sum(row)  # own_distribution([row])[0]: the very row when its sum is 1
                         alone[k][i] = done[k][i] if own is normalized[k][i] else _row_summary(own, self.labels[i])
                     else:
                         unlike[i] += 1
@@ -259,18 +280,39 @@ class ItemTable:
         return [argmax(norm[i]) == self.labels[i] for norm in self.normalized[p] for i in range(len(self.items))]
 
 
-def _fields(records: Sequence[Dict[str, Any]]) -> Tuple[Sequence[Any], ...]:
-    """(passes, repeats, test indexes, labels, predictions, prompt hashes, query indexes) of the records,
-    read from the columns when the records come from the compact samples file."""
+def _fields(records: Sequence[Dict[str, Any]]) -> Tuple[Any, ...]:
+    """(passes, repeats, test indexes, labels, predictions, query indexes) of the records, and a function
+    giving their prompt hashes: read from the columns of the compact samples file, or of a run in memory
+    (``statistics_columns``), without making a dict per record."""
     columns = getattr(records, "columns", None)
     if columns is not None:
         w = records.width
         flat = [math.nan if v is None else v for v in columns["prediction"]]
         predictions = [flat[i:i + w] for i in range(0, len(flat), w)]
         return (columns["pass"], columns["repeat"], columns["test_index"], columns["label"], predictions,
-                columns["prompt_sha256"], columns["query_index"])
+                columns["query_index"], lambda: columns["prompt_sha256"])
+    if hasattr(records, "statistics_columns"):
+        columns = records.statistics_columns(rows=True)
+        return (columns["pass"], columns["repeat"], columns["test_index"], columns["label"], columns["prediction"],
+                columns["query_index"], records.prompt_hashes)
     names = ("pass", "repeat", "test_index", "label", "prediction", "prompt_sha256", "query_index")
-    return tuple([r[n] for r in records] for n in names)
+    passes, repeats, tests, labels, predictions, hashes, queries = ([r[n] for r in records] for n in names)
+    return passes, repeats, tests, labels, predictions, queries, lambda: hashes
+
+
+def _laid_out(column_of: Callable[[], Sequence[Any]], slots: Sequence[int], passes: int, repeats: int,
+              T: int) -> List[List[List[Any]]]:
+    """A column in record order (``column_of()``) placed at [pass][repeat][item] (``slots``: each record's
+    flat place, ``(pass * repeats + repeat) * T + item``)."""
+    flat: List[Any] = [None] * (passes * repeats * T)
+    for slot, value in zip(slots, column_of()):
+        flat[slot] = value
+    return [[flat[(p * repeats + k) * T:(p * repeats + k + 1) * T] for k in range(repeats)] for p in range(passes)]
+
+
+def _chosen_hashes(whole: ItemTable, chosen: Sequence[int]) -> List[List[List[Any]]]:
+    """The hashes of a table's items at the positions ``chosen`` (a restricted table's)."""
+    return [[[rep[i] for i in chosen] for rep in reps] for reps in whole.hashes]
 
 
 def _row_summary(row: List[float], label: int) -> Tuple[int, float, float, int]:

@@ -138,9 +138,11 @@ class Statistic:
         self.fast_names = [n for n, f in self.functions.items()
                            if (n in FAST_METRICS and f is getattr(_metrics, n)) or f is _metrics.consistency]
         self.fast = False
-        if self.fast_names:
+        if self.fast_names:  # the identity resample's values by both paths: the point is the one taken
             full = table.identity()
-            self.fast = self._evaluate(full, True) == self._evaluate(full, False)
+            quick, checked = self._evaluate(full, True), self._evaluate(full, False)
+            self.fast = quick == checked
+            self._point = quick if self.fast else checked
 
     def names(self) -> List[str]:
         return list(self.functions)

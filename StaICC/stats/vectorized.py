@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .. import metrics as _metrics
 from ..metrics import linear_regression
-from ..numeric import sequential_sum
+from ..numeric import loaded_numpy, sequential_sum
 from ..metrics.bias import _kl_to_frequencies
 from ..standard import ECE_BINS
 from ..validation import check, Options
@@ -59,9 +59,8 @@ def resample_values(statistic, draws: Sequence[Sequence[int]], engine: str = "au
     if np is None or not draws:
         values = [statistic(sample) for sample in draws]
         return {n: [v[n] for v in values] for n in names}
-    identity = statistic.table.identity()
-    with_identity = draws.appended(identity) if isinstance(draws, Draws) else list(draws) + [identity]
-    vectorised = _Vectorised(np, statistic, with_identity).values()
+    counts = (draws if isinstance(draws, Draws) else Draws([list(d) for d in draws])).counts(np)
+    vectorised = _Vectorised(np, statistic, counts).values()
     point = statistic.point()
     columns: Dict[str, List[Any]] = {}
     for n in names:  # a metric whose vectorised identity resample disagrees stays in Python
@@ -69,13 +68,22 @@ def resample_values(statistic, draws: Sequence[Sequence[int]], engine: str = "au
             columns[n] = vectorised[n][:-1]
         else:
             columns[n] = [None] * len(draws)
-    for b in range(len(draws)):
-        missing = [n for n in names if columns[n][b] is None]
-        if missing:
-            full = statistic(draws[b])
-            for n in missing:
+    holes = {b for n in names if None in columns[n] for b, v in enumerate(columns[n]) if v is None}
+    for b in sorted(holes):  # a resample any metric of which is left to the statistic, in order
+        full = statistic(draws[b])
+        for n in names:
+            if columns[n][b] is None:
                 columns[n][b] = full[n]
     return columns
+
+
+def float_values(values: Sequence[Any]) -> Any:
+    """A bootstrap distribution as a float64 array, exactly its values, when NumPy is loaded and every value
+    is a float (None otherwise): the loops over its resamples then run at once, with the same IEEE results."""
+    np = loaded_numpy()
+    if np is None or len(values) == 0 or set(map(type, values)) != {float}:
+        return None
+    return np.fromiter(values, np.float64, len(values))
 
 
 def weighted_values(statistic, weights: Any) -> Dict[str, List[Any]]:
@@ -83,7 +91,7 @@ def weighted_values(statistic, weights: Any) -> Dict[str, List[Any]]:
     items) per evaluation; metric name -> one value per row (None where the standard takes a special
     path).  Needs NumPy.  Metrics without a vectorised form are left out."""
     np = numpy_module("numpy")
-    return _Vectorised(np, statistic, weights=weights).values()
+    return _Vectorised(np, statistic, weights).values()
 
 
 def _close(a: Any, b: Any) -> bool:
@@ -97,20 +105,12 @@ def _close(a: Any, b: Any) -> bool:
 class _Vectorised:
     """One statistic's supported metrics over all resamples: name -> list (None: compute in Python)."""
 
-    def __init__(self, np: Any, statistic, draws: Optional[Sequence[Sequence[int]]] = None,
-                 weights: Any = None) -> None:
-        """``draws``: resamples of item positions; or ``weights``: one row of item weights per resample,
-        each row summing to the number of items (a weighted estimate)."""
+    def __init__(self, np: Any, statistic, weights: Any) -> None:
+        """``weights``: one row of item weights per evaluation, each row summing to the number of items (how
+        often a resample draws each item: :meth:`~StaICC.stats.items.Draws.counts`; or a weighted estimate)."""
         self.np, self.statistic, self.table = np, statistic, statistic.table
         self.labels = np.asarray(self.table.labels, dtype=np.intp)
-        if weights is not None:
-            self.counts = np.asarray(weights, dtype=np.float64)
-            return
-        matrix = getattr(draws, "matrix", None)
-        index = matrix if matrix is not None else np.asarray(draws, dtype=np.intp)
-        B, T = index.shape
-        flat = (np.arange(B)[:, None] * T + index).ravel()
-        self.counts = np.bincount(flat, minlength=B * T).reshape(B, T).astype(np.float64)
+        self.counts = np.asarray(weights, dtype=np.float64)
 
     def values(self) -> Dict[str, List[Any]]:
         """Every supported metric: each part adds its per-item columns, then one product gives every sum."""
