@@ -280,7 +280,7 @@ def summarize(results: Dict[Tuple[float, str, str], List[Tuple[Any, ...]]]) -> L
         key = (name, metric.replace(" (averaged)", ""), "averaged" if metric.endswith(" (averaged)") else "dataset")
         ok = key in table and fraction >= table[key]
         lines.append(f"{fraction:>8.4f}  {name:<16} {metric:<42} {len(rows):>6} {mean_error:>12.4g} {half:>15.4g} "
-                     f"{overall:>8.1%}  {f'{worst} ({per_model[worst]:.0%})':<28} {'yes' if ok else 'no'}")
+                     f"{overall:>8.2%}  {f'{worst} ({per_model[worst]:.1%})':<28} {'yes' if ok else 'no'}")
     lines += ["", "StaICC.stats.lite.ESTIMABLE as this study finds it:", "ESTIMABLE = {"]
     lines += [f"    {key!r}: {start}," for key, start in table.items()]
     lines.append("}")
