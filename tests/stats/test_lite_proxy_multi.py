@@ -26,6 +26,7 @@ from StaICC.stats.lite_run import populations
 from StaICC.stats.items import ItemTable
 from StaICC.stats.statistic import Statistic, _metric_table
 from StaICC.subbenchmarks.suite import build_suite, plan_suite, run_suite
+from test_lite_proxy import correct_by_item
 
 np = pytest.importorskip("numpy")
 
@@ -144,16 +145,6 @@ def made():
     proxies = [proxy_of_run(runs[name], name) for name in ("lexical", "second")]
     found = proxy_lite_estimates(lite.records, FRACTION, populations(suite), proxies, resamples=2000)
     return {"suite": suite, "runs": runs, "lite": lite, "proxies": proxies, "found": found, "lite_suite": lite_suite}
-
-
-def correct_by_item(records, dataset):
-    """{test_index: (label, share of its repeats answered right)}: argmax needs no softmax."""
-    hits, labels = {}, {}
-    for r in records:
-        if r["dataset"] == dataset:
-            hits.setdefault(r["test_index"], []).append(int(np.argmax(r["prediction"]) == r["label"]))
-            labels[r["test_index"]] = r["label"]
-    return {t: (labels[t], float(np.mean(v))) for t, v in hits.items()}
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
