@@ -32,7 +32,7 @@ from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 from ..errors import InvalidValueError
 from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
-from .lite_branches import hulled, item_flags, other_branch, undecided
+from .lite_branches import hull, hulled, item_flags, other_branch, post_branches, undecided
 from .lite_debiased import bias_of
 from .lite_averaged import averaged, reach, stretched
 from .lite_ece import METRIC as ECE, ece_of_rows, gaps_for
@@ -212,7 +212,7 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
     found = on(statistic)
     if undecided(item_flags(statistic), range(len(table))):  # the full run's entropy branch is a last-bit accident
         found = hulled(found, lambda: on(other_branch(statistic)))
-    return found
+    return hull(found, post_branches(statistic, plan.weights, rows, on))  # Post_bias's branches
 
 
 def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]], freedom: int, level: float,

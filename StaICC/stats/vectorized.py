@@ -241,7 +241,11 @@ class _Vectorised:
             post_means = means
             if post:
                 scores = ~positive & (sums[negative][:, 0] > 0)
-                post_means = np.where(scores[:, None], sums[soft_sums] / N, means)
+                forced = self.statistic.post_branch  # one branch on every evaluation (lite_branches)
+                if forced is not None:
+                    scores = np.full(scores.shape, forced == "softmax")
+                raw_means = np.maximum(means, 0.0) if forced == "raw" else means
+                post_means = np.where(scores[:, None], sums[soft_sums] / N, raw_means)
             branch = self.statistic.entropy_branch
             out = {}
             for name, f in functions.items():
