@@ -403,8 +403,8 @@ def study(args: Any, models: List[str]) -> str:
                 found[key].extend(rows)
     results = {key[1:]: rows for key, rows in found.items() if key[0] == "plain"}
     from StaICC.stats.lite import ESTIMABLE, REQUIRED_COVERAGE, REQUIRED_MODEL_COVERAGE
-    lines = [f"lite-run coverage study: models {', '.join(models)}; "
-             f"{'sub-benchmarks ' + ', '.join(benchmarks) + '; ' if benchmarks else ''}{args.seeds} subsets per fraction and model; "
+    only = f"sub-benchmarks {', '.join(benchmarks)}; " if benchmarks else ""
+    lines = [f"lite-run coverage study: models {', '.join(models)}; {only}{args.seeds} subsets per fraction and model; "
              f"{args.resamples} resamples per interval; nominal 95 %; estimable: coverage >= "
              f"{REQUIRED_COVERAGE:.0%} over all models and >= {REQUIRED_MODEL_COVERAGE:.0%} for each, at the fraction "
              f"and every larger one; full runs {made:.0f} s, study {time.perf_counter() - started - made:.0f} s "
