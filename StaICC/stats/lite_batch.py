@@ -15,8 +15,10 @@ This equals :func:`~StaICC.stats.lite.estimate_statistic` on the subset's own ta
 :class:`~StaICC.stats.lite_proxy.TunedEstimator`) wherever the subset takes the full table's
 branches: the softmax decision of each metric call (all rows pass the exact probability check,
 or not), the bias entropy's exact-check branch, and the ECE's least number of rows.  A subset
-that takes another branch is computed by those functions on its own table.  Sums in another
-order agree within 1e-12 (``tests/stats/test_lite_batch.py`` checks it on many subsets).
+that takes another branch is computed by those functions on its own table.  Post_bias's hull of both
+branches (:mod:`.lite_branches`) is computed here too, one more product per branch for each subset whose
+resamples cross them.  Sums in another order agree within 1e-12 (``tests/stats/test_lite_batch.py`` checks
+it on many subsets).
 """
 from dataclasses import dataclass
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple, Union

@@ -224,7 +224,8 @@ class _Vectorised:
         items agrees with the standard's left-to-right sum within 1e-12, as every float sum here does.
         The post-bias metrics take each resample's own branch of the standard (``_post_bias_rows``):
         the raw means where every one is positive, else the means of the softmaxed rows where a drawn
-        row has a negative entry (scores), else the raw means.
+        row has a negative entry (scores), else the raw means; the statistic's ``post_branch`` forces one
+        branch on every evaluation (the lite hull of both, :mod:`.lite_branches`).
         """
         np, table = self.np, self.table
         raw = np.asarray(table.rows[0], dtype=np.float64)          # R x T x W
