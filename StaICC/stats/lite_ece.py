@@ -104,6 +104,18 @@ def ece_of_rows(point_gaps: Optional[Any], resampled_gaps: Optional[Any], scale:
     return ece_interval(point, resampled, scale, level)
 
 
+def ece_widened(found: Tuple[float, float, float, Resamples], unseen: Any) -> Tuple[float, float, float, Resamples]:
+    """:func:`ece_interval`'s result widened each way by ``unseen(METRIC[1])`` (the bound for answers the subset has
+    not seen, :func:`~StaICC.stats.lite_unseen.ece_shift`; none where ``unseen`` is None or gives none), in the
+    interval (within [0, 1]) and in every resample's bound, so that the averaged row carries it too."""
+    shift = unseen(METRIC[1]) if unseen is not None else None
+    if not shift or shift == (0.0, 0.0):
+        return found
+    (down, up), (estimate, low, high, resampled) = shift, found
+    return (estimate, max(low - down, 0.0), min(high + up, 1.0),
+            Resamples(list(resampled), [d + down for d in resampled.down], [u + up for u in resampled.up]))
+
+
 def row_gaps(statistic: Any, weights: Any) -> Any:
     """The signed bin gaps of Normal's table for each weight row (rows x ECE_BINS); None for another
     sub-benchmark or a table too short for the ECE (fewer rows than bins: the standard gives none)."""
