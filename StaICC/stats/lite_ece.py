@@ -33,6 +33,10 @@ inflated |g_b-hat|).  So the lite run works with the signed gaps:
 The resamples handed on (what the averaged row averages) are ECE-hat - Delta*, the linear part,
 each with its A* (:class:`~StaICC.stats.lite_averaged.Resamples`): the averaged row takes the
 quantiles of the datasets' mean of Delta* + A* and Delta* - A*, the same bound for the mean.
+
+Neither sees answers the subset has not seen (a label whose asked rows were all right, or all
+wrong): :func:`ece_widened` adds the bound of :func:`~StaICC.stats.lite_unseen.ece_shift` to the
+interval and to every resample's bound.
 """
 from typing import Any, Optional, Sequence, Tuple
 
