@@ -191,7 +191,7 @@ def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]
     "plain", "reference" (the lexical model as the proxy; not for itself), "sibling" (:func:`sibling`) or
     "until" (``--lite-until``, :mod:`lite_until_coverage`).  Each part's full table is built once; every
     subset's estimates come from :func:`StaICC.stats.lite_batch.subset_estimates` (the package's estimators,
-    many subsets per product); only the sub-benchmarks named in the job's last element (all where it is empty)."""
+    many subsets per product)."""
     model, path, seeds, resamples, first_seed, proxy_path, related, fractions, until, benchmarks = job
     looks: Dict[Tuple[int, float], List[Any]] = defaultdict(list)
     from StaICC.stats.lite_averaged import reach
@@ -200,7 +200,7 @@ def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]
     proxies = {(n, d): full for n, d, full, _, _ in _tables(proxy_path)} if proxy_path and model != PROXY else {}
     averaged: Dict[Tuple[str, float, str, str, int], List[Any]] = defaultdict(list)
     for name, dataset, full, population, _ in _tables(path):
-        if benchmarks and name not in benchmarks:
+        if benchmarks and name not in benchmarks:  # --benchmarks: only these sub-benchmarks
             continue
         subsets = _subsets(full, population, name, dataset, range(first_seed, first_seed + seeds), fractions)
         helpers = ([("reference", proxies[(name, dataset)])] if proxies else []) + \
@@ -362,7 +362,7 @@ def main() -> None:
     parser.add_argument("--fractions", default=",".join(map(str, FRACTIONS)),
                         help="the fractions studied (empty: none, e.g. with --until alone)")
     parser.add_argument("--benchmarks", default="",
-                        help="comma-separated sub-benchmarks studied (default: every one of the full runs)")
+                        help="comma-separated sub-benchmarks to study (default: all of the full runs')")
     parser.add_argument("--no-proxy", action="store_true", help="only the plain estimates (no proxy-assisted ones)")
     parser.add_argument("--until", action="store_true",
                         help=f"also the coverage of --lite-until {lite_until_coverage.HALFWIDTH} from "
@@ -372,10 +372,10 @@ def main() -> None:
     unknown = [m for m in models if m not in MODELS]
     if unknown:
         parser.error(f"unknown models {unknown}; known: {', '.join(MODELS)}")
-    from StaICC.spec import SPECS
-    strange = [b for b in args.benchmarks.split(",") if b and b not in SPECS]
+    from StaICC.subbenchmarks.builtin import SUB_BENCHMARKS
+    strange = [b for b in args.benchmarks.split(",") if b and b not in SUB_BENCHMARKS]
     if strange:
-        parser.error(f"unknown sub-benchmarks {strange} in --benchmarks; known: {', '.join(SPECS)}")
+        parser.error(f"unknown sub-benchmarks {strange}; known: {', '.join(SUB_BENCHMARKS)}")
     text = study(args, models)
     print(text)
     if args.output:
@@ -392,9 +392,9 @@ def study(args: Any, models: List[str]) -> str:
     proxy = None if args.no_proxy else make_run(PROXY, args.work, [])
     made = time.perf_counter() - started
     first = args.seeds // 2 + args.seeds % 2
-    benchmarks = tuple(b for b in args.benchmarks.split(",") if b)
     jobs = [(m, paths[m], first if half == 0 else args.seeds - first, args.resamples, 0 if half == 0 else first,
-             proxy, not args.no_proxy, tuple(float(f) for f in args.fractions.split(",") if f), args.until, benchmarks)
+             proxy, not args.no_proxy, tuple(float(f) for f in args.fractions.split(",") if f), args.until,
+             tuple(b for b in args.benchmarks.split(",") if b))
             for m in models for half in (0, 1)]
     found: Results = defaultdict(list)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
@@ -402,14 +402,15 @@ def study(args: Any, models: List[str]) -> str:
             for key, rows in part.items():
                 found[key].extend(rows)
     results = {key[1:]: rows for key, rows in found.items() if key[0] == "plain"}
+    chosen = {b for b in args.benchmarks.split(",") if b}
     from StaICC.stats.lite import ESTIMABLE, REQUIRED_COVERAGE, REQUIRED_MODEL_COVERAGE
-    only = f"sub-benchmarks {', '.join(benchmarks)}; " if benchmarks else ""
-    lines = [f"lite-run coverage study: models {', '.join(models)}; {only}{args.seeds} subsets per fraction and model; "
+    lines = [f"lite-run coverage study: models {', '.join(models)}; "
+             f"{'sub-benchmarks ' + args.benchmarks + '; ' if chosen else ''}{args.seeds} subsets per fraction and model; "
              f"{args.resamples} resamples per interval; nominal 95 %; estimable: coverage >= "
              f"{REQUIRED_COVERAGE:.0%} over all models and >= {REQUIRED_MODEL_COVERAGE:.0%} for each, at the fraction "
              f"and every larger one; full runs {made:.0f} s, study {time.perf_counter() - started - made:.0f} s "
              f"wall ({args.jobs} processes), {_cpu_seconds():.0f} CPU s", ""] + summarize(results)
-    same = estimable_table(results) == {k: v for k, v in ESTIMABLE.items() if not benchmarks or k[0] in benchmarks}
+    same = estimable_table(results) == {k: v for k, v in ESTIMABLE.items() if not chosen or k[0] in chosen}
     lines.append(f"the table in StaICC/stats/lite.py {'is' if same else 'is NOT'} the one this study finds")
     for mode in ("reference", "sibling"):
         helped = {key[1:]: rows for key, rows in found.items() if key[0] == mode}

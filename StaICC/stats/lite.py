@@ -1,13 +1,11 @@
 """Lite runs: the full run's numbers estimated from a stratified subset of its test items, with intervals.
 
-The full run is the population: its T test items (with all their repeats, passes and
-templates) give every number of the standard.  A lite run asks a label-stratified subset
-of n items (:mod:`StaICC.sampling.subsets`); its records are exactly the full run's records
-of those items.  Each metric is then estimated by the *weighted plug-in* estimator: the
-metric's own formula on the subset, each item weighted by its label's share of the full
-test set over its share of the subset (N_s / n_s, normalised), so that a label the subset
-over- or under-represents by rounding counts as it does in the full run.  A label of the
-full test set that the subset misses has its weight spread over the others.
+The full run is the population: its T test items (with all their repeats, passes and templates) give every number of
+the standard. A lite run asks a label-stratified subset of n items (:mod:`StaICC.sampling.subsets`); its records are
+exactly the full run's records of those items. Each metric is then estimated by the *weighted plug-in* estimator:
+the metric's own formula on the subset, each item weighted by its label's share of the full test set over its share
+of the subset (N_s / n_s, normalised), so that a label the subset over- or under-represents by rounding counts as it
+does in the full run. A label of the full test set that the subset misses has its weight spread over the others.
 
 The interval is a stratified rescaling bootstrap (Rao & Wu, 1988): each resample draws
 n_s - 1 items with replacement within each label and rescales the weights so that their
@@ -35,7 +33,7 @@ from .items import ItemTable, draw_resamples
 from .lite_branches import hull, hulled, item_flags, other_branch, post_branches, undecided
 from .lite_debiased import bias_of
 from .lite_averaged import averaged, reach, stretched
-from .lite_ece import METRIC as ECE, ece_of_rows, gaps_for
+from .lite_ece import METRIC as ECE, ece_of_rows, ece_widened, gaps_for
 from .lite_unseen import IntervalRules, interval_rules
 from .resolution import noise_floor, resolved
 from .significance import percentile_interval
@@ -50,9 +48,9 @@ REQUIRED_COVERAGE = 0.95
 #: even when models it estimates exactly (chance, a constant answer) lift the overall coverage
 REQUIRED_MODEL_COVERAGE = 0.90
 #: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study measured
-#: REQUIRED_COVERAGE over every model and REQUIRED_MODEL_COVERAGE for each (benchmarks/results/lite_coverage.txt:
-#: twelve models, the tiny HF model among them, 200 subsets each, at 12.5 % only, so printed at every larger fraction
-#: too; Post_bias's rows: lite_coverage_post_bias.txt, the same study of it alone); others: not estimable
+#: REQUIRED_COVERAGE over every model and REQUIRED_MODEL_COVERAGE for each (benchmarks/results/lite_coverage.txt, the
+#: ECE rows from lite_coverage_ece.txt, Post_bias's from lite_coverage_post_bias.txt: twelve models, tiny HF among
+#: them, 200 subsets each, at 12.5 % only, so printed at every larger fraction too); others: not estimable
 ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Contextual_bias', 'distribution', 'dataset'): 0.125,
     ('Contextual_bias', 'entropy', 'dataset'): 0.125,
@@ -66,12 +64,15 @@ ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('GLER', 'accuracy', 'averaged'): 0.125,
     ('GLER', 'averaged_truelabel_likelihood', 'dataset'): 0.125,
     ('GLER', 'averaged_truelabel_likelihood', 'averaged'): 0.125,
+    ('GLER', 'expected_calibration_error_1', 'dataset'): 0.125,
+    ('GLER', 'expected_calibration_error_1', 'averaged'): 0.125,
     ('GLER', 'macro_F1', 'dataset'): 0.125,
     ('GLER', 'macro_F1', 'averaged'): 0.125,
     ('Normal', 'accuracy', 'dataset'): 0.125,
     ('Normal', 'accuracy', 'averaged'): 0.125,
     ('Normal', 'averaged_truelabel_likelihood', 'dataset'): 0.125,
     ('Normal', 'averaged_truelabel_likelihood', 'averaged'): 0.125,
+    ('Normal', 'expected_calibration_error_1', 'dataset'): 0.125,
     ('Normal', 'expected_calibration_error_1', 'averaged'): 0.125,
     ('Normal', 'macro_F1', 'dataset'): 0.125,
     ('Normal', 'macro_F1', 'averaged'): 0.125,
@@ -222,16 +223,15 @@ def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]]
     """metric -> (estimate, low, high, scaled resamples) from a subset's weighted and resampled values: the t widening,
     the bias correction (:mod:`.lite_debiased`; the resamples' deviations re-centred on the corrected estimate), the
     interval (``exact``'s rules (:mod:`.lite_unseen`), else the percentile interval of the scaled resamples) and the
-    widening for unseen answers.  ``gaps``: Normal's signed ECE bin gaps (point, resampled), whose ECE is the
-    debiased one of :mod:`.lite_ece`."""
+    widening for unseen answers.  ``gaps``: Normal's signed ECE bin gaps (point, resampled): :mod:`.lite_ece`."""
     scale = t_over_z(level, freedom)
     out: Dict[str, Tuple[Any, Any, Any, List[Any]]] = {}
     for name, value in point.items():
         if value is None or name not in spread:
             continue
         found = ece_of_rows(*gaps, scale, level) if gaps is not None and (benchmark, name) == ECE else None
-        if found is not None:
-            out[name] = found
+        if found is not None:  # widened for answers the subset has not seen (lite_unseen.ece_shift)
+            out[name] = ece_widened(found, exact.unseen if isinstance(exact, IntervalRules) else None)
             continue
         also = exact.debiased if isinstance(exact, IntervalRules) else frozenset()  # 0 but lite_debiased's:
         bias = bias_of(benchmark, name, value, spread[name], also)

@@ -33,6 +33,10 @@ inflated |g_b-hat|).  So the lite run works with the signed gaps:
 The resamples handed on (what the averaged row averages) are ECE-hat - Delta*, the linear part,
 each with its A* (:class:`~StaICC.stats.lite_averaged.Resamples`): the averaged row takes the
 quantiles of the datasets' mean of Delta* + A* and Delta* - A*, the same bound for the mean.
+
+Neither sees answers the subset has not seen (a label whose asked rows were all right, or all
+wrong): :func:`ece_widened` adds the bound of :func:`~StaICC.stats.lite_unseen.ece_shift` to the
+interval and to every resample's bound.
 """
 from typing import Any, Optional, Sequence, Tuple
 
@@ -102,6 +106,18 @@ def ece_of_rows(point_gaps: Optional[Any], resampled_gaps: Optional[Any], scale:
     if not (np.isfinite(point).all() and np.isfinite(resampled).all()):
         return None
     return ece_interval(point, resampled, scale, level)
+
+
+def ece_widened(found: Tuple[float, float, float, Resamples], unseen: Any) -> Tuple[float, float, float, Resamples]:
+    """:func:`ece_interval`'s result widened each way by ``unseen(METRIC[1])`` (the bound for answers the subset has
+    not seen, :func:`~StaICC.stats.lite_unseen.ece_shift`; none where ``unseen`` is None or gives none), in the
+    interval (within [0, 1]) and in every resample's bound, so that the averaged row carries it too."""
+    shift = unseen(METRIC[1]) if unseen is not None else None
+    if not shift or shift == (0.0, 0.0):
+        return found
+    (down, up), (estimate, low, high, resampled) = shift, found
+    return (estimate, max(low - down, 0.0), min(high + up, 1.0),
+            Resamples(list(resampled), [d + down for d in resampled.down], [u + up for u in resampled.up]))
 
 
 def row_gaps(statistic: Any, weights: Any) -> Any:

@@ -1,7 +1,8 @@
 """The lite run prints what the committed coverage study admits, no more and no less.
 
 ``benchmarks/results/lite_coverage.txt`` is the raw output of the admission study; it ends with
-the ``ESTIMABLE`` table that study finds.  The package's table must be that one: a metric printed
+the ``ESTIMABLE`` table that study finds (a follow-up study of some sub-benchmarks, :data:`FOLLOW_UPS`, replaces its
+cells for those).  The package's table must be that one: a metric printed
 without the study behind it, or one the study admits left unprinted, fails here.
 """
 import ast
@@ -9,10 +10,12 @@ from pathlib import Path
 
 from StaICC.stats.lite import ESTIMABLE
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
-STUDY = RESULTS / "lite_coverage.txt"
-#: sub-benchmark -> the later study of it alone (``--benchmarks``), whose rows replace the admission study's
-LATER = {"Post_bias": RESULTS / "lite_coverage_post_bias.txt"}
+STUDY = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "lite_coverage.txt"
+
+
+#: later studies of some sub-benchmarks only (``--benchmarks``, same models, subsets and resamples): each one's table
+#: and rows replace the admission study's for the sub-benchmarks it ran (its first line names them)
+FOLLOW_UPS = (STUDY.parent / "lite_coverage_ece.txt", STUDY.parent / "lite_coverage_post_bias.txt")
 
 
 def _table_of(path: Path) -> dict:
@@ -21,12 +24,17 @@ def _table_of(path: Path) -> dict:
     return ast.literal_eval(text[start:text.index("}", start) + 1])
 
 
+def _covered_by(path: Path) -> set:
+    """The sub-benchmarks a follow-up study ran: ``sub-benchmarks A,B;`` on its first line."""
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    return set(first.split("sub-benchmarks ", 1)[1].split(";", 1)[0].split(","))
+
+
 def _study_table() -> dict:
     table = _table_of(STUDY)
-    for benchmark, path in LATER.items():
-        later = _table_of(path)
-        assert all(key[0] == benchmark for key in later), path  # a study of that sub-benchmark alone
-        table = {**{k: v for k, v in table.items() if k[0] != benchmark}, **later}
+    for later in FOLLOW_UPS:
+        covered = _covered_by(later)
+        table = {**{k: v for k, v in table.items() if k[0] not in covered}, **_table_of(later)}
     return table
 
 
@@ -34,15 +42,23 @@ def test_the_package_prints_what_the_committed_study_admits():
     assert _study_table() == ESTIMABLE
 
 
-def _admitted_rows() -> set:
-    """(sub-benchmark, metric) of the study's rows marked 'yes': the metric's words run up to the count ``n``."""
+def _rows_of(path: Path) -> set:
+    """(sub-benchmark, metric) of a study's rows marked 'yes': the metric's words run up to the count ``n``."""
     admitted = set()
-    for path in (STUDY, *LATER.values()):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            words = line.split()
-            if line.startswith("  0.") and words[-1] == "yes" and (path != STUDY or words[1] not in LATER):
-                count_at = next(i for i in range(3, len(words)) if words[i].isdigit())
-                admitted.add((words[1], " ".join(words[2:count_at])))
+    for line in path.read_text(encoding="utf-8").splitlines():
+        words = line.split()
+        if line.startswith("  0.") and words[-1] == "yes":
+            count_at = next(i for i in range(3, len(words)) if words[i].isdigit())
+            admitted.add((words[1], " ".join(words[2:count_at])))
+    return admitted
+
+
+def _admitted_rows() -> set:
+    """The admission study's rows marked 'yes', those of a follow-up's sub-benchmarks replaced by its rows."""
+    admitted = _rows_of(STUDY)
+    for later in FOLLOW_UPS:
+        covered = _covered_by(later)
+        admitted = {row for row in admitted if row[0] not in covered} | _rows_of(later)
     return admitted
 
 
