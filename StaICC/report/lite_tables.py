@@ -110,8 +110,9 @@ def _notes(section: Dict[str, Any], name: str, columns: List[str], missing: Dict
     notes = [f"Estimates of the full run: each metric on the stratified subset, items weighted by their label's "
              f"share of the full test set; {estimates.get('level', 0.95):.0%} intervals from a stratified bootstrap "
              f"with the finite-population correction ({estimates.get('resamples')} resamples, seed "
-             f"{estimates.get('seed')}); some metrics' intervals are exact, span both branches of the exact-sum "
-             f"rule or are widened for answers the subset did not see (docs/lite.md)."]
+             f"{estimates.get('seed')}); some metrics' intervals are exact, span both branches of a rule of the "
+             f"standard (the exact-sum rule, Post_bias's softmax) or are widened for answers the subset did not see "
+             f"(docs/lite.md)."]
     if missing:
         said = []
         for metric in columns:

@@ -1,13 +1,11 @@
 """Lite runs: the full run's numbers estimated from a stratified subset of its test items, with intervals.
 
-The full run is the population: its T test items (with all their repeats, passes and
-templates) give every number of the standard.  A lite run asks a label-stratified subset
-of n items (:mod:`StaICC.sampling.subsets`); its records are exactly the full run's records
-of those items.  Each metric is then estimated by the *weighted plug-in* estimator: the
-metric's own formula on the subset, each item weighted by its label's share of the full
-test set over its share of the subset (N_s / n_s, normalised), so that a label the subset
-over- or under-represents by rounding counts as it does in the full run.  A label of the
-full test set that the subset misses has its weight spread over the others.
+The full run is the population: its T test items (with all their repeats, passes and templates) give every number of
+the standard. A lite run asks a label-stratified subset of n items (:mod:`StaICC.sampling.subsets`); its records are
+exactly the full run's records of those items. Each metric is then estimated by the *weighted plug-in* estimator:
+the metric's own formula on the subset, each item weighted by its label's share of the full test set over its share
+of the subset (N_s / n_s, normalised), so that a label the subset over- or under-represents by rounding counts as it
+does in the full run. A label of the full test set that the subset misses has its weight spread over the others.
 
 The interval is a stratified rescaling bootstrap (Rao & Wu, 1988): each resample draws
 n_s - 1 items with replacement within each label and rescales the weights so that their
@@ -32,7 +30,7 @@ from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 from ..errors import InvalidValueError
 from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
-from .lite_branches import hulled, item_flags, other_branch, undecided
+from .lite_branches import hull, hulled, item_flags, other_branch, post_branches, undecided
 from .lite_debiased import bias_of
 from .lite_averaged import averaged, reach, stretched
 from .lite_ece import METRIC as ECE, ece_of_rows, ece_widened, gaps_for
@@ -51,8 +49,8 @@ REQUIRED_COVERAGE = 0.95
 REQUIRED_MODEL_COVERAGE = 0.90
 #: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study measured
 #: REQUIRED_COVERAGE over every model and REQUIRED_MODEL_COVERAGE for each (benchmarks/results/lite_coverage.txt, the
-#: ECE rows from lite_coverage_ece.txt: twelve models, tiny HF among them, 200 subsets each, at 12.5 % only, so printed
-#: at every larger fraction too); others: not estimable
+#: ECE rows from lite_coverage_ece.txt, Post_bias's from lite_coverage_post_bias.txt: twelve models, tiny HF among
+#: them, 200 subsets each, at 12.5 % only, so printed at every larger fraction too); others: not estimable
 ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Contextual_bias', 'distribution', 'dataset'): 0.125,
     ('Contextual_bias', 'entropy', 'dataset'): 0.125,
@@ -79,6 +77,8 @@ ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Normal', 'macro_F1', 'dataset'): 0.125,
     ('Normal', 'macro_F1', 'averaged'): 0.125,
     ('Post_bias', 'DL div.', 'dataset'): 0.125,
+    ('Post_bias', 'DL div.', 'averaged'): 0.125,
+    ('Post_bias', 'distribution', 'dataset'): 0.125,
     ('Template_sens', 'consistency', 'dataset'): 0.125,
     ('Template_sens', 'consistency', 'averaged'): 0.125,
 }
@@ -215,7 +215,7 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
     found = on(statistic)
     if undecided(item_flags(statistic), range(len(table))):  # the full run's entropy branch is a last-bit accident
         found = hulled(found, lambda: on(other_branch(statistic)))
-    return found
+    return hull(found, post_branches(statistic, plan.weights, rows, on))  # Post_bias's branches
 
 
 def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]], freedom: int, level: float,

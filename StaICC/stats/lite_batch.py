@@ -15,8 +15,10 @@ This equals :func:`~StaICC.stats.lite.estimate_statistic` on the subset's own ta
 :class:`~StaICC.stats.lite_proxy.TunedEstimator`) wherever the subset takes the full table's
 branches: the softmax decision of each metric call (all rows pass the exact probability check,
 or not), the bias entropy's exact-check branch, and the ECE's least number of rows.  A subset
-that takes another branch is computed by those functions on its own table.  Sums in another
-order agree within 1e-12 (``tests/stats/test_lite_batch.py`` checks it on many subsets).
+that takes another branch is computed by those functions on its own table.  Post_bias's hull of both
+branches (:mod:`.lite_branches`) is computed here too, one more product per branch for each subset whose
+resamples cross them.  Sums in another order agree within 1e-12 (``tests/stats/test_lite_batch.py`` checks
+it on many subsets).
 """
 from dataclasses import dataclass
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple, Union
@@ -26,7 +28,7 @@ from ..numeric import CHECK, column_means, is_probability_vector
 from ..standard import ECE_BINS
 from .items import is_consistency
 from .lite import Population, _resample_weights, design, estimate_statistic, finished
-from .lite_branches import hulled, item_flags, on_branch, other_branch, undecided
+from .lite_branches import hull, hulled, item_flags, on_branch, other_branch, post_branches, undecided
 from .lite_ece import row_gaps
 from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_values, unscaled
 from .lite_unseen import rules
@@ -131,6 +133,7 @@ def subset_estimates(statistic: Statistic, population: Population, subsets: Sequ
             plans = _plans(table, population, chunk, seeds, resamples)
             _chunk(evaluated, truths, groups, population, chunk, plans, level, exact_items, out)
             _hull_undecided(evaluated[0], flags, chunk, plans, level, out)
+            _hull_post(evaluated[0], chunk, plans, level, out)
     return out
 
 
@@ -187,6 +190,23 @@ def _hull_undecided(statistic: Statistic, flags: Any, chunk: List[Tuple[int, Lis
         other = finished(table.benchmark, *_split(values, at, width), plan.freedom, level)
         plain, tuned = out[j]
         out[j] = (hulled(plain, lambda o=other: o), [hulled(t, lambda o=other: o) for t in tuned])
+
+
+def _hull_post(statistic: Statistic, chunk: List[Tuple[int, List[int]]], plans: List[Tuple[List[int], Any, Any]],
+               level: float, out: List[Any]) -> None:
+    """For the subsets of ``chunk`` whose evaluations cross between Post_bias's branches (:mod:`.lite_branches`),
+    the post-bias intervals widened to the hull of both branches' (plain and power-tuned alike)."""
+    np = numpy_module("numpy")
+    table = statistic.table
+    for (j, _), plan in zip(chunk, plans):
+        weights = _embedded(np, [plan], len(table))
+
+        def evaluate(forced: Statistic, weights: Any = weights, freedom: int = plan[1].freedom) -> Found:
+            return finished(table.benchmark, *_split(weighted_values(forced, weights), 0, len(weights)), freedom, level)
+        others = post_branches(statistic, weights[0], weights[1:], evaluate)
+        if others:
+            plain, tuned = out[j]
+            out[j] = (hull(plain, others), [hull(t, others) for t in tuned])
 
 
 def _exact(exact_items: Optional[Tuple[List[float], float]], metrics: Any, always: Any, labels: List[Hashable],

@@ -43,7 +43,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..errors import InvalidValueError
 from .items import ItemTable
 from .lite import LiteResult, _resample_weights, census_values, design, finished, is_census, lite_estimates
-from .lite_branches import hulled, item_flags, other_branch, undecided
+from .lite_branches import hull, hulled, item_flags, other_branch, post_branches, undecided
 from .lite_unseen import interval_rules
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
@@ -278,6 +278,9 @@ class TunedEstimator:
             found = hulled(found, lambda: finished(
                 table.benchmark, {n: v[0] for n, v in weighted_values(other, [plan.weights]).items()},
                 weighted_values(other, rows), plan.freedom, level))
+        found = hull(found, post_branches(statistic, plan.weights, rows, lambda b: finished(  # Post_bias's: both
+            table.benchmark, {n: v[0] for n, v in weighted_values(b, [plan.weights]).items()},
+            weighted_values(b, rows), plan.freedom, level)))
         for name, detail in details.items():
             self.details[(table.benchmark, table.dataset, name)] = detail
         return found

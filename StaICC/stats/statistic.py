@@ -135,6 +135,9 @@ class Statistic:
         if any(f is _metrics.bias_entropy for f in self.functions.values()):
             _, rows = table.layout(table.identity(), [0])
             self.entropy_branch = is_probability_vector(column_means(rows))
+        #: the post-bias means every weighted evaluation takes (:mod:`.lite_branches`): None, each its own branch of
+        #: the standard; "raw", the raw means clipped at zero; "softmax", the softmaxed rows' means
+        self.post_branch: Optional[str] = None
         self.fast_names = [n for n, f in self.functions.items()
                            if (n in FAST_METRICS and f is getattr(_metrics, n)) or f is _metrics.consistency]
         self.fast = False

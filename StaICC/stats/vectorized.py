@@ -224,7 +224,8 @@ class _Vectorised:
         items agrees with the standard's left-to-right sum within 1e-12, as every float sum here does.
         The post-bias metrics take each resample's own branch of the standard (``_post_bias_rows``):
         the raw means where every one is positive, else the means of the softmaxed rows where a drawn
-        row has a negative entry (scores), else the raw means.
+        row has a negative entry (scores), else the raw means; the statistic's ``post_branch`` forces one
+        branch on every evaluation (the lite hull of both, :mod:`.lite_branches`).
         """
         np, table = self.np, self.table
         raw = np.asarray(table.rows[0], dtype=np.float64)          # R x T x W
@@ -241,7 +242,11 @@ class _Vectorised:
             post_means = means
             if post:
                 scores = ~positive & (sums[negative][:, 0] > 0)
-                post_means = np.where(scores[:, None], sums[soft_sums] / N, means)
+                forced = self.statistic.post_branch  # one branch on every evaluation (lite_branches)
+                if forced is not None:
+                    scores = np.full(scores.shape, forced == "softmax")
+                raw_means = np.maximum(means, 0.0) if forced == "raw" else means
+                post_means = np.where(scores[:, None], sums[soft_sums] / N, raw_means)
             branch = self.statistic.entropy_branch
             out = {}
             for name, f in functions.items():

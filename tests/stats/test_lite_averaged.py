@@ -65,6 +65,8 @@ def test_both_branches_bound_each_resample_by_the_other_branch():
     assert list(out)[:2] == [1.0, 2.0]
     assert out.down[:2] == [0.0, 1.0] and out.up[:2] == [0.5, 0.0]
     assert out.down[2] == out.up[2] == 0.0
+    several = both_branches([1.0, 2.0], [1.5, 1.0], [0.5, 2.5])  # each resample: the lowest and highest other
+    assert several.down == [0.5, 1.0] and several.up == [0.5, 0.5]
 
 
 def test_the_kl_correction_applies_where_every_resample_takes_one_branch():

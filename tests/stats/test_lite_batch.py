@@ -1,6 +1,7 @@
 """The coverage study's fast path (many subsets of one full run in one product) against the package's estimators
 on each subset's own table: the same estimates, intervals and resamples within rounding, for every sub-benchmark
 of the suite, plain and power-tuned, including subsets on another entropy branch and subsets computed alone."""
+import hashlib
 import math
 import warnings
 
@@ -74,6 +75,34 @@ def test_the_fast_path_equals_the_packages_estimators_on_every_part(parts):
             _same(plain, estimate_statistic(own, population, resamples=60, seed=j, level=0.95), (key, j, "plain"))
             estimator = TunedEstimator(Proxy("p", {}, _tables={key: proxy}))
             _same(tuned, estimator(own, population, resamples=60, seed=j, level=0.95), (key, j, "tuned"))
+
+
+def random_scores(prompt, label_space):
+    """Scores uniform in [-2, 2] from the prompt: raw means near zero, so Post_bias's resamples cross branches."""
+    digest = hashlib.sha256(("scores" + (prompt if isinstance(prompt, str) else "".join(prompt))).encode()).digest()
+    return [digest[j] / 255.0 * 4 - 2 for j in range(len(label_space))]
+
+
+def test_the_fast_path_equals_the_packages_estimators_where_post_bias_crosses_branches():
+    from StaICC.stats.lite_averaged import Resamples
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        suite = build_suite("Triplet_bias", ["rotten_tomatoes"], 4)
+        runs = [_grouped(run_suite(model, suite=suite, progress=False).records) for model in (random_scores, target)]
+    key = ("Post_bias", "rotten_tomatoes")
+    full, proxy = (Statistic(*key[:1], ItemTable(*key, run[key]), ["DL div.", "distribution"], {}) for run in runs)
+    population = Population.from_labels(full.table.labels)
+    subsets = _subsets(full, population, key, seeds=6)
+    found = subset_estimates(full, population, subsets, resamples=60, seed=list(range(len(subsets))), level=0.95,
+                             proxies=[proxy])
+    hulled = 0
+    for j, (subset, (plain, (tuned,))) in enumerate(zip(subsets, found)):
+        own = Statistic(key[0], full.table.restricted(subset), full.names(), {})
+        _same(plain, estimate_statistic(own, population, resamples=60, seed=j, level=0.95), (key, j, "plain"))
+        estimator = TunedEstimator(Proxy("p", {}, _tables={key: proxy}))
+        _same(tuned, estimator(own, population, resamples=60, seed=j, level=0.95), (key, j, "tuned"))
+        hulled += isinstance(plain["DL div."][3], Resamples)
+    assert hulled  # subsets whose resamples cross the branches: the hull, on both paths
 
 
 def test_a_census_and_a_proxy_of_other_items_are_handled(parts):

@@ -133,3 +133,94 @@ def test_a_consistency_gets_the_exact_interval_on_large_strata_too():
                                              level=0.95)["consistency"]
     a = 5 / 9
     assert low == pytest.approx(a + (1 - a) * 0.025 ** (1 / 24), abs=1e-9) and high == pytest.approx(1.0)
+
+
+# -- Post_bias where the subset cannot tell the full run's branch ---------------------------------------------------
+def _kl(mean, freqs):
+    keep = mean != 0
+    return float((mean[keep] * np.log(mean[keep] / freqs[keep])).sum())
+
+
+def _scores_near_zero(n, seed):
+    """Two-label scores uniform in [-2, 2]: raw means near zero, so resamples fall on both branches."""
+    rng = random.Random(seed)
+    return np.asarray([[rng.uniform(-2, 2), rng.uniform(-2, 2)] for _ in range(n)])
+
+
+def _branch_values(scores, labels, weights):
+    """By hand, per weight row: (the raw branch's means clipped at zero, the softmaxed rows' means, the label
+    frequencies, whether the standard takes the softmaxed branch there)."""
+    soft = np.asarray([_softmax(r) for r in scores])
+    found = []
+    for w in weights:
+        raw = (w[:, None] * scores).sum(axis=0) / w.sum()
+        drawn_score = bool((scores[w > 0] < 0).any())
+        freqs = np.asarray([w[labels == c].sum() for c in range(scores.shape[1])]) / w.sum()
+        found.append((np.maximum(raw, 0.0), (w[:, None] * soft).sum(axis=0) / w.sum(), freqs,
+                      not (raw > 0).all() and drawn_score))
+    return found
+
+
+def test_each_post_bias_branch_is_evaluated_on_every_weight_row_as_numpy_computes_it():
+    import copy
+    from StaICC.stats.lite_branches import crosses
+    rng = np.random.default_rng(5)
+    labels, scores = np.arange(60) % 2, _scores_near_zero(60, 5)
+    statistic = Statistic("Post_bias", ItemTable("Post_bias", "toy", _records(lambda p, k, t: list(scores[t]),
+                                                                             labels.tolist())),
+                          ["DL div.", "distribution"])
+    weights = rng.uniform(0, 2, (40, 60)) * (rng.random((40, 60)) < 0.5)
+    weights *= 60 / weights.sum(axis=1, keepdims=True)
+    expected = _branch_values(scores, labels, weights)
+    own = weighted_values(statistic, weights)
+    for at, branch in enumerate(("raw", "softmax")):
+        forced = copy.copy(statistic)
+        forced.post_branch = branch
+        found = weighted_values(forced, weights)
+        for kl, distribution, row in zip(found["DL div."], found["distribution"], expected):
+            mean, freqs = row[at], row[2]
+            assert kl == pytest.approx(_kl(mean, freqs), abs=1e-12)
+            assert distribution == pytest.approx((mean - freqs).tolist(), abs=1e-12)
+    for kl, row in zip(own["DL div."], expected):  # the standard's own branch: one of the two on each row
+        assert kl == pytest.approx(_kl(row[1] if row[3] else row[0], row[2]), abs=1e-12)
+    softmaxed = [row[3] for row in expected]
+    assert any(softmaxed) and not all(softmaxed)
+    assert crosses(statistic, weights[0], weights[1:])
+    assert not crosses(statistic, weights[0], weights[[i for i, s in enumerate(softmaxed) if s == softmaxed[0]]])
+
+
+def test_a_subset_whose_resamples_cross_the_post_bias_branches_gets_the_hull_of_both():
+    from StaICC.stats.lite import _resample_weights, design, t_over_z
+    from StaICC.stats.lite_averaged import Resamples
+    from StaICC.stats.significance import percentile_interval
+    labels, scores = np.arange(400) % 2, _scores_near_zero(400, 11)
+    subset = list(range(48))
+    table = ItemTable("Post_bias", "toy", _records(lambda p, k, t: list(scores[t]), labels[subset].tolist()))
+    statistic = Statistic("Post_bias", table, ["DL div.", "distribution"])
+    population = Population(((0, 200), (1, 200)))
+    found = estimate_statistic(statistic, population, resamples=300, seed=4, level=0.95)
+    plan = design(table, population)
+    rows = np.vstack([plan.weights, _resample_weights(plan, 300, 4, ("lite", "Post_bias", "toy"))])
+    by_hand = _branch_values(scores[subset], labels[subset], rows)
+    assert len({row[3] for row in by_hand[1:]}) == 2  # the resamples take both branches
+    scale = t_over_z(0.95, plan.freedom)
+
+    def interval(values):  # the t-widened percentile interval around the first (the estimate)
+        scaled = [values[0] + scale * (v - values[0]) for v in values[1:]]
+        return percentile_interval(scaled, 0.95), scaled
+    kls = [[_kl(row[b], row[2]) for row in by_hand] for b in (0, 1)]
+    own = [kls[1][i] if row[3] else kls[0][i] for i, row in enumerate(by_hand)]
+    (own_interval, own_scaled), *branches = [interval(v) for v in (own, *kls)]
+    value, low, high, scaled = found["DL div."]
+    assert value == pytest.approx(own[0], abs=1e-12)  # the estimate: the subset's own branch, uncorrected
+    assert low == pytest.approx(min(own_interval[0], *(b[0][0] for b in branches)), abs=1e-12)
+    assert high == pytest.approx(max(own_interval[1], *(b[0][1] for b in branches)), abs=1e-12)
+    assert isinstance(scaled, Resamples) and scaled == pytest.approx(own_scaled, abs=1e-12)
+    lowest = [min(a, b) for a, b in zip(branches[0][1], branches[1][1])]
+    highest = [max(a, b) for a, b in zip(branches[0][1], branches[1][1])]
+    assert scaled.down == pytest.approx([max(v - m, 0.0) for v, m in zip(own_scaled, lowest)], abs=1e-12)
+    assert scaled.up == pytest.approx([max(m - v, 0.0) for v, m in zip(own_scaled, highest)], abs=1e-12)
+    distribution = found["distribution"]  # element-wise: the hull of each label's branches
+    raw_ends = percentile_interval([by_hand[0][0][0] - by_hand[0][2][0] + scale * (
+        (row[0][0] - row[2][0]) - (by_hand[0][0][0] - by_hand[0][2][0])) for row in by_hand[1:]], 0.95)
+    assert distribution[1][0] <= raw_ends[0] + 1e-12 and distribution[2][0] >= raw_ends[1] - 1e-12

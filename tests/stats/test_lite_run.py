@@ -128,7 +128,7 @@ def test_the_printed_and_recorded_estimates_are_lite_estimates_of_the_recorded_r
     assert expected["benchmarks"]["Normal"]["TREC"]["expected_calibration_error_1"]["estimable"] is True
     assert expected["benchmarks"]["Normal"]["Averaged"]["expected_calibration_error_1"]["estimable"] is True
     assert "not estimable at this share: expected_calibration_error_1" not in " ".join(out.split())
-    assert "not estimable at this share: DL div. (the averaged row); distribution (every dataset)" in out
+    assert "DL div. (the averaged row)" not in out and "distribution (every dataset)" not in out  # Post_bias: all
     assert "not estimated: own_likelihood_nonstandard, own_ece_nonstandard" in out
     # the subset's own numbers are kept, marked non-standard with the departure named
     with open(os.path.join(lite_dirs["lexical"], "results.json"), encoding="utf-8") as fh:
@@ -144,7 +144,7 @@ def test_report_shows_a_lite_runs_estimates(lite_dirs, capsys):
     likelihood = estimates["GLER"]["Averaged"]["averaged_truelabel_likelihood"]
     assert "**GLER: lite run (12.5 % of the test items): estimates of the full run" in out
     assert f"{likelihood['value']:.4f} [{likelihood['low']:.4f}, {likelihood['high']:.4f}]" in out
-    assert "| Averaged | not estimable |" in out
+    assert "not estimable" not in out  # every standard metric of these sub-benchmarks is printed at 12.5 %
 
 
 def test_compare_pairs_lite_runs_on_the_same_items_and_refuses_a_full_run(lite_dirs, capsys):
