@@ -34,7 +34,7 @@ sys.path.insert(0, ROOT)
 DATASETS = ("rotten_tomatoes", "TREC")
 #: name -> (hidden size, layers, seed, optimisation steps): the target and two smaller siblings
 MEMBERS: Dict[str, Tuple[int, int, int, int]] = {
-    "target": (128, 4, 1, 600),
+    "target": (96, 3, 1, 500),
     "small": (64, 2, 2, 600),
     "small-b": (64, 2, 3, 600),
 }
