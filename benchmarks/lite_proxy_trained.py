@@ -14,8 +14,8 @@ true-label probability, each item's mean over its repeats).  Nothing is tuned on
 family, the fraction, the modes and the estimator are fixed before the run.
 
     python benchmarks/lite_proxy_trained.py --target /tmp/41e/runs/target \
-        --proxies small=/tmp/41e/runs/small,small-b=/tmp/41e/runs/small-b,reference=/tmp/41e/runs/reference \
-        --modes small,reference,small+reference,small+small-b --seeds 200 --resamples 200 \
+        --proxies small=/tmp/41e/runs/small,reference=/tmp/41e/runs/reference \
+        --modes small,reference,small+reference --seeds 200 --resamples 200 \
         --output benchmarks/results/lite_proxy_trained.txt
 """
 import argparse
