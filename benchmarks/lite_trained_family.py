@@ -17,9 +17,12 @@ same weights on the same machine.
     python benchmarks/lite_trained_family.py --out /tmp/41e --members small
 
 Then full runs (records kept) of each member, e.g.
-``staicc run --model hf --model-args pretrained=/tmp/41e/target,dtype=float32,threads=1 --benchmarks all
---datasets rotten_tomatoes TREC --log-samples --output-dir /tmp/41e/runs/target``, and the side-by-side
-study of ``benchmarks/lite_proxy_trained.py``.
+``staicc run --model hf --model-args pretrained=/tmp/41e/target,dtype=float32,threads=1,scoring=sequence
+--benchmarks all --datasets rotten_tomatoes TREC --log-samples --output-dir /tmp/41e/runs/target``, and the
+side-by-side study of ``benchmarks/lite_proxy_trained.py``.  ``scoring=sequence`` (a departure from the
+standard, marked so in the runs) scores each label as a continuation of the prompt, as these models were
+trained; the standard's ``last_token`` rule scores the label tokenized alone at the prompt's last position,
+a join they never saw (under it both members answer one label everywhere: chance).
 """
 import argparse
 import os
