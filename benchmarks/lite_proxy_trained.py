@@ -45,6 +45,31 @@ def correlations(target: Any, proxy: Any) -> Tuple[float, float]:
     return tuple(float(np.corrcoef(means(target.table, f), means(proxy.table, f))[0, 1]) for f in (0, 2))
 
 
+def tables(path: str, notes: List[str]) -> List[Tuple[Any, ...]]:
+    """:func:`bench_lite_coverage._tables` of a run, each part's statistic built from its records; a part whose
+    records recompute another value than results.json records is kept (the records are what a lite run of them
+    estimates) and named in ``notes``."""
+    from StaICC.errors import InvalidValueError
+    from StaICC.report.runs import load_run
+    from StaICC.stats import bootstrap
+    from StaICC.stats.flips import has_ground_truth
+    from StaICC.stats.lite import Population
+    from StaICC.stats.statistic import Statistic
+    out = []
+    for name, part in load_run(path).parts.items():
+        for dataset in part.datasets():
+            try:
+                statistic = bootstrap.dataset_statistic(part, dataset)
+            except InvalidValueError as error:
+                notes.append(f"{path}: {error}")
+                statistic = bootstrap.dataset_statistic(part, dataset, check=False)
+            standard = [n for n in statistic.names() if not n.endswith("_nonstandard")]
+            statistic = Statistic(name, statistic.table, standard, part.metadata)
+            labels = statistic.table.labels if has_ground_truth(name) else [None] * len(statistic.table)
+            out.append((name, dataset, statistic, Population.from_labels(labels), part.metadata))
+    return out
+
+
 def run_study(target: str, proxies: Dict[str, str], modes: List[str], seeds: int, resamples: int
               ) -> Tuple[study.Results, List[str]]:
     """(mode, fraction, benchmark, metric) -> rows, as the coverage study records them, and the lines of the
@@ -52,13 +77,13 @@ def run_study(target: str, proxies: Dict[str, str], modes: List[str], seeds: int
     from StaICC.stats.lite_averaged import reach
     from StaICC.stats.lite_batch import subset_estimates
     names = list(proxies)
-    tables = {p: {(n, d): full for n, d, full, _, _ in study._tables(path)} for p, path in proxies.items()}
+    lines: List[str] = []
+    found_tables = {p: {(n, d): full for n, d, full, _, _ in tables(path, lines)} for p, path in proxies.items()}
     groups = [tuple(names.index(p) for p in mode.split("+")) for mode in modes]
     results: study.Results = defaultdict(list)
     averaged: Dict[Tuple[str, float, str, str, int], List[Any]] = defaultdict(list)
-    lines = []
-    for name, dataset, full, population, _ in study._tables(target):
-        helpers = [tables[p][(name, dataset)] for p in names]
+    for name, dataset, full, population, _ in tables(target, lines):
+        helpers = [found_tables[p][(name, dataset)] for p in names]
         truth = full.point()
         if name == "Normal":
             lines.append(f"Normal / {dataset}: target accuracy {truth['accuracy']:.3f}; " + "; ".join(
@@ -80,7 +105,7 @@ def run_study(target: str, proxies: Dict[str, str], modes: List[str], seeds: int
     return results, lines
 
 
-def table(results: study.Results, modes: List[str]) -> List[str]:
+def side_by_side(results: study.Results, modes: List[str]) -> List[str]:
     """One markdown row per cell (printed or not), then per mode the median width ratio and the coverage over
     the printed cells."""
     from StaICC.stats.lite import ESTIMABLE
@@ -138,7 +163,7 @@ def main() -> None:
               + ", ".join(f"{p} {d}" for p, d in proxies.items()) + f"; {args.seeds} subsets at {FRACTION}; "
               f"{args.resamples} resamples per interval; nominal 95 %; {time.perf_counter() - started:.0f} s wall, "
               f"{study._cpu_seconds():.0f} CPU s", ""]
-    text = "\n".join(header + lines + [""] + table(results, modes))
+    text = "\n".join(header + lines + [""] + side_by_side(results, modes))
     print(text)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
