@@ -45,6 +45,32 @@ def correlations(target: Any, proxy: Any) -> Tuple[float, float]:
     return tuple(float(np.corrcoef(means(target.table, f), means(proxy.table, f))[0, 1]) for f in (0, 2))
 
 
+def within_label_correlation(target: Any, proxy: Any) -> float:
+    """Pearson correlation over items of the true-label probability (each item's mean over the repeats of pass
+    0), each centred on its label's mean: the correlation a label-stratified difference estimator of the mean
+    can use, whose interval it narrows by sqrt(1 - rho^2)."""
+    import numpy as np
+
+    def centred(table: Any) -> Any:
+        values = np.asarray([[s[2] for s in rep] for rep in table.summaries[0]], dtype=np.float64).mean(axis=0)
+        labels = np.asarray(table.labels)
+        return values - np.asarray([values[labels == label].mean() for label in labels])
+    a, b = centred(target.table), centred(proxy.table)
+    return float((a * b).sum() / math.sqrt((a * a).sum() * (b * b).sum()))
+
+
+def bound_line(dataset: str, proxy: str, found: List[Any], position: int, rho: float) -> str:
+    """Normal's likelihood (a mean over items) on one dataset: the median half-width ratio with one proxy
+    against the bound sqrt(1 - rho^2) of its within-label correlation."""
+    def median(values: List[float]) -> float:
+        return sorted(values)[len(values) // 2]
+    metric = "averaged_truelabel_likelihood"
+    plain = median([(cells[metric][2] - cells[metric][1]) / 2 for cells, _ in found])
+    tuned = median([(helped[position][metric][2] - helped[position][metric][1]) / 2 for _, helped in found])
+    return (f"Normal / {dataset}: likelihood width ratio with {proxy} {tuned / plain:.3f}; its within-label "
+            f"correlation {rho:.3f}, sqrt(1 - rho^2) = {math.sqrt(max(0.0, 1 - rho * rho)):.3f}")
+
+
 def tables(path: str, notes: List[str]) -> List[Tuple[Any, ...]]:
     """:func:`bench_lite_coverage._tables` of a run, each part's statistic built from its records; a part whose
     records recompute another value than results.json records is kept (the records are what a lite run of them
@@ -93,6 +119,9 @@ def run_study(target: str, proxies: Dict[str, str], modes: List[str], seeds: int
         subsets = study._subsets(full, population, name, dataset, range(seeds), (FRACTION,))
         found = subset_estimates(full, population, [s for _, _, s in subsets], resamples=resamples,
                                  seed=[seed for seed, _, _ in subsets], level=0.95, proxies=helpers, groups=groups)
+        if name == "Normal":
+            lines += [bound_line(dataset, mode, found, j, within_label_correlation(full, helpers[names.index(mode)]))
+                      for j, mode in enumerate(modes) if mode in names]
         for (seed, fraction, _), (plain, tuned) in zip(subsets, found):
             for mode, cells in [("plain", plain)] + list(zip(modes, tuned)):
                 for metric, (value, low, high, scaled) in cells.items():
