@@ -3,7 +3,7 @@
 Random-weight models and the study's function models share no item difficulty with one another, so
 a proxy run of one cannot narrow another's interval much.  Real models of one family do: they find
 the same items hard.  Nothing can be downloaded here, so this script *trains* a toy family: Llama
-shapes of a few hundred thousand to a million parameters, one byte-level BPE
+shapes of a few hundred thousand parameters, one byte-level BPE
 (:func:`StaICC.backends.tiny_models.tiny_tokenizer`, trained on the demonstration texts) shared by
 every member, each trained from its own seed on the same text: the **demonstration sets** of the
 datasets (never their test items), written as the standard's ICL prompts (1 to 4 demonstrations and a
@@ -22,7 +22,7 @@ Then full runs (records kept) of each member, e.g.
 side-by-side study of ``benchmarks/lite_proxy_trained.py``.  ``scoring=sequence`` (a departure from the
 standard, marked so in the runs) scores each label as a continuation of the prompt, as these models were
 trained; the standard's ``last_token`` rule scores the label tokenized alone at the prompt's last position,
-a join they never saw (under it both members answer one label everywhere: chance).
+a join they never saw (under it the sibling stayed at chance: accuracy 0.514 and 0.252).
 """
 import argparse
 import os
