@@ -42,7 +42,7 @@ FRACTION = 0.125
 def study_block(job: Tuple[str, Dict[str, str], int, int, int, str]) -> str:
     """One model's block of seeds, every mode; its raw rows written to a JSON file (returned)."""
     model, paths, first, seeds, resamples, out = job
-    from StaICC.stats.lite import unseen_extra
+    from StaICC.stats.lite_averaged import reach
     from StaICC.stats.lite_batch import subset_estimates
     others = sorted(m for m in paths if m != model)
     tables = {m: {(n, d): full for n, d, full, _, _ in study._tables(paths[m])} for m in others}
@@ -65,7 +65,7 @@ def study_block(job: Tuple[str, Dict[str, str], int, int, int, str]) -> str:
                     study._record(results, (mode, fraction, name, metric), model, truth[metric], value, low, high,
                                   metric)
                     if not isinstance(value, list):
-                        extra = unseen_extra(name, metric, low, high, scaled, 0.95)
+                        extra = reach(low, high, scaled, 0.95)
                         averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled, extra)))
     study._averaged_rows(results, averaged, model)
     path = os.path.join(out, f"{model}-{first:04d}-{seeds}.json")
