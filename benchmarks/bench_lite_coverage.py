@@ -409,9 +409,11 @@ def study(args: Any, models: List[str]) -> str:
              f"{args.resamples} resamples per interval; nominal 95 %; estimable: coverage >= "
              f"{REQUIRED_COVERAGE:.0%} over all models and >= {REQUIRED_MODEL_COVERAGE:.0%} for each, at the fraction "
              f"and every larger one; full runs {made:.0f} s, study {time.perf_counter() - started - made:.0f} s "
-             f"wall ({args.jobs} processes), {_cpu_seconds():.0f} CPU s", ""] + summarize(results)
-    same = estimable_table(results) == {k: v for k, v in ESTIMABLE.items() if not chosen or k[0] in chosen}
-    lines.append(f"the table in StaICC/stats/lite.py {'is' if same else 'is NOT'} the one this study finds")
+             f"wall ({args.jobs} processes), {_cpu_seconds():.0f} CPU s"]
+    if results:  # with no fraction studied (``--fractions "" --until``) there is no admission table to compare
+        same = estimable_table(results) == {k: v for k, v in ESTIMABLE.items() if not chosen or k[0] in chosen}
+        lines += [""] + summarize(results)
+        lines.append(f"the table in StaICC/stats/lite.py {'is' if same else 'is NOT'} the one this study finds")
     for mode in ("reference", "sibling"):
         helped = {key[1:]: rows for key, rows in found.items() if key[0] == mode}
         if helped:

@@ -107,6 +107,20 @@ def recorded_rule(metadata: Any, dataset: str) -> str:
     return SOFTMAX if rule == SOFTMAX else CHECK
 
 
+def recorded_rules(run: Any) -> Dict[Tuple[str, str], str]:
+    """(sub-benchmark, dataset) -> :func:`recorded_rule`, for a loaded run (``run.parts``) or a result of
+    ``run_suite`` (each sub-benchmark's result carries its metadata)."""
+    parts = getattr(run, "parts", None)
+    named = parts.items() if parts is not None else (run.items() if isinstance(run, dict) else ())
+    found: Dict[Tuple[str, str], str] = {}
+    for name, part in named:
+        metadata = getattr(part, "metadata", None)
+        entries = metadata.get("exact_sum") if isinstance(metadata, dict) else None
+        for dataset in entries if isinstance(entries, dict) else ():
+            found[(name, dataset)] = recorded_rule(metadata, dataset)
+    return found
+
+
 def _probability_like(row: Sequence[float]) -> bool:
     return all(0 <= v <= 1 for v in row) and abs(math.fsum(row) - 1) <= ROUNDING
 

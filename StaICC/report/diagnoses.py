@@ -19,7 +19,8 @@ FACTORS: Tuple[Tuple[str, str], ...] = AGREEMENT_FACTORS
 
 def _table(part, dataset):
     from ..stats import ItemTable
-    return ItemTable(part.name, dataset, part.records[dataset])
+    from ..metrics.exact_sum import recorded_rule
+    return ItemTable(part.name, dataset, part.records[dataset], recorded_rule(part.metadata, dataset))
 
 
 # ----------------------------------------------------------------------------

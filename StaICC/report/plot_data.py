@@ -15,7 +15,8 @@ def _table(part, dataset):
     from ..stats import ItemTable
     if dataset not in part.records:
         raise InvalidValueError(f"{part.name} / {dataset}: no per-query records (samples.jsonl) to plot")
-    return ItemTable(part.name, dataset, part.records[dataset])
+    from ..metrics.exact_sum import recorded_rule
+    return ItemTable(part.name, dataset, part.records[dataset], recorded_rule(part.metadata, dataset))
 
 
 def reliability_data(part, dataset: str) -> Dict[str, Any]:

@@ -7,27 +7,25 @@ the metric's own formula on the subset, each item weighted by its label's share 
 of the subset (N_s / n_s, normalised), so that a label the subset over- or under-represents by rounding counts as it
 does in the full run. A label of the full test set that the subset misses has its weight spread over the others.
 
-The interval is a stratified rescaling bootstrap (Rao & Wu, 1988): each resample draws
-n_s - 1 items with replacement within each label and rescales the weights so that their
-spread is that of a sample of n_s drawn *without* replacement from the label's N_s items
-(the finite-population correction; labels with a single item in the subset are resampled
-together).  The metric is recomputed with each resample's weights; for the small samples
-a lite run has, the deviations from the estimate are widened by Student's t quantile over
-the normal one with n - G degrees of freedom (G: the groups resampled; the "expanded
-percentile interval"), and the interval is their percentile interval.  The averaged row
+The interval is a stratified rescaling bootstrap (Rao & Wu, 1988): each resample draws n_s - 1 items with replacement
+within each label and rescales the weights so that their spread is that of a sample of n_s drawn *without* replacement
+from the label's N_s items (the finite-population correction; labels with a single item in the subset are resampled
+together). The metric is recomputed with each resample's weights; for the small samples a lite run has, the deviations
+from the estimate are widened by Student's t quantile over the normal one with n - G degrees of freedom (G: the groups
+resampled; the "expanded percentile interval"), and the interval is their percentile interval. The averaged row
 averages each resample over datasets (:mod:`.lite_averaged`).
 
-Which metrics this works for is measured, not assumed: ``benchmarks/bench_lite_coverage.py``
-restricts full runs of several models to many subsets and counts how often the interval
-holds the full run's value.  :data:`ESTIMABLE` holds what that study found (coverage of at
-least 95 % over all its models and 90 % for each, for a nominal 95 %); every other metric
-is reported as not estimable at the fraction.  The estimates need NumPy.
+Which metrics this works for is measured, not assumed: ``benchmarks/bench_lite_coverage.py`` restricts full runs of
+several models to many subsets and counts how often the interval holds the full run's value. :data:`ESTIMABLE` holds
+what that study found (coverage of at least 95 % over all its models and 90 % for each, for a nominal 95 %); every
+other metric is reported as not estimable at the fraction. The estimates need NumPy.
 """
 import math
 from dataclasses import dataclass
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
+from ..metrics.exact_sum import CHECK, recorded_rules
 from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
 from .lite_branches import hull, hulled, item_flags, other_branch, post_branches, undecided
@@ -344,7 +342,7 @@ def _grouped(records: Any) -> Dict[Tuple[str, str], Any]:
 
 def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, str], Any], *,
                    resamples: int = 1000, seed: int = 20250101, level: float = 0.95,
-                   estimator: Any = None) -> LiteResult:
+                   estimator: Any = None, rules: Optional[Dict[Tuple[str, str], str]] = None) -> LiteResult:
     """Estimates, with intervals, of every standard metric of the full run from a lite run's records.
 
     ``records``: the lite run's records (a loaded run, or an iterable of record dicts with
@@ -355,17 +353,19 @@ def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, s
     the bias benchmarks only their number counts).  A metric the coverage study does not
     report at ``fraction`` gets ``estimable=False`` and a note instead of numbers.  ``estimator``:
     what estimates one part (:func:`estimate_statistic`'s signature; the proxy-assisted one of
-    :mod:`StaICC.stats.lite_proxy`), by default :func:`estimate_statistic`.
+    :mod:`StaICC.stats.lite_proxy`), by default :func:`estimate_statistic`.  ``rules``: the exact-sum rule each
+    (sub-benchmark, dataset)'s rows took (``metrics.exact_sum.recorded_rules``; read from a loaded run's metadata).
     """
     from ..sampling.subsets import check_fraction
     from .bootstrap import _check_options
     check_fraction(fraction)
     _check_options(resamples, level, seed)
+    rules = recorded_rules(records) if rules is None else rules
     estimates: Dict[str, Dict[str, Dict[str, LiteEstimate]]] = {}
     spreads: Dict[Tuple[str, str], List[Tuple[Any, List[Any]]]] = {}
     sampled = set()  # the sub-benchmarks with a dataset the subset does not cover whole
     for (benchmark, dataset), part_records in _grouped(records).items():
-        statistic, population = part_statistic(benchmark, dataset, part_records, populations)
+        statistic, population = part_statistic(benchmark, dataset, part_records, populations, rules.get((benchmark, dataset), CHECK))
         if not is_census(statistic.table, population):
             sampled.add(benchmark)
         found = (estimator or estimate_statistic)(statistic, population, resamples=resamples, seed=seed, level=level)
@@ -382,16 +382,16 @@ def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, s
     return LiteResult(fraction, resamples, seed, level, estimates)
 
 
-def part_statistic(benchmark: str, dataset: str, records: Sequence[Any],
-                   populations: Dict[Tuple[str, str], Any]) -> Tuple[Statistic, Population]:
-    """The statistic of one (sub-benchmark, dataset)'s subset records, and its full test set."""
+def part_statistic(benchmark: str, dataset: str, records: Sequence[Any], populations: Dict[Tuple[str, str], Any],
+                   rule: str = CHECK) -> Tuple[Statistic, Population]:
+    """The statistic of one (sub-benchmark, dataset)'s subset records (under the exact-sum ``rule``), and its population."""
     from .statistic import _metric_table
     population = populations.get((benchmark, dataset))
     if population is None:
         raise InvalidValueError(f"{benchmark} / {dataset}: no population (the full run's test labels) was given")
     if not isinstance(population, Population):
         population = Population.from_labels(population)
-    return Statistic(benchmark, ItemTable(benchmark, dataset, records), list(_metric_table(benchmark))), population
+    return Statistic(benchmark, ItemTable(benchmark, dataset, records, rule), list(_metric_table(benchmark))), population
 
 
 def _reported(benchmark: str, metric: str, row: str, fraction: float, value: Any, low: Any, high: Any) -> LiteEstimate:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple, Union
 
 from ..errors import InvalidValueError
-from ..numeric import CHECK, column_means, is_probability_vector
+from ..numeric import CHECK, is_probability_vector
 from ..standard import ECE_BINS
 from .items import is_consistency
 from .lite import Population, _resample_weights, design, estimate_statistic, finished
@@ -33,7 +33,7 @@ from .lite_ece import row_gaps
 from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_values, unscaled
 from .lite_unseen import rules
 from .lite_proxy import Proxy, TunedEstimator, power_tuned
-from .statistic import Statistic
+from .statistic import Statistic, entropy_branch_of
 from .vectorized import numpy_module, weighted_values
 
 #: the most weights (subsets x (resamples + 1) x items) that go through one matrix product: 32 MB of floats
@@ -75,7 +75,7 @@ def _entropy_branch(statistic: Statistic, raw: Optional[List[bool]], positions: 
     if statistic.entropy_branch is None:
         return None
     _, rows = table.layout(list(positions), [0])
-    return is_probability_vector(column_means(rows))
+    return entropy_branch_of(table.rule, rows)
 
 
 def _embedded(np: Any, plans: List[Tuple[List[int], Any, Any]], total: int) -> Any:

@@ -39,7 +39,7 @@ import copy
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..numeric import is_probability_vector
+from ..numeric import SOFTMAX, is_probability_vector
 from .statistic import Statistic
 
 #: how far a row's sum may be from 1 (and its entries outside [0, 1]) for it to count as a probability vector
@@ -56,10 +56,11 @@ Found = Dict[str, Tuple[Any, Any, Any, List[Any]]]
 
 def item_flags(statistic: Statistic) -> Optional[Tuple[List[bool], List[bool]]]:
     """Per item of the statistic's table (pass 0, every repeat): (its rows are probability vectors up to
-    :data:`TOLERANCE`, its rows pass the exact check); None where the statistic has no bias entropy."""
-    if statistic.entropy_branch is None:
-        return None
+    :data:`TOLERANCE`, its rows pass the exact check); None where the statistic has no bias entropy, or where the
+    run's rule softmaxes every mean (no last bit decides its branch)."""
     table = statistic.table
+    if statistic.entropy_branch is None or table.rule == SOFTMAX:
+        return None
     near, exact = [], []
     for i in range(len(table)):
         rows = [table.rows[0][k][i] for k in range(table.repeats)]

@@ -312,14 +312,15 @@ def _correlation(target: Any, proxy: Any) -> Optional[float]:
 
 
 def proxy_lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, str], Any], proxy: Proxy, *,
-                         resamples: int = 1000, seed: int = 20250101, level: float = 0.95) -> LiteResult:
+                         resamples: int = 1000, seed: int = 20250101, level: float = 0.95,
+                         rules: Optional[Dict[Tuple[str, str], str]] = None) -> LiteResult:
     """:func:`~.lite.lite_estimates` with the power-tuned difference estimator of ``proxy`` at ``level``; each
     cell records lambda, the proxy's full-run value, the correlation and the plain estimate beside it."""
     records = list(records) if getattr(records, "parts", None) is None else records
-    plain = lite_estimates(records, fraction, populations, resamples=resamples, seed=seed, level=level)
+    plain = lite_estimates(records, fraction, populations, resamples=resamples, seed=seed, level=level, rules=rules)
     estimator = TunedEstimator(proxy)
     helped = lite_estimates(records, fraction, populations, resamples=resamples, seed=seed, level=level,
-                            estimator=estimator)
+                            estimator=estimator, rules=rules)
     for benchmark, rows in helped.estimates.items():
         for row, metrics in rows.items():
             for metric, cell in metrics.items():

@@ -62,8 +62,9 @@ def items_sha256(planned: Dict[str, Sequence[Any]]) -> str:
 
 def estimate(records: Any, sample: Any, full: Dict[Tuple[str, str], List[int]], *,
              resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL,
-             proxy: Any = None) -> Any:
-    """The :class:`~StaICC.stats.lite.LiteResult` of a lite run's records.
+             proxy: Any = None, rules: Optional[Dict[Tuple[str, str], str]] = None) -> Any:
+    """The :class:`~StaICC.stats.lite.LiteResult` of a lite run's records (``rules``: the exact-sum rule each part's
+    rows took, ``metrics.exact_sum.recorded_rules``).
 
     A fraction is the share of every part's items; with a number of items, each part is
     estimated at its smallest share over its datasets (a metric reported at a share is
@@ -76,7 +77,7 @@ def estimate(records: Any, sample: Any, full: Dict[Tuple[str, str], List[int]], 
     from .lite_proxy import ProxyLiteResult, as_proxies, proxy_lite_estimates, proxy_name
     estimates_of = lite_estimates if proxy is None else partial(proxy_lite_estimates, proxy=proxy)
     if sample.fraction is not None:
-        return estimates_of(records, sample.fraction, full, resamples=resamples, seed=seed, level=level)
+        return estimates_of(records, sample.fraction, full, resamples=resamples, seed=seed, level=level, rules=rules)
     by_part: Dict[str, List[Any]] = {}
     for record in records:
         by_part.setdefault(record["benchmark"], []).append(record)
@@ -85,7 +86,7 @@ def estimate(records: Any, sample: Any, full: Dict[Tuple[str, str], List[int]], 
     for part, part_records in by_part.items():
         share = min(sample.share_of(len(labels)) for (name, _), labels in full.items() if name == part)
         shares.append(share)
-        found = estimates_of(part_records, share, full, resamples=resamples, seed=seed, level=level)
+        found = estimates_of(part_records, share, full, resamples=resamples, seed=seed, level=level, rules=rules)
         estimates.update(found.estimates)
     if proxy is not None:
         return ProxyLiteResult(min(shares) if shares else 1.0, resamples, seed, level, estimates,
@@ -98,8 +99,9 @@ def lite_section(result: Any, sample: Any, suite: Dict[str, Any], planned: Dict[
                  full_counts: Optional[Dict[str, int]] = None, proxy: Any = None) -> Tuple[Any, Dict[str, Any]]:
     """(the estimates, what a lite run records beside its results: the sample, the departure, the items'
     digest, the counts against the full run's when known, and the estimates as a dict)."""
+    from ..metrics.exact_sum import recorded_rules
     found = estimate(result.records, sample, populations(suite), resamples=resamples, seed=seed, level=level,
-                     proxy=proxy)
+                     proxy=proxy, rules=recorded_rules(result))
     section: Dict[str, Any] = {
         "standard": False, "departure": sample.description, "fraction": sample.fraction, "items": sample.items,
         "items_sha256": items_sha256(planned),

@@ -10,6 +10,7 @@ import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import metrics as _metrics
+from ..numeric import SOFTMAX
 from ..metrics import (accuracy_from_labels, column_means, consistency_from_labels, ece_from_confidence,
                        is_probability_vector, linear_regression, macro_f1_from_labels, sequential_sum, softmax)
 from ..standard import ECE_BINS
@@ -65,6 +66,13 @@ def _score_metrics(summaries: Sequence[Tuple[int, float, float, int]], truth: Se
 
 
 FAST_METRICS = ("accuracy", "averaged_truelabel_likelihood", "macro_F1", "expected_calibration_error_1")
+
+
+def entropy_branch_of(rule: str, rows: Any) -> bool:
+    """The bias entropy's branch for ``rows`` taken under the exact-sum ``rule`` the run recorded: True (the mean
+    row read as it is) only where the rule is the check and the mean passes it; rows on the softmax rule (the
+    model backends') are softmaxed whatever their mean sums to, as :func:`StaICC.metrics.bias_entropy` does."""
+    return rule != SOFTMAX and is_probability_vector(column_means(rows))
 
 
 def entropy_on_branch(means: Sequence[float], probabilities: bool) -> float:
@@ -134,7 +142,7 @@ class Statistic:
         self.entropy_branch: Optional[bool] = None
         if any(f is _metrics.bias_entropy for f in self.functions.values()):
             _, rows = table.layout(table.identity(), [0])
-            self.entropy_branch = is_probability_vector(column_means(rows))
+            self.entropy_branch = entropy_branch_of(table.rule, rows)
         #: the post-bias means every weighted evaluation takes (:mod:`.lite_branches`): None, each its own branch of
         #: the standard; "raw", the raw means clipped at zero; "softmax", the softmaxed rows' means
         self.post_branch: Optional[str] = None
