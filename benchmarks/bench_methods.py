@@ -20,7 +20,8 @@ the shape, not on the values) with a BPE tokenizer trained on the datasets' demo
 3. ``--per-method``: each built-in method beside vanilla (``[vanilla, NAME]``) against vanilla alone, on
    the same model, the two alternated in each round: requests asked, wall and CPU seconds as ratios
    (vanilla's own run counted in both).  ``--vanilla-once``: each round runs vanilla once, then every pair
-   (for a model whose inference is long: vanilla's figure is then shared by the methods of a round).
+   (for a model whose inference is long: vanilla's figure is then shared by the methods of a round; each
+   run's seconds are printed as it ends).
    ``--datasets all``: every dataset of Normal; ``--skip-cost``: leave 2. out.
    ``--reference``: the same with the built-in lexical model on every dataset of Normal (its full test
    sets), no torch needed; there inference is nearly free, so the ratio is what a method adds in
