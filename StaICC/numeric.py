@@ -1,18 +1,15 @@
 """The elementary operations every metric is built on: sums, softmax, argmax/argmin, checks, means.
 
-These are the package's single copies of the operations the standard's numbers depend
-on bit for bit; the backends, the retrievers, the metrics, the results writers and the
-statistics import them from here instead of keeping their own (this module sits on the
-ground floor, below every package that computes with rows).
+These are the package's single copies of the operations the standard's numbers depend on bit for bit; the
+backends, the retrievers, the metrics, the results writers and the statistics import them from here instead of
+keeping their own (this module sits on the ground floor, below every package that computes with rows).
 
-Sums are explicit left-to-right additions starting at the integer 0: CPython 3.12
-changed ``sum()`` of floats to compensated summation, and the standard's numbers were
-produced with the plain left-to-right sum.
+Sums are explicit left-to-right additions starting at the integer 0: CPython 3.12 changed ``sum()`` of floats
+to compensated summation, and the standard's numbers were produced with the plain left-to-right sum.
 
-The probability check uses exact float equality of the row sum, a quirk of the
-standard reproduced on purpose: rows that "should" be probabilities are often
-softmaxed a second time, and published numbers depend on it.  Rows that declare the
-softmax branch (:data:`SOFTMAX`: a model's floating-point probabilities, see
+The probability check uses exact float equality of the row sum, a quirk of the standard reproduced on purpose:
+rows that "should" be probabilities are often softmaxed a second time, and published numbers depend on it.
+Rows that declare the softmax branch (:data:`SOFTMAX`: a model's floating-point probabilities, see
 :mod:`StaICC.metrics.exact_sum`) take it without the check, so that a last bit cannot choose it.
 
 When the process has already loaded NumPy, a pass of float rows is checked and softmaxed at once
@@ -38,10 +35,9 @@ SOFTMAX = "softmax"
 def sequential_sum(values) -> float:
     """Left-to-right sum starting from the integer 0.
 
-    This is what CPython <= 3.11's ``sum()`` did and what every sum of the standard
-    means.  ``sum()`` on CPython >= 3.12 compensates rounding, which changes the last
-    bits of results and, through the exact probability check, which rows get softmaxed.
-    An empty input gives the int 0.
+    This is what CPython <= 3.11's ``sum()`` did and what every sum of the standard means.  ``sum()`` on CPython
+    >= 3.12 compensates rounding, which changes the last bits of results and, through the exact probability
+    check, which rows get softmaxed.  An empty input gives the int 0.
     """
     total = 0
     for v in values:
@@ -52,10 +48,9 @@ def sequential_sum(values) -> float:
 def argmax(vector: Vector) -> int:
     """Index of the maximum; on ties the first such index (the standard's tie rule).
 
-    For a non-empty list, ``max`` keeps the first element that no later one exceeds
-    (the same ``>`` comparisons as the loop below) and ``list.index`` finds the first
-    element identical or equal to it: the same index, in C.  Other sequences (tuples,
-    arrays) take the loop.
+    For a non-empty list, ``max`` keeps the first element that no later one exceeds (the same ``>`` comparisons
+    as the loop below) and ``list.index`` finds the first element identical or equal to it: the same index, in
+    C.  Other sequences (tuples, arrays) take the loop.
     """
     if type(vector) is list and vector:
         return vector.index(max(vector))
@@ -151,6 +146,8 @@ def softmax_array(np: Any, values: Any) -> Any:
 def float_array(np: Any, matrix: Matrix) -> Any:
     """``matrix`` as an n × K float64 array when it is n >= 1 lists of K >= 1 finite floats (exactly those
     values); None for anything else (ints, NumPy scalars, ragged or empty rows), which keeps the loop."""
+    if getattr(matrix, "floats", None) is not None:  # rows made from this very array (PredictionRows.of_array)
+        return matrix.floats
     if not matrix or set(map(type, matrix)) != {list}:
         return None
     width = len(matrix[0])
@@ -205,10 +202,11 @@ class PredictionRows(list):
     the rows take (:data:`CHECK`, the standard's, unless they declare :data:`SOFTMAX`);
     ``own`` caches the model's own distribution (:func:`~StaICC.metrics.exact_sum.own_distribution`);
     ``exact`` marks one-hot rows of int answers, which no rounding can move; ``values`` holds the
-    normalized rows as a float array when they were computed at once (:func:`normalized_values`).
+    normalized rows as a float array when they were computed at once (:func:`normalized_values`); ``floats``
+    the rows themselves as the read-only float array they are the ``tolist()`` of (:meth:`of_array`).
     """
 
-    __slots__ = ("normalized", "labels", "means", "rule", "own", "exact", "values")
+    __slots__ = ("normalized", "labels", "means", "rule", "own", "exact", "values", "floats")
 
     def __init__(self, rows=(), rule: str = CHECK) -> None:
         super().__init__(rows)
@@ -219,6 +217,15 @@ class PredictionRows(list):
         self.own = None
         self.exact = False
         self.values = None
+        self.floats = None
+
+    @classmethod
+    def of_array(cls, array: Any) -> "PredictionRows":
+        """``array.tolist()`` (n × K float64), the array kept read-only as ``floats`` where every value is finite."""
+        rows = cls(array.tolist())
+        if loaded_numpy().isfinite(array).all():
+            rows.floats, array.flags.writeable = array, False
+        return rows
 
     @classmethod
     def passing(cls, rows, labels: List[int]) -> "PredictionRows":
@@ -243,6 +250,7 @@ def joined_rows(first: Matrix, second: Matrix) -> PredictionRows:
     """
     joined = PredictionRows(first, rule_of(second))
     joined.extend(second)
+    joined.floats = None if first else getattr(second, "floats", None)
     if joined.rule == CHECK and _all_pass(first) and _all_pass(second):
         joined.normalized = joined
         joined.labels = normalized_labels(first) + normalized_labels(second)

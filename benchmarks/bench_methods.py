@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """What ``--methods`` costs beside the plain run, and whether it equals the hand-wired route on this device.
 
-    python benchmarks/bench_methods.py [--preset tiny|small|llama-3.2-1b] [--datasets TREC rotten_tomatoes]
-                                       [--limit N] [--skip-equality] [--per-method] [--reference]
-                                       [--only NAME ...] [--repeats N] [--whole-command]
+    python benchmarks/bench_methods.py [--preset tiny|small|llama-3.2-1b] [--datasets TREC rotten_tomatoes | all]
+                                       [--limit N] [--skip-equality] [--skip-cost] [--per-method] [--reference]
+                                       [--only NAME ...] [--repeats N] [--vanilla-once] [--whole-command]
 
 A random-weight Llama of the preset's shape (on CUDA when there is one; throughput depends on
 the shape, not on the values) with a BPE tokenizer trained on the datasets' demonstrations.
@@ -19,7 +19,10 @@ the shape, not on the values) with a BPE tokenizer trained on the datasets' demo
    memory (CUDA) or the process's peak RSS.
 3. ``--per-method``: each built-in method beside vanilla (``[vanilla, NAME]``) against vanilla alone, on
    the same model, the two alternated in each round: requests asked, wall and CPU seconds as ratios
-   (vanilla's own run counted in both).
+   (vanilla's own run counted in both).  ``--vanilla-once``: each round runs vanilla once, then every pair
+   (for a model whose inference is long: vanilla's figure is then shared by the methods of a round; each
+   run's seconds are printed as it ends).
+   ``--datasets all``: every dataset of Normal; ``--skip-cost``: leave 2. out.
    ``--reference``: the same with the built-in lexical model on every dataset of Normal (its full test
    sets), no torch needed; there inference is nearly free, so the ratio is what a method adds in
    planning, fitting, applying and summarising.
@@ -140,43 +143,61 @@ def cost(model, tokenizer, datasets, limit) -> None:
               f"{seconds:7.2f} s ({seconds / base[1]:4.2f}x)  peak {_peak(torch)}")
 
 
-def per_method(make_backend, datasets, limit, note: str, only=None, repeats: int = 2) -> None:
+def _best_of(runs, keys, repeats: int, verbose: bool = False):
+    """``{key: (asked, (wall, CPU))}``: each key's best wall and CPU seconds over ``repeats`` rounds, each round
+    running the keys in order (``runs(key)`` gives one run's requests asked and seconds); ``verbose``: each run's
+    figures printed as it ends."""
+    best = {}
+    for round_ in range(repeats):
+        for key in keys:
+            asked, seconds = runs(key)
+            if verbose:
+                print(f"    round {round_ + 1} {key:12s} {seconds[0]:8.2f} s wall {seconds[1]:8.2f} s CPU", flush=True)
+            old = best.get(key, (asked, seconds))[1]
+            best[key] = (asked, (min(old[0], seconds[0]), min(old[1], seconds[1])))
+    return best
+
+
+def per_method(make_backend, datasets, limit, note: str, only=None, repeats: int = 2,
+               vanilla_once: bool = False) -> None:
     """Each built-in method the backend serves (or those in ``only``) beside vanilla, against vanilla alone: wall
     seconds, and this process's CPU seconds (which other jobs on a shared machine disturb less; the model runs on
     one thread on CPU).  Each of the ``repeats`` rounds runs vanilla alone and then the pair, so that both see the
-    same load; each figure is the best of its runs."""
+    same load; each figure is the best of its runs.  ``vanilla_once``: each round runs vanilla once and then every
+    method's pair, each compared with vanilla's best of all rounds."""
     from StaICC.engine.selection import QuerySubset
     from StaICC.methods.builtin import BUILT_IN, table_order
     from StaICC.methods.files import resolve_methods
     from StaICC.methods.run import check_backend, run_methods
     subset = QuerySubset.first(limit) if limit else None
 
-    def once(names):
+    def once(key):
         started, cpu = time.perf_counter(), time.process_time()
+        names = ["vanilla"] if key == "vanilla" else ["vanilla", key]
         result = run_methods(make_backend(), names, "Normal", datasets, test_items=subset)
         return result.metadata["asked"], (time.perf_counter() - started, time.process_time() - cpu)
 
-    def paired(names):
-        best = {}
-        for _ in range(repeats):
-            for key in ("vanilla", "pair"):
-                asked, seconds = once(["vanilla"] if key == "vanilla" else names)
-                old = best.get(key, (asked, seconds))[1]
-                best[key] = (asked, (min(old[0], seconds[0]), min(old[1], seconds[1])))
-        return best["vanilla"], best["pair"]
-    base_asked, (base_seconds, base_cpu) = paired(["vanilla"])[0]
-    print(f"3. each method beside vanilla, against vanilla alone measured in the same rounds ({note}; vanilla: "
-          f"{base_asked} requests, {base_seconds:.2f} s wall, {base_cpu:.2f} s CPU):")
+    names = []
     for name in table_order([n for n in BUILT_IN if n != "vanilla" and (not only or n in only)]):
-        method = resolve_methods([name])[1]
         try:
-            check_backend(make_backend(), method, ())
+            check_backend(make_backend(), resolve_methods([name])[1], ())
+            names.append(name)
         except ValueError:
             print(f"  {name:14s} not served by this backend")
-            continue
-        (base_asked, (base_seconds, base_cpu)), (asked, (seconds, cpu)) = paired(["vanilla", name])
+    run_methods(make_backend(), ["vanilla"], "Normal", datasets[:1], test_items=QuerySubset.first(5))  # warm-up
+    if vanilla_once:
+        best = _best_of(once, ["vanilla"] + names, repeats, verbose=True)
+        pairs = {name: (best["vanilla"], best[name]) for name in names}
+    else:
+        best = _best_of(once, ["vanilla"], repeats)
+        pairs = {name: tuple(_best_of(once, ["vanilla", name], repeats).values()) for name in names}
+    base_asked, (base_seconds, base_cpu) = best["vanilla"]
+    print(f"3. each method beside vanilla, against vanilla alone measured in the same rounds ({note}; vanilla: "
+          f"{base_asked} requests, {base_seconds:.2f} s wall, {base_cpu:.2f} s CPU; best of {repeats}"
+          f"{', vanilla once a round' if vanilla_once else ''}):")
+    for name, ((base_asked, (base_seconds, base_cpu)), (asked, (seconds, cpu))) in pairs.items():
         print(f"  {name:14s} asked {asked:7d} ({asked / base_asked:5.2f}x)  {seconds:7.2f} s "
-              f"({seconds / base_seconds:5.2f}x)  CPU {cpu:7.2f} s ({cpu / base_cpu:5.2f}x, vanilla {base_cpu:.2f} s)")
+              f"({seconds / base_seconds:5.2f}x)  CPU {cpu:7.2f} s ({cpu / base_cpu:5.3f}x, vanilla {base_cpu:.2f} s)")
 
 
 def whole_command(names, repeats: int) -> None:
@@ -211,14 +232,16 @@ def whole_command(names, repeats: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="tiny", choices=sorted(SHAPES) + ["llama-3.2-1b"])
-    parser.add_argument("--datasets", nargs="+", default=["TREC", "rotten_tomatoes"])
+    parser.add_argument("--datasets", nargs="+", default=["TREC", "rotten_tomatoes"], help="or: all (Normal's ten)")
     parser.add_argument("--limit", type=int, default=None, help="test items per dataset in the cost runs (default all)")
     parser.add_argument("--skip-equality", action="store_true")
+    parser.add_argument("--skip-cost", action="store_true", help="leave 2. out")
     parser.add_argument("--per-method", action="store_true", help="3. each method's cost against vanilla")
     parser.add_argument("--reference", action="store_true",
                         help="only 3., with the reference model on every dataset of Normal")
     parser.add_argument("--only", nargs="+", default=None, help="3. for these methods only")
     parser.add_argument("--repeats", type=int, default=2, help="3.: the best of this many runs each")
+    parser.add_argument("--vanilla-once", action="store_true", help="3.: vanilla once a round, then every pair")
     parser.add_argument("--whole-command", action="store_true",
                         help="with --reference: also 4., each no-inference method (or --only) as whole staicc commands")
     args = parser.parse_args()
@@ -230,7 +253,7 @@ def main() -> None:
         from StaICC import Normal
         from StaICC.backends import make_backend
         per_method(lambda: make_backend("reference"), Normal().dataset_names(), args.limit,
-                   "reference model, Normal, every dataset", args.only, args.repeats)
+                   "reference model, Normal, every dataset", args.only, args.repeats, args.vanilla_once)
         if args.whole_command:
             from StaICC.methods.builtin import BUILT_IN, table_order
             whole_command(table_order([n for n in BUILT_IN if n in (args.only or NO_INFERENCE)]), args.repeats)
@@ -238,6 +261,9 @@ def main() -> None:
     import torch
     if not torch.cuda.is_available():
         torch.set_num_threads(1)
+    if args.datasets == ["all"]:
+        from StaICC import Normal
+        args.datasets = Normal().dataset_names()
     model, tokenizer = model_and_tokenizer(args.preset, args.datasets)
     vocab = model.get_output_embeddings().weight.shape[0]
     print(f"{args.preset}: {sum(p.numel() for p in model.parameters()) / 1e6:.1f} M parameters, vocabulary {vocab}, "
@@ -246,13 +272,14 @@ def main() -> None:
     if not args.skip_equality:
         print("1. the hand-wired route, each prompt alone:")
         equality(model, tokenizer, args.datasets)
-    print(f"2. cost on Normal, {args.limit or 'all'} test items per dataset, default batching:")
-    cost(model, tokenizer, args.datasets, args.limit)
+    if not args.skip_cost:
+        print(f"2. cost on Normal, {args.limit or 'all'} test items per dataset, default batching:")
+        cost(model, tokenizer, args.datasets, args.limit)
     if args.per_method:
         from StaICC.backends.hf import HFBackend
         per_method(lambda: HFBackend(model, tokenizer, model_id="bench"), list(args.datasets), args.limit,
                    f"{args.preset} preset, Normal on {', '.join(args.datasets)}, {args.limit or 'all'} test items",
-                   args.only, args.repeats)
+                   args.only, args.repeats, args.vanilla_once)
 
 
 if __name__ == "__main__":

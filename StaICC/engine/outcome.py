@@ -57,11 +57,13 @@ def row_rule(backend: Any, preentered_kind: Optional[str] = None, original: bool
 
 
 def summarize(work: Work, requests: Sequence[Request], answers: Sequence[Answer],
-              rule: RowRule = STANDARD_RULE) -> Outcome:
+              rule: RowRule = STANDARD_RULE, predictions: Optional[Sequence[Sequence[Any]]] = None) -> Outcome:
     """Metrics of every pass, the procedure's summary and the per-query records of one work.
 
     ``rule`` (from the runner, :func:`row_rule`) says what the rows are and so which branch of
-    the exact-sum rule they take; each pass's census records it.
+    the exact-sum rule they take; each pass's census records it.  ``predictions``: each pass's
+    predictions where they are not the answers' own (a method's rows, beside the model's answers,
+    whose text, parsed flag and thinking they keep), so that no answer is built for each.
     """
     plan, truth = work.plan, list(work.truth)
     base = list(work.previous) if work.previous is not None else []
@@ -75,7 +77,7 @@ def summarize(work: Work, requests: Sequence[Request], answers: Sequence[Answer]
     differs = [False, False]  # (the score metrics, the bias entropy) under the original's rule
     for number, spec in enumerate(plan.passes):
         where_ = plan.pass_slice(number)
-        raw = list(map(prediction_of, answers[where_]))
+        raw = predictions[number] if predictions is not None else list(map(prediction_of, answers[where_]))
         label_count = len(requests[where_.start].label_space) if requests else 0
         rows = rows_of_kind(expand(raw, label_count, plan.dataset, share_rows=share), rule.kind, plan.dataset,
                             rule.original)
@@ -85,7 +87,8 @@ def summarize(work: Work, requests: Sequence[Request], answers: Sequence[Answer]
         differs = [a or b for a, b in zip(differs, original_branch_differs(stored, values, entropy))]
         rows_all.extend(rows)
     digest = prompt_set_digest(requests)
-    records = PlanRecords(work, answers, rows_all, copy_int_rows=share, prompt_set_sha256=digest)
+    records = PlanRecords(work, answers, rows_all, copy_int_rows=share, prompt_set_sha256=digest,
+                          predictions=None if predictions is None else [p for part in predictions for p in part])
     unparsed = sum(map(not_, map(attrgetter("parsed"), answers)))
     return Outcome(work.procedure.summarize(results), records, unparsed,
                    digest, work, tuple(censuses), rule, _metrics_moved(work.metrics, *differs))

@@ -91,13 +91,11 @@ def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optiona
            share_rows: bool = False) -> List[list]:
     """Rows the metrics read: vectors as they are, ints as one-hot rows of the label count.
 
-    Each int's row is its own list (rows are lists a caller may change), unless
-    ``share_rows``: then the queries with the same label share one row, for readers that
-    never change rows (no row is allocated per query).  The rows are
-    :class:`~StaICC.metrics.PredictionRows`; one-hot rows of in-range ints come marked as
-    passing the probability check with the ints as their argmax labels (a one-hot row
-    sums to exactly 1 and its 1 is its first maximum), so the metrics neither check nor
-    scan them.
+    Each int's row is its own list (rows are lists a caller may change), unless ``share_rows``: then the queries
+    with the same label share one row, for readers that never change rows (no row is allocated per query).  The
+    rows are :class:`~StaICC.metrics.PredictionRows`; one-hot rows of in-range ints come marked as passing the
+    probability check with the ints as their argmax labels (a one-hot row sums to exactly 1 and its 1 is its
+    first maximum), so the metrics neither check nor scan them.
     """
     if not predictions:
         return PredictionRows()
@@ -108,7 +106,9 @@ def expand(predictions: Sequence[Prediction], label_count: int, dataset: Optiona
         raise InvalidTypeError(f"the inference mixed int labels and score vectors{where(dataset, i)}: "
                                f"query 0 returned {'an int' if int_kind else 'a vector'}; return one kind throughout")
     if not int_kind:
-        return PredictionRows(predictions)
+        rows = PredictionRows(predictions)
+        rows.floats = getattr(predictions, "floats", None)  # a calibration's rows keep the array they come from
+        return rows
     one_hot = [[1 if c == label else 0 for c in range(label_count)] for label in range(label_count)]
     if min(predictions) >= 0 and max(predictions) < label_count:
         rows = map(one_hot.__getitem__, predictions)

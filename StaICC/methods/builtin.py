@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..errors import InvalidValueError
+from ..numeric import PredictionRows
 from ..registry import Registry
 from ..requests import FULL_VOCAB, HIDDEN, LABELS
 from ..validation import check_int
 from .calibration import (DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER, DEFAULT_DOMAIN_SAMPLE_LENGTH,
                           batch_calibration, contextual_calibration, domain_calibration, hidden_calibration,
                           knn_prompt_centroid, knn_prompting)
-from .calibration.base import MAX_CALIBRATION_NUMBER
+from .calibration.base import MAX_CALIBRATION_NUMBER, batch_calibrated_values
 from .fitted import FITTED
 from .protocol import PLAIN, PROMPTS, VANILLA, Method, MethodData
 from .surprise import surprise
@@ -73,7 +74,8 @@ def _batch(batch_size: int) -> Tuple[Callable, Callable, Callable]:
         return batch_size
 
     def apply(size: int, answers: Dict[str, List[Any]]) -> List[Any]:
-        return batch_calibration(answers[LABELS], size)
+        values = batch_calibrated_values(answers[LABELS], size)  # batch_calibration's at-once path, its array kept
+        return batch_calibration(answers[LABELS], size) if values is None else PredictionRows.of_array(values)
     return None, train, apply  # type: ignore[return-value]
 
 

@@ -23,13 +23,14 @@ from dataclasses import replace
 from typing import Any, Callable, Dict, List, Tuple
 
 from ..errors import InvalidValueError
+from ..numeric import PredictionRows
 from ..requests import ANCHORS, LABELS
 from ..validation import check, check_int, Options
 from .calibration import DEFAULT_BATCH_SIZE, DEFAULT_CALIBRATION_NUMBER
 from .calibration.anchors import anchor_reweighting
 from .calibration.bcl import batch_calibration_learnt
 from .calibration.generative import generative_calibration
-from .calibration.labelled import crossfit_rows
+from .calibration.labelled import crossfit_values
 from .calibration.linc import linc_calibration
 from .calibration.platt import platt_scaling
 from .calibration.prior_adaptation import DEFAULT_ITERATIONS, prior_adaptation
@@ -54,7 +55,8 @@ def _steps(cls: type, number: int, **options: Any) -> Tuple[Callable, Callable, 
         return calibration
 
     def apply(calibration: Any, answers: Dict[str, List[Any]]) -> List[Any]:
-        return calibration.transform_rows(answers[LABELS])
+        values = calibration.transform_values(answers[LABELS])  # the rows, their array kept for the summary
+        return [] if values is None else PredictionRows.of_array(values)
     return requests, train, apply
 
 
@@ -89,7 +91,8 @@ def _fitted_on_pass(name: str, description: str, cls: type, calibration_number: 
     transductive = cls is prior_adaptation and not options.get("supervised")
 
     def crossfit(data: MethodData, rows: List[Any], labels: List[int]) -> List[Any]:
-        return crossfit_rows(lambda: cls(data.label_space, **options), rows, labels, folds, transductive)
+        values = crossfit_values(lambda: cls(data.label_space, **options), rows, labels, folds, transductive)
+        return [list(row) for row in rows] if values is None else PredictionRows.of_array(values)  # as crossfit_rows
     return replace(method, crossfit=crossfit)
 
 

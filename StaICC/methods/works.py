@@ -21,6 +21,7 @@ from ..tasks.files import USER_CODE_ERRORS
 from ..engine.outcome import STANDARD_RULE, Outcome, RowRule, summarize
 from ..engine.plan import Work
 from ..engine.scoring import check_output
+from ..numeric import PredictionRows
 from ..prompt.template import dataline_writer
 from ..requests import KIND_NAMES, LABELS, Answer, Request, answers_with, label_answer, requests_asking
 from .protocol import PREMISE_FREE, Method, MethodData, training_items
@@ -115,14 +116,19 @@ class MethodWork(_MethodShare):
                 self._fit(number, [a.prediction for a in answers[self.plan.pass_slice(number)]])
                 for number in range(len(self.training))]
         first, passes = len(self.training), len(self.work.plan.passes)
-        applied: List[Answer] = []
+        applied: List[Tuple[Sequence[Answer], Optional[Sequence[Any]]]] = []
         for p in range(passes):
             by_kind = {kind: [a.prediction for a in answers[self.plan.pass_slice(first + n * passes + p)]]
                        for n, kind in enumerate(self.answer_keys)}
             kept = answers[self.plan.pass_slice(first + p)]  # the first kind's: text and parsed flags
-            applied += self._applied(self._pass_rows(p, fits, by_kind), kept, requests[self.plan.bounds[first + p]], p)
+            applied.append(self._applied(self._pass_rows(p, fits, by_kind), kept, requests[self.plan.bounds[first + p]],
+                                         p))
         tested = requests[self.plan.bounds[first]:self.plan.bounds[first + passes]]
-        return summarize(self.work, tested, applied, rule)
+        if all(rows is not None for _answers, rows in applied):  # the model's answers kept, the rows beside them
+            return summarize(self.work, tested, [a for kept, _rows in applied for a in kept], rule,
+                             [rows for _kept, rows in applied])
+        return summarize(self.work, tested, [a for built, rows in applied
+                                             for a in (built if rows is None else answers_with(rows, built))], rule)
 
     def _fit(self, number: int, answers: List[Any]) -> Any:
         data = self.training[number][0]
@@ -142,12 +148,14 @@ class MethodWork(_MethodShare):
         return lambda: self.method.apply(fits[fit], by_kind)  # type: ignore[misc]
 
     def _applied(self, compute: Callable[[], Sequence[Any]], kept: Sequence[Answer], first: Request,
-                 number: int) -> List[Answer]:
+                 number: int) -> Tuple[Sequence[Answer], Optional[Sequence[Any]]]:
         """One pass's answers as the method turns them into label scores (``compute()``: apply, or the
-        cross-fit), checked as the inference contract."""
+        cross-fit), checked as the inference contract: ``(answers, None)``, or where the rows are float rows
+        that calibrate the model's label scores, ``(the model's answers, the rows)`` (no answer built per row)."""
         where = f"(dataset {self.dataset!r}, {self.work.plan.pass_description(number)})"
         try:
-            rows = list(compute())
+            rows = compute()
+            rows = rows if type(rows) is PredictionRows else list(rows)
         except USER_CODE_ERRORS as exc:  # the user's code, an exit too
             raise InvalidValueError(f"method {self.method.name!r}: apply() raised {error_name(exc)}: {exc} "
                                     f"{where}") from exc
@@ -156,7 +164,7 @@ class MethodWork(_MethodShare):
                                     f"queries {where}; return one row per query")
         labels, carries = len(first.label_space), self.method.test_kinds[0] == LABELS
         if _float_rows(rows, labels):  # the common case checked at once: what check_output keeps as it is
-            return answers_with(rows, kept if carries else None)
+            return (kept, rows) if carries else (answers_with(rows), None)
         out = []
         for q, (row, answer) in enumerate(zip(rows, kept)):
             try:
@@ -167,12 +175,16 @@ class MethodWork(_MethodShare):
                 out.append(label_answer(row) if type(row) is int else Answer(row))
             else:
                 out.append(Answer(row, answer.text, answer.parsed, answer.thinking))
-        return out
+        return out, None
 
 
 def _float_rows(rows: Sequence[Any], labels: int) -> bool:
     """Whether every row is a list of ``labels`` finite floats (rows that :func:`check_output` returns unchanged),
-    tested over the whole pass at once (a calibration's rows: ``tolist()`` of a float array)."""
+    tested over the whole pass at once (a calibration's rows: ``tolist()`` of a float array, which rows made by
+    :meth:`~StaICC.numeric.PredictionRows.of_array` keep: only its shape is read)."""
+    floats = getattr(rows, "floats", None)
+    if floats is not None:
+        return floats.shape == (len(rows), labels)
     if set(map(type, rows)) != {list} or set(map(len, rows)) != {labels}:  # at C speed: no row by row loop
         return False
     values = list(chain.from_iterable(rows))

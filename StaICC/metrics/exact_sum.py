@@ -69,7 +69,9 @@ def rows_of_kind(rows: PredictionRows, kind: Optional[str], dataset: str = "", o
                                 "indexes; leave prediction_kind out for labels")
     rule = CHECK if original else SOFTMAX
     if kind == "probabilities":
-        return PredictionRows(rows, rule)
+        declared = PredictionRows(rows, rule)
+        declared.floats = rows.floats  # the same rows
+        return declared
     return PredictionRows(map(softmax, rows), rule)
 
 

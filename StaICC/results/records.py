@@ -48,12 +48,14 @@ class PlanRecords(RecordSequence):
     """The records of one experimentor run, computed when read."""
 
     def __init__(self, work: Any, answers: Sequence[Any], rows: List[list], copy_int_rows: bool = False,
-                 prompt_set_sha256: Optional[str] = None) -> None:
+                 prompt_set_sha256: Optional[str] = None, predictions: Optional[List[Any]] = None) -> None:
         """``copy_int_rows``: the rows of int answers are shared between queries (see
         :func:`~StaICC.engine.scoring.expand`) and get one list each when first read.  ``prompt_set_sha256``:
         the digest of the very requests these records are of, in their order (equal digests: every record's
-        prompt is the same, so a comparison need not write them again)."""
+        prompt is the same, so a comparison need not write them again).  ``predictions``: the validated
+        predictions where they are not the answers' own (a method's, beside the answers it calibrated)."""
         self._work, self._answers, self._rows = work, answers, rows
+        self._predictions = predictions
         self._copy_int_rows = copy_int_rows
         self.prompt_set_sha256 = prompt_set_sha256
         self._hashes: Optional[List[str]] = None
@@ -69,13 +71,13 @@ class PlanRecords(RecordSequence):
 
     def raw(self) -> List[Any]:
         """The validated predictions in call order (ints or score vectors)."""
-        return [a.prediction for a in self._answers]
+        return [a.prediction for a in self._answers] if self._predictions is None else list(self._predictions)
 
     def rows(self) -> List[list]:
         """The rows the metrics read, in call order (one list per query)."""
         if self._copy_int_rows:
-            self._rows = [row[:] if isinstance(answer.prediction, int) else row
-                          for row, answer in zip(self._rows, self._answers)]
+            self._rows = [row[:] if isinstance(prediction, int) else row
+                          for row, prediction in zip(self._rows, self.raw())]
             self._copy_int_rows = False
         return self._rows
 
@@ -122,7 +124,7 @@ class PlanRecords(RecordSequence):
         q = i % per_pass
         test = plan.test_of(q)
         answer = self._answers[i]
-        prediction = answer.prediction
+        prediction = answer.prediction if self._predictions is None else self._predictions[i]
         record = {"benchmark": plan.benchmark, "dataset": plan.dataset, "query_index": i,
                   "pass": i // per_pass, "test_index": test, "row_id": self.row_ids()[test], "repeat": q // T,
                   "demonstrations": list(plan.demonstrations[q]), "prompt_sha256": self.prompt_hashes()[i],

@@ -84,3 +84,22 @@ def test_a_bad_calibration_argument_is_one_line(args, message, capsys):
     code = cli.main(["run", "--datasets", "TREC", "--limit", "5", "--methods", "vanilla,platt", "--method-args", args])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and message in err[0], err
+
+
+@pytest.mark.parametrize("name", ["batch", "platt"])
+def test_a_method_s_records_hold_its_rows_beside_the_model_s_answers(name):
+    """A method's rows reach the summary without an answer built per row: each record holds the calibrated row
+    (the rows the hand-wired calibration gives), its argmax, and the model's own text and parsed flag."""
+    from StaICC.methods.calibration import batch_calibration
+    from StaICC.methods.run import run_methods
+    from StaICC.backends.reference import ReferenceBackend
+    from StaICC.engine.selection import QuerySubset
+    result = run_methods(ReferenceBackend(), [name], "Normal", ["TREC"], test_items=QuerySubset.first(40))
+    plain, calibrated = list(result["vanilla"].records), list(result[name].records)
+    rows = [r["prediction"] for r in plain]
+    labels = [r["label"] for r in plain]
+    expected = batch_calibration(rows) if name == "batch" else \
+        crossfit_rows(lambda: platt_scaling([str(label) for label in range(len(rows[0]))]), rows, labels, 5)
+    assert [r["prediction"] for r in calibrated] == expected
+    assert [r["predicted"] for r in calibrated] == [row.index(max(row)) for row in expected]
+    assert [(r["text"], r["parsed"]) for r in calibrated] == [(r["text"], r["parsed"]) for r in plain]

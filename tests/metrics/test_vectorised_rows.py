@@ -134,3 +134,26 @@ def test_ece_from_rows_computed_at_once_is_the_loops_bits(monkeypatch, rule):
             slow = expected_calibration_error_1(truth, PredictionRows(rows, rule))
         assert _bits([[got]]) == _bits([[slow]])
     assert at_once > 200  # the array path was taken
+
+
+def test_rows_made_from_an_array_keep_it_and_give_the_plain_rows_metrics():
+    """:meth:`PredictionRows.of_array`: the rows are the array's ``tolist()``; the metrics read the kept array (not
+    the rows again) and give the plain rows' bits; a non-finite array is not kept; the kept one cannot change."""
+    from StaICC.engine.outcome import compute_metrics
+    from StaICC.metrics.scores import (accuracy, averaged_truelabel_likelihood, expected_calibration_error_1,
+                                       macro_F1)
+    metrics = {"accuracy": accuracy, "likelihood": averaged_truelabel_likelihood, "macro_F1": macro_F1,
+               "ece": expected_calibration_error_1}
+    for number, rows in enumerate(_cases(11, 60)):
+        values = np.array(rows, dtype=np.float64)
+        made = PredictionRows.of_array(values)
+        assert made == rows and all(type(v) is float for row in made for v in row)
+        truth = [number % len(rows[0])] * len(rows)
+        if np.isfinite(values).all():
+            assert numeric.float_array(np, made) is values and not values.flags.writeable
+            with pytest.raises(ValueError):
+                values[0, 0] = 0.5
+        else:
+            assert made.floats is None
+        assert repr(compute_metrics(metrics, truth, made, "d")) == repr(compute_metrics(metrics, truth, list(rows), "d"))
+    assert PredictionRows.of_array(np.array([[0.5, math.nan]] * 20)).floats is None

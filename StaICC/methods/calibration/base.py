@@ -229,10 +229,9 @@ def batch_calibration(probs_list: Optional[Sequence[Sequence[Any]]] = None, batc
         [list(row.tolist() if hasattr(row, "tolist") else row) for row in probs_list]  # read, never changed
     if len(set(map(len, rows))) > 1:
         raise InvalidValueError("batch_calibration: every prediction must have the same number of labels")
-    np = loaded_numpy()
-    values = float_array(np, rows) if np is not None and len(rows) >= VECTOR_ROWS else None
+    values = batch_calibrated_values(rows, batch_size)
     if values is not None:
-        return _batch_calibrated_array(np, values, batch_size).tolist()
+        return values.tolist()
     out: List[List[float]] = []
     for start in range(0, len(rows), batch_size):
         batch = rows[start:start + batch_size]
@@ -242,6 +241,14 @@ def batch_calibration(probs_list: Optional[Sequence[Sequence[Any]]] = None, batc
         mean = [m / len(batch) for m in mean]
         out.extend(softmax([p - m for p, m in zip(row, mean)]) for row in batch)
     return out
+
+
+def batch_calibrated_values(rows: List[List[Any]], batch_size: int) -> Any:
+    """:func:`batch_calibration` of list rows as the float array it is the ``tolist()`` of, where it is computed
+    at once (NumPy loaded, finite float rows); None where the per-row loop computes it."""
+    np = loaded_numpy()
+    values = float_array(np, rows) if np is not None and len(rows) >= VECTOR_ROWS else None
+    return None if values is None else _batch_calibrated_array(np, values, batch_size)
 
 
 def _batch_calibrated_array(np: Any, values: Any, batch_size: int) -> Any:

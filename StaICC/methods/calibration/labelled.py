@@ -53,11 +53,16 @@ class labelled_calibration(_demonstration_query_trained):
 
     def transform_rows(self, rows: Sequence[Sequence[float]]) -> List[List[float]]:
         """Calibrated probabilities of each row (one pass at once; each row computed as it would be alone)."""
+        values = self.transform_values(rows)
+        return [] if values is None else values.tolist()
+
+    def transform_values(self, rows: Sequence[Sequence[float]]) -> Any:
+        """:meth:`transform_rows` as the float array it is the ``tolist()`` of (None for no row)."""
         if not self.trained:
             raise OperationError(f"{type(self).__name__}: call train() or fit() first")
         if not rows:
-            return []
-        return self.transform(as_matrix(rows, len(self.label_space), type(self).__name__)).tolist()
+            return None
+        return self.transform(as_matrix(rows, len(self.label_space), type(self).__name__))
 
     def inference(self, label_space_prob: Sequence[Any], full_vocab_prob: Any = None, hidden_state: Any = None) -> Any:  # noqa: ARG002  (the calibration protocol's signature)
         return self.transform_rows([label_space_prob])[0]
@@ -213,14 +218,22 @@ def crossfit_rows(make: Any, rows: Sequence[Sequence[float]], labels: Sequence[i
     of the pass (for a calibration that reads no label, UCPA: its fit sees no label to leak).  A
     pass of one query, which has no other fold, keeps its row.
     """
+    values = crossfit_values(make, rows, labels, folds, transductive)
+    return [list(row) for row in rows] if values is None else values.tolist()
+
+
+def crossfit_values(make: Any, rows: Sequence[Sequence[float]], labels: Sequence[int], folds: int,
+                    transductive: bool = False) -> Any:
+    """:func:`crossfit_rows` as the float array it is the ``tolist()`` of; None where the rows are kept
+    as they are (no row, or a pass of one query)."""
     if transductive:
         calibration = make()
         matrix = as_matrix(rows, len(calibration.label_space), type(calibration).__name__)  # once, for both
         calibration.fit(matrix, [])
-        return calibration.transform(matrix).tolist() if len(rows) else []
+        return calibration.transform(matrix) if len(rows) else None
     count = min(folds, len(rows))
     if count < 2:
-        return [list(row) for row in rows]
+        return None
     np = require("numpy", "StaICC calibrations")
     calibration = make()
     matrix = as_matrix(rows, len(calibration.label_space), type(calibration).__name__)  # once, not per fold
@@ -232,4 +245,4 @@ def crossfit_rows(make: Any, rows: Sequence[Sequence[float]], labels: Sequence[i
         calibration = make()
         calibration.fit(matrix[rest], truth[rest].tolist())
         out[held] = calibration.transform(matrix[held])  # each row as transform_rows computes it alone
-    return out.tolist()
+    return out
