@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
+from ..numeric import CHECK
 from .items import ItemTable
 from .lite import LiteResult, _resample_weights, census_values, design, finished, is_census, lite_estimates
 from .lite_branches import hull, hulled, item_flags, other_branch, post_branches, undecided
@@ -57,6 +58,8 @@ class Proxy:
     records: Dict[Tuple[str, str], Sequence[Any]]
     #: (sub-benchmark, dataset) -> the label words it was asked with, where its run recorded them
     label_words: Dict[Tuple[str, str], List[str]] = field(default_factory=dict)
+    #: (sub-benchmark, dataset) -> the exact-sum rule its rows took (``metrics.exact_sum.recorded_rules``)
+    rules: Dict[Tuple[str, str], str] = field(default_factory=dict)
     _tables: Dict[Tuple[str, str], Statistic] = field(default_factory=dict, repr=False)
 
     def statistic(self, benchmark: str, dataset: str) -> Statistic:
@@ -68,8 +71,8 @@ class Proxy:
             if not records:
                 raise InvalidValueError(f"the proxy {self.name} has no records of {benchmark} / {dataset}: a proxy must have "
                                         "been run on every sub-benchmark and dataset of the lite run, with --log-samples")
-            self._tables[key] = Statistic(benchmark, ItemTable(benchmark, dataset, records),
-                                          list(_metric_table(benchmark)))
+            table = ItemTable(benchmark, dataset, records, self.rules.get(key, CHECK))
+            self._tables[key] = Statistic(benchmark, table, list(_metric_table(benchmark)))
         return self._tables[key]
 
 
@@ -79,7 +82,8 @@ def proxy_of_run(run: Any, name: str) -> Proxy:
     records = getattr(run, "records", None) if getattr(run, "parts", None) is None else run
     if records is None:
         raise InvalidValueError(f"the proxy {name} has no records: run it with --log-samples")
-    proxy = Proxy(name, _grouped(records))
+    from ..metrics.exact_sum import recorded_rules
+    proxy = Proxy(name, _grouped(records), rules=recorded_rules(run))
     for part_name, part in (getattr(run, "parts", None) or {}).items():
         for dataset, words in ((part.metadata or {}).get("label_words") or {}).items():
             proxy.label_words[(part_name, dataset)] = list(words)

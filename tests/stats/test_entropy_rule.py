@@ -59,3 +59,13 @@ def test_a_loaded_run_and_a_result_give_the_rules_their_rows_took(tmp_path):
     assert recorded_rules(result) == expected == recorded_rules(load_run(str(tmp_path / "run")))
     checked = run_suite(skewed, "Normal", datasets=["TREC"], progress=False)
     assert recorded_rules(checked) == {("Normal", "TREC"): "check"}
+
+
+def test_a_proxy_run_keeps_the_rule_its_rows_took(tmp_path):
+    from StaICC.stats.lite_proxy import proxy_of_run
+    result = run_suite(skewed, "Domain_bias", datasets=["TREC"], prediction_kind="probabilities", progress=False)
+    write(Run.from_result(result, None), str(tmp_path / "run"), log_samples="compact")
+    proxy = proxy_of_run(load_run(str(tmp_path / "run")), "skewed")
+    statistic = proxy.statistic("Domain_bias", "TREC")
+    assert statistic.table.rule == "softmax"
+    assert statistic.point()["entropy"] == result["Domain_bias"]["Divided results"]["TREC"]["entropy"]
