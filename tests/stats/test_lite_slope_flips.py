@@ -1,0 +1,69 @@
+"""The widening of a GLER slope for a change over the passes that the subset has not seen, against
+independent computations (the hypergeometric limit by math.comb, the slopes by NumPy's polyfit)."""
+import itertools
+import math
+
+import pytest
+
+from StaICC.stats.lite_unseen import flip_shift
+
+np = pytest.importorskip("numpy")
+
+X = [1.0, -1.0]  # two passes: coefficients +1/2 and -1/2
+LABELS = [0, 0, 1, 1]
+FULL = {0: 40, 1: 40}
+
+
+def _limit(population, sample):
+    """The largest D with C(N - D, n) / C(N, n) > 0.05, by math.comb."""
+    return max(d for d in range(population - sample + 1)
+               if math.comb(population - d, sample) / math.comb(population, sample) > 0.05)
+
+
+def _macro_f1(matrix):
+    m = np.asarray(matrix, dtype=float)
+    scores = [2 * m[j, j] / (m[:, j].sum() + m[j].sum()) if m[j, j] else 0.0 for j in range(len(m))]
+    return sum(scores) / len(scores)
+
+
+def test_a_subset_right_in_every_pass_is_widened_by_the_items_that_may_change():
+    # every asked item right in both passes: no item with a slope contribution of either sign was seen
+    answers = [[[0], [0], [1], [1]]] * 2
+    u = _limit(40, 2)
+    down, up = flip_shift("accuracy", X, LABELS, answers, [1.0] * 4, 2, FULL, 0.95)
+    # by hand: u items of each label wrong in pass 0 (c = +1/2) only lower the slope by 2u / 80 / 2; wrong in
+    # pass 1 (c = -1/2) only, raise it as much; the full runs that reach those ends, by polyfit
+    lowest = np.polyfit(X, [(80 - 2 * u) / 80, 1.0], 1)[0]
+    highest = np.polyfit(X, [1.0, (80 - 2 * u) / 80], 1)[0]
+    assert math.isclose(down, -lowest) and math.isclose(up, highest)
+    assert math.isclose(down, u / 80)
+
+
+def test_a_subset_that_saw_both_signs_is_not_widened():
+    both = [[[0], [1], [0], [1]], [[1], [0], [1], [0]]]  # per label: one item right only in pass 0, one only in pass 1
+    assert flip_shift("accuracy", X, LABELS, both, [1.0] * 4, 2, FULL, 0.95) == (0.0, 0.0)
+    assert flip_shift("macro_F1", X, LABELS, both, [1.0] * 4, 2, FULL, 0.95) == (0.0, 0.0)
+
+
+def _grid(limit):
+    return sorted({0, limit, *range(0, limit + 1, max(1, limit // 4))})
+
+
+def test_the_macro_f1_slope_bound_holds_every_full_run_the_unseen_change_allows():
+    # the subset's pass matrices scaled to the full run's 80 items: label 0 right 30 of 40, label 1 right 20 of 40
+    labels = [0] * 4 + [1] * 4
+    answers = [[[a] for a in [0, 0, 0, 1, 1, 1, 0, 0]]] * 2
+    u = _limit(40, 4)
+    down, up = flip_shift("macro_F1", X, labels, answers, [1.0] * 8, 2, FULL, 0.95)
+    right, rows = [30, 20], [40, 40]
+    slopes = []
+    for left, entered in itertools.product(itertools.product(_grid(u), repeat=2), repeat=2):
+        # in one pass up to u items of each label leave the diagonal, in the other up to u enter it
+        out = [min(k, r) for k, r in zip(left, right)]
+        into = [min(k, n - r) for k, r, n in zip(entered, right, rows)]
+        fewer = [[right[0] - out[0], rows[0] - right[0] + out[0]], [rows[1] - right[1] + out[1], right[1] - out[1]]]
+        more = [[right[0] + into[0], rows[0] - right[0] - into[0]], [rows[1] - right[1] - into[1], right[1] + into[1]]]
+        for passes in ([fewer, more], [more, fewer]):
+            slopes.append(np.polyfit(X, [_macro_f1(m) for m in passes], 1)[0])
+    assert -down <= min(slopes) + 1e-12 and max(slopes) <= up + 1e-12
+    assert down > 0 and up > 0
