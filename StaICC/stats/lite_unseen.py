@@ -23,7 +23,10 @@ or a per-label accuracy of the full run lies outside it.  Here the interval is w
   cell of their row; it falls by the reverse.  Accuracy moves by the items that enter an unseen
   diagonal cell or leave a seen one for an unseen cell.  A slope over GLER's passes is a
   linear combination of the passes' values, so its range is the combination of theirs with
-  each coefficient's sign.
+  each coefficient's sign.  It can also miss for a change over the passes that the subset has not
+  seen with every answer seen: a model that barely reacts to the label noise has a handful of items
+  whose accuracy falls (or rises) with it, and a subset without them has a slope of one sign;
+  :func:`flip_shift` bounds them by the same limit, per label and sign.
 * The ECE (Normal's, and GLER's slope of it) reads of an answer only whether it is right, so its
   cells are "right" and "wrong" per label, and its shift is a triangle-inequality bound
   (:func:`ece_shift`): the tiny random HF model answers one label for 99 % of rotten_tomatoes'
