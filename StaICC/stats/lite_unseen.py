@@ -221,10 +221,10 @@ def unseen_rule(statistic: Any, positions: Sequence[int], weights: Sequence[floa
                         else pass_shift(name, labels, _answers(table, p, positions), weights, table.width, full, level)
                         for p in passes]
             cache[name] = per_pass[0] if x is None else _slope_shift(x, per_pass)
-            if x is not None and name != ECE_NAME:  # and for a slope: its passes' unseen change (flip_shift)
+            if x is not None and name != ECE_NAME:  # a slope: its passes' unseen change (flip_shift), for the
                 flips = flip_shift(name, x, labels, [_answers(table, p, positions) for p in passes], weights,
-                                   table.width, full, level)
-                cache[name] = (cache[name][0] + flips[0], cache[name][1] + flips[1])
+                                   table.width, full, level)  # accuracy the whole bound (an item's d is its own)
+                cache[name] = flips if name == "accuracy" else (cache[name][0] + flips[0], cache[name][1] + flips[1])
         return cache[name]
     return shift
 
@@ -279,9 +279,26 @@ def flip_shift(metric: str, x: Sequence[float], labels: Sequence[int], answers: 
         limit = [0.0] * width
         for s in missing:
             limit[s] = float(unseen_limit(full.get(s, 0), labels.count(s), level))
+        if metric == "accuracy":
+            found.append(_item_bound(coefficients, sign, contribution, labels, limit, sum(full.values())))
+            continue
         per_pass = [_across_diagonal(metric, matrix, missing, limit) for matrix in matrices]
         found.append(_slope_shift(x, per_pass)[0 if sign < 0 else 1])
     return found[0], found[1]
+
+
+def _item_bound(coefficients: Sequence[float], sign: int, contribution: Sequence[float], labels: Sequence[int],
+                limit: Sequence[float], total: int) -> float:
+    """The accuracy slope's shift towards ``sign`` (the mean of the items' d over the full run's ``total``): up to
+    limit[s] items of label s move from its asked items' mean d to the end sign * sum_{c_p > 0} c_p of what an
+    item's d can be (y_p in [0, 1], sum_p c_p = 0), each by at most that end's distance from the mean."""
+    end = sum(c for c in coefficients if c > 0)
+    shift = 0.0
+    for s, u in enumerate(limit):
+        if u:
+            mine = [d for d, label in zip(contribution, labels) if label == s]
+            shift += u * (end + max(0.0, -sign * sum(mine) / len(mine)))
+    return shift / total
 
 
 #: a slope contribution within this of 0 is 0 (an item right or wrong in every pass; the sum's rounding)

@@ -67,3 +67,14 @@ def test_the_macro_f1_slope_bound_holds_every_full_run_the_unseen_change_allows(
             slopes.append(np.polyfit(X, [_macro_f1(m) for m in passes], 1)[0])
     assert -down <= min(slopes) + 1e-12 and max(slopes) <= up + 1e-12
     assert down > 0 and up > 0
+
+
+def test_the_accuracy_slope_moves_each_unseen_item_once_to_its_end():
+    # each label: one item right in both passes, one wrong in both; every d is 0
+    answers = [[[0], [1], [1], [0]]] * 2
+    u = _limit(40, 2)
+    down, up = flip_shift("accuracy", X, LABELS, answers, [1.0] * 4, 2, FULL, 0.95)
+    # the full run at the least: u items of each label reach d = -1/2 (a right one wrong in pass 0, or a wrong one
+    # right in pass 1): per-pass accuracies from the 40 right of 80, by NumPy
+    lowest = np.polyfit(X, [(40 - u) / 80, (40 + u) / 80], 1)[0]
+    assert math.isclose(down, -lowest) and math.isclose(up, -lowest)
