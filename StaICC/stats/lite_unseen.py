@@ -26,7 +26,8 @@ or a per-label accuracy of the full run lies outside it.  Here the interval is w
   each coefficient's sign.  It can also miss for a change over the passes that the subset has not
   seen with every answer seen: a model that barely reacts to the label noise has a handful of items
   whose accuracy falls (or rises) with it, and a subset without them has a slope of one sign;
-  :func:`flip_shift` bounds them by the same limit, per label and sign.
+  :func:`flip_shift` bounds them by the same limit, per label and sign (for the accuracy's slope, a
+  mean over items, per item), added to the passes' unseen cells.
 * The ECE (Normal's, and GLER's slope of it) reads of an answer only whether it is right, so its
   cells are "right" and "wrong" per label, and its shift is a triangle-inequality bound
   (:func:`ece_shift`): the tiny random HF model answers one label for 99 % of rotten_tomatoes'
@@ -221,10 +222,10 @@ def unseen_rule(statistic: Any, positions: Sequence[int], weights: Sequence[floa
                         else pass_shift(name, labels, _answers(table, p, positions), weights, table.width, full, level)
                         for p in passes]
             cache[name] = per_pass[0] if x is None else _slope_shift(x, per_pass)
-            if x is not None and name != ECE_NAME:  # a slope: its passes' unseen change (flip_shift), for the
+            if x is not None and name != ECE_NAME:  # and for a slope: its passes' unseen change (flip_shift)
                 flips = flip_shift(name, x, labels, [_answers(table, p, positions) for p in passes], weights,
-                                   table.width, full, level)  # accuracy the whole bound (an item's d is its own)
-                cache[name] = flips if name == "accuracy" else (cache[name][0] + flips[0], cache[name][1] + flips[1])
+                                   table.width, full, level)
+                cache[name] = (cache[name][0] + flips[0], cache[name][1] + flips[1])
         return cache[name]
     return shift
 
@@ -260,12 +261,13 @@ def flip_shift(metric: str, x: Sequence[float], labels: Sequence[int], answers: 
     in every pass adds 0).  A model whose answers barely move with the label noise has a handful of items with
     d < 0 (or d > 0), and a subset that holds none of them has a slope of one sign whose bootstrap interval holds
     only that sign.  Per label s whose asked items have no d < 0, up to U_s of its items may (:func:`unseen_limit`):
-    such an item is more wrong in the passes of c_p > 0 and more right in those of c_p < 0, so each pass's value
-    is taken at its least with up to U_s items of label s leaving the diagonal (c_p > 0) or at its largest with
-    up to U_s entering it (c_p < 0), by :func:`metric_range`; the sum over the passes with the coefficients is
-    the slope's least (:func:`_slope_shift`).  Likewise upwards for the labels with no d > 0.  Macro-F1 rises with
-    each item's correctness where there are two labels, so its slope moves the accuracy slope's way; an answer
-    moved between two wrong labels is :func:`pass_shift`'s unseen cells.  Returns (down, up)."""
+    for the accuracy each moves once to the least d an item can have (:func:`_item_bound`).  For macro-F1 such an
+    item is more wrong in the passes of c_p > 0 and more right in those of c_p < 0, so each pass's value is taken
+    at its least with up to U_s items of label s leaving the diagonal (c_p > 0) or at its largest with up to U_s
+    entering it (c_p < 0), by :func:`metric_range`; the sum over the passes with the coefficients is the slope's
+    least (:func:`_slope_shift`).  Likewise upwards for the labels with no d > 0.  Macro-F1 rises with each item's
+    correctness where there are two labels, so its slope moves the accuracy slope's way; an answer moved between
+    two wrong labels is :func:`pass_shift`'s unseen cells.  Returns (down, up)."""
     mean = sum(x) / len(x)
     spread = sum((v - mean) ** 2 for v in x)
     coefficients = [(v - mean) / spread for v in x]
