@@ -46,9 +46,8 @@ REQUIRED_COVERAGE = 0.95
 #: even when models it estimates exactly (chance, a constant answer) lift the overall coverage
 REQUIRED_MODEL_COVERAGE = 0.90
 #: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study measured
-#: REQUIRED_COVERAGE over every model and REQUIRED_MODEL_COVERAGE for each (benchmarks/results/lite_coverage.txt, the
-#: ECE rows from lite_coverage_ece.txt, Post_bias's from lite_coverage_post_bias.txt: twelve models, tiny HF among
-#: them, 200 subsets each, at 12.5 % only, so printed at every larger fraction too); others: not estimable
+#: REQUIRED_COVERAGE over all and REQUIRED_MODEL_COVERAGE for each of twelve models, tiny HF among them (200 subsets at
+#: 12.5 %: lite_coverage.txt; Normal ECE, Post_bias, GLER: lite_coverage_{ece,post_bias,gler}.txt); others not estimable
 ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Contextual_bias', 'distribution', 'dataset'): 0.125,
     ('Contextual_bias', 'entropy', 'dataset'): 0.125,

@@ -23,7 +23,11 @@ or a per-label accuracy of the full run lies outside it.  Here the interval is w
   cell of their row; it falls by the reverse.  Accuracy moves by the items that enter an unseen
   diagonal cell or leave a seen one for an unseen cell.  A slope over GLER's passes is a
   linear combination of the passes' values, so its range is the combination of theirs with
-  each coefficient's sign.
+  each coefficient's sign.  It can also miss for a change over the passes that the subset has not
+  seen with every answer seen: a model that barely reacts to the label noise has a handful of items
+  whose accuracy falls (or rises) with it, and a subset without them has a slope of one sign;
+  :func:`flip_shift` bounds them by the same limit, per label and sign (for the accuracy's slope, a
+  mean over items, per item), added to the passes' unseen cells.
 * The ECE (Normal's, and GLER's slope of it) reads of an answer only whether it is right, so its
   cells are "right" and "wrong" per label, and its shift is a triangle-inequality bound
   (:func:`ece_shift`): the tiny random HF model answers one label for 99 % of rotten_tomatoes'
@@ -218,6 +222,10 @@ def unseen_rule(statistic: Any, positions: Sequence[int], weights: Sequence[floa
                         else pass_shift(name, labels, _answers(table, p, positions), weights, table.width, full, level)
                         for p in passes]
             cache[name] = per_pass[0] if x is None else _slope_shift(x, per_pass)
+            if x is not None and name != ECE_NAME:  # and for a slope: its passes' unseen change (flip_shift)
+                flips = flip_shift(name, x, labels, [_answers(table, p, positions) for p in passes], weights,
+                                   table.width, full, level)
+                cache[name] = (cache[name][0] + flips[0], cache[name][1] + flips[1])
         return cache[name]
     return shift
 
@@ -241,3 +249,71 @@ def _slope_shift(x: Sequence[float], per_pass: List[Tuple[float, float]]) -> Tup
     up = sum(c * u if c > 0 else -c * d for c, (d, u) in zip(coefficients, per_pass))
     down = sum(c * d if c > 0 else -c * u for c, (d, u) in zip(coefficients, per_pass))
     return down, up
+
+
+def flip_shift(metric: str, x: Sequence[float], labels: Sequence[int], answers: Sequence[Sequence[Sequence[int]]],
+               weights: Sequence[float], width: int, full: Dict[Hashable, int], level: float) -> Tuple[float, float]:
+    """How far below and above the subset's value a slope over the passes (GLER's) of accuracy or macro-F1 can lie
+    for a **change over the passes** that the subset has not seen (``answers``: per pass, each item's answers).
+
+    An item's share of right answers y_p in each pass gives it a slope contribution d = sum_p c_p y_p
+    (:func:`_slope_shift`'s c_p; the accuracy's slope is the mean of d over the items, and an item right or wrong
+    in every pass adds 0).  A model whose answers barely move with the label noise has a handful of items with
+    d < 0 (or d > 0), and a subset that holds none of them has a slope of one sign whose bootstrap interval holds
+    only that sign.  Per label s whose asked items have no d < 0, up to U_s of its items may (:func:`unseen_limit`):
+    for the accuracy each moves once to the least d an item can have (:func:`_item_bound`).  For macro-F1 such an
+    item is more wrong in the passes of c_p > 0 and more right in those of c_p < 0, so each pass's value is taken
+    at its least with up to U_s items of label s leaving the diagonal (c_p > 0) or at its largest with up to U_s
+    entering it (c_p < 0), by :func:`metric_range`; the sum over the passes with the coefficients is the slope's
+    least (:func:`_slope_shift`).  Likewise upwards for the labels with no d > 0.  Macro-F1 rises with each item's
+    correctness where there are two labels, so its slope moves the accuracy slope's way; an answer moved between
+    two wrong labels is :func:`pass_shift`'s unseen cells.  Returns (down, up)."""
+    mean = sum(x) / len(x)
+    spread = sum((v - mean) ** 2 for v in x)
+    coefficients = [(v - mean) / spread for v in x]
+    contribution = [sum(c * sum(a == label for a in said[i]) / len(said[i]) for c, said in zip(coefficients, answers))
+                    for i, label in enumerate(labels)]
+    asked = sorted(set(labels))
+    matrices = [confusion(labels, said, weights, width, sum(full.values())) for said in answers]
+    found = []
+    for sign in (-1, 1):  # the labels with no asked item of a slope contribution of this sign
+        missing = [s for s in asked if not any(sign * d > FLIP_TOLERANCE for d, l in zip(contribution, labels) if l == s)]
+        limit = [0.0] * width
+        for s in missing:
+            limit[s] = float(unseen_limit(full.get(s, 0), labels.count(s), level))
+        if metric == "accuracy":
+            found.append(_item_bound(coefficients, sign, contribution, labels, limit, sum(full.values())))
+            continue
+        per_pass = [_across_diagonal(metric, matrix, missing, limit) for matrix in matrices]
+        found.append(_slope_shift(x, per_pass)[0 if sign < 0 else 1])
+    return found[0], found[1]
+
+
+def _item_bound(coefficients: Sequence[float], sign: int, contribution: Sequence[float], labels: Sequence[int],
+                limit: Sequence[float], total: int) -> float:
+    """The accuracy slope's shift towards ``sign`` (the mean of the items' d over the full run's ``total``): up to
+    limit[s] items of label s move from its asked items' mean d to the end sign * sum_{c_p > 0} c_p of what an
+    item's d can be (y_p in [0, 1], sum_p c_p = 0), each by at most that end's distance from the mean."""
+    end = sum(c for c in coefficients if c > 0)
+    shift = 0.0
+    for s, u in enumerate(limit):
+        if u:
+            mine = [d for d, label in zip(contribution, labels) if label == s]
+            shift += u * (end + max(0.0, -sign * sum(mine) / len(mine)))
+    return shift / total
+
+
+#: a slope contribution within this of 0 is 0 (an item right or wrong in every pass; the sum's rounding)
+FLIP_TOLERANCE = 1e-9
+
+
+def _across_diagonal(metric: str, matrix: Matrix, moved: Sequence[int], limit: List[float]) -> Tuple[float, float]:
+    """(value - least, largest - value) of one pass's ``metric`` when up to limit[s] items of each label s in
+    ``moved`` leave the diagonal (least; at most the items on it) or enter it (largest; at most those off it)."""
+    width = len(matrix)
+    leave = [[s not in moved or j == s for j in range(width)] for s in range(width)]
+    enter = [[s not in moved or j != s for j in range(width)] for s in range(width)]
+    right = [matrix[s][s] for s in range(width)]
+    least, at, _ = metric_range(metric, matrix, leave, [min(u, r) for u, r in zip(limit, right)])
+    _, _, largest = metric_range(metric, matrix, enter, [min(u, sum(row) - r) for u, r, row in zip(limit, right, matrix)])
+    return max(at - least, 0.0), max(largest - at, 0.0)
