@@ -47,7 +47,7 @@ REQUIRED_COVERAGE = 0.95
 REQUIRED_MODEL_COVERAGE = 0.90
 #: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study measured
 #: REQUIRED_COVERAGE over all and REQUIRED_MODEL_COVERAGE for each of twelve models, tiny HF among them (200 subsets at
-#: 12.5 %: lite_coverage.txt; Normal ECE, Post_bias, GLER: lite_coverage_{ece,post_bias,gler}.txt); others not estimable
+#: 12.5 %: lite_coverage.txt; Normal ECE, Post_bias, GLER, the prior biases: lite_coverage_{ece,post_bias,gler,bias}.txt)
 ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Contextual_bias', 'distribution', 'dataset'): 0.125,
     ('Contextual_bias', 'entropy', 'dataset'): 0.125,

@@ -16,7 +16,7 @@ STUDY = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "lite_c
 #: later studies of some sub-benchmarks only (``--benchmarks``, same models, subsets and resamples): each one's table
 #: and rows replace the admission study's for the sub-benchmarks it ran (its first line names them)
 FOLLOW_UPS = (STUDY.parent / "lite_coverage_ece.txt", STUDY.parent / "lite_coverage_post_bias.txt",
-              STUDY.parent / "lite_coverage_gler.txt")
+              STUDY.parent / "lite_coverage_gler.txt", STUDY.parent / "lite_coverage_bias.txt")
 
 
 def _table_of(path: Path) -> dict:
