@@ -77,7 +77,6 @@ ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Post_bias', 'DL div.', 'averaged'): 0.125,
     ('Post_bias', 'distribution', 'dataset'): 0.125,
     ('Template_sens', 'consistency', 'dataset'): 0.125,
-    ('Template_sens', 'consistency', 'averaged'): 0.125,
 }
 
 
