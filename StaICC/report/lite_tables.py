@@ -16,7 +16,7 @@ from .names import metric_label
 
 NOT_ESTIMABLE = "not estimable"
 #: where the coverage study that decides what is estimable is written
-COVERAGE_STUDY = "docs/lite.md; its raw table: benchmarks/results/lite_coverage.txt in the repository"
+COVERAGE_STUDY = "docs/lite.md; its raw tables: benchmarks/results/lite_coverage*.txt in the repository"
 
 
 def share_text(section: Dict[str, Any]) -> str:
@@ -105,7 +105,7 @@ def _cell(entry: Any) -> Any:
 
 def _notes(section: Dict[str, Any], name: str, columns: List[str], missing: Dict[str, List[str]],
            unstudied: List[str], datasets: int) -> List[str]:
-    from ..stats.lite import REQUIRED_COVERAGE
+    from ..stats.lite import REQUIRED_COVERAGE, REQUIRED_MODEL_COVERAGE
     estimates = section.get("estimates", {})
     notes = [f"Estimates of the full run: each metric on the stratified subset, items weighted by their label's "
              f"share of the full test set; {estimates.get('level', 0.95):.0%} intervals from a stratified bootstrap "
@@ -120,7 +120,8 @@ def _notes(section: Dict[str, Any], name: str, columns: List[str], missing: Dict
             if rows:
                 said.append(f"{metric_label(name, metric)} ({_rows_text(rows, datasets)})")
         notes.append(f"not estimable at this share: {'; '.join(said)}: the coverage study ({COVERAGE_STUDY}) found "
-                     f"less than {REQUIRED_COVERAGE:.0%} coverage of the full run's value there; run these in full.")
+                     f"less than {REQUIRED_COVERAGE:.0%} coverage of the full run's value over its models, or less than "
+                     f"{REQUIRED_MODEL_COVERAGE:.0%} for one of them, at this share or a larger one; run these in full.")
     if unstudied:
         notes.append(f"not estimated: {', '.join(metric_label(name, m) for m in unstudied)} (outside the coverage "
                      "study); the subset's own values are in results.json.")

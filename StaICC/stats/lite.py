@@ -306,7 +306,7 @@ def estimable(benchmark: str, metric: str, fraction: float, row: str = "dataset"
 
 def not_estimable_note(fraction: float) -> str:
     return (f"not estimable at this fraction ({fraction:g}): the coverage study did not find a {REQUIRED_COVERAGE:.0%} "
-            "coverage of the full run's value")
+            f"coverage of the full run's value over its models and {REQUIRED_MODEL_COVERAGE:.0%} for each, here and above")
 
 
 @dataclass
