@@ -19,8 +19,7 @@ FACTORS: Tuple[Tuple[str, str], ...] = AGREEMENT_FACTORS
 
 def _table(part, dataset):
     from ..stats import ItemTable
-    from ..metrics.exact_sum import recorded_rule
-    return ItemTable(part.name, dataset, part.records[dataset], recorded_rule(part.metadata, dataset))
+    return ItemTable.of_part(part, dataset)
 
 
 # ----------------------------------------------------------------------------

@@ -15,8 +15,7 @@ def _table(part, dataset):
     from ..stats import ItemTable
     if dataset not in part.records:
         raise InvalidValueError(f"{part.name} / {dataset}: no per-query records (samples.jsonl) to plot")
-    from ..metrics.exact_sum import recorded_rule
-    return ItemTable(part.name, dataset, part.records[dataset], recorded_rule(part.metadata, dataset))
+    return ItemTable.of_part(part, dataset)
 
 
 def reliability_data(part, dataset: str) -> Dict[str, Any]:

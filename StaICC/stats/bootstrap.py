@@ -175,8 +175,7 @@ def dataset_statistic(part, dataset: str, *, check: bool = True, extra_metrics: 
     are the largest thing the comparison would otherwise hold.
     """
     recorded = _recorded(part.divided.get(dataset, {}))
-    from ..metrics.exact_sum import recorded_rule
-    table = ItemTable(part.name, dataset, part.records[dataset], recorded_rule(part.metadata, dataset))
+    table = ItemTable.of_part(part, dataset)
     statistic = Statistic(part.name, table, list(recorded) + extra_metric_names(part, recorded, extra_metrics),
                           part.metadata)
     if check:

@@ -120,6 +120,12 @@ class ItemTable:
     passes for the consistency benchmarks) and then kept for every resample.
     """
 
+    @classmethod
+    def of_part(cls, part: Any, dataset: str) -> "ItemTable":
+        """The table of one dataset of a loaded run's sub-benchmark, under the exact-sum rule its rows took."""
+        from ..metrics.exact_sum import recorded_rule
+        return cls(part.name, dataset, part.records[dataset], recorded_rule(part.metadata, dataset))
+
     def __init__(self, benchmark: str, dataset: str, records: Sequence[Dict[str, Any]], rule: str = CHECK) -> None:
         self.rule = rule  # the exact-sum rule the run's rows took (recorded_rule): the softmax branch, or the check
         if not records:

@@ -28,7 +28,8 @@ from ..numeric import CHECK, is_probability_vector
 from ..standard import ECE_BINS
 from .items import is_consistency
 from .lite import Population, _resample_weights, design, estimate_statistic, finished
-from .lite_branches import hull, hulled, item_flags, on_branch, other_branch, post_branches, undecided
+from .lite_branches import (has_post_bias, hull, hulled, item_flags, on_branch, other_branch, post_branches,
+                            undecided)
 from .lite_ece import row_gaps
 from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_values, unscaled
 from .lite_unseen import rules
@@ -196,6 +197,8 @@ def _hull_post(statistic: Statistic, chunk: List[Tuple[int, List[int]]], plans: 
                level: float, out: List[Any]) -> None:
     """For the subsets of ``chunk`` whose evaluations cross between Post_bias's branches (:mod:`.lite_branches`),
     the post-bias intervals widened to the hull of both branches' (plain and power-tuned alike)."""
+    if not has_post_bias(statistic):
+        return
     np = numpy_module("numpy")
     table = statistic.table
     for (j, _), plan in zip(chunk, plans):

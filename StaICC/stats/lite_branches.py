@@ -133,7 +133,7 @@ def both_branches(scaled: List[Any], *others: List[Any]) -> Any:
 
 
 # -- Post_bias: the raw means where every one is positive, the softmaxed rows' means where not -------------------
-def _post(statistic: Statistic) -> bool:
+def has_post_bias(statistic: Statistic) -> bool:
     """Whether the statistic has a post-bias metric (those that read :func:`~StaICC.metrics.bias._post_bias_rows`)."""
     from ..metrics.bias import post_bias_distribution, post_bias_dl_div
     return any(f is post_bias_dl_div or f is post_bias_distribution for f in statistic.functions.values())
@@ -143,16 +143,27 @@ def crosses(statistic: Statistic, point: Sequence[float], rows: Any) -> bool:
     """Whether the evaluations with item weights ``point`` (the estimate's) and ``rows`` (the resamples') take
     both of the standard's post-bias branches: the softmaxed rows' means for some (a raw mean not positive, a
     drawn row with a negative entry: scores), the raw means for others."""
-    if not _post(statistic):
+    if not has_post_bias(statistic):
         return False
     from .vectorized import numpy_module
     np = numpy_module("numpy")
-    raw = np.asarray(statistic.table.rows[0], dtype=np.float64)  # repeats x items x labels
+    sums, negative = _item_sums(np, statistic)
     weights = np.vstack([np.asarray(point, dtype=np.float64)[None, :], np.asarray(rows, dtype=np.float64)])
-    positive = (weights @ raw.sum(axis=0) > 0).all(axis=1)
-    scores = weights @ (raw < 0).any(axis=2).any(axis=0).astype(np.float64) > 0
+    positive = (weights @ sums > 0).all(axis=1)
+    scores = weights @ negative > 0
     softmaxed = ~positive & scores
     return bool(softmaxed.any() and not softmaxed.all())
+
+
+def _item_sums(np: Any, statistic: Statistic) -> Tuple[Any, Any]:
+    """Per item of pass 0: its rows summed over the repeats (items x labels), and whether a row has a negative
+    entry (a float per item), computed once per table (every subset of a study reads them)."""
+    cached = statistic.__dict__.get("_post_items")
+    if cached is None or cached[0] is not statistic.table:
+        raw = np.asarray(statistic.table.rows[0], dtype=np.float64)  # repeats x items x labels
+        cached = (statistic.table, raw.sum(axis=0), (raw < 0).any(axis=2).any(axis=0).astype(np.float64))
+        statistic.__dict__["_post_items"] = cached
+    return cached[1], cached[2]
 
 
 def post_branches(statistic: Statistic, point: Sequence[float], rows: Any,
