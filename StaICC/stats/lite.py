@@ -30,7 +30,7 @@ from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
 from .lite_branches import hull, hulled, item_flags, other_branch, post_branches, undecided
 from .lite_debiased import bias_of
-from .lite_averaged import averaged, reach, stretched
+from .lite_averaged import averaged, census_resamples, followed, reach
 from .lite_ece import METRIC as ECE, ece_of_rows, ece_widened, gaps_for
 from .lite_unseen import IntervalRules, interval_rules
 from .resolution import noise_floor, resolved
@@ -236,7 +236,7 @@ def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]]
         found = exact and exact(name)
         low, high = found or _interval(scaled, level)
         if found and not isinstance(value, list):  # the resamples follow the exact interval (lite_averaged)
-            scaled = stretched(value, scaled, _interval(scaled, level), (low, high))
+            scaled = followed(value, scaled, _interval(scaled, level), found)
         low, high = exact.widened(name, low, high) if isinstance(exact, IntervalRules) else (low, high)
         out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
     return out
@@ -252,7 +252,8 @@ def census_values(statistic: Statistic, resamples: int) -> Dict[str, Tuple[Any, 
     subset that is the whole test set has nothing to estimate (a weighted sum in another order would differ
     in the last bits)."""
     names = set(weighted_values(statistic, [[1.0] * len(statistic.table)]))
-    return {name: (value, value, value, [value] * resamples) for name, value in statistic.point().items()
+    return {name: (value, value, value, census_resamples(statistic.table, name, value, resamples))
+            for name, value in statistic.point().items()
             if name in names and value is not None}
 
 
