@@ -47,7 +47,8 @@ REQUIRED_COVERAGE = 0.95
 REQUIRED_MODEL_COVERAGE = 0.90
 #: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study measured
 #: REQUIRED_COVERAGE over all and REQUIRED_MODEL_COVERAGE for each of twelve models, tiny HF among them (200 subsets at
-#: 12.5 %: lite_coverage.txt; Normal ECE, Post_bias, GLER, the prior biases: lite_coverage_{ece,post_bias,gler,bias}.txt)
+#: 12.5 %: lite_coverage.txt; Normal ECE, Post_bias, GLER, the prior biases, the consistencies:
+#: lite_coverage_{ece,post_bias,gler,bias,template}.txt)
 ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Contextual_bias', 'distribution', 'dataset'): 0.125,
     ('Contextual_bias', 'entropy', 'dataset'): 0.125,
@@ -77,6 +78,7 @@ ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Post_bias', 'DL div.', 'averaged'): 0.125,
     ('Post_bias', 'distribution', 'dataset'): 0.125,
     ('Template_sens', 'consistency', 'dataset'): 0.125,
+    ('Template_sens', 'consistency', 'averaged'): 0.125,
 }
 
 
@@ -253,8 +255,7 @@ def census_values(statistic: Statistic, resamples: int) -> Dict[str, Tuple[Any, 
     in the last bits)."""
     names = set(weighted_values(statistic, [[1.0] * len(statistic.table)]))
     return {name: (value, value, value, census_resamples(statistic.table, name, value, resamples))
-            for name, value in statistic.point().items()
-            if name in names and value is not None}
+            for name, value in statistic.point().items() if name in names and value is not None}
 
 
 def _scaled_all(estimate: Any, values: List[Any], scale: float, bias: float) -> List[Any]:
