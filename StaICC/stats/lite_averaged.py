@@ -57,7 +57,8 @@ class Pooled(list):
         self.pooled: ItemMean = pooled
 
 
-def followed(value: float, scaled: List[Any], bootstrap: Tuple[float, float], interval: Tuple[float, float]) -> List[Any]:
+def followed(value: float, scaled: List[Any], bootstrap: Tuple[float, float],
+             interval: Tuple[float, float]) -> List[Any]:
     """The resamples of a dataset whose interval is exact: :func:`stretched` to it, and :class:`Pooled` where the
     interval carries the items' mean the averaged row pools."""
     out = stretched(value, scaled, bootstrap, interval)

@@ -209,8 +209,8 @@ def item_accuracy(table) -> List[float]:
 def exact_of_items(values: List[float], labels: List[Hashable], full: Dict[Hashable, int],
                    level: float, always: bool = False) -> Optional[Tuple[float, float]]:
     """The Korn-Graubard interval of the stratified mean of the subset's item ``values`` where a label has fewer
-    than :data:`SMALL_STRATUM` items in the subset (a property of the design alone), or ``always`` (:data:`ALWAYS_EXACT`), else None;
-    with ``always``, it carries the :class:`ItemMean` that the averaged row pools."""
+    than :data:`SMALL_STRATUM` items in the subset (a property of the design alone), or ``always``
+    (:data:`ALWAYS_EXACT`), else None; with ``always``, it carries the :class:`ItemMean` that the averaged row pools."""
     counts: Dict[Hashable, int] = {}
     for label in labels:
         counts[label] = counts.get(label, 0) + 1

@@ -55,9 +55,9 @@ def _failing_cells(path: Path) -> dict:
     return failing
 
 
-#: the study of the consistencies with their averaged rows' pooled exact interval, at every studied fraction (the same
-#: models, subsets and resamples): its table and rows replace the older studies' for the sub-benchmarks it ran (its first
-#: line names them), and its rows at 6.25 and 25 % replace the study of the other fractions' for them
+#: the study of the consistencies with their averaged rows' pooled exact interval, at every studied fraction (the
+#: same models, subsets and resamples): its table and rows replace the older studies' for the sub-benchmarks it ran
+#: (its first line names them), and its rows at 6.25 and 25 % replace the study of the other fractions' for them
 CONSISTENCIES = STUDY.parent / "lite_coverage_template.txt"
 #: the least fraction a cell is printed at: the admission study's, run with every model (a later study's rows at
 #: 6.25 % can keep a cell out, never print one below this)
