@@ -30,7 +30,7 @@ from .flips import has_ground_truth
 from .items import ItemTable, draw_resamples
 from .lite_branches import hull, hulled, item_flags, other_branch, post_branches, undecided
 from .lite_debiased import bias_of
-from .lite_averaged import averaged, reach, stretched
+from .lite_averaged import averaged, census_resamples, followed, reach
 from .lite_ece import METRIC as ECE, ece_of_rows, ece_widened, gaps_for
 from .lite_unseen import IntervalRules, interval_rules
 from .resolution import noise_floor, resolved
@@ -47,7 +47,8 @@ REQUIRED_COVERAGE = 0.95
 REQUIRED_MODEL_COVERAGE = 0.90
 #: (sub-benchmark, metric, "dataset" or "averaged") -> the smallest studied fraction from which on the study measured
 #: REQUIRED_COVERAGE over all and REQUIRED_MODEL_COVERAGE for each of twelve models, tiny HF among them (200 subsets at
-#: 12.5 %: lite_coverage.txt; Normal ECE, Post_bias, GLER, the prior biases: lite_coverage_{ece,post_bias,gler,bias}.txt)
+#: 12.5 %: lite_coverage.txt; Normal ECE, Post_bias, GLER, the prior biases, the consistencies:
+#: lite_coverage_{ece,post_bias,gler,bias,template}.txt)
 ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Contextual_bias', 'distribution', 'dataset'): 0.125,
     ('Contextual_bias', 'entropy', 'dataset'): 0.125,
@@ -77,6 +78,7 @@ ESTIMABLE: Dict[Tuple[str, str, str], float] = {
     ('Post_bias', 'DL div.', 'averaged'): 0.125,
     ('Post_bias', 'distribution', 'dataset'): 0.125,
     ('Template_sens', 'consistency', 'dataset'): 0.125,
+    ('Template_sens', 'consistency', 'averaged'): 0.125,
 }
 
 
@@ -236,7 +238,7 @@ def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]]
         found = exact and exact(name)
         low, high = found or _interval(scaled, level)
         if found and not isinstance(value, list):  # the resamples follow the exact interval (lite_averaged)
-            scaled = stretched(value, scaled, _interval(scaled, level), (low, high))
+            scaled = followed(value, scaled, _interval(scaled, level), found)
         low, high = exact.widened(name, low, high) if isinstance(exact, IntervalRules) else (low, high)
         out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
     return out
@@ -252,8 +254,8 @@ def census_values(statistic: Statistic, resamples: int) -> Dict[str, Tuple[Any, 
     subset that is the whole test set has nothing to estimate (a weighted sum in another order would differ
     in the last bits)."""
     names = set(weighted_values(statistic, [[1.0] * len(statistic.table)]))
-    return {name: (value, value, value, [value] * resamples) for name, value in statistic.point().items()
-            if name in names and value is not None}
+    return {name: (value, value, value, census_resamples(statistic.table, name, value, resamples))
+            for name, value in statistic.point().items() if name in names and value is not None}
 
 
 def _scaled_all(estimate: Any, values: List[Any], scale: float, bias: float) -> List[Any]:

@@ -19,10 +19,20 @@ a small label (the resamples' deviations stretched, each side, to the exact inte
 :func:`stretched`), and the bounds that hold resample by resample, the ECE's for its bins near zero
 and the bias entropy's other branch (:class:`Resamples` carries each resample's bound, and the
 averaged row takes the quantiles of the averaged bounds, not the average of their quantiles).
+
+A metric whose every dataset takes the exact interval (a consistency: :data:`~.lite_exact.ALWAYS_EXACT`) is a
+mean of bounded item values on every dataset, so its averaged row is the exact interval of the datasets' items
+together (:func:`~.lite_exact.pooled_interval`; each dataset's resamples carry what it needs: :class:`Pooled`),
+not a combination of resamples.  Stretched resamples were wrong there: a dataset whose subset saw no changed
+answer has an estimate of 1 and an exact interval [low, 1] that lies below it; its resamples differ from the
+estimate in the last bits only, and stretching those deviations to the interval (by a factor of up to 1e15)
+put them below the estimate, so each such dataset moved every averaged resample down instead of widening the
+row, and the row's upper end fell on its estimate.
 """
 import math
-from typing import Any, List, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
+from .lite_exact import ALWAYS_EXACT, ItemMean, item_values, pooled_interval
 from .significance import percentile_interval
 
 
@@ -36,6 +46,33 @@ class Resamples(list):
         super().__init__(values)
         self.down: List[float] = list(down)
         self.up: List[float] = list(up)
+
+
+class Pooled(list):
+    """A dataset's scaled resamples whose reported interval is the exact one of a mean of bounded item values, with
+    that mean (``pooled``, a :class:`~.lite_exact.ItemMean`): the averaged row pools the datasets' items."""
+
+    def __init__(self, values: Sequence[Any], pooled: ItemMean) -> None:
+        super().__init__(values)
+        self.pooled: ItemMean = pooled
+
+
+def followed(value: float, scaled: List[Any], bootstrap: Tuple[float, float],
+             interval: Tuple[float, float]) -> List[Any]:
+    """The resamples of a dataset whose interval is exact: :func:`stretched` to it, and :class:`Pooled` where the
+    interval carries the items' mean the averaged row pools."""
+    out = stretched(value, scaled, bootstrap, interval)
+    pooled: Optional[ItemMean] = getattr(interval, "pooled", None)
+    return Pooled(out, pooled) if pooled is not None else out
+
+
+def census_resamples(table: Any, name: str, value: Any, resamples: int) -> List[Any]:
+    """A whole dataset's resamples (its value, no spread), :class:`Pooled` with its items' mean (known, no error)
+    where the averaged row pools the datasets' items."""
+    if (table.benchmark, name) not in ALWAYS_EXACT:
+        return [value] * resamples
+    values, least = item_values(table)
+    return Pooled([value] * resamples, ItemMean(math.fsum(values) / len(values), 0.0, len(values), least, whole=True))
 
 
 def stretched(value: float, scaled: List[Any], bootstrap: Tuple[float, float],
@@ -66,12 +103,16 @@ def reach(low: Any, high: Any, scaled: Sequence[Any], level: float) -> Tuple[flo
 def averaged(per_dataset: List[Tuple[Any, ...]], level: float, census: bool) -> Tuple[Any, Any, Any]:
     """The averaged row's (estimate, low, high) from each dataset's (estimate, resamples[, reach]): the
     percentile interval of the resamples averaged over the datasets, widened by the datasets' mean reach
-    (:func:`reach`); where every dataset is whole, the standard's own average (a left-to-right sum / their
-    count) with no spread."""
+    (:func:`reach`), or where every dataset's resamples are :class:`Pooled`, the exact interval of their items
+    together (:func:`pooled`); where every dataset is whole, the standard's own average (a left-to-right sum /
+    their count) with no spread."""
     if census:
         value = sum((entry[0] for entry in per_dataset), 0) / len(per_dataset)
         return value, value, value
     value = math.fsum(entry[0] for entry in per_dataset) / len(per_dataset)
+    if all(isinstance(entry[1], Pooled) for entry in per_dataset):
+        low, high = pooled(per_dataset, level)
+        return value, min(low, value), max(high, value)
     lows = [math.fsum(c) / len(c) for c in zip(*(_bounded(entry[1], -1) for entry in per_dataset))]
     highs = [math.fsum(c) / len(c) for c in zip(*(_bounded(entry[1], 1) for entry in per_dataset))]
     low, high = percentile_interval(lows, level)[0], percentile_interval(highs, level)[1]
@@ -87,3 +128,12 @@ def _bounded(scaled: Sequence[Any], side: int) -> Sequence[Any]:
     if not isinstance(scaled, Resamples):
         return scaled
     return [v + side * n for v, n in zip(scaled, scaled.up if side > 0 else scaled.down)]
+
+
+def pooled(per_dataset: List[Tuple[Any, ...]], level: float) -> Tuple[float, float]:
+    """The averaged row's exact interval from :class:`Pooled` datasets: the whole ones' values exactly, the
+    sampled ones' :func:`~.lite_exact.pooled_interval`, each counted once in the mean over all datasets."""
+    known = math.fsum(entry[0] for entry in per_dataset if entry[1].pooled.whole)
+    sampled = [entry[1].pooled for entry in per_dataset if not entry[1].pooled.whole]
+    low, high = pooled_interval(sampled, level) if sampled else (0.0, 0.0)
+    return (known + len(sampled) * low) / len(per_dataset), (known + len(sampled) * high) / len(per_dataset)

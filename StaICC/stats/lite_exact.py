@@ -24,9 +24,17 @@ sees none of them, and the bootstrap's interval has width zero; the exact interv
 Since that holds at every fraction the study runs, a consistency gets the exact interval on every
 subset (:data:`ALWAYS_EXACT`), small labels or not: a choice by the metric, not by the answers.  The Beta quantiles are
 computed here (a continued fraction and bisection), without SciPy.
+
+The averaged row of a consistency is the same construction on the datasets' items together
+(:func:`pooled_interval`): the mean over D datasets of a_d + (1 - a_d) u_d is mean(a) + A p, with
+A = mean(1 - a) and p = sum_d (1 - a_d) u_d / sum_d (1 - a_d), a stratified mean of item values in
+[0, 1] over the strata (dataset, label), the datasets' subsets drawn independently; its variance is
+sum_d ((1 - a_d) / sum (1 - a))^2 v_d and its items the datasets' together, so p gets the
+Korn-Graubard interval as one dataset's does, mapped back.
 """
 import math
-from typing import Dict, Hashable, List, Optional, Tuple
+from dataclasses import dataclass, replace
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 
 #: a label with fewer items than this in the subset makes the accuracy's interval the exact one
 SMALL_STRATUM = 10
@@ -37,6 +45,31 @@ EXACT_METRICS = frozenset({("Normal", "accuracy"), ("Template_sens", "consistenc
 #: near 1 for most models and its few changed answers hide from a subset of any size the study runs (at 25 %, 25
 #: of Template_sens's 100 items, the bootstrap covered the biased model's value 82 % of the time)
 ALWAYS_EXACT = frozenset({("Template_sens", "consistency"), ("Demo_sens", "consistency")})
+
+
+@dataclass(frozen=True)
+class ItemMean:
+    """What a dataset's exact interval rests on, which the averaged row pools (:func:`pooled_interval`): the
+    stratified mean of the rescaled item values u in [0, 1], its finite-population variance, the items asked, and
+    the least value a of the per-item term (the metric is a + (1 - a) u); ``whole``: every item asked (no error)."""
+
+    mean: float
+    variance: float
+    items: int
+    least: float = 0.0
+    whole: bool = False
+
+
+class ExactInterval(tuple):
+    """An exact interval (low, high), with the :class:`ItemMean` it was computed from where the averaged row pools
+    the datasets' items (``pooled``: the metrics of :data:`ALWAYS_EXACT`, whose every dataset has one), else None."""
+
+    pooled: Optional[ItemMean]
+
+    def __new__(cls, low: float, high: float, pooled: Optional[ItemMean] = None) -> "ExactInterval":
+        found = super().__new__(cls, (low, high))
+        found.pooled = pooled
+        return found
 
 
 def _beta_fraction(x: float, a: float, b: float) -> float:
@@ -141,10 +174,29 @@ def _label_counts(table) -> List[Dict[int, int]]:
 
 
 def unscaled(interval: Tuple[float, float], least: float) -> Tuple[float, float]:
-    """An interval of the rescaled item values' mean mapped back to the metric: a + (1 - a) x."""
+    """An interval of the rescaled item values' mean mapped back to the metric: a + (1 - a) x (its
+    :class:`ItemMean`, if any, records a)."""
     if not least:
         return interval
-    return least + (1 - least) * interval[0], least + (1 - least) * interval[1]
+    pooled = getattr(interval, "pooled", None)
+    return ExactInterval(least + (1 - least) * interval[0], least + (1 - least) * interval[1],
+                         pooled and replace(pooled, least=least))
+
+
+def pooled_interval(parts: Sequence[ItemMean], level: float) -> Tuple[float, float]:
+    """The Korn-Graubard interval of the mean over datasets of a_d + (1 - a_d) u_d, from each sampled dataset's
+    :class:`ItemMean` (independent subsets): the interval of the pooled stratified mean p of the rescaled item
+    values, each dataset weighted by its range 1 - a_d, with the pooled variance and every dataset's items, mapped
+    back to mean(a) + mean(1 - a) p (module docstring)."""
+    ranges = [1 - part.least for part in parts]
+    total = math.fsum(ranges)
+    base = math.fsum(part.least for part in parts) / len(parts)
+    if total <= 0:  # one label: every item's term is 1
+        return base, base
+    p = min(max(math.fsum(r * part.mean for r, part in zip(ranges, parts)) / total, 0.0), 1.0)
+    variance = math.fsum((r / total) ** 2 * part.variance for r, part in zip(ranges, parts))
+    low, high = korn_graubard(p, variance, sum(part.items for part in parts), level)
+    return base + total / len(parts) * low, base + total / len(parts) * high
 
 
 def item_accuracy(table) -> List[float]:
@@ -157,11 +209,13 @@ def item_accuracy(table) -> List[float]:
 def exact_of_items(values: List[float], labels: List[Hashable], full: Dict[Hashable, int],
                    level: float, always: bool = False) -> Optional[Tuple[float, float]]:
     """The Korn-Graubard interval of the stratified mean of the subset's item ``values`` where a label has fewer
-    than :data:`SMALL_STRATUM` items in the subset (a property of the design alone), or ``always`` (:data:`ALWAYS_EXACT`), else None."""
+    than :data:`SMALL_STRATUM` items in the subset (a property of the design alone), or ``always``
+    (:data:`ALWAYS_EXACT`), else None; with ``always``, it carries the :class:`ItemMean` that the averaged row pools."""
     counts: Dict[Hashable, int] = {}
     for label in labels:
         counts[label] = counts.get(label, 0) + 1
     if not always and min(counts.values()) >= SMALL_STRATUM:
         return None
     mean, variance = stratified_mean_and_variance(values, labels, full)
-    return korn_graubard(mean, variance, len(values), level)
+    return ExactInterval(*korn_graubard(mean, variance, len(values), level),
+                         ItemMean(mean, variance, len(values)) if always else None)

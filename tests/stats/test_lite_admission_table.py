@@ -1,8 +1,8 @@
 """The lite run prints what the committed coverage study admits, no more and no less.
 
 ``benchmarks/results/lite_coverage.txt`` is the raw output of the admission study; it ends with
-the ``ESTIMABLE`` table that study finds (a follow-up study of some sub-benchmarks, :data:`FOLLOW_UPS`, replaces its
-cells for those).  The package's table must be that one: a metric printed
+the ``ESTIMABLE`` table that study finds (a follow-up study of some sub-benchmarks, :data:`FOLLOW_UPS` and
+:data:`CONSISTENCIES`, replaces its cells for those).  The package's table must be that one: a metric printed
 without the study behind it, or one the study admits left unprinted, fails here.
 """
 import ast
@@ -55,12 +55,24 @@ def _failing_cells(path: Path) -> dict:
     return failing
 
 
+#: the study of the consistencies with their averaged rows' pooled exact interval, at every studied fraction (the
+#: same models, subsets and resamples): its table and rows replace the older studies' for the sub-benchmarks it ran
+#: (its first line names them), and its rows at 6.25 and 25 % replace the study of the other fractions' for them
+CONSISTENCIES = STUDY.parent / "lite_coverage_template.txt"
+#: the least fraction a cell is printed at: the admission study's, run with every model (a later study's rows at
+#: 6.25 % can keep a cell out, never print one below this)
+TABLE_STARTS = 0.125
+
+
 def _study_table() -> dict:
     table = _table_of(STUDY)
-    for later in FOLLOW_UPS:
+    for later in (*FOLLOW_UPS, CONSISTENCIES):
         covered = _covered_by(later)
         table = {**{k: v for k, v in table.items() if k[0] not in covered}, **_table_of(later)}
-    failing = _failing_cells(LARGER_FRACTIONS)
+    covered = _covered_by(CONSISTENCIES)
+    failing = {**{k: v for k, v in _failing_cells(LARGER_FRACTIONS).items() if k[0] not in covered},
+               **_failing_cells(CONSISTENCIES)}
+    table = {k: max(v, TABLE_STARTS) for k, v in table.items()}
     return {k: v for k, v in table.items() if not any(f >= v for f in failing.get(k, ()))}
 
 
@@ -82,7 +94,7 @@ def _rows_of(path: Path) -> set:
 def _admitted_rows() -> set:
     """The admission study's rows marked 'yes', those of a follow-up's sub-benchmarks replaced by its rows."""
     admitted = _rows_of(STUDY)
-    for later in FOLLOW_UPS:
+    for later in (*FOLLOW_UPS, CONSISTENCIES):
         covered = _covered_by(later)
         admitted = {row for row in admitted if row[0] not in covered} | _rows_of(later)
     return admitted
