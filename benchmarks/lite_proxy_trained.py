@@ -30,6 +30,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench_lite_coverage as study  # noqa: E402 (beside this script)
 
+#: the fraction studied by default; the cells counted as printed at a smaller one are those printed here (a lite run
+#: prints nothing below it)
 FRACTION = 0.125
 
 
@@ -59,7 +61,7 @@ def within_label_correlation(target: Any, proxy: Any) -> float:
     return float((a * b).sum() / math.sqrt((a * a).sum() * (b * b).sum()))
 
 
-def bound_line(dataset: str, proxy: str, found: List[Any], position: int, rho: float) -> str:
+def bound_line(dataset: str, proxy: str, found: List[Any], position: int, rho: float, fraction: float) -> str:
     """Normal's likelihood (a mean over items) on one dataset: the median half-width ratio with one proxy
     against the bound sqrt(1 - rho^2) of its within-label correlation."""
     def median(values: List[float]) -> float:
@@ -67,7 +69,7 @@ def bound_line(dataset: str, proxy: str, found: List[Any], position: int, rho: f
     metric = "averaged_truelabel_likelihood"
     plain = median([(cells[metric][2] - cells[metric][1]) / 2 for cells, _ in found])
     tuned = median([(helped[position][metric][2] - helped[position][metric][1]) / 2 for _, helped in found])
-    return (f"Normal / {dataset}: likelihood width ratio with {proxy} {tuned / plain:.3f}; its within-label "
+    return (f"Normal / {dataset} at {fraction}: likelihood width ratio with {proxy} {tuned / plain:.3f}; its within-label "
             f"correlation {rho:.3f}, sqrt(1 - rho^2) = {math.sqrt(max(0.0, 1 - rho * rho)):.3f}")
 
 
@@ -96,8 +98,8 @@ def tables(path: str, notes: List[str]) -> List[Tuple[Any, ...]]:
     return out
 
 
-def run_study(target: str, proxies: Dict[str, str], modes: List[str], seeds: int, resamples: int
-              ) -> Tuple[study.Results, List[str]]:
+def run_study(target: str, proxies: Dict[str, str], modes: List[str], seeds: int, resamples: int,
+              fractions: Tuple[float, ...] = (FRACTION,)) -> Tuple[study.Results, List[str]]:
     """(mode, fraction, benchmark, metric) -> rows, as the coverage study records them, and the lines of the
     correlations and accuracies."""
     from StaICC.stats.lite_averaged import reach
@@ -116,12 +118,13 @@ def run_study(target: str, proxies: Dict[str, str], modes: List[str], seeds: int
                 f"{p} accuracy {h.point()['accuracy']:.3f}, item correlation with the target: correctness "
                 f"{c:.2f}, true-label probability {q:.2f}" for p, h in zip(names, helpers)
                 for c, q in [correlations(full, h)]))
-        subsets = study._subsets(full, population, name, dataset, range(seeds), (FRACTION,))
+        subsets = study._subsets(full, population, name, dataset, range(seeds), fractions)
         found = subset_estimates(full, population, [s for _, _, s in subsets], resamples=resamples,
                                  seed=[seed for seed, _, _ in subsets], level=0.95, proxies=helpers, groups=groups)
         if name == "Normal":
-            lines += [bound_line(dataset, mode, found, j, within_label_correlation(full, helpers[names.index(mode)]))
-                      for j, mode in enumerate(modes) if mode in names]
+            lines += [bound_line(dataset, mode, [e for e, (_, f, _) in zip(found, subsets) if f == fraction], j,
+                                 within_label_correlation(full, helpers[names.index(mode)]), fraction)
+                      for fraction in fractions for j, mode in enumerate(modes) if mode in names]
         for (seed, fraction, _), (plain, tuned) in zip(subsets, found):
             for mode, cells in [("plain", plain)] + list(zip(modes, tuned)):
                 for metric, (value, low, high, scaled) in cells.items():
@@ -134,19 +137,19 @@ def run_study(target: str, proxies: Dict[str, str], modes: List[str], seeds: int
     return results, lines
 
 
-def side_by_side(results: study.Results, modes: List[str]) -> List[str]:
-    """One markdown row per cell (printed or not), then per mode the median width ratio and the coverage over
-    the printed cells."""
+def side_by_side(results: study.Results, modes: List[str], fraction: float = FRACTION) -> List[str]:
+    """One markdown row per cell at ``fraction`` (printed or not), then per mode the median width ratio and the
+    coverage over the printed cells (below :data:`FRACTION`, the cells printed at it)."""
     from StaICC.stats.lite import ESTIMABLE
-    lines = ["| sub-benchmark: metric | printed | plain: coverage | median half-width | "
+    lines = [f"at {fraction}:", "", "| sub-benchmark: metric | printed | plain: coverage | median half-width | "
              + " | ".join(f"{m}: coverage | width ratio" for m in modes) + " |", "|---" * (4 + 2 * len(modes)) + "|"]
     ratios: Dict[str, List[float]] = defaultdict(list)
     covered: Dict[str, List[bool]] = defaultdict(list)
-    keys = sorted({k[1:] for k in results if k[0] == "plain"}, key=lambda k: (k[1], k[2]))
+    keys = sorted({k[1:] for k in results if k[0] == "plain" and k[1] == fraction}, key=lambda k: (k[1], k[2]))
     for key in keys:
         metric = key[2].replace(" (averaged)", "")
         printed = ESTIMABLE.get((key[1], metric, "averaged" if key[2].endswith(" (averaged)") else "dataset"),
-                                2.0) <= key[0]
+                                2.0) <= max(key[0], FRACTION)
         coverage, _, half = study._cell(results[("plain", *key)])
         cells = [f"{key[1]}: {key[2]}", "yes" if printed else "no", f"{coverage:.1%}", f"{half:.3g}"]
         if printed:
@@ -162,14 +165,24 @@ def side_by_side(results: study.Results, modes: List[str]) -> List[str]:
                     ratios[mode].append(ratio)
         lines.append("| " + " | ".join(cells) + " |")
     plain = covered["plain"]
-    lines += ["", f"over the printed cells at {FRACTION}: plain coverage {sum(plain) / len(plain):.1%} "
+    lines += ["", f"over the printed cells at {fraction}: plain coverage {sum(plain) / len(plain):.1%} "
               f"({len(plain)} intervals)"]
     for mode in modes:
         found = sorted(ratios[mode])
         median = found[len(found) // 2] if len(found) % 2 else (found[len(found) // 2 - 1] + found[len(found) // 2]) / 2
         lines.append(f"  {mode:<28} median width ratio {median:.3f} over {len(found)} cells (best {found[0]:.3f}, "
-                     f"worst {found[-1]:.3f}); coverage {sum(covered[mode]) / len(covered[mode]):.1%}")
+                     f"worst {found[-1]:.3f}); coverage {sum(covered[mode]) / len(covered[mode]):.1%}; "
+                     f"{sum(r >= 0.99 for r in found)} cells at 0.99 or more, the others' median {_median(found):.3f}")
     return lines
+
+
+def _median(ratios: List[float]) -> float:
+    """The median of the width ratios below 0.99 (the cells a proxy moves), NaN where there is none."""
+    moved = sorted(r for r in ratios if r < 0.99)
+    if not moved:
+        return math.nan
+    middle = len(moved) // 2
+    return moved[middle] if len(moved) % 2 else (moved[middle - 1] + moved[middle]) / 2
 
 
 def main() -> None:
@@ -179,20 +192,25 @@ def main() -> None:
     parser.add_argument("--modes", required=True, help="comma-separated; a mode is a proxy name or names joined by +")
     parser.add_argument("--seeds", type=int, default=200, help="subsets (default: 200)")
     parser.add_argument("--resamples", type=int, default=200, help="bootstrap resamples per interval (default: 200)")
+    parser.add_argument("--fractions", default=str(FRACTION),
+                        help=f"comma-separated fractions (default: {FRACTION}); the subsets are nested, one per seed")
     parser.add_argument("--output", help="also write the tables to this file")
     args = parser.parse_args()
+    fractions = tuple(float(f) for f in args.fractions.split(",") if f)
     proxies = dict(item.split("=", 1) for item in args.proxies.split(",") if item)
     modes = [m for m in args.modes.split(",") if m]
     unknown = sorted({p for m in modes for p in m.split("+")} - set(proxies))
     if unknown:
         parser.error(f"--modes names proxies not in --proxies: {', '.join(unknown)}")
     started = time.perf_counter()
-    results, lines = run_study(args.target, proxies, modes, args.seeds, args.resamples)
+    results, lines = run_study(args.target, proxies, modes, args.seeds, args.resamples, fractions)
     header = [f"lite proxy study on a trained family: target {args.target}; proxies "
-              + ", ".join(f"{p} {d}" for p, d in proxies.items()) + f"; {args.seeds} subsets at {FRACTION}; "
-              f"{args.resamples} resamples per interval; nominal 95 %; {time.perf_counter() - started:.0f} s wall, "
-              f"{study._cpu_seconds():.0f} CPU s", ""]
-    text = "\n".join(header + lines + [""] + side_by_side(results, modes))
+              + ", ".join(f"{p} {d}" for p, d in proxies.items()) + f"; {args.seeds} subsets at "
+              f"{', '.join(map(str, fractions))}; {args.resamples} resamples per interval; nominal 95 %; "
+              f"{time.perf_counter() - started:.0f} s wall, {study._cpu_seconds():.0f} CPU s",
+              "command: python " + " ".join(sys.argv), ""]
+    sections = [line for f in fractions for line in [""] + side_by_side(results, modes, f)]
+    text = "\n".join(header + lines + sections)
     print(text)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
