@@ -128,12 +128,12 @@ def run_study(target: str, proxies: Dict[str, str], modes: List[str], seeds: int
         for (seed, fraction, _), (plain, tuned) in zip(subsets, found):
             for mode, cells in [("plain", plain)] + list(zip(modes, tuned)):
                 for metric, (value, low, high, scaled) in cells.items():
-                    study._record(results, (mode, fraction, name, metric), "target", truth[metric], value, low,
+                    study._record(results, (mode, fraction, name, metric), dataset, truth[metric], value, low,
                                   high, metric)
                     if not isinstance(value, list):
                         extra = reach(low, high, scaled, 0.95)
                         averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled, extra)))
-    study._averaged_rows(results, averaged, "target")
+    study._averaged_rows(results, averaged, "averaged")
     return results, lines
 
 
@@ -176,6 +176,23 @@ def side_by_side(results: study.Results, modes: List[str], fraction: float = FRA
     return lines
 
 
+def per_dataset(results: study.Results, modes: List[str], fraction: float = FRACTION) -> List[str]:
+    """Each per-dataset cell's width ratio per mode on each dataset alone (a cell's ratio above pools its datasets'
+    half-widths, so where one dataset's intervals are wider the pooled median is that dataset's)."""
+    lines = [f"per dataset at {fraction} (median half-width ratio with each mode on the dataset's subsets):", "",
+             "| sub-benchmark: metric | dataset | plain: median half-width | " + " | ".join(modes) + " |",
+             "|---" * (3 + len(modes)) + "|"]
+    for key in sorted(k[1:] for k in results if k[0] == "plain" and k[1] == fraction and "(averaged)" not in k[3]):
+        datasets = sorted({r[0] for r in results[("plain", *key)]})
+        for dataset in datasets:
+            half = study._cell([r for r in results[("plain", *key)] if r[0] == dataset])[2]
+            ratios = [study._cell([r for r in results[(m, *key)] if r[0] == dataset])[2] / half
+                      if half > 0 and math.isfinite(half) else math.nan for m in modes]
+            lines.append(f"| {key[1]}: {key[2]} | {dataset} | {half:.3g} | " + " | ".join(f"{r:.3f}" for r in ratios)
+                         + " |")
+    return lines
+
+
 def _median(ratios: List[float]) -> float:
     """The median of the width ratios below 0.99 (the cells a proxy moves), NaN where there is none."""
     moved = sorted(r for r in ratios if r < 0.99)
@@ -209,7 +226,8 @@ def main() -> None:
               f"{', '.join(map(str, fractions))}; {args.resamples} resamples per interval; nominal 95 %; "
               f"{time.perf_counter() - started:.0f} s wall, {study._cpu_seconds():.0f} CPU s",
               "command: python " + " ".join(sys.argv), ""]
-    sections = [line for f in fractions for line in [""] + side_by_side(results, modes, f)]
+    sections = [line for f in fractions for line in [""] + side_by_side(results, modes, f) + [""]
+                + per_dataset(results, modes, f)]
     text = "\n".join(header + lines + sections)
     print(text)
     if args.output:
