@@ -47,6 +47,25 @@ def correlations(target: Any, proxy: Any) -> Tuple[float, float]:
     return tuple(float(np.corrcoef(means(target.table, f), means(proxy.table, f))[0, 1]) for f in (0, 2))
 
 
+def slope_correlations(target: Any, proxy: Any) -> Tuple[float, float, int, int]:
+    """GLER: the Pearson correlation over items of each item's contribution to the slope, sum_p c_p y_p with
+    c_p = (x_p - mean x) / sum (x - mean x)^2 and y_p its value in pass p (its mean over the repeats), for
+    correctness and the true-label probability; and how many items contribute to the accuracy's slope (target,
+    proxy).  A difference estimator of a slope can use only this correlation."""
+    import numpy as np
+    x = np.asarray(target.x_values, dtype=np.float64)
+    c = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+
+    def contributions(table: Any, field: int) -> Any:
+        values = np.asarray([[[(s[0] == table.labels[i]) if field == 0 else s[2] for i, s in enumerate(rep)]
+                              for rep in reps] for reps in table.summaries], dtype=np.float64).mean(axis=1)
+        return (c[:, None] * values).sum(axis=0)
+    pairs = [(contributions(target.table, f), contributions(proxy.table, f)) for f in (0, 2)]
+    (a, b), (u, v) = pairs
+    return (float(np.corrcoef(a, b)[0, 1]), float(np.corrcoef(u, v)[0, 1]),
+            int((np.abs(a) > 1e-12).sum()), int((np.abs(b) > 1e-12).sum()))
+
+
 def within_label_correlation(target: Any, proxy: Any) -> float:
     """Pearson correlation over items of the true-label probability (each item's mean over the repeats of pass
     0), each centred on its label's mean: the correlation a label-stratified difference estimator of the mean
@@ -118,6 +137,10 @@ def run_study(target: str, proxies: Dict[str, str], modes: List[str], seeds: int
                 f"{p} accuracy {h.point()['accuracy']:.3f}, item correlation with the target: correctness "
                 f"{c:.2f}, true-label probability {q:.2f}" for p, h in zip(names, helpers)
                 for c, q in [correlations(full, h)]))
+        if name == "GLER":
+            lines.append(f"GLER / {dataset}: item correlation of the slope contributions with the target: " + "; ".join(
+                f"{p} accuracy {a:.2f}, true-label probability {q:.2f} (items moving the accuracy's slope: target "
+                f"{m}, {p} {k})" for p, h in zip(names, helpers) for a, q, m, k in [slope_correlations(full, h)]))
         subsets = study._subsets(full, population, name, dataset, range(seeds), fractions)
         found = subset_estimates(full, population, [s for _, _, s in subsets], resamples=resamples,
                                  seed=[seed for seed, _, _ in subsets], level=0.95, proxies=helpers, groups=groups)

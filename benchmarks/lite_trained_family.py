@@ -13,8 +13,16 @@ loss on every token with the label words weighted 5, left both members at chance
 they learnt the text and a label prior, not the labels.)  Every draw is seeded, one CPU thread: the same command rebuilds the
 same weights on the same machine.
 
+The **distilled** member is the sibling's shape trained the way real small members of a family often are
+(Gemma 2's 2B and 9B, Llama 3.2's 1B and 3B learnt from a larger member's output distributions): on the same
+demonstration-set prompts, its loss is the KL divergence from the **target's** distribution over the label words
+to its own at every label position (each model's logits of the label words' tokens, softmaxed: what a run
+scores), the target's computed here from its saved weights; no true label enters it.  The target must be saved
+under ``--out`` first, with the tokenizer this script builds (checked).
+
     python benchmarks/lite_trained_family.py --out /tmp/41e               # tokenizer + every member
     python benchmarks/lite_trained_family.py --out /tmp/41e --members small
+    python benchmarks/lite_trained_family.py --out /tmp/41e --members distilled   # after the target
 
 Then full runs (records kept) of each member, e.g.
 ``staicc run --model hf --model-args pretrained=/tmp/41e/target,dtype=float32,threads=1,scoring=sequence
