@@ -235,6 +235,8 @@ def main() -> None:
     parser.add_argument("--fractions", default=str(FRACTION),
                         help=f"comma-separated fractions (default: {FRACTION}); the subsets are nested, one per seed")
     parser.add_argument("--output", help="also write the tables to this file")
+    parser.add_argument("--note", action="append", default=[],
+                        help="a line for the header (how the runs were made: commands, times, machine); repeatable")
     args = parser.parse_args()
     fractions = tuple(float(f) for f in args.fractions.split(",") if f)
     proxies = dict(item.split("=", 1) for item in args.proxies.split(",") if item)
@@ -248,7 +250,7 @@ def main() -> None:
               + ", ".join(f"{p} {d}" for p, d in proxies.items()) + f"; {args.seeds} subsets at "
               f"{', '.join(map(str, fractions))}; {args.resamples} resamples per interval; nominal 95 %; "
               f"{time.perf_counter() - started:.0f} s wall, {study._cpu_seconds():.0f} CPU s",
-              "command: python " + " ".join(sys.argv), ""]
+              "command: python " + " ".join(sys.argv)] + args.note + [""]
     sections = [line for f in fractions for line in [""] + side_by_side(results, modes, f) + [""]
                 + per_dataset(results, modes, f)]
     text = "\n".join(header + lines + sections)
