@@ -250,7 +250,8 @@ def main() -> None:
               + ", ".join(f"{p} {d}" for p, d in proxies.items()) + f"; {args.seeds} subsets at "
               f"{', '.join(map(str, fractions))}; {args.resamples} resamples per interval; nominal 95 %; "
               f"{time.perf_counter() - started:.0f} s wall, {study._cpu_seconds():.0f} CPU s",
-              "command: python " + " ".join(sys.argv)] + args.note + [""]
+              "command: python " + " ".join(a for i, a in enumerate(sys.argv)
+                                            if a != "--note" and sys.argv[i - 1] != "--note")] + args.note + [""]
     sections = [line for f in fractions for line in [""] + side_by_side(results, modes, f) + [""]
                 + per_dataset(results, modes, f)]
     text = "\n".join(header + lines + sections)
