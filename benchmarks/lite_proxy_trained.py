@@ -17,6 +17,11 @@ family, the fraction, the modes and the estimator are fixed before the run.
         --proxies small=/tmp/41e/runs/small,reference=/tmp/41e/runs/reference \
         --modes small,reference,small+reference --seeds 200 --resamples 200 \
         --output benchmarks/results/lite_proxy_trained.txt
+
+``--fractions 0.0625,0.125,0.25`` studies nested subsets at each (the cells counted as printed below 12.5 % are
+those printed at it).  The target's own run named as a proxy (``oracle=/tmp/41e/runs/target``) is the limit
+of a proxy that follows the target exactly (rho = 1): what remains of a cell's width is what no proxy narrows
+(the exact intervals and the bounds for what the subset has not seen).
 """
 import argparse
 import math
