@@ -13,8 +13,16 @@ loss on every token with the label words weighted 5, left both members at chance
 they learnt the text and a label prior, not the labels.)  Every draw is seeded, one CPU thread: the same command rebuilds the
 same weights on the same machine.
 
+The **distilled** member is the sibling's shape trained the way real small members of a family often are
+(Gemma 2's 2B and 9B, Llama 3.2's 1B and 3B learnt from a larger member's output distributions): on the same
+demonstration-set prompts, its loss is the KL divergence from the **target's** distribution over the label words
+to its own at every label position (each model's logits of the label words' tokens, softmaxed: what a run
+scores), the target's computed here from its saved weights; no true label enters it.  The target must be saved
+under ``--out`` first, with the tokenizer this script builds (checked).
+
     python benchmarks/lite_trained_family.py --out /tmp/41e               # tokenizer + every member
     python benchmarks/lite_trained_family.py --out /tmp/41e --members small
+    python benchmarks/lite_trained_family.py --out /tmp/41e --members distilled   # after the target
 
 Then full runs (records kept) of each member, e.g.
 ``staicc run --model hf --model-args pretrained=/tmp/41e/target,dtype=float32,threads=1,scoring=sequence
@@ -37,11 +45,15 @@ sys.path.insert(0, ROOT)
 
 #: the datasets of the HF model in the coverage study
 DATASETS = ("rotten_tomatoes", "TREC")
-#: name -> (hidden size, layers, seed, optimisation steps): the target and a smaller sibling
+#: name -> (hidden size, layers, seed, optimisation steps): the target, a smaller sibling trained on the true
+#: labels, and a member of the sibling's shape distilled from the target
 MEMBERS: Dict[str, Tuple[int, int, int, int]] = {
     "target": (96, 3, 1, 400),
     "small": (64, 2, 2, 400),
+    "distilled": (64, 2, 3, 1000),
 }
+#: a distilled member -> its teacher (a member saved under ``--out`` before it); the others learn the true labels
+TEACHERS: Dict[str, str] = {"distilled": "target"}
 VOCAB = 2048
 BATCH = 16
 MAX_TOKENS = 384
@@ -90,12 +102,84 @@ def batch(tokenizer: Any, texts: List[Tuple[str, List[Tuple[int, int]]]]) -> Tup
     return encoded["input_ids"], encoded["attention_mask"], weights
 
 
+def label_token_ids(tokenizer: Any, writer: Any) -> List[int]:
+    """The token id of each label word as it follows the template's label prefix: one token each (the family's
+    BPE was trained on these prompts), so a label's score under ``scoring=sequence`` is that token's logit."""
+    prefix, ids = writer.get_config_dict()["label_prefix"], []
+    for word in writer.get_label_space():
+        encoded = tokenizer(prefix + word, return_offsets_mapping=True)
+        covering = [t for t, (a, b) in zip(encoded["input_ids"], encoded["offset_mapping"])
+                    if b > a and a < len(prefix) + len(word) and b > len(prefix)]
+        if len(covering) != 1:
+            raise SystemExit(f"label word {word!r} is {len(covering)} tokens after {prefix!r}; distillation "
+                             "here needs one token per label word")
+        ids.append(covering[0])
+    return ids
+
+
+def distillation_loss(student: Any, teacher: Any, weights: Any, label_ids: List[List[int]]) -> Any:
+    """The mean over every label position (each demonstration's and the query's) of KL(teacher || student)
+    between their distributions over the prompt's label words (each model's logits of the label tokens,
+    softmaxed): what a run scores.  ``student``/``teacher``: logits at the positions that predict the next token;
+    ``weights``: non-zero on the label words' tokens, aligned with those predictions."""
+    import torch
+    total, count = student.new_zeros(()), 0
+    for row, ids in enumerate(label_ids):
+        positions = torch.nonzero(weights[row] > 0).flatten()
+        index = torch.tensor(ids)
+        wanted = torch.log_softmax(teacher[row, positions][:, index], dim=-1)
+        given = torch.log_softmax(student[row, positions][:, index], dim=-1)
+        total = total + (wanted.exp() * (wanted - given)).sum()
+        count += len(positions)
+    return total / max(count, 1)
+
+
+def drawn_batch(rng: random.Random, sources: List[Tuple[Any, Any, List[int]]]
+                ) -> List[Tuple[str, List[Tuple[int, int]], List[int]]]:
+    """BATCH training prompts of randomly drawn datasets: (text, the label words' spans, the label token ids)."""
+    texts = []
+    for _ in range(BATCH):
+        writer, part, ids = sources[rng.randrange(len(sources))]
+        text = training_text(writer, part, rng)
+        texts.append((text, label_spans(text, writer.get_config_dict()["label_prefix"], writer.get_label_space()),
+                      ids))
+    return texts
+
+
+def step_loss(model: Any, teacher: Any, tokenizer: Any, texts: List[Tuple[str, Any, List[int]]]) -> Any:
+    """One batch's loss: the cross-entropy of the true label words, or with a teacher the distillation loss."""
+    import torch
+    ids, mask, weights = batch(tokenizer, [(t, spans) for t, spans, _ in texts])
+    logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
+    if teacher is not None:
+        with torch.no_grad():
+            wanted = teacher(input_ids=ids, attention_mask=mask).logits[:, :-1]
+        return distillation_loss(logits, wanted, weights[:, 1:], [i for _, _, i in texts])
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1),
+                                             reduction="none")
+    w = weights[:, 1:].reshape(-1)
+    return (loss * w).sum() / w.sum()
+
+
+def load_teacher(name: str, out: str, tokenizer: Any) -> Any:
+    """The saved member a distilled one learns from, in eval mode; refused unless it shares the tokenizer."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    folder = os.path.join(out, TEACHERS[name])
+    if not os.path.isdir(folder):
+        raise SystemExit(f"{name} is distilled from {TEACHERS[name]}: train it first (no folder {folder})")
+    if AutoTokenizer.from_pretrained(folder).get_vocab() != tokenizer.get_vocab():
+        raise SystemExit(f"{folder}'s tokenizer is not the one built here: train the family again")
+    return AutoModelForCausalLM.from_pretrained(folder, dtype="float32").eval()
+
+
 def train(name: str, out: str, tokenizer: Any, sources: List[Tuple[Any, Any]]) -> Dict[str, float]:
     """Train one member from its seed and save it (weights and the shared tokenizer) under ``out/name``."""
     import torch
 
     from StaICC.backends.tiny_models import tiny_causal_lm
     hidden, layers, seed, steps = MEMBERS[name]
+    teacher = load_teacher(name, out, tokenizer) if name in TEACHERS else None
+    labelled = [(w, p, label_token_ids(tokenizer, w) if teacher is not None else []) for w, p in sources]
     torch.manual_seed(seed)
     model = tiny_causal_lm("llama", vocab_size=len(tokenizer), hidden_size=hidden, layers=layers, seed=seed,
                            sharpen=1.0).train()
@@ -104,17 +188,7 @@ def train(name: str, out: str, tokenizer: Any, sources: List[Tuple[Any, Any]]) -
     rng = random.Random(f"family {name} {seed}")
     started, losses = time.perf_counter(), []
     for step in range(steps):
-        texts = []
-        for _ in range(BATCH):
-            writer, part = sources[rng.randrange(len(sources))]
-            text = training_text(writer, part, rng)
-            texts.append((text, label_spans(text, writer.get_config_dict()["label_prefix"], writer.get_label_space())))
-        ids, mask, weights = batch(tokenizer, texts)
-        logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1),
-                                                 reduction="none")
-        w = weights[:, 1:].reshape(-1)
-        loss = (loss * w).sum() / w.sum()
+        loss = step_loss(model, teacher, tokenizer, drawn_batch(rng, labelled))
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
