@@ -48,11 +48,7 @@ def newton_minimize(evaluate: Evaluate, derivatives: Derivatives, start: Any, st
         step = np.linalg.solve(hessian, gradient)
         decrease = float(gradient @ step)
         if decrease < NEWTON_REGIME:
-            theta = theta - step
-            if float(np.abs(step).max()) < TOLERANCE:
-                break
-            current, kept = evaluate(theta)
-            continue
+            return theta - step  # the last step: what is left after it is of the order of its square
         rate = 1.0
         while rate > SMALLEST_RATE:
             trial = theta - rate * step
