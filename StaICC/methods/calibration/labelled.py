@@ -240,8 +240,9 @@ def crossfit_values(make: Any, rows: Sequence[Sequence[float]], labels: Sequence
     fold_of = np.arange(len(rows)) % count
     out = np.empty_like(matrix)
     for fold in range(count):
-        held, rest = fold_of == fold, fold_of != fold
+        rest = fold_of != fold
         calibration = make()
-        calibration.fit(matrix[rest], truth[rest].tolist())
-        out[held] = calibration.transform(matrix[held])  # each row as transform_rows computes it alone
+        calibration.fit(matrix[rest], truth[rest])
+        # fold f's rows are every count-th from f: a view, transformed row by row as transform_rows computes each alone
+        out[fold::count] = calibration.transform(matrix[fold::count])
     return out
