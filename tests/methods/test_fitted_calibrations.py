@@ -281,3 +281,18 @@ def test_lincs_structured_map_is_its_design(labels):
     assert np.allclose(structured.transposed(q), np.einsum("nkp,nk->np", design, q), rtol=1e-12, atol=1e-12)
     assert np.allclose(structured.gram(q), np.einsum("nkp,nk,nkr->pr", design, q, design), rtol=1e-12, atol=1e-12)
     assert np.allclose(plain.gram(q), structured.gram(q), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [temperature_scaling, platt_scaling, supervised_calibration])
+@pytest.mark.parametrize("labels", [2, 3, 6, 14])
+def test_the_slope_and_bias_maps_are_their_designs(cls, labels):
+    """Temperature, Platt and per-class affine read M(p) through log p alone (:mod:`...calibration.slopes`): the logits,
+    Mᵢᵀ rᵢ and Σ Mᵢᵀ diag(qᵢ) Mᵢ equal the design array's, computed by sums over its entries."""
+    rng = np.random.default_rng(labels)
+    p, q = rng.dirichlet(np.ones(labels), size=40), rng.dirichlet(np.ones(labels), size=40)
+    calibration = cls([f"l{i}" for i in range(labels)])
+    design, structured = calibration.design(p), calibration.linear_map(p)
+    theta = rng.normal(size=design.shape[2])
+    assert np.allclose(structured.logits(theta), np.einsum("nkp,p->nk", design, theta), rtol=1e-12, atol=1e-12)
+    assert np.allclose(structured.transposed(q), np.einsum("nkp,nk->np", design, q), rtol=1e-12, atol=1e-12)
+    assert np.allclose(structured.gram(q), np.einsum("nkp,nk,nkr->pr", design, q, design), rtol=1e-12, atol=1e-10)

@@ -105,23 +105,6 @@ def numpy_row_sum(values: Any) -> Any:
     return row_sum(values) if values.shape[1] < 8 else values.sum(axis=1, keepdims=True)
 
 
-def linear_logits(design: Any, theta: Any) -> Any:
-    """``M(x) θ`` for every row: design is n × labels × parameters, one matrix-vector product over its rows."""
-    n, count, size = design.shape
-    return (design.reshape(n * count, size) @ theta).reshape(n, count)
-
-
-def _objective(logits: Any, label_of: Any, theta: Any, theta0: Any, l2: float) -> Tuple[float, Any]:
-    """(mean over rows of −log softmax(M θ)_y plus l2 · ‖θ − θ₀‖², softmax(M θ)) from ``logits`` (M θ);
-    ``label_of``: (row indexes, their labels), the true logits' positions."""
-    np = require("numpy", "StaICC calibrations")
-    top = row_max(np, logits)
-    exps = np.exp(logits - top)
-    sums = numpy_row_sum(exps)
-    lse = (top + np.log(sums))[:, 0]
-    return float((lse - logits[label_of]).mean() + l2 * ((theta - theta0) ** 2).sum()), exps / sums
-
-
 def _weighted_gram(flat: Any, q: Any) -> Any:
     """Σ over rows and labels of M[n,k,p] · q[n,k] · M[n,k,r], the Hessian's first term (``flat``: M as
     (n · labels) × parameters), as one matrix product (BLAS) over the weighted rows."""
@@ -130,7 +113,8 @@ def _weighted_gram(flat: Any, q: Any) -> Any:
 
 class LinearMap(NamedTuple):
     """The logits M θ of an affine calibration, as the fit reads them: ``logits(θ)`` (n × labels),
-    ``transposed(r)`` (Mᵢᵀ rᵢ for every row: n × parameters) and ``gram(q)`` (Σᵢ Mᵢᵀ diag(qᵢ) Mᵢ)."""
+    ``transposed(r)`` (Mᵢᵀ rᵢ for every row: n × parameters) and ``gram(q, mq=None)`` (Σᵢ Mᵢᵀ diag(qᵢ) Mᵢ;
+    ``mq``: ``transposed(q)`` where the fit has it already, for a map that reads it)."""
 
     logits: Callable[[Any], Any]
     transposed: Callable[[Any], Any]
@@ -144,7 +128,7 @@ def design_map(design: Any) -> LinearMap:
     flat = design.reshape(n * count, size)
     return LinearMap(lambda theta: (flat @ theta).reshape(n, count),
                      lambda rows: np.matmul(rows[:, None, :], design)[:, 0, :],
-                     lambda q: _weighted_gram(flat, q))
+                     lambda q, mq=None: _weighted_gram(flat, q))  # noqa: ARG005  (mq: not read here)
 
 
 def fit_linear_softmax(design: Any, labels: Sequence[int], theta0: Any, l2: float,
@@ -152,27 +136,42 @@ def fit_linear_softmax(design: Any, labels: Sequence[int], theta0: Any, l2: floa
     """argmin_θ  (1/n) Σᵢ −log softmax(Mᵢ θ)_{yᵢ} + l2·‖θ − θ₀‖², by :func:`~.newton.newton_minimize` from θ₀.
 
     ``design``: M (n × labels × parameters), or the :class:`LinearMap` of a map with structure of its
-    own (LinC).  The gradient is (1/n) Σ Mᵢᵀ(qᵢ − e_{yᵢ}) + 2·l2·(θ − θ₀) and the Hessian
+    own (LinC; the slopes and biases of temperature, Platt and per-class affine, :mod:`.slopes`).  The
+    gradient is (1/n) Σ Mᵢᵀ(qᵢ − e_{yᵢ}) + 2·l2·(θ − θ₀) and the Hessian
     (1/n) Σ Mᵢᵀ(diag qᵢ − qᵢqᵢᵀ)Mᵢ + 2·l2·I (plus 1e-9·I, so that a parameter the data leave free,
     such as LinC's shift of every logit, stays where it starts).  The objective is convex.
+
+    Every sum over the rows is a matrix-vector product with a vector of ones (BLAS: NumPy's column sums of
+    an n × K array cost ten times as much for K this small), and Σᵢ (Mᵢ θ)_{yᵢ}, the true labels' logits,
+    is θ · Σᵢ Mᵢᵀ e_{yᵢ}, one dot product: a Newton step of a cross-fit's fold is some twenty array
+    operations, most of them element-wise over the n × K logits.
     """
     np = require("numpy", "StaICC calibrations")
     linear = design if isinstance(design, LinearMap) else design_map(design)
     theta0 = np.array(theta0, dtype=np.float64)
     n, count = linear.logits(theta0).shape
-    label_of = (np.arange(n), np.asarray(labels, dtype=np.int64))
     onehot = np.zeros((n, count))
-    onehot[label_of] = 1.0
+    onehot[np.arange(n), np.asarray(labels, dtype=np.int64)] = 1.0
+    ones = np.ones(n)
+    truth = ones @ linear.transposed(onehot)  # Σ Mᵢᵀ e_{yᵢ}
     ridge = (2 * l2 + 1e-9) * np.eye(len(theta0))
-    truth = linear.transposed(onehot).sum(axis=0)  # Σ Mᵢᵀ e_{yᵢ}
 
     def evaluate(theta: Any) -> Tuple[float, Any]:
-        return _objective(linear.logits(theta), label_of, theta, theta0, l2)  # q kept for the derivatives
+        logits = linear.logits(theta)
+        top = row_max(np, logits)
+        exps = np.exp(logits - top)
+        sums = row_sum(exps)
+        lse = np.log(sums)
+        lse += top
+        value = (float(ones @ lse[:, 0]) - float(theta @ truth)) / n  # mean of lse minus the true logit
+        shift = theta - theta0
+        return value + l2 * float(shift @ shift), (exps, sums)  # kept for the derivatives: q = exps / sums
 
-    def derivatives(theta: Any, q: Any) -> Tuple[Any, Any]:
+    def derivatives(theta: Any, kept: Any) -> Tuple[Any, Any]:
+        q = kept[0] / kept[1]
         mq = linear.transposed(q)
-        gradient = (mq.sum(axis=0) - truth) / n + 2 * l2 * (theta - theta0)
-        return gradient, (linear.gram(q) - mq.T @ mq) / n + ridge
+        gradient = (ones @ mq - truth) / n + 2 * l2 * (theta - theta0)
+        return gradient, (linear.gram(q, mq) - mq.T @ mq) / n + ridge
     return newton_minimize(evaluate, derivatives, theta0.copy(), steps)
 
 
@@ -205,7 +204,7 @@ class affine_calibration(labelled_calibration):
         self.trained = True
 
     def transform(self, probabilities: Any) -> Any:
-        return softmax_rows(linear_logits(self.design(probabilities), self.theta))
+        return softmax_rows(self.linear_map(probabilities).logits(self.theta))
 
 
 def crossfit_rows(make: Any, rows: Sequence[Sequence[float]], labels: Sequence[int], folds: int,
@@ -241,8 +240,9 @@ def crossfit_values(make: Any, rows: Sequence[Sequence[float]], labels: Sequence
     fold_of = np.arange(len(rows)) % count
     out = np.empty_like(matrix)
     for fold in range(count):
-        held, rest = fold_of == fold, fold_of != fold
+        rest = fold_of != fold
         calibration = make()
-        calibration.fit(matrix[rest], truth[rest].tolist())
-        out[held] = calibration.transform(matrix[held])  # each row as transform_rows computes it alone
+        calibration.fit(matrix[rest], truth[rest])
+        # fold f's rows are every count-th from f: a view, transformed row by row as transform_rows computes each alone
+        out[fold::count] = calibration.transform(matrix[fold::count])
     return out

@@ -11,6 +11,7 @@ from typing import Any
 
 from ...extras import require
 from .labelled import affine_calibration, log_probabilities
+from .slopes import slope_bias_map
 
 
 class platt_scaling(affine_calibration):
@@ -23,6 +24,9 @@ class platt_scaling(affine_calibration):
         design[:, :, 0] = log_probabilities(probabilities)
         design[:, np.arange(count), 1 + np.arange(count)] = 1.0
         return design
+
+    def linear_map(self, probabilities: Any) -> Any:
+        return slope_bias_map(log_probabilities(probabilities), shared=True, biases=True)
 
     def start(self) -> Any:
         np = require("numpy", "StaICC calibrations")

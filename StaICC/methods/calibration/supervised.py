@@ -11,6 +11,7 @@ from typing import Any
 
 from ...extras import require
 from .labelled import affine_calibration, log_probabilities
+from .slopes import slope_bias_map
 
 
 class supervised_calibration(affine_calibration):
@@ -24,6 +25,9 @@ class supervised_calibration(affine_calibration):
         design[:, labels, labels] = log_probabilities(probabilities)
         design[:, labels, count + labels] = 1.0
         return design
+
+    def linear_map(self, probabilities: Any) -> Any:
+        return slope_bias_map(log_probabilities(probabilities), shared=False, biases=True)
 
     def start(self) -> Any:
         np = require("numpy", "StaICC calibrations")

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...extras import require
 from .labelled import affine_calibration, log_probabilities
+from .slopes import slope_bias_map
 
 #: the smallest 1/T a fit keeps
 BETA_FLOOR = 1e-3
@@ -31,6 +32,9 @@ class temperature_scaling(affine_calibration):
 
     def design(self, probabilities: Any) -> Any:
         return log_probabilities(probabilities)[:, :, None]
+
+    def linear_map(self, probabilities: Any) -> Any:
+        return slope_bias_map(log_probabilities(probabilities), shared=True, biases=False)
 
     def start(self) -> Any:
         return require("numpy", "StaICC calibrations").ones(1)
