@@ -18,11 +18,14 @@ The **distilled** member is the sibling's shape trained the way real small membe
 demonstration-set prompts, its loss is the KL divergence from the **target's** distribution over the label words
 to its own at every label position (each model's logits of the label words' tokens, softmaxed: what a run
 scores), the target's computed here from its saved weights; no true label enters it.  The target must be saved
-under ``--out`` first, with the tokenizer this script builds (checked).
+under ``--out`` first, with the tokenizer this script builds (checked).  The **distilled-broad** member is distilled
+the same way on broader prompts (``lite_family_prompts``): the kinds the suite's sub-benchmarks write (label noise,
+pseudo-queries, Template_sens's templates), all from the demonstration sets, chosen knowing the suite.
 
     python benchmarks/lite_trained_family.py --out /tmp/41e               # tokenizer + every member
     python benchmarks/lite_trained_family.py --out /tmp/41e --members small
     python benchmarks/lite_trained_family.py --out /tmp/41e --members distilled   # after the target
+    python benchmarks/lite_trained_family.py --out /tmp/41e --members distilled-broad
 
 Then full runs (records kept) of each member, e.g.
 ``staicc run --model hf --model-args pretrained=/tmp/41e/target,dtype=float32,threads=1,scoring=sequence
@@ -46,7 +49,7 @@ sys.path.insert(0, ROOT)
 #: the datasets of the HF model in the coverage study
 DATASETS = ("rotten_tomatoes", "TREC")
 #: name -> (hidden size, layers, seed, optimisation steps): the target, a smaller sibling trained on the true
-#: labels, and a member of the sibling's shape distilled from the target
+#: labels, and two members of the sibling's shape distilled from the target (on the standard prompts, on broad ones)
 MEMBERS: Dict[str, Tuple[int, int, int, int]] = {
     "target": (96, 3, 1, 400),
     "small": (64, 2, 2, 400),
