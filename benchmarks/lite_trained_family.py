@@ -18,11 +18,14 @@ The **distilled** member is the sibling's shape trained the way real small membe
 demonstration-set prompts, its loss is the KL divergence from the **target's** distribution over the label words
 to its own at every label position (each model's logits of the label words' tokens, softmaxed: what a run
 scores), the target's computed here from its saved weights; no true label enters it.  The target must be saved
-under ``--out`` first, with the tokenizer this script builds (checked).
+under ``--out`` first, with the tokenizer this script builds (checked).  The **distilled-broad** member is distilled
+the same way on broader prompts (``lite_family_prompts``): the kinds the suite's sub-benchmarks write (label noise,
+pseudo-queries, Template_sens's templates), all from the demonstration sets, chosen knowing the suite.
 
     python benchmarks/lite_trained_family.py --out /tmp/41e               # tokenizer + every member
     python benchmarks/lite_trained_family.py --out /tmp/41e --members small
     python benchmarks/lite_trained_family.py --out /tmp/41e --members distilled   # after the target
+    python benchmarks/lite_trained_family.py --out /tmp/41e --members distilled-broad
 
 Then full runs (records kept) of each member, e.g.
 ``staicc run --model hf --model-args pretrained=/tmp/41e/target,dtype=float32,threads=1,scoring=sequence
@@ -38,7 +41,7 @@ import random
 import re
 import sys
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -46,17 +49,23 @@ sys.path.insert(0, ROOT)
 #: the datasets of the HF model in the coverage study
 DATASETS = ("rotten_tomatoes", "TREC")
 #: name -> (hidden size, layers, seed, optimisation steps): the target, a smaller sibling trained on the true
-#: labels, and a member of the sibling's shape distilled from the target
+#: labels, and two members of the sibling's shape distilled from the target (on the standard prompts, on broad ones)
 MEMBERS: Dict[str, Tuple[int, int, int, int]] = {
     "target": (96, 3, 1, 400),
     "small": (64, 2, 2, 400),
     "distilled": (64, 2, 3, 1000),
+    "distilled-broad": (64, 2, 4, 1000),
 }
 #: a distilled member -> its teacher (a member saved under ``--out`` before it); the others learn the true labels
-TEACHERS: Dict[str, str] = {"distilled": "target"}
+TEACHERS: Dict[str, str] = {"distilled": "target", "distilled-broad": "target"}
+#: the members trained on the broader prompt kinds of ``lite_family_prompts`` (the others: the standard template,
+#: a demonstration-set query)
+BROAD = frozenset({"distilled-broad"})
 VOCAB = 2048
 BATCH = 16
 MAX_TOKENS = 384
+#: the broad prompts hold a domain pseudo-query of 128 words: truncation must not cut the query's label position
+BROAD_MAX_TOKENS = 1024
 LEARNING_RATE = 2e-3
 #: the loss weight of a label word's tokens (a demonstration's or the query's); other text's is 0
 LABEL_WEIGHT = 1.0
@@ -89,11 +98,12 @@ def label_spans(text: str, prefix: str, words: List[str]) -> List[Tuple[int, int
     return [m.span(1) for m in re.finditer(pattern, text)]
 
 
-def batch(tokenizer: Any, texts: List[Tuple[str, List[Tuple[int, int]]]]) -> Tuple[Any, Any, Any]:
+def batch(tokenizer: Any, texts: List[Tuple[str, List[Tuple[int, int]]]], max_tokens: int = MAX_TOKENS
+          ) -> Tuple[Any, Any, Any]:
     """(input ids, attention mask, per-token loss weights: the label words' tokens only) of a padded batch."""
     import torch
     encoded = tokenizer([t for t, _ in texts], return_offsets_mapping=True, padding=True, truncation=True,
-                        max_length=MAX_TOKENS, return_tensors="pt")
+                        max_length=max_tokens, return_tensors="pt")
     weights = torch.zeros(encoded["input_ids"].shape, dtype=torch.float32)
     for row, (_, spans) in enumerate(texts):
         for col, (start, end) in enumerate(encoded["offset_mapping"][row].tolist()):
@@ -105,8 +115,13 @@ def batch(tokenizer: Any, texts: List[Tuple[str, List[Tuple[int, int]]]]) -> Tup
 def label_token_ids(tokenizer: Any, writer: Any) -> List[int]:
     """The token id of each label word as it follows the template's label prefix: one token each (the family's
     BPE was trained on these prompts), so a label's score under ``scoring=sequence`` is that token's logit."""
-    prefix, ids = writer.get_config_dict()["label_prefix"], []
-    for word in writer.get_label_space():
+    return prefix_label_ids(tokenizer, writer.get_config_dict()["label_prefix"], writer.get_label_space())
+
+
+def prefix_label_ids(tokenizer: Any, prefix: str, words: Sequence[str]) -> List[int]:
+    """:func:`label_token_ids` of a label prefix and label words (the broad prompts' other templates have theirs)."""
+    ids = []
+    for word in words:
         encoded = tokenizer(prefix + word, return_offsets_mapping=True)
         covering = [t for t, (a, b) in zip(encoded["input_ids"], encoded["offset_mapping"])
                     if b > a and a < len(prefix) + len(word) and b > len(prefix)]
@@ -146,10 +161,21 @@ def drawn_batch(rng: random.Random, sources: List[Tuple[Any, Any, List[int]]]
     return texts
 
 
-def step_loss(model: Any, teacher: Any, tokenizer: Any, texts: List[Tuple[str, Any, List[int]]]) -> Any:
+def broad_batch(rng: random.Random, sources: List[Any]) -> List[Tuple[str, List[Tuple[int, int]], List[int]]]:
+    """BATCH broad prompts (``lite_family_prompts``) of randomly drawn datasets, as :func:`drawn_batch` gives."""
+    from lite_family_prompts import broad_text
+    texts = []
+    for _ in range(BATCH):
+        text, template, ids = broad_text(sources[rng.randrange(len(sources))], rng)
+        texts.append((text, label_spans(text, template.label_prefix, list(template.label_space)), list(ids)))
+    return texts
+
+
+def step_loss(model: Any, teacher: Any, tokenizer: Any, texts: List[Tuple[str, Any, List[int]]],
+              max_tokens: int = MAX_TOKENS) -> Any:
     """One batch's loss: the cross-entropy of the true label words, or with a teacher the distillation loss."""
     import torch
-    ids, mask, weights = batch(tokenizer, [(t, spans) for t, spans, _ in texts])
+    ids, mask, weights = batch(tokenizer, [(t, spans) for t, spans, _ in texts], max_tokens)
     logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
     if teacher is not None:
         with torch.no_grad():
@@ -179,7 +205,12 @@ def train(name: str, out: str, tokenizer: Any, sources: List[Tuple[Any, Any]]) -
     from StaICC.backends.tiny_models import tiny_causal_lm
     hidden, layers, seed, steps = MEMBERS[name]
     teacher = load_teacher(name, out, tokenizer) if name in TEACHERS else None
-    labelled = [(w, p, label_token_ids(tokenizer, w) if teacher is not None else []) for w, p in sources]
+    if name in BROAD:
+        from lite_family_prompts import broad_sources
+        labelled, draw, max_tokens = broad_sources(tokenizer, sources, prefix_label_ids), broad_batch, BROAD_MAX_TOKENS
+    else:
+        labelled = [(w, p, label_token_ids(tokenizer, w) if teacher is not None else []) for w, p in sources]
+        draw, max_tokens = drawn_batch, MAX_TOKENS
     torch.manual_seed(seed)
     model = tiny_causal_lm("llama", vocab_size=len(tokenizer), hidden_size=hidden, layers=layers, seed=seed,
                            sharpen=1.0).train()
@@ -188,7 +219,7 @@ def train(name: str, out: str, tokenizer: Any, sources: List[Tuple[Any, Any]]) -
     rng = random.Random(f"family {name} {seed}")
     started, losses = time.perf_counter(), []
     for step in range(steps):
-        loss = step_loss(model, teacher, tokenizer, drawn_batch(rng, labelled))
+        loss = step_loss(model, teacher, tokenizer, draw(rng, labelled), max_tokens)
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
