@@ -127,7 +127,9 @@ def subset_estimates(statistic: Statistic, population: Population, subsets: Sequ
             out[j] = _one_by_one(statistic, population, positions, resamples, seeds[j], level, proxies, groups)
     for branches, group in fast.items():
         evaluated = [on_branch(s, b) for (s, _), b in zip(raw, branches)]
-        truths = [proxy.point() for proxy in proxies]  # the full run's values, on the full run's own branch
+        # each proxy's full-run values on the branch its subset takes: a difference across two branches of the
+        # standard's exact check measures the branches' distance, not the subset's error (lite_proxy)
+        truths = [on_branch(proxy, b).point() for proxy, b in zip(proxies, branches[1:])]
         step = max(1, CHUNK_WEIGHTS // ((resamples + 1) * len(table)))
         for start in range(0, len(group), step):
             chunk = group[start:start + step]
@@ -172,7 +174,7 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], groups: Lis
         mine = None if gaps is None else (gaps[at], gaps[at + 1:at + resamples + 1])
         out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact, mine),
                   [power_tuned(table.benchmark, target, [_split(values[1 + i], k, resamples + 1) for i in group],
-                               [truths[i] for i in group], plan.freedom, level, exact)[0] for group in groups])
+                               [truths[i] for i in group], plan.freedom, level, exact, mine)[0] for group in groups])
 
 
 def _hull_undecided(statistic: Statistic, flags: Any, chunk: List[Tuple[int, List[int]]],
