@@ -45,7 +45,7 @@ from ..numeric import CHECK
 from .items import ItemTable
 from .lite import (LiteResult, _resample_weights, branch_hulls, census_values, design, finished, is_census,
                    lite_estimates, plain_on)
-from .lite_branches import on_branch
+from .lite_branches import off_branch, on_branch
 from .lite_ece import METRIC as ECE, gaps_for
 from .lite_unseen import interval_rules
 from .statistic import Statistic
@@ -203,8 +203,9 @@ def _aligned(name: str, t: Any, proxies: Sequence[Values], truths: Sequence[Dict
 
 
 def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truths: Sequence[Dict[str, Any]],
-                freedom: int, level: float, exact: Any = None,
-                gaps: Any = None) -> Tuple[Dict[str, Tuple[Any, Any, Any, List[Any]]], Dict[str, Dict[str, Any]]]:
+                freedom: int, level: float, exact: Any = None, gaps: Any = None,
+                unfit: frozenset = frozenset()) -> Tuple[Dict[str, Tuple[Any, Any, Any, List[Any]]],
+                                                         Dict[str, Dict[str, Any]]]:
     """(metric -> (estimate, low, high, scaled resamples), metric -> lambda and correlation) of the power-tuned
     difference estimator with one or several proxies, from the target's and each proxy's (point, resampled)
     weighted values on the subset and the proxies' full-run values ``truths``; the interval as
@@ -214,7 +215,9 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
     resamples, which shrinks their spread as a regression's residuals shrink.  Where the subset cannot carry
     them (d - m < 2) or the design gives the exact interval, the weights are 0: the plain estimate.  Normal's ECE
     takes no proxy (:data:`PLAIN_ONLY`): its weights are 0 and its interval is exactly the plain one, built from
-    the target's signed bin ``gaps`` (:mod:`.lite_ece`) and widened for unseen answers."""
+    the target's signed bin ``gaps`` (:mod:`.lite_ece`) and widened for unseen answers; so do the metrics of
+    ``unfit`` (those a proxy's evaluations on the subset take on another branch than its full run's:
+    :func:`~.lite_branches.off_branch`)."""
     np = numpy_module("numpy")
     many, spare = len(proxies) > 1, freedom - len(proxies)
     points, spreads, details, plain = {}, {}, {}, set()
@@ -225,7 +228,7 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
         width = None if shape < 0 else shape
         ts = _array(target[1][name], width)
         ps = [_array(resampled[name], width) for _, resampled in proxies]
-        alone = (benchmark, name) in PLAIN_ONLY
+        alone = (benchmark, name) in PLAIN_ONLY or name in unfit
         unfitted = alone or bool(exact and exact(name)) or (many and spare < 2)
         weight = weights_of(ts, ps) * (0.0 if unfitted else 1.0)
         known = [np.asarray(truth[name], dtype=np.float64) for truth in truths]
@@ -284,10 +287,12 @@ class TunedEstimator:
                   weighted_values(statistic, rows))
         mine = [({n: v[0] for n, v in weighted_values(sub, [plan.weights]).items()}, weighted_values(sub, rows))
                 for sub in subs]
-        truths = [on_branch(whole, sub.entropy_branch).point() for whole, sub in zip(wholes, subs)]
+        truths = [on_branch(whole, sub.entropy_branch).point() for whole, sub in zip(wholes, subs)]  # its branch
+        every = [plan.weights, *rows]
         found, details = power_tuned(table.benchmark, target, mine, truths, plan.freedom, level,
                                      interval_rules(statistic, population, plan, level),
-                                     gaps_for(statistic, rows, plan.weights))
+                                     gaps_for(statistic, rows, plan.weights),
+                                     frozenset().union(*(off_branch(s, every, w) for s, w in zip(subs, wholes))))
         found = branch_hulls(statistic, plan, rows, found, plain_on(statistic, population, plan, rows, level))
         for name, detail in details.items():
             self.details[(table.benchmark, table.dataset, name)] = detail

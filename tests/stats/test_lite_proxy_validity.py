@@ -108,3 +108,30 @@ def test_the_proxys_full_run_entropy_is_taken_on_its_subsets_branch(domain):
         value, low, high = ends[0]
         covered += low <= truth <= high
     assert covered >= 10
+
+
+def test_a_proxy_whose_subset_crosses_post_bias_branches_corrects_nothing():
+    """A proxy of scores whose raw means are positive on the full run (the raw branch) but not on some of a
+    subset's resamples (those take the softmaxed rows' means) gives the post-bias metrics no correction: the
+    plain estimate and interval, bit for bit.  A proxy that stays on its full run's branch still corrects."""
+    rng = random.Random(4)
+    labels = [t % 3 for t in range(300)]
+    lean = [[rng.gauss(0, 1) for _ in range(3)] for _ in labels]
+    target = [[2.0 + v for v in row] for row in lean]  # positive scores: always the raw branch
+    crossing = [[0.08 + v + rng.gauss(0, 0.3) for v in row] for row in lean]
+    names = ["DL div.", "distribution"]
+    full, population = _statistic("Post_bias", target, labels, names), Population.from_labels(labels)
+    assert (np.asarray(crossing).mean(axis=0) > 0).all() and (np.asarray(crossing) < 0).any()  # full run: raw
+    steady = _statistic("Post_bias", [[2.5 + v + rng.gauss(0, 0.3) for v in row] for row in lean], labels, names)
+    positions = sorted(random.Random(2).sample(range(300), 40))
+    subset = Statistic("Post_bias", full.table.restricted(positions), names)
+    sub_means = np.asarray([crossing[t] for t in positions]).mean(axis=0)
+    assert abs(sub_means).min() < 0.2  # a subset mean this near zero: resamples on both sides
+    plain = estimate_statistic(subset, population, resamples=300, seed=1, level=0.95)
+    tuned, estimator = _tuned(_statistic("Post_bias", crossing, labels, names), subset, population)
+    for name in names:
+        assert tuned[name][:3] == plain[name][:3]
+        assert np.all(np.asarray(estimator.details[("Post_bias", "toy", name)]["weight"]) == 0.0)
+    helped, estimator = _tuned(steady, subset, population)
+    assert estimator.details[("Post_bias", "toy", "DL div.")]["weight"] > 0.3
+    assert helped["DL div."][2] - helped["DL div."][1] < plain["DL div."][2] - plain["DL div."][1]
