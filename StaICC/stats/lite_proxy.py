@@ -23,11 +23,21 @@ one, whatever the proxy, and there is one estimator fixed in advance (no choice 
 intervals after seeing them, so no Bonferroni split).  Estimating lambda costs one degree of
 freedom of the small-sample widening.  For a metric that is a mean over items (accuracy,
 likelihood) this is the stratified regression estimator with a common slope; for the
-others (macro-F1, ECE, slopes, consistency, KL) the same construction on the plug-in.  The
+others (macro-F1, slopes, consistency, KL, entropies) the same construction on the plug-in.  The
 bias corrections of :mod:`.lite_debiased` apply to the combined resamples.  Where the design
 gives accuracy the exact interval (a small label, :mod:`.lite_exact`), lambda is 0: the
 choice rests on the design alone.  At fraction 1 the subset is the full run and the estimate
 is its own number.
+
+A proxy never makes an interval less valid than the plain one, so every rule of the plain path
+applies: the exact intervals and the widenings for unseen answers (:mod:`.lite_unseen`), the
+hulls of the standard's branches (:mod:`.lite_branches`, the other branches' plain estimates).
+Normal's ECE takes no proxy: its plain interval comes from the signed bin gaps (:mod:`.lite_ece`),
+and a difference of plug-in ECEs, biased on small samples and differently for target and proxy,
+has no such construction.  The difference M_proxy(all) - M_proxy(subset) must compare one
+functional: the proxy's full-run bias entropy is taken on the exact-check branch its subset
+takes, and where a proxy's evaluations on the subset leave its full run's Post_bias branch the
+post-bias metrics take no proxy (a difference across branches measures their distance).
 
 **Several proxies** (cached runs of other models on the same prompts, the reference model
 among them if wished: the setting of a cache of past models' item results) are one estimator
