@@ -128,10 +128,14 @@ def test_a_proxy_whose_subset_crosses_post_bias_branches_corrects_nothing():
     sub_means = np.asarray([crossing[t] for t in positions]).mean(axis=0)
     assert abs(sub_means).min() < 0.2  # a subset mean this near zero: resamples on both sides
     plain = estimate_statistic(subset, population, resamples=300, seed=1, level=0.95)
-    tuned, estimator = _tuned(_statistic("Post_bias", crossing, labels, names), subset, population)
+    crossing_full = _statistic("Post_bias", crossing, labels, names)
+    tuned, estimator = _tuned(crossing_full, subset, population)
     for name in names:
         assert tuned[name][:3] == plain[name][:3]
         assert np.all(np.asarray(estimator.details[("Post_bias", "toy", name)]["weight"]) == 0.0)
+    (fast_plain, (fast_tuned,)), = subset_estimates(full, population, [positions], resamples=300, seed=1, level=0.95,
+                                                    proxies=[crossing_full])  # the study's path: the same rule
+    assert all(fast_tuned[name][:3] == fast_plain[name][:3] for name in names)
     helped, estimator = _tuned(steady, subset, population)
     assert estimator.details[("Post_bias", "toy", "DL div.")]["weight"] > 0.3
     assert helped["DL div."][2] - helped["DL div."][1] < plain["DL div."][2] - plain["DL div."][1]
