@@ -22,7 +22,7 @@ other metric is reported as not estimable at the fraction. The estimates need Nu
 """
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidValueError
 from ..metrics.exact_sum import CHECK, recorded_rules
@@ -32,9 +32,8 @@ from .lite_branches import hull, hulled, item_flags, other_branch, post_branches
 from .lite_debiased import bias_of
 from .lite_averaged import averaged, census_resamples, followed, reach
 from .lite_ece import METRIC as ECE, ece_of_rows, ece_widened, gaps_for
+from .lite_scaled import _interval, _scaled_all, _snapped
 from .lite_unseen import IntervalRules, interval_rules
-from .resolution import noise_floor, resolved
-from .significance import percentile_interval
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
 
@@ -204,16 +203,29 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
     if is_census(table, population):
         return census_values(statistic, resamples)
     rows = _resample_weights(plan, resamples, seed, ("lite", table.benchmark, table.dataset))
+    on = plain_on(statistic, population, plan, rows, level)
+    return branch_hulls(statistic, plan, rows, on(statistic), on)
+
+
+def plain_on(statistic: Statistic, population: Population, plan: Design, rows: Any,
+             level: float) -> Callable[[Statistic], Dict[str, Tuple[Any, Any, Any, List[Any]]]]:
+    """The plain estimate of a subset on a branch of its statistic (itself, or another branch): the subset's
+    interval rules (:mod:`.lite_unseen`) and, for Normal's ECE, the signed bin gaps (:mod:`.lite_ece`)."""
+    rules = interval_rules(statistic, population, plan, level)
 
     def on(branch: Statistic) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
         point = weighted_values(branch, [plan.weights])
-        return finished(table.benchmark, {n: v[0] for n, v in point.items()}, weighted_values(branch, rows),
-                        plan.freedom, level, interval_rules(statistic, population, plan, level),
-                        gaps_for(branch, rows, plan.weights))
-    found = on(statistic)
-    if undecided(item_flags(statistic), range(len(table))):  # the full run's entropy branch is a last-bit accident
+        return finished(statistic.table.benchmark, {n: v[0] for n, v in point.items()}, weighted_values(branch, rows),
+                        plan.freedom, level, rules, gaps_for(branch, rows, plan.weights))
+    return on
+
+
+def branch_hulls(statistic: Statistic, plan: Design, rows: Any, found: Dict[str, Any], on: Any) -> Dict[str, Any]:
+    """``found`` widened to the hull of the other branches' plain estimates ``on`` gives (:mod:`.lite_branches`):
+    the bias entropy's where the full run's branch is a last-bit accident, Post_bias's where the resamples cross."""
+    if undecided(item_flags(statistic), range(len(statistic.table))):
         found = hulled(found, lambda: on(other_branch(statistic)))
-    return hull(found, post_branches(statistic, plan.weights, rows, on))  # Post_bias's branches
+    return hull(found, post_branches(statistic, plan.weights, rows, on))
 
 
 def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]], freedom: int, level: float,
@@ -256,44 +268,6 @@ def census_values(statistic: Statistic, resamples: int) -> Dict[str, Tuple[Any, 
     names = set(weighted_values(statistic, [[1.0] * len(statistic.table)]))
     return {name: (value, value, value, census_resamples(statistic.table, name, value, resamples))
             for name, value in statistic.point().items() if name in names and value is not None}
-
-
-def _scaled_all(estimate: Any, values: List[Any], scale: float, bias: float) -> List[Any]:
-    """Each resample ``estimate + scale * (value - estimate) - bias`` (NaN where a value is missing or not finite;
-    element-wise for a vector), with NumPy for a scalar: the same IEEE operations per element."""
-    if isinstance(estimate, list) or not math.isfinite(estimate):
-        return [_scaled(estimate, v, scale) - bias if bias else _scaled(estimate, v, scale) for v in values]
-    np = numpy_module("numpy")
-    array = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        scaled = np.where(np.isfinite(array), estimate + scale * (array - estimate), math.nan)
-    return (scaled - bias if bias else scaled).tolist()
-
-
-def _scaled(estimate: Any, value: Any, scale: float) -> Any:
-    if isinstance(estimate, list):
-        return [_scaled(e, v, scale) for e, v in zip(estimate, value)] if isinstance(value, list) else None
-    if value is None or not math.isfinite(value) or not math.isfinite(estimate):
-        return math.nan
-    return estimate + scale * (value - estimate)
-
-
-def _snapped(metric: str, value: Any, end: Any) -> Any:
-    """An interval end within the metric's noise floor of the estimate is the estimate (a constant metric's
-    resamples differ from it in the last bits only)."""
-    if isinstance(value, list):
-        return [_snapped(metric, v, e) for v, e in zip(value, end)]
-    if not (isinstance(end, float) and math.isfinite(end) and math.isfinite(value)):
-        return end
-    return value + resolved(end - value, noise_floor(metric, value))
-
-
-def _interval(values: List[Any], level: float) -> Tuple[Any, Any]:
-    values = [v for v in values if v is not None]
-    if values and isinstance(values[0], list):
-        pairs = [percentile_interval([v[c] for v in values], level) for c in range(len(values[0]))]
-        return [a for a, _ in pairs], [b for _, b in pairs]
-    return percentile_interval(values, level)
 
 
 def estimable(benchmark: str, metric: str, fraction: float, row: str = "dataset") -> bool:

@@ -28,8 +28,8 @@ from ..numeric import CHECK, is_probability_vector
 from ..standard import ECE_BINS
 from .items import is_consistency
 from .lite import Population, _resample_weights, design, estimate_statistic, finished
-from .lite_branches import (has_post_bias, hull, hulled, item_flags, on_branch, other_branch, post_branches,
-                            undecided)
+from .lite_branches import (has_post_bias, hull, hulled, item_flags, off_branch, on_branch, other_branch,
+                            post_branches, undecided)
 from .lite_ece import row_gaps
 from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_values, unscaled
 from .lite_unseen import rules
@@ -127,7 +127,9 @@ def subset_estimates(statistic: Statistic, population: Population, subsets: Sequ
             out[j] = _one_by_one(statistic, population, positions, resamples, seeds[j], level, proxies, groups)
     for branches, group in fast.items():
         evaluated = [on_branch(s, b) for (s, _), b in zip(raw, branches)]
-        truths = [proxy.point() for proxy in proxies]  # the full run's values, on the full run's own branch
+        # each proxy's full-run values on the branch its subset takes: a difference across two branches of the
+        # standard's exact check measures the branches' distance, not the subset's error (lite_proxy)
+        truths = [on_branch(proxy, b).point() for proxy, b in zip(proxies, branches[1:])]
         step = max(1, CHUNK_WEIGHTS // ((resamples + 1) * len(table)))
         for start in range(0, len(group), step):
             chunk = group[start:start + step]
@@ -170,9 +172,12 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], groups: Lis
         target = _split(values[0], k, resamples + 1)
         at = k * (resamples + 1)
         mine = None if gaps is None else (gaps[at], gaps[at + 1:at + resamples + 1])
+        rows = weights[at:at + resamples + 1]  # a proxy off its full run's post-bias branch here corrects nothing
+        off = [off_branch(proxy, rows, proxy) for proxy in evaluated[1:]]
         out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact, mine),
                   [power_tuned(table.benchmark, target, [_split(values[1 + i], k, resamples + 1) for i in group],
-                               [truths[i] for i in group], plan.freedom, level, exact)[0] for group in groups])
+                               [truths[i] for i in group], plan.freedom, level, exact, mine,
+                               frozenset().union(*(off[i] for i in group)))[0] for group in groups])
 
 
 def _hull_undecided(statistic: Statistic, flags: Any, chunk: List[Tuple[int, List[int]]],

@@ -147,12 +147,28 @@ def crosses(statistic: Statistic, point: Sequence[float], rows: Any) -> bool:
         return False
     from .vectorized import numpy_module
     np = numpy_module("numpy")
+    taken = softmaxed(statistic, np.vstack([np.asarray(point, dtype=np.float64)[None, :], rows]))
+    return bool(taken.any() and not taken.all())
+
+
+def softmaxed(statistic: Statistic, weights: Any) -> Any:
+    """Per weight row (rows x items of pass 0), whether its post-bias evaluation takes the softmaxed rows' means."""
+    from .vectorized import numpy_module
+    np = numpy_module("numpy")
     sums, negative = _item_sums(np, statistic)
-    weights = np.vstack([np.asarray(point, dtype=np.float64)[None, :], np.asarray(rows, dtype=np.float64)])
-    positive = (weights @ sums > 0).all(axis=1)
-    scores = weights @ negative > 0
-    softmaxed = ~positive & scores
-    return bool(softmaxed.any() and not softmaxed.all())
+    weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    return ~(weights @ sums > 0).all(axis=1) & (weights @ negative > 0)
+
+
+def off_branch(proxy: Statistic, weights: Any, whole: Statistic) -> frozenset:
+    """The post-bias metrics a proxy cannot correct on a subset: all (:data:`POST_METRICS`) where its evaluations
+    there (``proxy`` with the weight rows ``weights``: the estimate's and the resamples') do not all take the branch
+    its full run ``whole`` takes (a difference across the branches measures their distance, not the subset's
+    error), else none."""
+    if not has_post_bias(whole):
+        return frozenset()
+    full = softmaxed(whole, [[1.0] * len(whole.table)])[0]
+    return frozenset() if bool((softmaxed(proxy, weights) == full).all()) else frozenset(POST_METRICS)
 
 
 def _item_sums(np: Any, statistic: Statistic) -> Tuple[Any, Any]:
