@@ -177,8 +177,7 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], groups: Lis
         out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact, mine),
                   [power_tuned(table.benchmark, target, [_split(values[1 + i], k, resamples + 1) for i in group],
                                [truths[i] for i in group], plan.freedom, level, exact, mine,
-                               frozenset().union(*(off[i] for i in group)), rows[1:, positions])[0]
-                   for group in groups])
+                               frozenset().union(*(off[i] for i in group)))[0] for group in groups])
 
 
 def _hull_undecided(statistic: Statistic, flags: Any, chunk: List[Tuple[int, List[int]]],

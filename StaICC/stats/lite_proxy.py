@@ -57,7 +57,6 @@ from .lite import (LiteResult, _resample_weights, branch_hulls, census_values, d
                    lite_estimates, plain_on)
 from .lite_branches import off_branch, on_branch
 from .lite_ece import METRIC as ECE, gaps_for
-from .lite_proxy_freedom import sparse_widening
 from .lite_unseen import interval_rules
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
@@ -215,7 +214,7 @@ def _aligned(name: str, t: Any, proxies: Sequence[Values], truths: Sequence[Dict
 
 def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truths: Sequence[Dict[str, Any]],
                 freedom: int, level: float, exact: Any = None, gaps: Any = None,
-                unfit: frozenset = frozenset(), draws: Any = None) -> Tuple[Dict[str, Tuple[Any, Any, Any, List[Any]]],
+                unfit: frozenset = frozenset()) -> Tuple[Dict[str, Tuple[Any, Any, Any, List[Any]]],
                                                          Dict[str, Dict[str, Any]]]:
     """(metric -> (estimate, low, high, scaled resamples), metric -> lambda and correlation) of the power-tuned
     difference estimator with one or several proxies, from the target's and each proxy's (point, resampled)
@@ -228,8 +227,7 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
     takes no proxy (:data:`PLAIN_ONLY`): its weights are 0 and its interval is exactly the plain one, built from
     the target's signed bin ``gaps`` (:mod:`.lite_ece`) and widened for unseen answers; so do the metrics of
     ``unfit`` (those a proxy's evaluations on the subset take on another branch than its full run's:
-    :func:`~.lite_branches.off_branch`).  ``draws`` (the resample weights, resamples x subset items): a fitted
-    cell's spread is widened for a sparse residual (:mod:`.lite_proxy_freedom`)."""
+    :func:`~.lite_branches.off_branch`)."""
     np = numpy_module("numpy")
     many, spare = len(proxies) > 1, freedom - len(proxies)
     points, spreads, details, plain = {}, {}, {}, set()
@@ -253,9 +251,6 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
         if many and not unfitted:  # the residual spread of m fitted weights, against one proxy's
             centre = np.nanmean(combined, axis=0)
             combined = centre + math.sqrt((freedom - 1) / spare) * (combined - centre)
-        if draws is not None and not unfitted:  # t at the residuals' effective degrees of freedom
-            centre = np.nanmean(combined, axis=0)
-            combined = centre + sparse_widening(combined, draws, max(spare, 1), level) * (combined - centre)
         if alone or many and unfitted:
             plain.add(name)
         points[name] = t if alone else (np.asarray(t, dtype=np.float64) + shift).tolist()
@@ -307,8 +302,7 @@ class TunedEstimator:
         found, details = power_tuned(table.benchmark, target, mine, truths, plan.freedom, level,
                                      interval_rules(statistic, population, plan, level),
                                      gaps_for(statistic, rows, plan.weights),
-                                     frozenset().union(*(off_branch(s, every, w) for s, w in zip(subs, wholes))),
-                                     rows)
+                                     frozenset().union(*(off_branch(s, every, w) for s, w in zip(subs, wholes))))
         found = branch_hulls(statistic, plan, rows, found, plain_on(statistic, population, plan, rows, level))
         for name, detail in details.items():
             self.details[(table.benchmark, table.dataset, name)] = detail
