@@ -64,9 +64,9 @@ def test_the_tables_are_read_whole():
 
 #: printed cells whose with-proxy coverage misses the rule by under a point while the plain one meets it, with the
 #: study's figures (coverage, worst model): not a branch or a bias but the difference estimator's interval a few per
-#: cent too narrow where a correlated proxy leaves sparse residuals (target and proxy disagreeing on a few items:
-#: the overconfident model with the related proxy, 40 subsets, z-scores' spread 1.08 against the plain 1.03, 91.7 %
-#: against 95.8 %); docs/lite.md.  A cell fixed, or one more failing, fails here until this is brought up to date.
+#: cent too narrow (the overconfident model with the related proxy, 40 subsets, z-scores' spread 1.08 against the
+#: plain 1.03, 91.7 % against 95.8 %), and not a sparse residual: t at its effective degrees of freedom moved none
+#: of them; docs/lite.md.  A cell fixed, or one more failing, fails here until this is brought up to date.
 KNOWN_SHORT = {
     ("reference", "Normal", "averaged_truelabel_likelihood", "averaged"): (94.9, 90.0),
     ("sibling", "Normal", "averaged_truelabel_likelihood", "dataset"): (94.9, 93.0),
