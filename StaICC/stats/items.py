@@ -249,6 +249,19 @@ class ItemTable:
         rows.normalized = normalized
         return truth, rows
 
+    def pass_zero_sums(self) -> Tuple[Any, Any]:
+        """Per item of pass 0, as NumPy arrays: its rows summed over the repeats (items x labels), and whether one
+        of them has a negative entry (1.0 or 0.0): what a weighted evaluation's Post_bias branch reads
+        (:func:`~.lite_branches.softmaxed`), computed once, then kept (every subset of a study reads them)."""
+        cached = self.__dict__.get("_pass_zero_sums")
+        if cached is None:
+            from ..extras import require
+            np = require("numpy", "lite runs")
+            raw = np.asarray(self.rows[0], dtype=np.float64)  # repeats x items x labels
+            cached = self.__dict__["_pass_zero_sums"] = (raw.sum(axis=0),
+                                                         (raw < 0).any(axis=2).any(axis=0).astype(np.float64))
+        return cached
+
     def own_summaries(self, p: int) -> Tuple[List[List[Tuple[int, float, float, int]]],
                                              List[List[Tuple[int, float, float, int]]], List[int]]:
         """The row summaries of pass p on the model's own distribution, for both of its branches, and per item

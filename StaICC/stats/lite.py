@@ -32,7 +32,7 @@ from .lite_branches import hull, hulled, item_flags, other_branch, post_branches
 from .lite_debiased import bias_of
 from .lite_averaged import averaged, census_resamples, followed, reach
 from .lite_ece import METRIC as ECE, ece_of_rows, ece_widened, gaps_for
-from .lite_scaled import _interval, _scaled_all, _snapped
+from .lite_scaled import resample_interval, scaled_all, snapped
 from .lite_unseen import IntervalRules, interval_rules
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
@@ -245,14 +245,14 @@ def finished(benchmark: str, point: Dict[str, Any], spread: Dict[str, List[Any]]
             continue
         also = exact.debiased if isinstance(exact, IntervalRules) else frozenset()  # 0 but lite_debiased's:
         bias = bias_of(benchmark, name, value, spread[name], also)
-        scaled = _scaled_all(value, spread[name], scale, (1 + scale) * bias)  # (value - bias) + scale (v - mean)
+        scaled = scaled_all(value, spread[name], scale, (1 + scale) * bias)  # (value - bias) + scale (v - mean)
         value = value - bias if bias else value
         found = exact and exact(name)
-        low, high = found or _interval(scaled, level)
+        low, high = found or resample_interval(scaled, level)
         if found and not isinstance(value, list):  # the resamples follow the exact interval (lite_averaged)
-            scaled = followed(value, scaled, _interval(scaled, level), found)
+            scaled = followed(value, scaled, resample_interval(scaled, level), found)
         low, high = exact.widened(name, low, high) if isinstance(exact, IntervalRules) else (low, high)
-        out[name] = (value, _snapped(name, value, low), _snapped(name, value, high), scaled)
+        out[name] = (value, snapped(name, value, low), snapped(name, value, high), scaled)
     return out
 
 

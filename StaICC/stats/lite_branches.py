@@ -155,7 +155,7 @@ def softmaxed(statistic: Statistic, weights: Any) -> Any:
     """Per weight row (rows x items of pass 0), whether its post-bias evaluation takes the softmaxed rows' means."""
     from .vectorized import numpy_module
     np = numpy_module("numpy")
-    sums, negative = _item_sums(np, statistic)
+    sums, negative = statistic.table.pass_zero_sums()
     weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
     return ~(weights @ sums > 0).all(axis=1) & (weights @ negative > 0)
 
@@ -169,17 +169,6 @@ def off_branch(proxy: Statistic, weights: Any, whole: Statistic) -> frozenset:
         return frozenset()
     full = softmaxed(whole, [[1.0] * len(whole.table)])[0]
     return frozenset() if bool((softmaxed(proxy, weights) == full).all()) else frozenset(POST_METRICS)
-
-
-def _item_sums(np: Any, statistic: Statistic) -> Tuple[Any, Any]:
-    """Per item of pass 0: its rows summed over the repeats (items x labels), and whether a row has a negative
-    entry (a float per item), computed once per table (every subset of a study reads them)."""
-    cached = statistic.__dict__.get("_post_items")
-    if cached is None or cached[0] is not statistic.table:
-        raw = np.asarray(statistic.table.rows[0], dtype=np.float64)  # repeats x items x labels
-        cached = (statistic.table, raw.sum(axis=0), (raw < 0).any(axis=2).any(axis=0).astype(np.float64))
-        statistic.__dict__["_post_items"] = cached
-    return cached[1], cached[2]
 
 
 def post_branches(statistic: Statistic, point: Sequence[float], rows: Any,

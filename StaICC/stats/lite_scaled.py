@@ -12,7 +12,7 @@ from .significance import percentile_interval
 from .vectorized import numpy_module
 
 
-def _scaled_all(estimate: Any, values: List[Any], scale: float, bias: float) -> List[Any]:
+def scaled_all(estimate: Any, values: List[Any], scale: float, bias: float) -> List[Any]:
     """Each resample ``estimate + scale * (value - estimate) - bias`` (NaN where a value is missing or not finite;
     element-wise for a vector), with NumPy for a scalar: the same IEEE operations per element."""
     if isinstance(estimate, list) or not math.isfinite(estimate):
@@ -32,17 +32,17 @@ def _scaled(estimate: Any, value: Any, scale: float) -> Any:
     return estimate + scale * (value - estimate)
 
 
-def _snapped(metric: str, value: Any, end: Any) -> Any:
+def snapped(metric: str, value: Any, end: Any) -> Any:
     """An interval end within the metric's noise floor of the estimate is the estimate (a constant metric's
     resamples differ from it in the last bits only)."""
     if isinstance(value, list):
-        return [_snapped(metric, v, e) for v, e in zip(value, end)]
+        return [snapped(metric, v, e) for v, e in zip(value, end)]
     if not (isinstance(end, float) and math.isfinite(end) and math.isfinite(value)):
         return end
     return value + resolved(end - value, noise_floor(metric, value))
 
 
-def _interval(values: List[Any], level: float) -> Tuple[Any, Any]:
+def resample_interval(values: List[Any], level: float) -> Tuple[Any, Any]:
     values = [v for v in values if v is not None]
     if values and isinstance(values[0], list):
         pairs = [percentile_interval([v[c] for v in values], level) for c in range(len(values[0]))]
