@@ -57,6 +57,7 @@ from .lite import (LiteResult, _resample_weights, branch_hulls, census_values, d
                    lite_estimates, plain_on)
 from .lite_branches import off_branch, on_branch
 from .lite_ece import METRIC as ECE, gaps_for
+from .lite_proxy_weights import widened_spread
 from .lite_unseen import interval_rules
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
@@ -251,6 +252,8 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
         if many and not unfitted:  # the residual spread of m fitted weights, against one proxy's
             centre = np.nanmean(combined, axis=0)
             combined = centre + math.sqrt((freedom - 1) / spare) * (combined - centre)
+        if not unfitted:  # the fitted weights' own sampling variability (lite_proxy_weights.weight_widening)
+            combined = widened_spread(combined, weight, freedom)
         if alone or many and unfitted:
             plain.add(name)
         points[name] = t if alone else (np.asarray(t, dtype=np.float64) + shift).tolist()

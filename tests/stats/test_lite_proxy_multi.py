@@ -110,8 +110,9 @@ def test_one_proxy_is_the_clipped_ratio_and_degenerate_proxies_get_no_weight():
 
 
 def test_one_proxy_is_exactly_the_one_proxy_formula():
-    """The code path of one proxy gives the bits of t + lambda (P - p), its resamples t* - lambda p* + lambda P,
-    with the interval at one degree of freedom less."""
+    """The code path of one proxy gives the bits of t + lambda (P - p), its resamples t* - lambda p* + lambda P
+    spread about their mean by sqrt(d / (d - 2)) for the weight's own variability (lite_proxy_weights), with the
+    interval at one degree of freedom less."""
     rng = np.random.default_rng(7)
     ts, ps = rng.random(100), rng.random(100) * 0.5
     ts = ts + ps
@@ -127,7 +128,8 @@ def test_one_proxy_is_exactly_the_one_proxy_formula():
         weight = tuned_weight(t, rs)
         points[name] = (np.asarray(target[0][name]) + weight * (np.asarray(truth[name]) -
                                                                 np.asarray(proxy[0][name]))).tolist()
-        spreads[name] = (t - weight * rs + weight * np.asarray(truth[name])).tolist()
+        combined = t - weight * rs + weight * np.asarray(truth[name])
+        spreads[name] = (combined.mean(axis=0) + math.sqrt(40 / 38) * (combined - combined.mean(axis=0))).tolist()
         assert details[name]["weight"] == weight.tolist() and details[name]["proxy_full_value"] == truth[name]
     assert found == finished("Normal", points, spreads, 39, 0.95)
 
