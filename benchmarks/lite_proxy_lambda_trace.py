@@ -6,18 +6,23 @@ likelihood, Domain_bias's label distribution) every resample's value is the weig
 each rule below is computed from the items' values (checked against the package's resampled values) on the study's
 subsets and resample weights:
 
-* ``today``: the package's rule (lambda from the resamples, held fixed);
+* ``today``: the package's rule before :func:`~StaICC.stats.lite_proxy_weights.weight_widening` (lambda from the
+  resamples, held fixed; checked equal to ``lite_batch.subset_estimates`` then);
+* ``today-sd``, ``plain-sd``, ``refit-sd``: the same resamples' standard deviation times 1.96 t, a symmetric
+  interval instead of the percentile one (how much of a difference is the percentile interval's shape);
 * ``refit``: lambda re-fitted in each resample (the within-label weighted regression slope, in closed form), the
   bootstrap of the whole procedure;
-* ``split``: lambda from an independent second set of resamples, the interval from the first;
-* ``today-sd``: today's resamples' standard deviation times t, a symmetric interval (not the percentile one);
-* ``jackknife``: the delete-one-item jackknife of the whole procedure (lambda re-fitted), a normal-t interval;
-* ``jack-fixed``: the same jackknife with lambda held at the subset's fit;
-* ``leverage``: today's deviations widened by sqrt(mean of e_i^2 / (1 - g_i)) / sqrt(mean of e_i^2) (HC2; g_i the
-  item's leverage in the slope fit, e_i its residual);
+* ``split``: lambda from an independent second set of resamples, the interval from the first (decoupling);
+* ``jackknife``: the delete-one-item jackknife of the whole procedure (lambda re-fitted), a t interval;
+  ``jack-fixed`` the same with lambda held at the subset's fit; ``jack-ratio``: today's interval widened by the
+  ratio of the two (the jackknife's measure of lambda's variability);
+* ``leverage``: today's deviations widened by the HC2 factor of the slope fit, sqrt(sum e^2 / (1 - g)) /
+  sqrt(sum e^2) (g an item's leverage in the slope, e its residual);
+* ``df``: today's interval widened by sqrt(d / (d - 2)), the regression estimator's small-sample variance over the
+  resampled one (:func:`~StaICC.stats.lite_proxy_weights.weight_widening` of one proxy: the rule now);
 * ``plain``: no proxy.
 
-Per rule: coverage of the full run's value, the spread of (estimate - truth) / (half-width / (1.96 t)), and the
+Per rule: coverage of the full run's value, the spread of (estimate - truth) / (half-width / 1.96), and the
 median half-width over today's.
 
     python benchmarks/lite_proxy_lambda_trace.py --work /tmp/cov --models overconfident --seeds 50

@@ -21,7 +21,8 @@ so any lambda between 0 and twice that minimum, the clipped one included, has a 
 larger than the plain estimator's: asymptotically the interval is never wider than the plain
 one, whatever the proxy, and there is one estimator fixed in advance (no choice between
 intervals after seeing them, so no Bonferroni split).  Estimating lambda costs one degree of
-freedom of the small-sample widening.  For a metric that is a mean over items (accuracy,
+freedom of the small-sample widening, and its own variability from subset to subset widens the
+resampled spread by sqrt(d / (d - 2)) (:func:`~.lite_proxy_weights.weight_widening`).  For a metric that is a mean over items (accuracy,
 likelihood) this is the stratified regression estimator with a common slope; for the
 others (macro-F1, slopes, consistency, KL, entropies) the same construction on the plug-in.  The
 bias corrections of :mod:`.lite_debiased` apply to the combined resamples.  Where the design
@@ -223,7 +224,9 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
     :func:`~.lite.finished` makes the plain one, with one degree of freedom less per proxy (its weight is
     estimated).  Several proxies also widen the combined resamples' spread by sqrt((d - 1) / (d - m)) (d the
     subset's degrees of freedom, m the proxies): the m - 1 weights beyond one proxy's are fitted on the same
-    resamples, which shrinks their spread as a regression's residuals shrink.  Where the subset cannot carry
+    resamples, which shrinks their spread as a regression's residuals shrink; every fitted element with a
+    weight not 0 is widened by sqrt(d / (d - m - 1)) more for the weights' own variability
+    (:func:`~.lite_proxy_weights.widened_spread`).  Where the subset cannot carry
     them (d - m < 2) or the design gives the exact interval, the weights are 0: the plain estimate.  Normal's ECE
     takes no proxy (:data:`PLAIN_ONLY`): its weights are 0 and its interval is exactly the plain one, built from
     the target's signed bin ``gaps`` (:mod:`.lite_ece`) and widened for unseen answers; so do the metrics of
