@@ -30,7 +30,8 @@ sqrt(d (d - 1) / ((d - m) (d - m - 1))).  :func:`~.lite_proxy.power_tuned` alrea
 spread by sqrt((d - 1) / (d - m)); :func:`weight_widening` is the rest, sqrt(d / (d - m - 1)), applied to every
 element whose weights are not all 0 (a weight fitted at 0 leaves the plain estimate).  Measured
 (``benchmarks/lite_proxy_lambda_trace.py``): re-fitting lambda inside each resample widens the related proxy's
-likelihood and label-distribution intervals by 1.1-1.6 %, this factor by 1.6-1.7 % at 12.5 % of 512 items.
+likelihood and label-distribution intervals by a median 1.2 % over the twelve study models, this factor by
+1.6-1.7 % at 12.5 % of 512 items; the four cells the 200-subset study found short meet the rule with it.
 """
 import math
 import warnings
