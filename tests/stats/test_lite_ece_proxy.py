@@ -147,3 +147,31 @@ def test_the_fast_path_gives_the_packages_ece_with_one_proxy_and_two(toy):
             alone = estimator(subset, population, resamples=200, seed=s, level=LEVEL)[ECE]
             assert cell[ECE][:3] == pytest.approx(alone[:3], abs=1e-12)
             assert list(cell[ECE][3].down) == pytest.approx(list(alone[3].down), abs=1e-12)
+
+
+def test_a_lite_run_with_its_own_full_run_as_proxy_gives_the_full_runs_ece_and_averaged_row():
+    """End to end (``run_lite`` with ``proxy``): each dataset's ECE and the averaged row's are the full run's, each
+    interval no wider than the widening for unseen answers, the averaged one no wider than its datasets' mean."""
+    import warnings
+
+    from StaICC.backends.reference_model import lexical_icl
+    from StaICC.errors import TamperingWarning
+    from StaICC.runs.lite import run_lite
+    from StaICC.stats.lite_proxy import proxy_of_run
+    from StaICC.subbenchmarks.suite import build_suite, run_suite
+    datasets = ["financial_phrasebank", "TREC"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TamperingWarning)
+        full = run_suite(lexical_icl, suite=build_suite("Normal", datasets, 4), progress=False)
+        lite = run_lite(lexical_icl, 0.25, "Normal", datasets=datasets, progress=False,
+                        proxy=proxy_of_run(full, "itself"))
+    cells = lite.lite.estimates["Normal"]
+    widths = []
+    for dataset in datasets:
+        cell = cells[dataset][ECE]
+        assert cell.value == pytest.approx(full["Normal"]["Divided results"][dataset][ECE], abs=1e-12)
+        widths.append(cell.high - cell.low)
+    averaged = cells["Averaged"][ECE]
+    assert averaged.value == pytest.approx(full["Normal"]["Averaged results"][ECE], abs=1e-12)
+    assert averaged.low <= averaged.value <= averaged.high
+    assert averaged.high - averaged.low <= sum(widths) / len(widths) + 1e-12
