@@ -9,7 +9,8 @@ every resample of many subsets together.  Everything else is the package's own c
 subset's design and resample weights (:func:`~StaICC.stats.lite.design`,
 ``_resample_weights``), the interval and bias correction (:func:`~StaICC.stats.lite.finished`),
 the exact interval (:func:`~StaICC.stats.lite_exact.exact_of_items`) and the proxy's
-power-tuned estimate (:func:`~StaICC.stats.lite_proxy.power_tuned`).
+power-tuned estimate (:func:`~StaICC.stats.lite_proxy.power_tuned`; Normal's ECE with the proxies' signed bin
+gaps read off their full tables' item gaps, as :func:`~StaICC.stats.lite_ece.proxy_gaps` reads them).
 
 This equals :func:`~StaICC.stats.lite.estimate_statistic` on the subset's own table (and
 :class:`~StaICC.stats.lite_proxy.TunedEstimator`) wherever the subset takes the full table's
