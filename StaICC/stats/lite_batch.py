@@ -9,7 +9,8 @@ every resample of many subsets together.  Everything else is the package's own c
 subset's design and resample weights (:func:`~StaICC.stats.lite.design`,
 ``_resample_weights``), the interval and bias correction (:func:`~StaICC.stats.lite.finished`),
 the exact interval (:func:`~StaICC.stats.lite_exact.exact_of_items`) and the proxy's
-power-tuned estimate (:func:`~StaICC.stats.lite_proxy.power_tuned`).
+power-tuned estimate (:func:`~StaICC.stats.lite_proxy.power_tuned`; Normal's ECE with the proxies' signed bin
+gaps read off their full tables' item gaps, as :func:`~StaICC.stats.lite_ece.proxy_gaps` reads them).
 
 This equals :func:`~StaICC.stats.lite.estimate_statistic` on the subset's own table (and
 :class:`~StaICC.stats.lite_proxy.TunedEstimator`) wherever the subset takes the full table's
@@ -30,7 +31,7 @@ from .items import is_consistency
 from .lite import Population, _resample_weights, design, estimate_statistic, finished
 from .lite_branches import (has_post_bias, hull, hulled, item_flags, off_branch, on_branch, other_branch,
                             post_branches, undecided)
-from .lite_ece import row_gaps
+from .lite_ece import bin_gaps, full_gaps, row_gaps
 from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_values, unscaled
 from .lite_unseen import rules
 from .lite_proxy import Proxy, TunedEstimator, power_tuned
@@ -163,6 +164,7 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], groups: Lis
     weights = _embedded(np, plans, len(table))
     values = [weighted_values(s, weights) for s in evaluated]
     gaps = row_gaps(statistic, weights)  # Normal's signed ECE bin gaps (lite_ece), every row at once
+    helping = [_proxy_rows(proxy, weights) for proxy in evaluated[1:]]  # the proxies' (rows, full run)
     exact_metrics = {m for b, m in EXACT_METRICS if b == table.benchmark}
     always = {m for b, m in ALWAYS_EXACT if b == table.benchmark}
     for k, ((j, positions), (_, plan, _)) in enumerate(zip(chunk, plans)):
@@ -177,7 +179,22 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], groups: Lis
         out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact, mine),
                   [power_tuned(table.benchmark, target, [_split(values[1 + i], k, resamples + 1) for i in group],
                                [truths[i] for i in group], plan.freedom, level, exact, mine,
-                               frozenset().union(*(off[i] for i in group)))[0] for group in groups])
+                               frozenset().union(*(off[i] for i in group)),
+                               [_ece_at(helping[i], at, resamples) for i in group])[0] for group in groups])
+
+
+def _proxy_rows(proxy: Statistic, weights: Any) -> Any:
+    """A proxy's signed ECE bin gaps on every weight row and on its full run (None where it has none): what
+    :func:`~StaICC.stats.lite_ece.proxy_gaps` reads of one subset, for all at once."""
+    found = full_gaps(proxy)
+    if found is None:
+        return None
+    return bin_gaps(found[0], weights, proxy.table.repeats), found[1]
+
+
+def _ece_at(rows: Any, at: int, resamples: int) -> Any:
+    """One subset's (point, resampled, full run) proxy gaps out of :func:`_proxy_rows` (None stays None)."""
+    return None if rows is None else (rows[0][at], rows[0][at + 1:at + resamples + 1], rows[1])
 
 
 def _hull_undecided(statistic: Statistic, flags: Any, chunk: List[Tuple[int, List[int]]],

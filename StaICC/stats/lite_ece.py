@@ -34,11 +34,25 @@ The resamples handed on (what the averaged row averages) are ECE-hat - Delta*, t
 each with its A* (:class:`~StaICC.stats.lite_averaged.Resamples`): the averaged row takes the
 quantiles of the datasets' mean of Delta* + A* and Delta* - A*, the same bound for the mean.
 
+**With proxies** (:mod:`.lite_proxy`) the same construction runs on better gaps.  Each g_b is a mean over
+items, so the difference estimator applies to it (not to the ECE, whose plug-in is biased differently for
+target and proxy): with a proxy's own signed gaps p_b (its bins from its own confidences), known on every item,
+
+    g_b-hat = t_b(subset) + lambda_b [p_b(all) - p_b(subset)],
+
+target and proxy resampled together, lambda_b power-tuned on the resamples of bin b (the clipped ratio, or the
+box weights of several proxies: :func:`~.lite_proxy.weights_of`), then the same bias correction, interval and
+widening on the combined resamples (:func:`tuned_gaps`).  A proxy's bin b predicts the target's bin b where
+their confidences agree; a proxy that does not gets lambda_b near 0, the plain gaps.  The proxy's subset and
+full-run gaps are both read off its full table's item gaps (:func:`proxy_gaps`), so the difference compares one
+functional.  A proxy equal to the target gives lambda_b = 1 and the full run's gaps on every resample: the
+interval collapses to the full run's ECE but for the widening for unseen answers.
+
 Neither sees answers the subset has not seen (a label whose asked rows were all right, or all
 wrong): :func:`ece_widened` adds the bound of :func:`~StaICC.stats.lite_unseen.ece_shift` to the
 interval and to every resample's bound.
 """
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 from ..standard import ECE_BINS
 from .lite_averaged import Resamples
@@ -123,14 +137,76 @@ def ece_widened(found: Tuple[float, float, float, Resamples], unseen: Any) -> Tu
 def row_gaps(statistic: Any, weights: Any) -> Any:
     """The signed bin gaps of Normal's table for each weight row (rows x ECE_BINS); None for another
     sub-benchmark or a table too short for the ECE (fewer rows than bins: the standard gives none)."""
-    table = statistic.table
-    if table.benchmark != METRIC[0] or METRIC[1] not in statistic.names() \
-            or table.repeats * len(table) < ECE_BINS:
+    if not _has_ece(statistic):
         return None
-    return bin_gaps(item_gaps(table), weights, table.repeats)
+    return bin_gaps(item_gaps(statistic.table), weights, statistic.table.repeats)
 
 
 def gaps_for(statistic: Any, weights: Sequence[Sequence[float]], point_weights: Sequence[float]) -> Any:
     """(point gaps, resampled gaps) of a subset's own table (:func:`row_gaps`), or None."""
     found = row_gaps(statistic, [point_weights])
     return None if found is None else (found[0], row_gaps(statistic, weights))
+
+
+def _has_ece(statistic: Any) -> bool:
+    """Whether the statistic is Normal's with the ECE and rows enough for it (the standard gives none below
+    ECE_BINS rows)."""
+    table = statistic.table
+    return table.benchmark == METRIC[0] and METRIC[1] in statistic.names() and table.repeats * len(table) >= ECE_BINS
+
+
+def full_gaps(statistic: Any) -> Optional[Tuple[Any, Any]]:
+    """(item gaps, full-run signed bin gaps) of a proxy's full table, or None where it has no ECE."""
+    if not _has_ece(statistic):
+        return None
+    np = numpy_module("numpy")
+    items = item_gaps(statistic.table)
+    return items, bin_gaps(items, np.ones(len(items)), statistic.table.repeats)[0]
+
+
+def proxy_gaps(whole: Any, table: Any, weights: Any, point_weights: Any) -> Optional[Tuple[Any, Any, Any]]:
+    """A proxy's signed bin gaps (on the subset ``table``'s items, resampled by ``weights``, and on the full run),
+    all from its full table's item gaps (``whole``: its full statistic), so that the subset's and the full run's
+    gaps are one functional whatever softmax decision the subset alone would take; None where it has no ECE."""
+    found = full_gaps(whole)
+    if found is None:
+        return None
+    position = {t: i for i, t in enumerate(whole.table.items)}
+    items = found[0][[position[t] for t in table.items]]
+    repeats = whole.table.repeats
+    return bin_gaps(items, [point_weights], repeats)[0], bin_gaps(items, weights, repeats), found[1]
+
+
+def bin_weights(target: Any, proxies: Sequence[Any], weigh: Callable[[Any, Sequence[Any]], Any]) -> Any:
+    """The weights (proxies x ECE_BINS) of the bins' difference estimators: ``weigh`` (the power tuning,
+    :func:`~.lite_proxy.weights_of`) of each bin's resampled gaps, target's on each proxy's; a bin where a proxy
+    has no resampled spread (none of its subset's items fell there) has nothing to fit on, and takes that proxy's
+    pooled weight, ``weigh`` of the deviations of all bins together (one slope for every bin), so that a proxy
+    equal to the target has weight 1 in every bin, the empty ones too, and gives the full run's gaps."""
+    np = numpy_module("numpy")
+    weights = weigh(target, proxies)
+    flat = [(a - a.mean(axis=0)).reshape(-1) for a in (target, *proxies)]
+    pooled = weigh(flat[0], flat[1:])
+    for j, p in enumerate(proxies):
+        quiet = np.std(p, axis=0) <= 1e-10 * np.maximum(1.0, np.abs(p.mean(axis=0)))
+        weights[j] = np.where(quiet, pooled[j], weights[j])
+    return weights
+
+
+def tuned_gaps(target: Tuple[Any, Any], proxies: Sequence[Tuple[Any, Any, Any]],
+               weigh: Callable[[Any, Sequence[Any]], Any], widen: float = 1.0) -> Optional[Tuple[Any, Any, Any]]:
+    """The difference estimator of each signed bin gap: (point, resamples, weights) of
+    t_b + sum_j lambda_jb [p_jb(all) - p_jb(subset)] from the target's (point, resampled) gaps and each proxy's
+    (point, resampled, full run), the weights of :func:`bin_weights` (proxies x ECE_BINS); the resamples' spread
+    about their mean scaled by ``widen`` (several proxies' fitted weights).  None where a value is not finite."""
+    np = numpy_module("numpy")
+    point, resampled = np.asarray(target[0], dtype=np.float64), np.asarray(target[1], dtype=np.float64)
+    weights = bin_weights(resampled, [np.asarray(p[1], dtype=np.float64) for p in proxies], weigh)
+    for weight, (subset, subsets, full) in zip(weights, proxies):
+        point = point + weight * (full - subset)
+        resampled = resampled + weight * (full - np.asarray(subsets))
+    if widen != 1.0:
+        centre = resampled.mean(axis=0)
+        resampled = centre + widen * (resampled - centre)
+    finite = np.isfinite(point).all() and np.isfinite(resampled).all() and len(resampled)
+    return (point, resampled, weights) if finite else None

@@ -33,12 +33,11 @@ is its own number.
 A proxy never makes an interval less valid than the plain one, so every rule of the plain path
 applies: the exact intervals and the widenings for unseen answers (:mod:`.lite_unseen`), the
 hulls of the standard's branches (:mod:`.lite_branches`, the other branches' plain estimates).
-Normal's ECE takes no proxy: its plain interval comes from the signed bin gaps (:mod:`.lite_ece`),
-and a difference of plug-in ECEs, biased on small samples and differently for target and proxy,
-has no such construction.  The difference M_proxy(all) - M_proxy(subset) must compare one
-functional: the proxy's full-run bias entropy is taken on the exact-check branch its subset
-takes, and where a proxy's evaluations on the subset leave its full run's Post_bias branch the
-post-bias metrics take no proxy (a difference across branches measures their distance).
+Normal's ECE takes the proxy on its signed bin gaps, each a mean over items (:mod:`.lite_ece`, :func:`_tuned_ece`),
+not on the plug-in ECE, biased on small samples and differently for target and proxy.  The difference
+M_proxy(all) - M_proxy(subset) must compare one functional: the proxy's full-run bias entropy is taken on the
+exact-check branch its subset takes, and where a proxy's evaluations on the subset leave its full run's Post_bias
+branch the post-bias metrics take no proxy (a difference across branches measures their distance).
 
 **Several proxies** (cached runs of other models on the same prompts, the reference model
 among them if wished: the setting of a cache of past models' item results) are one estimator
@@ -57,8 +56,8 @@ from .items import ItemTable
 from .lite import (LiteResult, _resample_weights, branch_hulls, census_values, design, finished, is_census,
                    lite_estimates, plain_on)
 from .lite_branches import off_branch, on_branch
-from .lite_ece import METRIC as ECE, gaps_for
-from .lite_proxy_weights import widened_spread
+from .lite_ece import METRIC as ECE, gaps_for, proxy_gaps, tuned_gaps
+from .lite_proxy_weights import weight_widening, widened_spread
 from .lite_unseen import interval_rules
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
@@ -195,9 +194,8 @@ def weights_of(target: Any, proxies: Sequence[Any]) -> Any:
 
 
 Values = Tuple[Dict[str, Any], Dict[str, List[Any]]]
-#: (sub-benchmark, metric) that no proxy corrects: Normal's ECE, whose plain interval is built from the signed bin
-#: gaps and widened for unseen answers (:mod:`.lite_ece`); a difference of plug-in ECEs, biased on small samples
-#: and differently for target and proxy, under-covered (the 200-subset study: 93 % averaged, 77 % for one model)
+#: (sub-benchmark, metric) the generic path leaves plain: Normal's ECE, corrected on its signed bin gaps instead
+#: (:func:`_tuned_ece`): a difference of plug-in ECEs under-covered (200 subsets: 93 % averaged, 77 % for one model)
 PLAIN_ONLY = frozenset({ECE})
 
 
@@ -216,8 +214,8 @@ def _aligned(name: str, t: Any, proxies: Sequence[Values], truths: Sequence[Dict
 
 def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truths: Sequence[Dict[str, Any]],
                 freedom: int, level: float, exact: Any = None, gaps: Any = None,
-                unfit: frozenset = frozenset()) -> Tuple[Dict[str, Tuple[Any, Any, Any, List[Any]]],
-                                                         Dict[str, Dict[str, Any]]]:
+                unfit: frozenset = frozenset(),
+                ece: Sequence[Any] = ()) -> Tuple[Dict[str, Tuple[Any, Any, Any, List[Any]]], Dict[str, Dict[str, Any]]]:
     """(metric -> (estimate, low, high, scaled resamples), metric -> lambda and correlation) of the power-tuned
     difference estimator with one or several proxies, from the target's and each proxy's (point, resampled)
     weighted values on the subset and the proxies' full-run values ``truths``; the interval as
@@ -228,10 +226,9 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
     weight not 0 is widened by sqrt(d / (d - m - 1)) more for the weights' own variability
     (:func:`~.lite_proxy_weights.widened_spread`).  Where the subset cannot carry
     them (d - m < 2) or the design gives the exact interval, the weights are 0: the plain estimate.  Normal's ECE
-    takes no proxy (:data:`PLAIN_ONLY`): its weights are 0 and its interval is exactly the plain one, built from
-    the target's signed bin ``gaps`` (:mod:`.lite_ece`) and widened for unseen answers; so do the metrics of
-    ``unfit`` (those a proxy's evaluations on the subset take on another branch than its full run's:
-    :func:`~.lite_branches.off_branch`)."""
+    (:data:`PLAIN_ONLY`) is corrected on the target's signed bin ``gaps`` with each proxy's, ``ece``
+    (:func:`_tuned_ece`; plain where those are missing); the metrics of ``unfit`` (those a proxy's evaluations
+    on the subset take on another branch than its full run's: :func:`~.lite_branches.off_branch`) take no proxy."""
     np = numpy_module("numpy")
     many, spare = len(proxies) > 1, freedom - len(proxies)
     points, spreads, details, plain = {}, {}, {}, set()
@@ -266,7 +263,30 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
     found = finished(benchmark, {n: points[n] for n in fitted}, spreads, max(spare, 1), level, exact)
     if plain:  # no proxy applies (or several, none fitted): the plain estimate and its interval
         found.update(finished(benchmark, {n: points[n] for n in plain}, spreads, freedom, level, exact, gaps))
+    tuned = _tuned_ece(benchmark, gaps, ece, freedom, level, exact) if ECE[1] in found else None
+    if tuned is not None:
+        found[ECE[1]], details[ECE[1]] = tuned[0], {**details[ECE[1]], **tuned[1], "correlation": None}
     return found, {name: details[name] for name in found}
+
+
+def _tuned_ece(benchmark: str, gaps: Any, ece: Sequence[Any], freedom: int, level: float,
+               exact: Any) -> Optional[Tuple[Tuple[Any, Any, Any, List[Any]], Dict[str, Any]]]:
+    """(the ECE's cell, its weights per bin and their mean) with the proxies' signed bin gaps ``ece``: each bin's
+    gap by the difference estimator, weighted per bin (:func:`~.lite_ece.bin_weights`), then the plain
+    path's interval on the combined gaps (:func:`~.lite_ece.tuned_gaps`), at the other fitted metrics' degrees of
+    freedom and widenings (several proxies', the weights' own variability); None (the plain cell stays) where
+    gaps are missing or the weights are 0 by design."""
+    many, spare = len(ece) > 1, freedom - len(ece)
+    if gaps is None or not ece or any(g is None for g in ece) or (many and spare < 2) or (exact and exact(ECE[1])):
+        return None
+    widen = (math.sqrt((freedom - 1) / spare) if many else 1.0) * weight_widening(freedom, len(ece))
+    combined = tuned_gaps(gaps, ece, weights_of, widen)
+    if combined is None:
+        return None
+    *combined, weight = combined
+    cell = finished(benchmark, {ECE[1]: 0.0}, {ECE[1]: []}, max(spare, 1), level, exact, combined)[ECE[1]]
+    means, bins = [float(w.mean()) for w in weight], [w.tolist() for w in weight]
+    return cell, {"weight": means if many else means[0], "bin_weights": bins if many else bins[0]}
 
 
 def _details(ts: Any, ps: Sequence[Any], weight: Any, known: List[Any], width: Optional[int]) -> Dict[str, Any]:
@@ -308,7 +328,8 @@ class TunedEstimator:
         found, details = power_tuned(table.benchmark, target, mine, truths, plan.freedom, level,
                                      interval_rules(statistic, population, plan, level),
                                      gaps_for(statistic, rows, plan.weights),
-                                     frozenset().union(*(off_branch(s, every, w) for s, w in zip(subs, wholes))))
+                                     frozenset().union(*(off_branch(s, every, w) for s, w in zip(subs, wholes))),
+                                     [proxy_gaps(whole, table, rows, plan.weights) for whole in wholes])
         found = branch_hulls(statistic, plan, rows, found, plain_on(statistic, population, plan, rows, level))
         for name, detail in details.items():
             self.details[(table.benchmark, table.dataset, name)] = detail
