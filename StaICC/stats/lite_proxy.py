@@ -15,20 +15,18 @@ spread taken from the same stratified rescaling bootstrap, the target and the pr
 resampled *together* (the same weights for both).  The weight lambda is estimated on the
 subset, from those resamples, as the variance-minimising one,
 lambda = Cov(M_target*, M_proxy*) / Var(M_proxy*), clipped to [0, 1] (per element of a
-vector metric): lambda = 0 is the plain estimate, lambda = 1 the plain difference estimator.
-The variance t - lambda p is a quadratic in lambda with its minimum at the unclipped value,
-so any lambda between 0 and twice that minimum, the clipped one included, has a variance no
-larger than the plain estimator's: asymptotically the interval is never wider than the plain
-one, whatever the proxy, and there is one estimator fixed in advance (no choice between
-intervals after seeing them, so no Bonferroni split).  Estimating lambda costs one degree of
-freedom of the small-sample widening, and its own variability from subset to subset widens the
-resampled spread by sqrt(d / (d - 2)) (:func:`~.lite_proxy_weights.weight_widening`).  For a metric that is a mean over items (accuracy,
-likelihood) this is the stratified regression estimator with a common slope; for the
-others (macro-F1, slopes, consistency, KL, entropies) the same construction on the plug-in.  The
-bias corrections of :mod:`.lite_debiased` apply to the combined resamples.  Where the design
-gives accuracy the exact interval (a small label, :mod:`.lite_exact`), lambda is 0: the
-choice rests on the design alone.  At fraction 1 the subset is the full run and the estimate
-is its own number.
+vector metric): lambda = 0 is the plain estimate, lambda = 1 the plain difference estimator.  The variance
+t - lambda p is a quadratic in lambda with its minimum at the unclipped value, so any lambda between 0 and twice
+that minimum, the clipped one included, has a variance no larger than the plain estimator's: asymptotically the
+interval is never wider than the plain one, whatever the proxy, and there is one estimator fixed in advance (no
+choice between intervals after seeing them, so no Bonferroni split).  Estimating lambda costs one degree of freedom
+of the small-sample widening, and its own variability from subset to subset widens the resampled spread by
+sqrt(d / (d - 2)) (:func:`~.lite_proxy_weights.weight_widening`).  For a metric that is a mean over items
+(accuracy, likelihood) this is the stratified regression estimator with a common slope; for the others (macro-F1,
+slopes, KL, entropies) the same construction on the plug-in.  The bias corrections of :mod:`.lite_debiased` apply
+to the combined resamples.  Where the design gives the exact interval (accuracy with a small label, the
+consistencies always: :mod:`.lite_exact`), lambda is 0: the choice rests on the design alone.  At fraction 1 the
+subset is the full run and the estimate is its own number.
 
 A proxy never makes an interval less valid than the plain one, so every rule of the plain path
 applies: the exact intervals and the widenings for unseen answers (:mod:`.lite_unseen`), the
