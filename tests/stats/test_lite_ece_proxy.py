@@ -90,7 +90,8 @@ def test_the_estimate_and_interval_are_the_gaps_difference_estimator_computed_he
         weight = np.where(quiet, pooled, weight)
         point, combined = t + weight * (whole - p), ts + weight * (whole - ps)
         d = plan.freedom  # the fitted weight's own variability widens the spread by sqrt(d / (d - 2))
-        combined = combined.mean(axis=0) + np.sqrt(d / (d - 2)) * (combined - combined.mean(axis=0))
+        factor = np.where(weight != 0, np.sqrt(d / (d - 2)), 1.0)  # a bin of weight 0 is the plain gap
+        combined = combined.mean(axis=0) + factor * (combined - combined.mean(axis=0))
         assert cell[0] == pytest.approx(2 * np.abs(point).sum() - np.abs(combined).sum(axis=1).mean(), abs=1e-12)
         found = ece_widened(ece_interval(point, combined, t_over_z(LEVEL, plan.freedom - 1), LEVEL),
                             interval_rules(subset, population, plan, LEVEL).unseen)
