@@ -51,26 +51,13 @@ def _printed_metrics() -> list:
     return sorted(k for k in cells if estimable(k[0], k[1], FRACTION, k[2]))
 
 
-#: printed cells whose with-proxy coverage misses the rule by under a point while the plain one meets it, with the
-#: study's figures (coverage, worst model): not a branch or a bias but the difference estimator's interval a few per
-#: cent too narrow (the overconfident model with the related proxy, 40 subsets, z-scores' spread 1.08 against the
-#: plain 1.03, 91.7 % against 95.8 %), and not a sparse residual: t at its effective degrees of freedom moved none
-#: of them; docs/lite.md.  A cell fixed, or one more failing, fails here until this is brought up to date.
-KNOWN_SHORT = {
-    ("reference", "Normal", "averaged_truelabel_likelihood", "averaged"): (94.9, 90.0),
-    ("sibling", "Normal", "averaged_truelabel_likelihood", "dataset"): (94.9, 93.0),
-    ("sibling", "Normal", "averaged_truelabel_likelihood", "averaged"): (94.6, 92.0),
-    ("sibling", "Domain_bias", "distribution", "dataset"): (94.9, 93.0),
-}
-
-
 def test_every_printed_cell_meets_the_admission_rule_with_the_proxy():
-    """Every printed cell meets the rule with either proxy, but the few of :data:`KNOWN_SHORT` (each under a point
-    short, above 94.5 %, its worst model at 90 % or more); no ECE nor entropy cell among them."""
+    """Every printed cell meets the rule with either proxy: 95 % over the models, 90 % for the worst.  (Before the
+    fitted weights were widened for their own variability, four cells were under a point short: Normal's likelihood
+    with both proxies, Domain_bias's label distribution with the related one; docs/lite.md.)"""
     cells = proxy_cells(NEWEST)
     printed = [k for k in cells if estimable(k[1], k[2], FRACTION, k[3])]
     assert len(printed) >= 2 * 25  # both proxies, every printed cell of the study
     failing = {k: v for k, v in cells.items() if k in printed
                and (v[0] < 100 * REQUIRED_COVERAGE or v[1] < 100 * REQUIRED_MODEL_COVERAGE)}
-    assert failing == KNOWN_SHORT
-    assert all(v[0] >= 94.5 and v[1] >= 100 * REQUIRED_MODEL_COVERAGE for v in failing.values())
+    assert failing == {}
