@@ -194,20 +194,16 @@ def bin_weights(target: Any, proxies: Sequence[Any], weigh: Callable[[Any, Seque
 
 
 def tuned_gaps(target: Tuple[Any, Any], proxies: Sequence[Tuple[Any, Any, Any]],
-               weigh: Callable[[Any, Sequence[Any]], Any], widen: float = 1.0) -> Optional[Tuple[Any, Any, Any]]:
+               weigh: Callable[[Any, Sequence[Any]], Any]) -> Optional[Tuple[Any, Any, Any]]:
     """The difference estimator of each signed bin gap: (point, resamples, weights) of
     t_b + sum_j lambda_jb [p_jb(all) - p_jb(subset)] from the target's (point, resampled) gaps and each proxy's
-    (point, resampled, full run), the weights of :func:`bin_weights` (proxies x ECE_BINS); the resamples' spread
-    about their mean scaled by ``widen`` (the fitted weights') in every bin with a weight not 0.  None where a value
-    is not finite."""
+    (point, resampled, full run), the weights of :func:`bin_weights` (proxies x ECE_BINS).  None where a value is
+    not finite."""
     np = numpy_module("numpy")
     point, resampled = np.asarray(target[0], dtype=np.float64), np.asarray(target[1], dtype=np.float64)
     weights = bin_weights(resampled, [np.asarray(p[1], dtype=np.float64) for p in proxies], weigh)
     for weight, (subset, subsets, full) in zip(weights, proxies):
         point = point + weight * (full - subset)
         resampled = resampled + weight * (full - np.asarray(subsets))
-    if widen != 1.0:  # a bin whose weights are all 0 is the plain gap: nothing fitted to widen for
-        centre = resampled.mean(axis=0)
-        resampled = centre + np.where(np.any(weights != 0, axis=0), widen, 1.0) * (resampled - centre)
     finite = np.isfinite(point).all() and np.isfinite(resampled).all() and len(resampled)
     return (point, resampled, weights) if finite else None

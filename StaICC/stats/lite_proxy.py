@@ -55,7 +55,7 @@ from .lite import (LiteResult, _resample_weights, branch_hulls, census_values, d
                    lite_estimates, plain_on)
 from .lite_branches import off_branch, on_branch
 from .lite_ece import METRIC as ECE, gaps_for, proxy_gaps, tuned_gaps
-from .lite_proxy_weights import weight_widening, widened_spread
+from .lite_proxy_weights import widened_spread
 from .lite_unseen import interval_rules
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
@@ -277,11 +277,11 @@ def _tuned_ece(benchmark: str, gaps: Any, ece: Sequence[Any], freedom: int, leve
     many, spare = len(ece) > 1, freedom - len(ece)
     if gaps is None or not ece or any(g is None for g in ece) or (many and spare < 2) or (exact and exact(ECE[1])):
         return None
-    widen = (math.sqrt((freedom - 1) / spare) if many else 1.0) * weight_widening(freedom, len(ece))
-    combined = tuned_gaps(gaps, ece, weights_of, widen)
+    combined = tuned_gaps(gaps, ece, weights_of)
     if combined is None:
         return None
-    *combined, weight = combined
+    point, resampled, weight = combined  # a bin's widening as any fitted element's, several proxies' included
+    combined = (point, widened_spread(resampled, weight, freedom, math.sqrt((freedom - 1) / spare) if many else 1.0))
     cell = finished(benchmark, {ECE[1]: 0.0}, {ECE[1]: []}, max(spare, 1), level, exact, combined)[ECE[1]]
     means, bins = [float(w.mean()) for w in weight], [w.tolist() for w in weight]
     return cell, {"weight": means if many else means[0], "bin_weights": bins if many else bins[0]}

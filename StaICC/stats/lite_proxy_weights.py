@@ -88,11 +88,12 @@ def weight_widening(freedom: int, proxies: int) -> float:
     return math.sqrt(freedom / max(freedom - proxies - 1, 1))
 
 
-def widened_spread(combined: Any, weights: Any, freedom: int) -> Any:
+def widened_spread(combined: Any, weights: Any, freedom: int, also: float = 1.0) -> Any:
     """The combined resamples (resamples x the metric's shape) spread about their mean by :func:`weight_widening`
-    of the ``weights`` (proxies x the metric's shape), each element whose weights are all 0 left as it is."""
+    of the ``weights`` (proxies x the metric's shape) times ``also`` (a further factor for the same fitted
+    elements), each element whose weights are all 0 left as it is (it is the plain estimate)."""
     np = numpy_module("numpy")
-    factor = np.where(np.any(weights != 0, axis=0), weight_widening(freedom, len(weights)), 1.0)
+    factor = np.where(np.any(weights != 0, axis=0), also * weight_widening(freedom, len(weights)), 1.0)
     with warnings.catch_warnings():  # an element without a finite resample stays NaN
         warnings.simplefilter("ignore", RuntimeWarning)
         centre = np.nanmean(combined, axis=0)
