@@ -26,7 +26,7 @@ reference models: pure Python) provably do not depend on any of it: their record
 """
 import platform
 import sys
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 
 #: fields whose difference can move more than a last bit, or change the exact-sum rule
@@ -190,8 +190,10 @@ def numerics_conflicts(a: Optional[Dict[str, Any]], b: Optional[Dict[str, Any]])
     for field in REFUSED + WARNED:
         if invariant and field in SHAPE_OF_WORK:
             continue  # batch-invariant numerics: the shape of the work moves no bit
-        if field in first and field in second and _value(first, field) != _value(second, field):
-            conflicts.append(NumericsConflict(field, _value(first, field), _value(second, field), field in REFUSED))
+        if field in first and field in second:
+            mine, theirs = _compared(first, second, field)
+            if mine != theirs:
+                conflicts.append(NumericsConflict(field, mine, theirs, field in REFUSED))
     digests = [(r.get("certificate") or {}).get("sha256") if isinstance(r.get("certificate"), dict) else None
                for r in (first, second)]
     if None not in digests and digests[0] != digests[1] and not any(c.refuse for c in conflicts):
@@ -214,6 +216,17 @@ def _value(record: Dict[str, Any], field: str) -> Any:
     if field == "switched_off" and isinstance(value, list):
         return sorted(map(str, value))
     return value
+
+
+def _compared(first: Dict[str, Any], second: Dict[str, Any], field: str) -> Tuple[Any, Any]:
+    """Both records' values of ``field`` as they are compared.  The packages are those a process had loaded, which
+    depends on what else it did before (a notebook that imported torch for something else): a package one process
+    had not loaded computed none of its answers, so only the packages both loaded are compared."""
+    mine, theirs = _value(first, field), _value(second, field)
+    if field == "packages" and isinstance(mine, dict) and isinstance(theirs, dict):
+        shared = sorted(mine.keys() & theirs.keys())
+        return {k: mine[k] for k in shared}, {k: theirs[k] for k in shared}
+    return mine, theirs
 
 
 def _shown(value: Any) -> str:

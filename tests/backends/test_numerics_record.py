@@ -47,6 +47,19 @@ def test_reproducible_answers_never_conflict_and_missing_records_are_not_compare
     assert numerics_conflicts(None, HF) == [] and numerics_conflicts(HF, {"answers": HF}) == []
 
 
+def test_a_package_only_one_process_had_loaded_is_not_a_conflict():
+    """A function model's process that had imported torch for something else records it; one that had not, does
+    not: torch computed none of the second's answers, so only the packages both loaded are compared."""
+    function = answer_numerics(FunctionBackend(lambda **_: 0, prediction_kind="logits"), 7)
+    loaded = dict(function, packages={"torch": "2.13.0"})
+    bare = dict(function, packages={})
+    assert numerics_conflicts(loaded, bare) == []
+    partial = numerics_conflicts(HF, dict(HF, packages={"torch": "2.13.0"}))
+    assert partial == []  # transformers only in one: torch, in both, agrees
+    moved = numerics_conflicts(HF, dict(HF, packages={"torch": "2.12.0"}))
+    assert [(c.field, c.first, c.second) for c in moved] == [("packages", {"torch": "2.13.0"}, {"torch": "2.12.0"})]
+
+
 def test_merged_settings_lists_refusals_unless_mixing_is_allowed():
     first = {"f" * 64: [HF]}
     second = {"f" * 64: [dict(HF, device="cuda:0 (NVIDIA H100)", threads=1)]}
