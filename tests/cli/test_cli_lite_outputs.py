@@ -1,0 +1,48 @@
+"""A lite run as a newcomer meets it: what a proxy must be, what the tables and the HTML page say, what report's
+JSON, compare and export make of a lite run (never a standard result), and the argument errors of the lite flags."""
+import contextlib
+import io
+import json
+
+import pytest
+
+from StaICC.cli import main
+
+pytest.importorskip("numpy")
+
+COMMON = ["--benchmarks", "Normal", "--datasets", "TREC", "--no-progress"]
+
+
+def _run(*argv: str) -> str:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["run", *argv, *COMMON]) == 0
+    return printed.getvalue()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lite-outputs")
+    made = {name: str(root / name) for name in ("lite", "full", "uniform")}
+    _run("--lite", "0.125", "--log-samples", "--output-dir", made["lite"])
+    _run("--log-samples", "--output-dir", made["full"])
+    _run("--model", "uniform", "--log-samples", "--output-dir", made["uniform"])
+    return made
+
+
+def _error(argv, capsys, status: int = 2) -> str:
+    assert main(argv) == status
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_a_lite_run_is_refused_as_a_proxy_for_it_is_not_known_on_every_item(runs, tmp_path, capsys):
+    """A lite run has the lite items' prompts, so the prompt check passes; its "full-run value" would be its
+    subset's, and the estimate a zero-width interval around the subset's number."""
+    out = tmp_path / "run"
+    line = _error(["run", "--lite", "0.125", "--lite-proxy", runs["lite"], *COMMON, "--output-dir", str(out)], capsys)
+    assert f"the proxy {runs['lite']} has records of 64 of the 512 test items of Normal / TREC" in line
+    assert "a proxy must be scored on every test item" in line and not out.exists()
+    several = _error(["run", "--lite", "0.125", "--lite-proxy", f"{runs['full']},{runs['lite']}", *COMMON], capsys)
+    assert f"the proxy {runs['lite']} has records of 64 of the 512" in several
