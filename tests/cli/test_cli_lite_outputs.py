@@ -46,3 +46,13 @@ def test_a_lite_run_is_refused_as_a_proxy_for_it_is_not_known_on_every_item(runs
     assert "a proxy must be scored on every test item" in line and not out.exists()
     several = _error(["run", "--lite", "0.125", "--lite-proxy", f"{runs['full']},{runs['lite']}", *COMMON], capsys)
     assert f"the proxy {runs['lite']} has records of 64 of the 512" in several
+
+
+@pytest.mark.parametrize("form", [["eee"], ["lm-eval"], ["hf", "--hf-dataset", "org/bench"]])
+def test_a_lite_run_is_not_exported_in_any_format(runs, tmp_path, capsys, form):
+    """Every format puts the run's results where a reader takes a result; a lite run's are its subset's."""
+    out = tmp_path / "export"
+    line = _error(["export", runs["lite"], "--format", *form, "-o", str(out)], capsys, status=1)
+    assert f"{runs['lite']} is a lite run (12.5 % of the test items)" in line and "export a full run" in line
+    assert not out.exists() or not any(out.rglob("*.*"))
+    assert main(["export", runs["full"], "--format", *form, "-o", str(tmp_path / "full"), "--no-intervals"]) == 0
