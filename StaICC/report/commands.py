@@ -62,7 +62,9 @@ def _report(args, status) -> int:
         return 0
     status.done()
     if args.format == "json":
-        text = _strict_json({"runs": [e.to_dict() for e in estimates if e is not None],
+        from .lite_tables import lite_json
+        text = _strict_json({"runs": [lite_json(r) or e.to_dict() for r, e in zip(runs, estimates)
+                                      if e is not None or lite_json(r)],
                              "comparisons": [c.to_dict() for c in comparisons]})
     else:
         tables = [t for r, e in zip(runs, estimates) for t in run_tables(r, e)]

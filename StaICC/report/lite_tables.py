@@ -66,6 +66,22 @@ def _part_table(section: Dict[str, Any], name: str, label: str, result: Dict[str
                  banner=[lite_banner(section)])
 
 
+def lite_json(run: Any) -> Any:
+    """``staicc report --format json``'s entry for a lite run: the estimates of the full run it recorded (each
+    cell's value, interval, whether it is estimable and why not, the proxy's weight), marked ``standard: false``
+    with the share asked; None for a full run.  The bootstrap over the subset's own records is left out: it
+    answers another question (the subset's value), and its numbers would pass for the run's results."""
+    section = run.provenance.get("lite") if isinstance(run.provenance, dict) else None
+    if not isinstance(section, dict):
+        return None
+    estimates = section.get("estimates", {})
+    head = {key: estimates.get(key) for key in ("level", "resamples", "seed", "method", "proxy") if key in estimates}
+    parts = {name: {"datasets": {row: cells for row, cells in rows.items() if row != "Averaged"},
+                    "averaged": rows.get("Averaged", {})}
+             for name, rows in estimates.get("benchmarks", {}).items()}
+    return {"run": run.label, "standard": False, "lite": lite_banner(section), **head, "benchmarks": parts}
+
+
 def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]]) -> List[str]:
     """With a proxy: which it was, its median weight and how well its resampled values correlated with the target's."""
     estimates = section.get("estimates", {})

@@ -56,3 +56,16 @@ def test_a_lite_run_is_not_exported_in_any_format(runs, tmp_path, capsys, form):
     assert f"{runs['lite']} is a lite run (12.5 % of the test items)" in line and "export a full run" in line
     assert not out.exists() or not any(out.rglob("*.*"))
     assert main(["export", runs["full"], "--format", *form, "-o", str(tmp_path / "full"), "--no-intervals"]) == 0
+
+
+def test_reports_json_of_a_lite_run_holds_its_estimates_marked_not_standard(runs, capsys):
+    assert main(["report", runs["lite"], "--format", "json", "--no-progress", "--resamples", "20"]) == 0
+    entry = json.loads(capsys.readouterr().out)["runs"][0]
+    with open(f"{runs['lite']}/results.json", encoding="utf-8") as fh:
+        recorded = json.load(fh)
+    estimates = recorded["provenance"]["lite"]["estimates"]["benchmarks"]["Normal"]
+    assert entry["standard"] is False and entry["lite"].startswith("LITE RUN (12.5 % of the test items)")
+    assert entry["benchmarks"]["Normal"]["datasets"]["TREC"] == estimates["TREC"]
+    assert entry["benchmarks"]["Normal"]["averaged"] == estimates["Averaged"]
+    own = recorded["benchmarks"]["Normal"]["results"]["Averaged results"]["accuracy"]
+    assert entry["benchmarks"]["Normal"]["averaged"]["accuracy"]["value"] != own  # the estimate, not the subset's
