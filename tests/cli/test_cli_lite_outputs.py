@@ -69,3 +69,12 @@ def test_reports_json_of_a_lite_run_holds_its_estimates_marked_not_standard(runs
     assert entry["benchmarks"]["Normal"]["averaged"] == estimates["Averaged"]
     own = recorded["benchmarks"]["Normal"]["results"]["Averaged results"]["accuracy"]
     assert entry["benchmarks"]["Normal"]["averaged"]["accuracy"]["value"] != own  # the estimate, not the subset's
+
+
+@pytest.mark.parametrize("extra", [[], ["--unpaired"], ["--format", "json"]])
+def test_report_refuses_a_lite_run_beside_a_full_run_as_compare_does(runs, capsys, extra):
+    """The report's differences would set the subset's own numbers against the full run's."""
+    for pair in ((runs["lite"], runs["full"]), (runs["full"], runs["lite"])):
+        line = _error(["report", *pair, "--no-progress", "--resamples", "20", *extra], capsys, status=1)
+        assert line.startswith("staicc report: error: ")
+        assert "lite" in line and "a full run: their test items differ, so they are not paired" in line
