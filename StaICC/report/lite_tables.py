@@ -82,6 +82,28 @@ def lite_json(run: Any) -> Any:
     return {"run": run.label, "standard": False, "lite": lite_banner(section), **head, "benchmarks": parts}
 
 
+def lite_averaged_text(run: Any, name: str, metric: str) -> Any:
+    """A lite run's averaged estimate of ``metric`` as the HTML page's closed section shows it ("0.3946 [0.2899,
+    0.4696] (estimate)", "not estimable"); None for a full run, whose own averaged number is shown."""
+    section = run.provenance.get("lite") if isinstance(run.provenance, dict) else None
+    if not isinstance(section, dict):
+        return None
+    cell = section.get("estimates", {}).get("benchmarks", {}).get(name, {}).get("Averaged", {}).get(metric)
+    if not isinstance(cell, dict) or not cell.get("estimable", True) or isinstance(cell.get("value"), list):
+        return NOT_ESTIMABLE
+    return f"{format_number(cell['value'])} [{format_number(cell['low'])}, {format_number(cell['high'])}] (estimate)"
+
+
+def lite_figures_note(runs: Sequence[Any]) -> List[str]:
+    """The note under a lite run's estimates in the HTML page: what follows them (the calibration and agreement
+    tables, the figures) draws the items the run asked, not estimates of the full run."""
+    lite = [(run.label, run.provenance["lite"]) for run in runs
+            if isinstance(run.provenance, dict) and isinstance(run.provenance.get("lite"), dict)]
+    return [f"{label} is a lite run: the tables and figures below its estimates draw the items it asked "
+            f"({share_text(section)}), with the subset's own values, not estimates of the full run."
+            for label, section in lite]
+
+
 def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]]) -> List[str]:
     """With a proxy: which it was, its median weight and how well its resampled values correlated with the target's."""
     estimates = section.get("estimates", {})

@@ -78,3 +78,23 @@ def test_report_refuses_a_lite_run_beside_a_full_run_as_compare_does(runs, capsy
         line = _error(["report", *pair, "--no-progress", "--resamples", "20", *extra], capsys, status=1)
         assert line.startswith("staicc report: error: ")
         assert "lite" in line and "a full run: their test items differ, so they are not paired" in line
+
+
+def test_the_html_page_of_a_lite_run_shows_its_estimates_and_says_what_its_figures_draw(runs, tmp_path):
+    """A closed section's number is the estimate in the table, not the subset's own; the figures and the
+    calibration table below it are the subset's, and the page says so."""
+    pytest.importorskip("matplotlib")
+    import html
+    import re
+    page = tmp_path / "lite.html"
+    assert main(["report", runs["lite"], "--html", str(page), "--no-progress", "--resamples", "20"]) == 0
+    text = html.unescape(page.read_text(encoding="utf-8"))
+    with open(f"{runs['lite']}/results.json", encoding="utf-8") as fh:
+        recorded = json.load(fh)
+    cell = recorded["provenance"]["lite"]["estimates"]["benchmarks"]["Normal"]["Averaged"]["accuracy"]
+    glance = re.search(r'id="normal".*?<span class="what">(.*?)</span>', text, re.S).group(1)
+    assert glance == f"Accuracy, averaged: lite {cell['value']:.4f} [{cell['low']:.4f}, {cell['high']:.4f}] (estimate)"
+    own = recorded["benchmarks"]["Normal"]["results"]["Averaged results"]["accuracy"]
+    assert f"{own:.4f}" != f"{cell['value']:.4f}"  # the two differ, so the glance above is the estimate's
+    assert "lite is a lite run: the tables and figures below its estimates draw the items it asked (12.5 % of the " \
+           "test items), with the subset's own values, not estimates of the full run." in text
