@@ -61,7 +61,7 @@ def _part_table(section: Dict[str, Any], name: str, label: str, result: Dict[str
                 missing.setdefault(metric, []).append(dataset)
         rows.append(row)
     title = f"{label}: lite run ({share_text(section)}): estimates of the full run (model {model})"
-    notes = _notes(section, name, columns, missing, unstudied, len(divided)) + proxy_notes(section, found)
+    notes = _notes(section, name, columns, missing, unstudied, len(divided)) + proxy_notes(section, found, name)
     return Table(title, ["dataset"] + [metric_label(name, c) for c in columns], rows, notes,
                  banner=[lite_banner(section)])
 
@@ -104,28 +104,54 @@ def lite_figures_note(runs: Sequence[Any]) -> List[str]:
             for label, section in lite]
 
 
-def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]]) -> List[str]:
-    """With a proxy: which it was, its median weight and how well its resampled values correlated with the target's."""
+def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]], name: str = "") -> List[str]:
+    """With a proxy: which it was, the median weight of each proxy over the cells it could narrow (the datasets'
+    rows: the averaged row is their mean) and how well its resampled values correlated with the target's; where
+    every cell's interval is exact by design (a consistency), that the proxy takes no part."""
+    from ..stats.lite_exact import ALWAYS_EXACT
     estimates = section.get("estimates", {})
     if not estimates.get("proxy"):
         return []
-    cells = [e["proxy"] for row in found.values() for e in row.values()
-             if isinstance(e, dict) and e.get("proxy") and e.get("estimable", True)]
+    cells = [(metric, e["proxy"]) for row in found.values() for metric, e in row.items()
+             if isinstance(e, dict) and isinstance(e.get("proxy"), dict) and "weight" in e["proxy"]
+             and e.get("estimable", True)]
     if not cells:  # nothing printed in this table, nothing the proxy could narrow
         return []
-    weights = sorted(w for c in cells for w in (c.get("weight") if isinstance(c.get("weight"), list)
-                                                else [c.get("weight")]) if isinstance(w, (int, float)))
-    rs = sorted(c["correlation"] for c in cells if isinstance(c.get("correlation"), (int, float)))
-    median = f"; the median correlation of its resampled values with the target's {rs[len(rs) // 2]:.2f}" if rs else ""
-    weight = f"median weight {weights[len(weights) // 2]:.2f}" if weights else "no weight"
-    if estimates.get("proxies", 1) > 1:
+    if all((name, metric) in ALWAYS_EXACT for metric, _ in cells):
+        label = "Proxies" if estimates.get("proxies", 1) > 1 else "Proxy"
+        return [f"{label}: {estimates['proxy']}: not used in this table; the {cells[0][0]}'s interval is exact, "
+                "from the design alone, and takes no proxy (weight 0; docs/lite.md)."]
+    count = estimates.get("proxies", 1)
+    names = str(estimates["proxy"]).split(" + ")
+    names = names if len(names) == count else [f"proxy {j + 1}" for j in range(count)]
+    weights: List[List[float]] = [[] for _ in range(count)]
+    for _, cell in cells:
+        for j, weight in enumerate(cell["weight"] if count > 1 else [cell["weight"]]):
+            weights[min(j, count - 1)].extend(_numbers(weight))
+    rs = sorted(c["correlation"] for _, c in cells if isinstance(c.get("correlation"), (int, float)))
+    whose = "the weighted sum's" if count > 1 else "its"
+    median = f"; the median correlation of {whose} resampled values with the target's {rs[len(rs) // 2]:.2f}" \
+        if rs else ""
+    said = [f"{_median(w)}" if count == 1 else f"{n} {_median(w)}" for n, w in zip(names, weights)]
+    weight = (f"median weight {said[0]}" if count == 1 else f"median weights {', '.join(said)}") + \
+        f" over the {len(cells)} dataset cells, the averaged row their mean"
+    if count > 1:
         return [f"Proxies: {estimates['proxy']}, each scored on every test item. Each cell is the power-tuned "
                 f"difference estimate: the subset's value plus, for each proxy, a weight in [0, 1] (the weights "
-                f"estimated together on the subset) times its full-run value minus its subset value ({weight} over "
-                f"{len(cells)} cells and {estimates['proxies']} proxies{median})."]
+                f"estimated together on the subset) times its full-run value minus its subset value ({weight}{median})."]
     return [f"Proxy: {estimates['proxy']}, scored on every test item. Each cell is the power-tuned difference "
             f"estimate: the subset's value plus a weight in [0, 1], estimated on the subset, times the proxy's "
-            f"full-run value minus its subset value ({weight} over {len(cells)} cells{median})."]
+            f"full-run value minus its subset value ({weight}{median})."]
+
+
+def _numbers(weight: Any) -> List[float]:
+    """A cell's weight as numbers: one, or one per element of a vector metric."""
+    items = weight if isinstance(weight, list) else [weight]
+    return [float(w) for w in items if isinstance(w, (int, float)) and not isinstance(w, bool)]
+
+
+def _median(weights: List[float]) -> str:
+    return f"{sorted(weights)[len(weights) // 2]:.2f}" if weights else "none"
 
 
 def _cell(entry: Any) -> Any:

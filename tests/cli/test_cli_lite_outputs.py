@@ -16,7 +16,7 @@ COMMON = ["--benchmarks", "Normal", "--datasets", "TREC", "--no-progress"]
 def _run(*argv: str) -> str:
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        assert main(["run", *argv, *COMMON]) == 0
+        assert main(["run", *COMMON, *argv]) == 0  # a later --benchmarks wins
     return printed.getvalue()
 
 
@@ -98,3 +98,23 @@ def test_the_html_page_of_a_lite_run_shows_its_estimates_and_says_what_its_figur
     assert f"{own:.4f}" != f"{cell['value']:.4f}"  # the two differ, so the glance above is the estimate's
     assert "lite is a lite run: the tables and figures below its estimates draw the items it asked (12.5 % of the " \
            "test items), with the subset's own values, not estimates of the full run." in text
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())  # a long note is wrapped
+
+
+def test_several_proxies_each_have_their_median_weight_in_the_note(runs):
+    """A constant model and the target's own full run: the weight goes to the second, the note says so (one
+    median over both proxies' weights read 0.00 and hid it)."""
+    printed = _words(_run("--lite", "0.125", "--lite-proxy", f"{runs['uniform']},{runs['full']}"))
+    assert f"Proxies: {runs['uniform']} + {runs['full']}, each scored on every test item." in printed
+    assert f"(median weights {runs['uniform']} 0.00, {runs['full']} 1.00 over the 4 dataset cells, the averaged " \
+           "row their mean; the median correlation of the weighted sum's resampled values with the target's" in printed
+
+
+def test_a_consistencys_table_says_the_proxy_takes_no_part_in_it():
+    printed = _words(_run("--lite", "0.125", "--lite-proxy", "--benchmarks", "Template_sens"))
+    assert "Proxy: the reference model: not used in this table; the consistency's interval is exact, from the " \
+           "design alone, and takes no proxy" in printed
+    assert "Each cell is the power-tuned difference estimate" not in printed
