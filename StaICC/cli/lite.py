@@ -7,9 +7,10 @@ run's numbers (:mod:`StaICC.stats.lite_run`) are printed instead of the subset's
 numbers, and recorded in ``results.json`` under ``provenance.lite``.
 """
 import argparse
+import math
 from typing import Any, Dict, Optional
 
-from ..validation import check, Integer
+from ..validation import check_text, Integer
 from .common import ArgumentError, as_argument_error, one_line
 
 
@@ -18,7 +19,7 @@ def add_lite_arguments(p: Any) -> None:
                    help="lite run: ask a seeded, label-stratified FRACTION of every sub-benchmark's test items (the "
                         "same items for every model and run, e.g. 0.125) and print each standard metric as an "
                         "estimate of the full run's value with its interval (needs NumPy; non-standard)")
-    p.add_argument("--lite-items", type=int, metavar="N",
+    p.add_argument("--lite-items", metavar="N",
                    help="lite run on N test items of each sub-benchmark and dataset, drawn as --lite draws them: a "
                         "stratified smoke run whose numbers are estimates of the full run")
     p.add_argument("--lite-until", metavar="HALFWIDTH",
@@ -57,8 +58,8 @@ def lite_sample(args: argparse.Namespace) -> Optional[Any]:
                                 f"{one_line(text)}{hint}")
         sample = LiteSample(fraction=fraction)
     else:
-        as_argument_error(check, items, Integer(1, text="a positive integer"), "--lite-items")
-        sample = LiteSample(items=items)
+        sample = LiteSample(items=as_argument_error(check_text, items, Integer(1, text="a positive integer"),
+                                                    "--lite-items"))
     from ..stats.lite_run import require_numpy
     as_argument_error(require_numpy)
     return sample
@@ -116,8 +117,15 @@ def lite_until(args: argparse.Namespace) -> Optional[float]:
         raise ArgumentError("--lite-until needs --lite FRACTION, the first look's share of the test items")
     from ..stats.lite_until import check_halfwidth
     try:
-        return check_halfwidth(float(text))
+        number = float(text)
     except ValueError:
+        number = math.nan
+    try:
+        return check_halfwidth(number)
+    except ValueError:
+        if number >= 1:  # a percentage given for a share: every interval is that narrow at the first look
+            raise ArgumentError(f"--lite-until must be a half-width below 1, on the metrics' own scale (0.02: two "
+                                f"points of accuracy); got {one_line(text)}") from None
         raise ArgumentError(f"--lite-until must be a half-width > 0, e.g. 0.02; got {one_line(text)!r}") from None
 
 
@@ -135,8 +143,21 @@ def counts_line(section: Dict[str, Any]) -> str:
         line = (f"--lite-until {until['halfwidth']:g}: {'reached' if until['reached'] else 'not reached'} after "
                 f"{len(until['looks'])} of {len(until['schedule'])} looks (widest half-width {widest:.4g}; each "
                 f"look's intervals at {until['look_level']:.2%}, so that they hold at {until['level']:.0%} under "
-                f"the stopping rule)\n") + line
+                f"the stopping rule)\n{looks_line(until)}\n") + line
     return line
+
+
+def looks_line(until: Dict[str, Any]) -> str:
+    """Each look of a ``--lite-until`` run: its share, its widest half-width and where that was."""
+    from ..sampling.lite import percent
+    said = []
+    for look in until["looks"]:
+        width, where = look["widest_halfwidth"], look["where"]
+        if width is None or where.endswith("(not yet estimable)"):
+            said.append(f"{percent(look['fraction'])}: {where}")
+        else:
+            said.append(f"{percent(look['fraction'])}: {width:.4g}" + (f" at {where}" if where else " (every item)"))
+    return "looks (widest half-width): " + "; ".join(said)
 
 
 def print_lite_tables(result: Any, section: Dict[str, Any], config: Any, model: str) -> None:

@@ -118,3 +118,31 @@ def test_a_consistencys_table_says_the_proxy_takes_no_part_in_it():
     assert "Proxy: the reference model: not used in this table; the consistency's interval is exact, from the " \
            "design alone, and takes no proxy" in printed
     assert "Each cell is the power-tuned difference estimate" not in printed
+
+
+@pytest.mark.parametrize("arguments, expected", [
+    (["--lite-items", "abc"], "staicc: error: --lite-items must be a positive integer, got 'abc'"),
+    (["--lite-items", "2.5"], "staicc: error: --lite-items must be a positive integer, got '2.5'"),
+    (["--lite-items", "-3"], "staicc: error: --lite-items must be a positive integer, got -3"),
+    (["--lite", "0.125", "--lite-until", "2"], "staicc: error: --lite-until must be a half-width below 1, on the "
+                                               "metrics' own scale (0.02: two points of accuracy); got 2"),
+    (["--lite", "0.125", "--lite-until", "inf"], "staicc: error: --lite-until must be a half-width below 1"),
+])
+def test_lite_arguments_say_what_was_expected_in_one_line_before_inference(tmp_path, capsys, arguments, expected):
+    """A half-width of 2 (two points meant) held at the first look, whose 99 % intervals are wider than a plain
+    lite run's: the run asked for narrow intervals and stopped at once."""
+    out = tmp_path / "run"
+    line = _error(["run", "--model", "hf", "--model-args", f"pretrained={tmp_path / 'no-model'}", *arguments,
+                   *COMMON, "--output-dir", str(out)], capsys)
+    assert line.startswith(expected) and not out.exists()
+
+
+def test_lite_until_prints_each_looks_widest_half_width_and_where(tmp_path):
+    printed = _run("--lite", "0.0625", "--lite-until", "0.15", "--cache", str(tmp_path / "c.sqlite"),
+                   "--output-dir", str(tmp_path / "run"))
+    with open(tmp_path / "run" / "results.json", encoding="utf-8") as fh:
+        looks = json.load(fh)["provenance"]["lite"]["until"]["looks"]
+    assert looks[0]["widest_halfwidth"] is None and len(looks) >= 2  # nothing is printed at 6.25 %
+    said = [f"6.25 %: {looks[0]['where']}"] + [f"{f * 100:g} %: {w:.4g} at {where}" for f, w, where in
+                                               ((k["fraction"], k["widest_halfwidth"], k["where"]) for k in looks[1:])]
+    assert "looks (widest half-width): " + "; ".join(said) + "\n" in printed
