@@ -75,6 +75,9 @@ def lite_proxy(args: argparse.Namespace) -> Any:
     if getattr(args, "lite", None) is None and getattr(args, "lite_items", None) is None:
         raise ArgumentError("--lite-proxy needs --lite or --lite-items: a proxy narrows a lite run's intervals")
     import os
+    if not given.strip():
+        raise ArgumentError("--lite-proxy got an empty name; give a run directory made with --log-samples, "
+                            "'reference' (the flag alone), or several comma-separated")
     if given == "reference" or "," not in given or os.path.isdir(given):
         return _one_proxy(given)
     names = given.split(",")

@@ -127,6 +127,7 @@ def test_a_consistencys_table_says_the_proxy_takes_no_part_in_it():
     (["--lite", "0.125", "--lite-until", "2"], "staicc: error: --lite-until must be a half-width below 1, on the "
                                                "metrics' own scale (0.02: two points of accuracy); got 2"),
     (["--lite", "0.125", "--lite-until", "inf"], "staicc: error: --lite-until must be a half-width below 1"),
+    (["--lite", "0.125", "--lite-proxy", ""], "staicc: error: --lite-proxy got an empty name; give a run directory"),
 ])
 def test_lite_arguments_say_what_was_expected_in_one_line_before_inference(tmp_path, capsys, arguments, expected):
     """A half-width of 2 (two points meant) held at the first look, whose 99 % intervals are wider than a plain
