@@ -33,15 +33,18 @@ def lite_banner(section: Dict[str, Any]) -> str:
             f"{estimates.get('level', 0.95):.0%} interval, not a full run's number")
 
 
-def lite_tables(section: Dict[str, Any], parts: Sequence[Tuple[str, str, Dict[str, Any]]], model: str) -> List[Table]:
-    """One table per part: ``parts`` holds (part name, table label, the part's own result dict)."""
+def lite_tables(section: Dict[str, Any], parts: Sequence[Tuple[str, str, Dict[str, Any]]], model: str,
+                run: str = "") -> List[Table]:
+    """One table per part: ``parts`` holds (part name, table label, the part's own result dict); ``run``: the
+    run's label, in the title where a report shows several runs' tables (``staicc run`` has none)."""
     estimates = section.get("estimates", {})
     by_part = estimates.get("benchmarks", {})
-    return [_part_table(section, name, label, result, by_part.get(name, {}), model) for name, label, result in parts]
+    whose = f"{run}, model {model}" if run else f"model {model}"
+    return [_part_table(section, name, label, result, by_part.get(name, {}), whose) for name, label, result in parts]
 
 
 def _part_table(section: Dict[str, Any], name: str, label: str, result: Dict[str, Any],
-                found: Dict[str, Dict[str, Any]], model: str) -> Table:
+                found: Dict[str, Dict[str, Any]], whose: str) -> Table:
     divided = result.get("Divided results", {}) if isinstance(result, dict) else {}
     columns: List[str] = []
     for row in list(found.values()):
@@ -60,7 +63,7 @@ def _part_table(section: Dict[str, Any], name: str, label: str, result: Dict[str
             if entry is not None and not entry.get("estimable", True):
                 missing.setdefault(metric, []).append(dataset)
         rows.append(row)
-    title = f"{label}: lite run ({share_text(section)}): estimates of the full run (model {model})"
+    title = f"{label}: lite run ({share_text(section)}): estimates of the full run ({whose})"
     notes = _notes(section, name, columns, missing, unstudied, len(divided)) + proxy_notes(section, found, name)
     return Table(title, ["dataset"] + [metric_label(name, c) for c in columns], rows, notes,
                  banner=[lite_banner(section)])

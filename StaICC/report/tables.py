@@ -73,7 +73,8 @@ def run_tables(run, estimates=None) -> List[Table]:
     lite = run.provenance.get("lite") if isinstance(run.provenance, dict) else None
     if isinstance(lite, dict):
         from .lite_tables import lite_tables
-        return lite_tables(lite, [(name, name, part.results) for name, part in run.parts.items()], run.model_name())
+        return lite_tables(lite, [(name, name, part.results) for name, part in run.parts.items()], run.model_name(),
+                           run.label)
     tables = []
     for name, part in run.parts.items():
         est = estimates.parts.get(name) if estimates is not None else None

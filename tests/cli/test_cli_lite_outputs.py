@@ -147,3 +147,12 @@ def test_lite_until_prints_each_looks_widest_half_width_and_where(tmp_path):
     said = [f"6.25 %: {looks[0]['where']}"] + [f"{f * 100:g} %: {w:.4g} at {where}" for f, w, where in
                                                ((k["fraction"], k["widest_halfwidth"], k["where"]) for k in looks[1:])]
     assert "looks (widest half-width): " + "; ".join(said) + "\n" in printed
+
+
+def test_a_report_of_two_lite_runs_names_the_run_in_each_tables_title(runs, tmp_path, capsys):
+    other = str(tmp_path / "other")
+    _run("--model", "uniform", "--lite", "0.125", "--log-samples", "--output-dir", other)
+    assert main(["report", runs["lite"], other, "--format", "md", "--no-progress", "--resamples", "20"]) == 0
+    out = capsys.readouterr().out
+    for label, model in (("lite", "reference: lexical"), ("other", "reference: uniform")):
+        assert f"**Normal: lite run (12.5 % of the test items): estimates of the full run ({label}, model {model}" in out
