@@ -29,6 +29,9 @@ def share_text(section: Dict[str, Any]) -> str:
 
 def lite_banner(section: Dict[str, Any]) -> str:
     estimates = section.get("estimates", {})
+    if section.get("fraction") == 1:  # every item asked: the estimates are the full run's own numbers
+        return (f"LITE RUN ({share_text(section)}): every item was asked, so every number is the full run's own, with "
+                "an interval of width zero; the run is recorded as a lite run, not a standard one")
     return (f"LITE RUN ({share_text(section)}): every number is an estimate of the FULL run's value with its "
             f"{estimates.get('level', 0.95):.0%} interval, not a full run's number")
 

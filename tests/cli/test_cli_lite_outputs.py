@@ -156,3 +156,13 @@ def test_a_report_of_two_lite_runs_names_the_run_in_each_tables_title(runs, tmp_
     out = capsys.readouterr().out
     for label, model in (("lite", "reference: lexical"), ("other", "reference: uniform")):
         assert f"**Normal: lite run (12.5 % of the test items): estimates of the full run ({label}, model {model}" in out
+
+
+def test_at_fraction_one_the_banner_says_the_numbers_are_the_full_runs_own(runs):
+    printed = _run("--lite", "1.0")
+    assert "!! LITE RUN (100 % of the test items): every item was asked, so every number is the full run's own, " \
+           "with an interval of width zero; the run is recorded as a lite run, not a standard one" in printed
+    assert "not a full run's number" not in printed
+    with open(f"{runs['full']}/results.json", encoding="utf-8") as fh:
+        accuracy = json.load(fh)["benchmarks"]["Normal"]["results"]["Divided results"]["TREC"]["accuracy"]
+    assert f"TREC      {accuracy:.4f} [{accuracy:.4f}, {accuracy:.4f}]" in printed
