@@ -108,6 +108,13 @@ def _one_proxy(given: str) -> Any:
     if not getattr(run, "parts", None) or not any(part.records for part in run.parts.values()):
         raise ArgumentError(f"--lite-proxy {one_line(given)}: the run has no records (samples.jsonl); a proxy run "
                             "must be made with --log-samples")
+    from ..stats.bootstrap import dataset_statistic
+    for part in run.parts.values():  # records edited after the run: refused, as staicc report and compare refuse them
+        for dataset in part.datasets() if part.records else ():
+            try:
+                dataset_statistic(part, dataset)
+            except ValueError as error:
+                raise ArgumentError(f"--lite-proxy {one_line(given)}: {one_line(str(error))}") from None
     return as_argument_error(proxy_of_run, run, given)
 
 

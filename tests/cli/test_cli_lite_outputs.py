@@ -166,3 +166,18 @@ def test_at_fraction_one_the_banner_says_the_numbers_are_the_full_runs_own(runs)
     with open(f"{runs['full']}/results.json", encoding="utf-8") as fh:
         accuracy = json.load(fh)["benchmarks"]["Normal"]["results"]["Divided results"]["TREC"]["accuracy"]
     assert f"TREC      {accuracy:.4f} [{accuracy:.4f}, {accuracy:.4f}]" in printed
+
+
+def test_a_proxy_run_whose_records_were_edited_is_refused_as_report_refuses_it(runs, tmp_path, capsys):
+    import shutil
+    edited = tmp_path / "edited"
+    shutil.copytree(runs["full"], edited)
+    lines = (edited / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[3])
+    record["prediction"] = [1.0] + [0.0] * (len(record["prediction"]) - 1)
+    lines[3] = json.dumps(record)
+    (edited / "samples.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    line = _error(["run", "--lite", "0.125", "--lite-proxy", str(edited), *COMMON, "--output-dir",
+                   str(tmp_path / "run")], capsys)
+    assert line.startswith(f"staicc: error: --lite-proxy {edited}: Normal / TREC: ")
+    assert line.endswith("the records do not belong to these results") and not (tmp_path / "run").exists()
