@@ -112,6 +112,18 @@ def lite_figures_note(runs: Sequence[Any]) -> List[str]:
             for label, section in lite]
 
 
+def lite_comparison_note(runs: Sequence[Any]) -> List[str]:
+    """Under a comparison of lite runs (on the same items: the only pairing allowed): its values are the subset's
+    own, which differ from the estimates in each run's table."""
+    labels = [run.label for run in runs if isinstance(getattr(run, "provenance", None), dict)
+              and isinstance(run.provenance.get("lite"), dict)]  # a notebook's comparison passes labels only
+    if not labels:
+        return []
+    return [f"{', '.join(labels)}: lite runs on the same test items; each value here is the subset's own (the "
+            "items asked, unweighted), not the estimate of the full run in each run's table, and each difference is "
+            "paired over those items."]
+
+
 def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]], name: str = "") -> List[str]:
     """With a proxy: which it was, the median weight of each proxy over the cells it could narrow (the datasets'
     rows: the averaged row is their mean) and how well its resampled values correlated with the target's; where

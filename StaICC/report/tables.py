@@ -188,6 +188,7 @@ def comparison_markdown(comparison: Any) -> str:
 
 def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
     """One long table per sub-benchmark: (metric, dataset) rows; each run's value; B - A with CI and p."""
+    from .lite_tables import lite_comparison_note
     tables = []
     base = comparisons[0]
     for name, first in base.parts.items():
@@ -229,6 +230,7 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
                    "(the averaged row: uncorrected)."]
         if not base.paired:
             notes.append("Unpaired comparison: the runs' prompts differ; items resampled independently.")
+        notes += lite_comparison_note(runs)
         if any_unbounded:
             notes.append(UNBOUNDED_NOTE + " (their count: the JSON output's 'unbounded')")
         banner = [f"{run.label}: {line}" for run in runs if name in run.parts

@@ -208,3 +208,14 @@ def test_estimates_outside_their_metrics_range_are_named_under_the_table(tmp_pat
     assert "DL div. goes from 0 up; outside that here: " in printed
     assert "the full run's value lies inside it, so read the part of the interval that does." in printed
     assert "entropy goes from 0 to ln K" not in printed.split("Triplet_bias/domain")[0]  # Contextual_bias: exact
+
+
+def test_a_comparison_of_lite_runs_says_its_values_are_the_subsets_own_in_the_file_too(runs, tmp_path, capsys):
+    other, out = str(tmp_path / "other"), tmp_path / "compare.md"
+    _run("--model", "uniform", "--lite", "0.125", "--log-samples", "--output-dir", other)
+    assert main(["compare", runs["lite"], other, "--format", "md", "-o", str(out), "--no-progress",
+                 "--resamples", "20"]) == 0
+    capsys.readouterr()
+    written = out.read_text(encoding="utf-8")
+    assert "lite, other: lite runs on the same test items; each value here is the subset's own (the items asked, " \
+           "unweighted), not the estimate of the full run in each run's table" in written
