@@ -140,9 +140,9 @@ def export(args: argparse.Namespace) -> list:
 def _refuse_lite(run: Any, args: argparse.Namespace) -> None:
     """A lite run is not exported: its results are a subset's own numbers (not even estimates of the full run's,
     which live in provenance.lite), and every format puts them where a reader takes a result."""
-    lite = run.provenance.get("lite") if isinstance(run.provenance, dict) else None
-    if isinstance(lite, dict):
-        from ..report.lite_tables import share_text
+    from ..report.lite_tables import lite_section, share_text
+    lite = lite_section(run)
+    if lite is not None:
         raise InvalidValueError(f"{args.run} is a lite run ({share_text(lite)}): its numbers are the subset's, not "
                                 f"results to publish as {args.format}; export a full run of the model (with the lite "
                                 "run's --cache it asks only the other items)")

@@ -8,7 +8,7 @@ notes that say so, so that no one takes them for a full run's numbers.  Used by
 ``staicc run --lite`` and, for a run whose ``results.json`` records a lite section, by
 ``staicc report`` in every format (one table per sub-benchmark, as :func:`~.tables.run_tables`).
 """
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..results import flatten
 from .cells import Cell, Table, format_number
@@ -17,6 +17,14 @@ from .names import metric_label
 NOT_ESTIMABLE = "not estimable"
 #: where the coverage study that decides what is estimable is written
 COVERAGE_STUDY = "docs/lite.md; its raw tables: benchmarks/results/lite_coverage*.txt in the repository"
+
+
+def lite_section(run: Any) -> Optional[Dict[str, Any]]:
+    """A loaded run's ``provenance["lite"]`` (None: a full run, or a label standing for a run, as a notebook's
+    comparison passes)."""
+    provenance = getattr(run, "provenance", None)
+    section = provenance.get("lite") if isinstance(provenance, dict) else None
+    return section if isinstance(section, dict) else None
 
 
 def share_text(section: Dict[str, Any]) -> str:
@@ -79,8 +87,8 @@ def lite_json(run: Any) -> Any:
     cell's value, interval, whether it is estimable and why not, the proxy's weight), marked ``standard: false``
     with the share asked; None for a full run.  The bootstrap over the subset's own records is left out: it
     answers another question (the subset's value), and its numbers would pass for the run's results."""
-    section = run.provenance.get("lite") if isinstance(run.provenance, dict) else None
-    if not isinstance(section, dict):
+    section = lite_section(run)
+    if section is None:
         return None
     estimates = section.get("estimates", {})
     head = {key: estimates.get(key) for key in ("level", "resamples", "seed", "method", "proxy") if key in estimates}
@@ -93,8 +101,8 @@ def lite_json(run: Any) -> Any:
 def lite_averaged_text(run: Any, name: str, metric: str) -> Any:
     """A lite run's averaged estimate of ``metric`` as the HTML page's closed section shows it ("0.3946 [0.2899,
     0.4696] (estimate)", "not estimable"); None for a full run, whose own averaged number is shown."""
-    section = run.provenance.get("lite") if isinstance(run.provenance, dict) else None
-    if not isinstance(section, dict):
+    section = lite_section(run)
+    if section is None:
         return None
     cell = section.get("estimates", {}).get("benchmarks", {}).get(name, {}).get("Averaged", {}).get(metric)
     if not isinstance(cell, dict) or not cell.get("estimable", True) or isinstance(cell.get("value"), list):
@@ -105,8 +113,7 @@ def lite_averaged_text(run: Any, name: str, metric: str) -> Any:
 def lite_figures_note(runs: Sequence[Any]) -> List[str]:
     """The note under a lite run's estimates in the HTML page: what follows them (the calibration and agreement
     tables, the figures) draws the items the run asked, not estimates of the full run."""
-    lite = [(run.label, run.provenance["lite"]) for run in runs
-            if isinstance(run.provenance, dict) and isinstance(run.provenance.get("lite"), dict)]
+    lite = [(run.label, lite_section(run)) for run in runs if lite_section(run) is not None]
     return [f"{label} is a lite run: the tables and figures below its estimates draw the items it asked "
             f"({share_text(section)}), with the subset's own values, not estimates of the full run."
             for label, section in lite]
@@ -115,8 +122,7 @@ def lite_figures_note(runs: Sequence[Any]) -> List[str]:
 def lite_comparison_note(runs: Sequence[Any]) -> List[str]:
     """Under a comparison of lite runs (on the same items: the only pairing allowed): its values are the subset's
     own, which differ from the estimates in each run's table."""
-    labels = [run.label for run in runs if isinstance(getattr(run, "provenance", None), dict)
-              and isinstance(run.provenance.get("lite"), dict)]  # a notebook's comparison passes labels only
+    labels = [run.label for run in runs if lite_section(run) is not None]
     if not labels:
         return []
     return [f"{', '.join(labels)}: lite runs on the same test items; each value here is the subset's own (the "
