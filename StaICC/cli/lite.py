@@ -8,7 +8,7 @@ numbers, and recorded in ``results.json`` under ``provenance.lite``.
 """
 import argparse
 import math
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from ..validation import check_text, Integer
 from .common import ArgumentError, as_argument_error, one_line
@@ -187,4 +187,17 @@ def dry_run_line(config: Any, metadata: Dict[str, Any]) -> str:
     from ..runs.lite_record import FULL_RUN
     section = {"prompts": {"prompts": metadata["prompts"], "distinct": metadata["distinct_prompts"]},
                "full_run": metadata[FULL_RUN]}
-    return f"{counts_line(section)} ({config.test_items.lite_sample.description})"
+    line = f"{counts_line(section)} ({config.test_items.lite_sample.description})"
+    return line + "".join(f"\n{said}" for said in proxy_lines(config.lite_proxy))
+
+
+def proxy_lines(proxy: Any) -> List[str]:
+    """What a dry run says of its proxies: each run directory accepted (its records hold every test item and every
+    planned prompt's SHA-256: :func:`StaICC.runs.build.prepare` checked them), the reference model scored in the
+    run itself."""
+    proxies = proxy if isinstance(proxy, (list, tuple)) else [proxy]
+    runs = [p.name for p in proxies if p is not None and p != "reference"]
+    lines = [f"proxy {name}: accepted (its records hold every test item, and every planned prompt's SHA-256)"
+             for name in runs]
+    return lines + (["proxy: the reference model, scored on every test item in the run"]
+                    if "reference" in proxies else [])

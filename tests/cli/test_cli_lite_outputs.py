@@ -219,3 +219,10 @@ def test_a_comparison_of_lite_runs_says_its_values_are_the_subsets_own_in_the_fi
     written = out.read_text(encoding="utf-8")
     assert "lite, other: lite runs on the same test items; each value here is the subset's own (the items asked, " \
            "unweighted), not the estimate of the full run in each run's table" in written
+
+
+def test_a_dry_run_says_which_proxies_it_accepted(runs, capsys):
+    assert main(["run", *COMMON, "--lite", "0.125", "--lite-proxy", f"{runs['full']},reference", "--dry-run"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-2:] == [f"proxy {runs['full']}: accepted (its records hold every test item, and every planned "
+                          "prompt's SHA-256)", "proxy: the reference model, scored on every test item in the run"]
