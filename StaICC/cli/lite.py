@@ -145,8 +145,9 @@ def counts_line(section: Dict[str, Any]) -> str:
     line = f"lite run: {mine['prompts']} prompts, {mine['distinct']} distinct"
     if full:
         ratio = full["distinct"] / mine["distinct"] if mine["distinct"] else float("inf")
-        line += (f"; the full run: {full['prompts']} prompts, {full['distinct']} distinct: {ratio:.1f}x fewer "
-                 "prompts to ask")
+        saving = f"{ratio:.1f}x fewer prompts to ask" if full["distinct"] != mine["distinct"] else \
+            "every prompt of the full run"
+        line += f"; the full run: {full['prompts']} prompts, {full['distinct']} distinct: {saving}"
     until = section.get("until")
     if until:
         widest = until["looks"][-1]["widest_halfwidth"]

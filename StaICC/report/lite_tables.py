@@ -203,6 +203,8 @@ def _notes(section: Dict[str, Any], name: str, columns: List[str], missing: Dict
              f"{estimates.get('seed')}); some metrics' intervals are exact, span both branches of a rule of the "
              f"standard (the exact-sum rule, Post_bias's softmax) or are widened for answers the subset did not see "
              f"(docs/lite.md)."]
+    if columns and sum(len(rows) for rows in missing.values()) >= len(columns) * (datasets + 1):
+        notes = []  # no cell has an estimate: the note below says why, and no interval is there to describe
     if missing:
         said = []
         for metric in columns:

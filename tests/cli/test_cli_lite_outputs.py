@@ -226,3 +226,11 @@ def test_a_dry_run_says_which_proxies_it_accepted(runs, capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-2:] == [f"proxy {runs['full']}: accepted (its records hold every test item, and every planned "
                           "prompt's SHA-256)", "proxy: the reference model, scored on every test item in the run"]
+
+
+def test_a_table_with_no_estimate_does_not_describe_intervals_it_does_not_show():
+    printed = _words(_run("--lite-items", "20"))
+    assert "TREC not estimable not estimable not estimable not estimable" in printed
+    assert "not estimable at this share: accuracy (TREC, the averaged row)" in printed
+    assert "Estimates of the full run: each metric on the stratified subset" not in printed
+    assert "the full run: 1024 prompts, 1024 distinct: every prompt of the full run" in _run("--lite", "1")
