@@ -183,6 +183,18 @@ def argument_type(constraint: Union[Integer, Real]) -> Callable[[str], Any]:
     return convert
 
 
+def check_text(text: str, constraint: Union[Integer, Real], where: Union[Location, str]) -> Any:
+    """A value given as text (a command-line option's): parsed by the constraint's ``parse`` and checked, every
+    refusal in the one message form (text that does not parse shows as written: ``got 'abc'``)."""
+    try:
+        value = constraint.parse(text)
+    except ValueError:
+        location = where if isinstance(where, Location) else Location(where)
+        raise InvalidValueError(refusal_message(location, Refusal(InvalidValueError, constraint.type_words,
+                                                                  repr(text)))) from None
+    return check(value, constraint, where)
+
+
 def check_int(value: Any, name: str, *, minimum: Optional[int] = None, maximum: Optional[int] = None,
               at: str = "") -> int:
     """An int (not a bool) in ``[minimum, maximum]``; NumPy integers are accepted and converted."""

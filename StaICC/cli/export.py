@@ -132,8 +132,20 @@ def export(args: argparse.Namespace) -> list:
     if not EXPORT_FORMATS.info(args.format).from_exports and find_export(args.run) is not None:
         raise InvalidValueError(f"{args.run} is already an Every Eval Ever export")
     run = Run.load(args.run)  # with its records: the instance-level file and the intervals read them
+    _refuse_lite(run, args)
     intervals = interval_table(run, args) if not args.no_intervals and run.has_records() else None
     return list(EXPORT_FORMATS.get(args.format)(run, args.output, intervals, vars(args)))
+
+
+def _refuse_lite(run: Any, args: argparse.Namespace) -> None:
+    """A lite run is not exported: its results are a subset's own numbers (not even estimates of the full run's,
+    which live in provenance.lite), and every format puts them where a reader takes a result."""
+    from ..report.lite_tables import lite_section, share_text
+    lite = lite_section(run)
+    if lite is not None:
+        raise InvalidValueError(f"{args.run} is a lite run ({share_text(lite)}): its numbers are the subset's, not "
+                                f"results to publish as {args.format}; export a full run of the model (with the lite "
+                                "run's --cache it asks only the other items)")
 
 
 def interval_table(run: Any, args: argparse.Namespace) -> Dict[str, Any]:

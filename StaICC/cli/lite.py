@@ -7,9 +7,10 @@ run's numbers (:mod:`StaICC.stats.lite_run`) are printed instead of the subset's
 numbers, and recorded in ``results.json`` under ``provenance.lite``.
 """
 import argparse
-from typing import Any, Dict, Optional
+import math
+from typing import Any, Dict, List, Optional
 
-from ..validation import check, Integer
+from ..validation import check_text, Integer
 from .common import ArgumentError, as_argument_error, one_line
 
 
@@ -18,7 +19,7 @@ def add_lite_arguments(p: Any) -> None:
                    help="lite run: ask a seeded, label-stratified FRACTION of every sub-benchmark's test items (the "
                         "same items for every model and run, e.g. 0.125) and print each standard metric as an "
                         "estimate of the full run's value with its interval (needs NumPy; non-standard)")
-    p.add_argument("--lite-items", type=int, metavar="N",
+    p.add_argument("--lite-items", metavar="N",
                    help="lite run on N test items of each sub-benchmark and dataset, drawn as --lite draws them: a "
                         "stratified smoke run whose numbers are estimates of the full run")
     p.add_argument("--lite-until", metavar="HALFWIDTH",
@@ -57,8 +58,8 @@ def lite_sample(args: argparse.Namespace) -> Optional[Any]:
                                 f"{one_line(text)}{hint}")
         sample = LiteSample(fraction=fraction)
     else:
-        as_argument_error(check, items, Integer(1, text="a positive integer"), "--lite-items")
-        sample = LiteSample(items=items)
+        sample = LiteSample(items=as_argument_error(check_text, items, Integer(1, text="a positive integer"),
+                                                    "--lite-items"))
     from ..stats.lite_run import require_numpy
     as_argument_error(require_numpy)
     return sample
@@ -74,6 +75,9 @@ def lite_proxy(args: argparse.Namespace) -> Any:
     if getattr(args, "lite", None) is None and getattr(args, "lite_items", None) is None:
         raise ArgumentError("--lite-proxy needs --lite or --lite-items: a proxy narrows a lite run's intervals")
     import os
+    if not given.strip():
+        raise ArgumentError("--lite-proxy got an empty name; give a run directory made with --log-samples, "
+                            "'reference' (the flag alone), or several comma-separated")
     if given == "reference" or "," not in given or os.path.isdir(given):
         return _one_proxy(given)
     names = given.split(",")
@@ -104,6 +108,13 @@ def _one_proxy(given: str) -> Any:
     if not getattr(run, "parts", None) or not any(part.records for part in run.parts.values()):
         raise ArgumentError(f"--lite-proxy {one_line(given)}: the run has no records (samples.jsonl); a proxy run "
                             "must be made with --log-samples")
+    from ..stats.bootstrap import dataset_statistic
+    for part in run.parts.values():  # records edited after the run: refused, as staicc report and compare refuse them
+        for dataset in part.datasets() if part.records else ():
+            try:
+                dataset_statistic(part, dataset)
+            except ValueError as error:
+                raise ArgumentError(f"--lite-proxy {one_line(given)}: {one_line(str(error))}") from None
     return as_argument_error(proxy_of_run, run, given)
 
 
@@ -116,8 +127,15 @@ def lite_until(args: argparse.Namespace) -> Optional[float]:
         raise ArgumentError("--lite-until needs --lite FRACTION, the first look's share of the test items")
     from ..stats.lite_until import check_halfwidth
     try:
-        return check_halfwidth(float(text))
+        number = float(text)
     except ValueError:
+        number = math.nan
+    try:
+        return check_halfwidth(number)
+    except ValueError:
+        if number >= 1:  # a percentage given for a share: every interval is that narrow at the first look
+            raise ArgumentError(f"--lite-until must be a half-width below 1, on the metrics' own scale (0.02: two "
+                                f"points of accuracy); got {one_line(text)}") from None
         raise ArgumentError(f"--lite-until must be a half-width > 0, e.g. 0.02; got {one_line(text)!r}") from None
 
 
@@ -127,16 +145,30 @@ def counts_line(section: Dict[str, Any]) -> str:
     line = f"lite run: {mine['prompts']} prompts, {mine['distinct']} distinct"
     if full:
         ratio = full["distinct"] / mine["distinct"] if mine["distinct"] else float("inf")
-        line += (f"; the full run: {full['prompts']} prompts, {full['distinct']} distinct: {ratio:.1f}x fewer "
-                 "prompts to ask")
+        saving = f"{ratio:.1f}x fewer prompts to ask" if full["distinct"] != mine["distinct"] else \
+            "every prompt of the full run"
+        line += f"; the full run: {full['prompts']} prompts, {full['distinct']} distinct: {saving}"
     until = section.get("until")
     if until:
         widest = until["looks"][-1]["widest_halfwidth"]
         line = (f"--lite-until {until['halfwidth']:g}: {'reached' if until['reached'] else 'not reached'} after "
                 f"{len(until['looks'])} of {len(until['schedule'])} looks (widest half-width {widest:.4g}; each "
                 f"look's intervals at {until['look_level']:.2%}, so that they hold at {until['level']:.0%} under "
-                f"the stopping rule)\n") + line
+                f"the stopping rule)\n{looks_line(until)}\n") + line
     return line
+
+
+def looks_line(until: Dict[str, Any]) -> str:
+    """Each look of a ``--lite-until`` run: its share, its widest half-width and where that was."""
+    from ..sampling.lite import percent
+    said = []
+    for look in until["looks"]:
+        width, where = look["widest_halfwidth"], look["where"]
+        if width is None or where.endswith("(not yet estimable)"):
+            said.append(f"{percent(look['fraction'])}: {where}")
+        else:
+            said.append(f"{percent(look['fraction'])}: {width:.4g}" + (f" at {where}" if where else " (every item)"))
+    return "looks (widest half-width): " + "; ".join(said)
 
 
 def print_lite_tables(result: Any, section: Dict[str, Any], config: Any, model: str) -> None:
@@ -156,4 +188,17 @@ def dry_run_line(config: Any, metadata: Dict[str, Any]) -> str:
     from ..runs.lite_record import FULL_RUN
     section = {"prompts": {"prompts": metadata["prompts"], "distinct": metadata["distinct_prompts"]},
                "full_run": metadata[FULL_RUN]}
-    return f"{counts_line(section)} ({config.test_items.lite_sample.description})"
+    line = f"{counts_line(section)} ({config.test_items.lite_sample.description})"
+    return line + "".join(f"\n{said}" for said in proxy_lines(config.lite_proxy))
+
+
+def proxy_lines(proxy: Any) -> List[str]:
+    """What a dry run says of its proxies: each run directory accepted (its records hold every test item and every
+    planned prompt's SHA-256: :func:`StaICC.runs.build.prepare` checked them), the reference model scored in the
+    run itself."""
+    proxies = proxy if isinstance(proxy, (list, tuple)) else [proxy]
+    runs = [p.name for p in proxies if p is not None and p != "reference"]
+    lines = [f"proxy {name}: accepted (its records hold every test item, and every planned prompt's SHA-256)"
+             for name in runs]
+    return lines + (["proxy: the reference model, scored on every test item in the run"]
+                    if "reference" in proxies else [])

@@ -12,7 +12,7 @@ from typing import List, Optional
 
 from .command_options import (PROG, _add_statistics_options, _emit, _load, _OneLineErrors, _run, _statistics_options,
                               _strict_json)
-from .compare_command import add_compare_parser, compare_command
+from .compare_command import add_compare_parser, check_lite_pairs, compare_command
 
 __all__ = ["add_compare_parser", "add_report_parser", "compare_command", "report_command", "build_parser", "main"]
 
@@ -50,6 +50,7 @@ def _report(args, status) -> int:
         from .plots import pyplot
         pyplot()  # names the extra to install before any work
     runs = _load(args, status)
+    check_lite_pairs(runs, status, "report")
     estimates, comparisons = report_statistics(runs, **_statistics_options(args, status))
     if args.html:
         from .html import build_report
@@ -62,7 +63,9 @@ def _report(args, status) -> int:
         return 0
     status.done()
     if args.format == "json":
-        text = _strict_json({"runs": [e.to_dict() for e in estimates if e is not None],
+        from .lite_tables import lite_json
+        text = _strict_json({"runs": [lite_json(r) or e.to_dict() for r, e in zip(runs, estimates)
+                                      if e is not None or lite_json(r)],
                              "comparisons": [c.to_dict() for c in comparisons]})
     else:
         tables = [t for r, e in zip(runs, estimates) for t in run_tables(r, e)]

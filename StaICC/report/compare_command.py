@@ -80,15 +80,7 @@ def compare_command(args) -> int:
 def _compare(args, status) -> int:
     from ..backends.numerics import comparison_notes
     runs = _load(args, status)
-    from ..stats.compare import UnpairedRunsError
-    from ..stats.lite_run import lite_pairing
-    for run in runs[1:]:  # a lite run pairs with a lite run on the same items only
-        refusal, note = lite_pairing(runs[0], run)
-        if refusal is not None:  # runs that cannot be paired: one exit status whatever the reason (1)
-            raise UnpairedRunsError(refusal)
-        if note is not None:
-            status.done()
-            sys.stderr.write(f"{PROG} compare: note: {note}\n")
+    check_lite_pairs(runs, status, "compare")
     routes = []  # runs of the first run's model by another route: measured, never starred
     for run in runs[1:]:  # what the runs' arithmetic makes of their differences, before any number
         notes = comparison_notes(runs[0].provenance, run.provenance, f"{runs[0].label} vs {run.label}",
@@ -110,6 +102,21 @@ def _compare(args, status) -> int:
             sys.stderr.write(f"{PROG} compare: {failure.line()}\n")
         return GATE_EXIT_STATUS
     return 0
+
+
+def check_lite_pairs(runs, status, command: str) -> None:
+    """Runs that a difference cannot pair refused before any number (``staicc compare`` and ``staicc report``
+    of several runs, paired or not): a lite run pairs with a lite run on the same items only; a note where the
+    values compared are the subset's own."""
+    from ..stats.compare import UnpairedRunsError
+    from ..stats.lite_run import lite_pairing
+    for run in runs[1:]:
+        refusal, note = lite_pairing(runs[0], run)
+        if refusal is not None:  # runs that cannot be paired: one exit status whatever the reason (1)
+            raise UnpairedRunsError(refusal)
+        if note is not None:
+            status.done()
+            sys.stderr.write(f"{PROG} {command}: note: {note}\n")
 
 
 def _measured(a, b):

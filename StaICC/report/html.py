@@ -121,7 +121,7 @@ def _side_by_side(blocks: List[str]) -> str:
 
 def _part_body(name: str, runs, comparisons, tables: Dict[str, Any], figures) -> List[str]:
     """One sub-benchmark: each run's table side by side, the calibration tables, the differences."""
-    body = [_side_by_side([_page_table(t) for t in tables["runs"].get(name, [])])]
+    body = [_side_by_side([_page_table(t) for t in tables["runs"].get(name, [])]), *_lite_notes(runs)]
     if name in diagnoses.SCORE_PARTS:
         extra = [diagnoses.calibration_table(r, name, diagnoses.calibration_data(r.parts[name]))
                  for r in runs if name in r.parts and r.parts[name].records]
@@ -135,6 +135,12 @@ def _part_body(name: str, runs, comparisons, tables: Dict[str, Any], figures) ->
     return body
 
 
+def _lite_notes(runs: Sequence[Any]) -> List[str]:
+    """Where runs are lite: what the rest of a section draws for them (the subset's own values)."""
+    from .lite_tables import lite_figures_note
+    return [f'<p class="note">{html.escape(line)}</p>' for line in lite_figures_note(runs)]
+
+
 def _glance(names: List[str], runs: Sequence[Any]) -> str:
     """The section's first averaged number of each run, shown while the section is closed."""
     from .cells import format_number
@@ -144,7 +150,9 @@ def _glance(names: List[str], runs: Sequence[Any]) -> str:
     metric = next((m for m, v in averaged[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)), None)
     if metric is None:
         return ""
-    values = " · ".join(f"{run.label} {format_number(a.get(metric))}" for run, a in zip(runs, averaged))
+    from .lite_tables import lite_averaged_text
+    values = " · ".join(f"{run.label} {lite_averaged_text(run, name, metric) or format_number(a.get(metric))}"
+                        for run, a in zip(runs, averaged))
     return f"{metric_label(name, metric).human}, averaged: {values}"
 
 
@@ -170,7 +178,8 @@ def _agreement_section(runs, figures) -> Optional[str]:
     found = [t for t in (diagnoses.agreement_table(r) for r in runs) if t is not None]
     if not found:
         return None
-    body = [_side_by_side([_page_table(t) for t in found])] + figure_sections.agreement_figures(runs, figures)
+    body = [*_lite_notes(runs), _side_by_side([_page_table(t) for t in found])]
+    body += figure_sections.agreement_figures(runs, figures)
     return ('<details class="section" id="agreement"><summary><h2>Agreement across templates, demonstration sets '
             'and orders</h2><span class="what">outside the standard</span></summary>\n' + "\n".join(body)
             + "\n</details>")

@@ -8,7 +8,7 @@ notes that say so, so that no one takes them for a full run's numbers.  Used by
 ``staicc run --lite`` and, for a run whose ``results.json`` records a lite section, by
 ``staicc report`` in every format (one table per sub-benchmark, as :func:`~.tables.run_tables`).
 """
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..results import flatten
 from .cells import Cell, Table, format_number
@@ -17,6 +17,14 @@ from .names import metric_label
 NOT_ESTIMABLE = "not estimable"
 #: where the coverage study that decides what is estimable is written
 COVERAGE_STUDY = "docs/lite.md; its raw tables: benchmarks/results/lite_coverage*.txt in the repository"
+
+
+def lite_section(run: Any) -> Optional[Dict[str, Any]]:
+    """A loaded run's ``provenance["lite"]`` (None: a full run, or a label standing for a run, as a notebook's
+    comparison passes)."""
+    provenance = getattr(run, "provenance", None)
+    section = provenance.get("lite") if isinstance(provenance, dict) else None
+    return section if isinstance(section, dict) else None
 
 
 def share_text(section: Dict[str, Any]) -> str:
@@ -29,19 +37,25 @@ def share_text(section: Dict[str, Any]) -> str:
 
 def lite_banner(section: Dict[str, Any]) -> str:
     estimates = section.get("estimates", {})
+    if section.get("fraction") == 1:  # every item asked: the estimates are the full run's own numbers
+        return (f"LITE RUN ({share_text(section)}): every item was asked, so every number is the full run's own, with "
+                "an interval of width zero; the run is recorded as a lite run, not a standard one")
     return (f"LITE RUN ({share_text(section)}): every number is an estimate of the FULL run's value with its "
             f"{estimates.get('level', 0.95):.0%} interval, not a full run's number")
 
 
-def lite_tables(section: Dict[str, Any], parts: Sequence[Tuple[str, str, Dict[str, Any]]], model: str) -> List[Table]:
-    """One table per part: ``parts`` holds (part name, table label, the part's own result dict)."""
+def lite_tables(section: Dict[str, Any], parts: Sequence[Tuple[str, str, Dict[str, Any]]], model: str,
+                run: str = "") -> List[Table]:
+    """One table per part: ``parts`` holds (part name, table label, the part's own result dict); ``run``: the
+    run's label, in the title where a report shows several runs' tables (``staicc run`` has none)."""
     estimates = section.get("estimates", {})
     by_part = estimates.get("benchmarks", {})
-    return [_part_table(section, name, label, result, by_part.get(name, {}), model) for name, label, result in parts]
+    whose = f"{run}, model {model}" if run else f"model {model}"
+    return [_part_table(section, name, label, result, by_part.get(name, {}), whose) for name, label, result in parts]
 
 
 def _part_table(section: Dict[str, Any], name: str, label: str, result: Dict[str, Any],
-                found: Dict[str, Dict[str, Any]], model: str) -> Table:
+                found: Dict[str, Dict[str, Any]], whose: str) -> Table:
     divided = result.get("Divided results", {}) if isinstance(result, dict) else {}
     columns: List[str] = []
     for row in list(found.values()):
@@ -60,34 +74,110 @@ def _part_table(section: Dict[str, Any], name: str, label: str, result: Dict[str
             if entry is not None and not entry.get("estimable", True):
                 missing.setdefault(metric, []).append(dataset)
         rows.append(row)
-    title = f"{label}: lite run ({share_text(section)}): estimates of the full run (model {model})"
-    notes = _notes(section, name, columns, missing, unstudied, len(divided)) + proxy_notes(section, found)
+    title = f"{label}: lite run ({share_text(section)}): estimates of the full run ({whose})"
+    from .lite_ranges import range_notes
+    notes = _notes(section, name, columns, missing, unstudied, len(divided)) + proxy_notes(section, found, name)
+    notes += range_notes(name, found, lambda metric: metric_label(name, metric))
     return Table(title, ["dataset"] + [metric_label(name, c) for c in columns], rows, notes,
                  banner=[lite_banner(section)])
 
 
-def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]]) -> List[str]:
-    """With a proxy: which it was, its median weight and how well its resampled values correlated with the target's."""
+def lite_json(run: Any) -> Any:
+    """``staicc report --format json``'s entry for a lite run: the estimates of the full run it recorded (each
+    cell's value, interval, whether it is estimable and why not, the proxy's weight), marked ``standard: false``
+    with the share asked; None for a full run.  The bootstrap over the subset's own records is left out: it
+    answers another question (the subset's value), and its numbers would pass for the run's results."""
+    section = lite_section(run)
+    if section is None:
+        return None
+    estimates = section.get("estimates", {})
+    head = {key: estimates.get(key) for key in ("level", "resamples", "seed", "method", "proxy") if key in estimates}
+    parts = {name: {"datasets": {row: cells for row, cells in rows.items() if row != "Averaged"},
+                    "averaged": rows.get("Averaged", {})}
+             for name, rows in estimates.get("benchmarks", {}).items()}
+    return {"run": run.label, "standard": False, "lite": lite_banner(section), **head, "benchmarks": parts}
+
+
+def lite_averaged_text(run: Any, name: str, metric: str) -> Any:
+    """A lite run's averaged estimate of ``metric`` as the HTML page's closed section shows it ("0.3946 [0.2899,
+    0.4696] (estimate)", "not estimable"); None for a full run, whose own averaged number is shown."""
+    section = lite_section(run)
+    if section is None:
+        return None
+    cell = section.get("estimates", {}).get("benchmarks", {}).get(name, {}).get("Averaged", {}).get(metric)
+    if not isinstance(cell, dict) or not cell.get("estimable", True) or isinstance(cell.get("value"), list):
+        return NOT_ESTIMABLE
+    return f"{format_number(cell['value'])} [{format_number(cell['low'])}, {format_number(cell['high'])}] (estimate)"
+
+
+def lite_figures_note(runs: Sequence[Any]) -> List[str]:
+    """The note under a lite run's estimates in the HTML page: what follows them (the calibration and agreement
+    tables, the figures) draws the items the run asked, not estimates of the full run."""
+    lite = [(run.label, lite_section(run)) for run in runs if lite_section(run) is not None]
+    return [f"{label} is a lite run: the tables and figures below its estimates draw the items it asked "
+            f"({share_text(section)}), with the subset's own values, not estimates of the full run."
+            for label, section in lite]
+
+
+def lite_comparison_note(runs: Sequence[Any]) -> List[str]:
+    """Under a comparison of lite runs (on the same items: the only pairing allowed): its values are the subset's
+    own, which differ from the estimates in each run's table."""
+    labels = [run.label for run in runs if lite_section(run) is not None]
+    if not labels:
+        return []
+    return [f"{', '.join(labels)}: lite runs on the same test items; each value here is the subset's own (the "
+            "items asked, unweighted), not the estimate of the full run in each run's table, and each difference is "
+            "paired over those items."]
+
+
+def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]], name: str = "") -> List[str]:
+    """With a proxy: which it was, the median weight of each proxy over the cells it could narrow (the datasets'
+    rows: the averaged row is their mean) and how well its resampled values correlated with the target's; where
+    every cell's interval is exact by design (a consistency), that the proxy takes no part."""
+    from ..stats.lite_exact import ALWAYS_EXACT
     estimates = section.get("estimates", {})
     if not estimates.get("proxy"):
         return []
-    cells = [e["proxy"] for row in found.values() for e in row.values()
-             if isinstance(e, dict) and e.get("proxy") and e.get("estimable", True)]
+    cells = [(metric, e["proxy"]) for row in found.values() for metric, e in row.items()
+             if isinstance(e, dict) and isinstance(e.get("proxy"), dict) and "weight" in e["proxy"]
+             and e.get("estimable", True)]
     if not cells:  # nothing printed in this table, nothing the proxy could narrow
         return []
-    weights = sorted(w for c in cells for w in (c.get("weight") if isinstance(c.get("weight"), list)
-                                                else [c.get("weight")]) if isinstance(w, (int, float)))
-    rs = sorted(c["correlation"] for c in cells if isinstance(c.get("correlation"), (int, float)))
-    median = f"; the median correlation of its resampled values with the target's {rs[len(rs) // 2]:.2f}" if rs else ""
-    weight = f"median weight {weights[len(weights) // 2]:.2f}" if weights else "no weight"
-    if estimates.get("proxies", 1) > 1:
+    if all((name, metric) in ALWAYS_EXACT for metric, _ in cells):
+        label = "Proxies" if estimates.get("proxies", 1) > 1 else "Proxy"
+        return [f"{label}: {estimates['proxy']}: not used in this table; the {cells[0][0]}'s interval is exact, "
+                "from the design alone, and takes no proxy (weight 0; docs/lite.md)."]
+    count = estimates.get("proxies", 1)
+    names = str(estimates["proxy"]).split(" + ")
+    names = names if len(names) == count else [f"proxy {j + 1}" for j in range(count)]
+    weights: List[List[float]] = [[] for _ in range(count)]
+    for _, cell in cells:
+        for j, weight in enumerate(cell["weight"] if count > 1 else [cell["weight"]]):
+            weights[min(j, count - 1)].extend(_numbers(weight))
+    rs = sorted(c["correlation"] for _, c in cells if isinstance(c.get("correlation"), (int, float)))
+    whose = "the weighted sum's" if count > 1 else "its"
+    median = f"; the median correlation of {whose} resampled values with the target's {rs[len(rs) // 2]:.2f}" \
+        if rs else ""
+    said = [f"{_median(w)}" if count == 1 else f"{n} {_median(w)}" for n, w in zip(names, weights)]
+    weight = (f"median weight {said[0]}" if count == 1 else f"median weights {', '.join(said)}") + \
+        f" over the {len(cells)} dataset cells, the averaged row their mean"
+    if count > 1:
         return [f"Proxies: {estimates['proxy']}, each scored on every test item. Each cell is the power-tuned "
                 f"difference estimate: the subset's value plus, for each proxy, a weight in [0, 1] (the weights "
-                f"estimated together on the subset) times its full-run value minus its subset value ({weight} over "
-                f"{len(cells)} cells and {estimates['proxies']} proxies{median})."]
+                f"estimated together on the subset) times its full-run value minus its subset value ({weight}{median})."]
     return [f"Proxy: {estimates['proxy']}, scored on every test item. Each cell is the power-tuned difference "
             f"estimate: the subset's value plus a weight in [0, 1], estimated on the subset, times the proxy's "
-            f"full-run value minus its subset value ({weight} over {len(cells)} cells{median})."]
+            f"full-run value minus its subset value ({weight}{median})."]
+
+
+def _numbers(weight: Any) -> List[float]:
+    """A cell's weight as numbers: one, or one per element of a vector metric."""
+    items = weight if isinstance(weight, list) else [weight]
+    return [float(w) for w in items if isinstance(w, (int, float)) and not isinstance(w, bool)]
+
+
+def _median(weights: List[float]) -> str:
+    return f"{sorted(weights)[len(weights) // 2]:.2f}" if weights else "none"
 
 
 def _cell(entry: Any) -> Any:
@@ -113,6 +203,8 @@ def _notes(section: Dict[str, Any], name: str, columns: List[str], missing: Dict
              f"{estimates.get('seed')}); some metrics' intervals are exact, span both branches of a rule of the "
              f"standard (the exact-sum rule, Post_bias's softmax) or are widened for answers the subset did not see "
              f"(docs/lite.md)."]
+    if columns and sum(len(rows) for rows in missing.values()) >= len(columns) * (datasets + 1):
+        notes = []  # no cell has an estimate: the note below says why, and no interval is there to describe
     if missing:
         said = []
         for metric in columns:

@@ -73,7 +73,8 @@ def run_tables(run, estimates=None) -> List[Table]:
     lite = run.provenance.get("lite") if isinstance(run.provenance, dict) else None
     if isinstance(lite, dict):
         from .lite_tables import lite_tables
-        return lite_tables(lite, [(name, name, part.results) for name, part in run.parts.items()], run.model_name())
+        return lite_tables(lite, [(name, name, part.results) for name, part in run.parts.items()], run.model_name(),
+                           run.label)
     tables = []
     for name, part in run.parts.items():
         est = estimates.parts.get(name) if estimates is not None else None
@@ -187,6 +188,7 @@ def comparison_markdown(comparison: Any) -> str:
 
 def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
     """One long table per sub-benchmark: (metric, dataset) rows; each run's value; B - A with CI and p."""
+    from .lite_tables import lite_comparison_note
     tables = []
     base = comparisons[0]
     for name, first in base.parts.items():
@@ -228,6 +230,7 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
                    "(the averaged row: uncorrected)."]
         if not base.paired:
             notes.append("Unpaired comparison: the runs' prompts differ; items resampled independently.")
+        notes += lite_comparison_note(runs)
         if any_unbounded:
             notes.append(UNBOUNDED_NOTE + " (their count: the JSON output's 'unbounded')")
         banner = [f"{run.label}: {line}" for run in runs if name in run.parts

@@ -103,7 +103,7 @@ def prepare(config: RunConfig, backend: Any = None, *, suite: Optional[Dict[str,
         if planned is None:
             from ..subbenchmarks.suite import plan_suite
             planned = plan_suite(backend, built)
-        _check_proxy(config.lite_proxy, planned, "--lite-proxy: " if config.command is not None else "")
+        _check_proxy(config.lite_proxy, planned, built, "--lite-proxy: " if config.command is not None else "")
     if isinstance(config.selection, Shard):
         from ..engine.sharding import check_shard
         works = [work for part in planned.values() for work in part]
@@ -123,19 +123,21 @@ def _noisy_suite(config: RunConfig, given: bool) -> Optional[Dict[str, Any]]:
     return noisy_suite_of(config)
 
 
-def _check_proxy(proxy: Any, planned: Dict[str, List[Any]], where: str) -> None:
-    """A lite run's proxy run of other prompts, other items or another label space: refused before inference
-    (``where``: the message's start, the command line's flag; a notebook's ``run_lite`` says it as it is)."""
+def _check_proxy(proxy: Any, planned: Dict[str, List[Any]], built: Dict[str, Any], where: str) -> None:
+    """A lite run's proxy run of other prompts, other items, another label space or not on every test item of
+    ``built`` (the suite): refused before inference (``where``: the message's start, the command line's flag; a
+    notebook's ``run_lite`` says it as it is)."""
     if isinstance(proxy, (list, tuple)):  # several proxies: each run checked (the reference model is built here)
         proxy = [p for p in proxy if p != "reference"] or None
     if proxy is not None and proxy != "reference":
         from ..stats.lite_proxy import check_proxy
-        if not where:
-            check_proxy(proxy, planned)
-            return
+        from ..stats.lite_run import check_proxy_covers, populations
         try:
             check_proxy(proxy, planned)
+            check_proxy_covers(proxy, populations(built))
         except ValueError as error:
+            if not where:
+                raise
             raise InvalidValueError(f"{where}{error}") from None
 
 

@@ -53,6 +53,23 @@ def populations(suite: Dict[str, Any]) -> Dict[Tuple[str, str], List[int]]:
     return found
 
 
+def check_proxy_covers(proxy: Any, full: Dict[Tuple[str, str], List[int]]) -> None:
+    """Refuse a proxy run that is not known on every test item of a part the lite run estimates (a lite run, or a
+    --limit run, given as the proxy): its "full-run value" would be that of its own subset, and the difference
+    estimator would take the subset for the full run (a narrow interval that misses the full run's value).
+    ``full``: :func:`populations` of the lite run's suite; a ValueError naming the proxy and the part."""
+    from ..errors import InvalidValueError
+    from .lite_proxy import as_proxies
+    for one in as_proxies(proxy):
+        for (part, dataset), labels in full.items():
+            known = len(set(one.statistic(part, dataset).table.items))
+            if known < len(labels):
+                raise InvalidValueError(
+                    f"the proxy {one.name} has records of {known} of the {len(labels)} test items of {part} / "
+                    f"{dataset} (a lite run, or one with --limit): a proxy must be scored on every test item; give "
+                    "a full run made with --log-samples")
+
+
 def items_sha256(planned: Dict[str, Sequence[Any]]) -> str:
     """SHA-256 of the test items each (part, dataset) evaluates: equal digests, the same items."""
     items = sorted([work.part, work.dataset, list(work.plan.test_items or ())]

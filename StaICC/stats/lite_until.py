@@ -39,10 +39,15 @@ def look_level(level: float, looks: int) -> float:
 
 
 def check_halfwidth(value: Any) -> float:
-    """A target half-width: a finite number > 0 (ValueError otherwise)."""
+    """A target half-width: a finite number > 0 and below 1 (ValueError otherwise).  The metrics are shares,
+    probabilities and nats of a few labels: a half-width of 1 or more (a percentage given for a share, 2 for
+    0.02) holds at the first look, whose intervals are wider than a plain lite run's."""
     refusal, number = Real(0, closed="neither").judge(value)
     if refusal is not None:  # the CLI's --lite-until message, word for word
         raise InvalidValueError(f"the target half-width must be a finite number > 0, e.g. 0.02; got {value!r}")
+    if Real(high=1, closed="left").judge(number)[0] is not None:
+        raise InvalidValueError(f"the target half-width must be below 1, on the metrics' own scale (0.02: two points "
+                                f"of accuracy); got {value!r}")
     return number
 
 
