@@ -195,6 +195,7 @@ def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]
     model, path, seeds, resamples, first_seed, proxy_path, related, fractions, until, benchmarks = job
     looks: Dict[Tuple[int, float], List[Any]] = defaultdict(list)
     from StaICC.stats.lite_averaged import reach
+    from StaICC.stats.lite_bounds import cell_bounds, subset_rows_of
     from StaICC.stats.lite_batch import subset_estimates
     results: Results = defaultdict(list)
     proxies = {(n, d): full for n, d, full, _, _ in _tables(proxy_path)} if proxy_path and model != PROXY else {}
@@ -209,13 +210,15 @@ def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]
                                  seed=[seed for seed, _, _ in subsets], level=0.95,
                                  proxies=[p for _, p in helpers])
         truth = full.point()
-        for (seed, fraction, _), (plain, tuned) in zip(subsets, found):
+        rows = subset_rows_of(name, full.table)  # whether a subset's rows are probabilities (its ranges)
+        for (seed, fraction, subset), (plain, tuned) in zip(subsets, found):
             for mode, cells in [("plain", plain)] + [(m, t) for (m, _), t in zip(helpers, tuned)]:
                 for metric, (value, low, high, scaled) in cells.items():
                     _record(results, (mode, fraction, name, metric), model, truth[metric], value, low, high, metric)
                     if not isinstance(value, list):
                         extra = reach(low, high, scaled, 0.95)
-                        averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled, extra)))
+                        bounds = cell_bounds(name, metric, cells, rows(subset))  # the averaged row: its datasets' range
+                        averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled, extra, bounds)))
         if until:
             for key, entries in lite_until_coverage.part_entries(
                     full, population, name, dataset, range(first_seed, first_seed + seeds), _subsets,

@@ -43,6 +43,7 @@ def study_block(job: Tuple[str, Dict[str, str], int, int, int, str]) -> str:
     """One model's block of seeds, every mode; its raw rows written to a JSON file (returned)."""
     model, paths, first, seeds, resamples, out = job
     from StaICC.stats.lite_averaged import reach
+    from StaICC.stats.lite_bounds import cell_bounds, subset_rows_of
     from StaICC.stats.lite_batch import subset_estimates
     others = sorted(m for m in paths if m != model)
     tables = {m: {(n, d): full for n, d, full, _, _ in study._tables(paths[m])} for m in others}
@@ -59,14 +60,16 @@ def study_block(job: Tuple[str, Dict[str, str], int, int, int, str]) -> str:
         found = subset_estimates(full, population, [s for _, _, s in subsets], resamples=resamples,
                                  seed=[seed for seed, _, _ in subsets], level=0.95, proxies=proxies, groups=groups)
         truth = full.point()
-        for (seed, fraction, _), (plain, tuned) in zip(subsets, found):
+        rows = subset_rows_of(name, full.table)  # whether a subset's rows are probabilities (its ranges)
+        for (seed, fraction, subset), (plain, tuned) in zip(subsets, found):
             for mode, cells in [("plain", plain)] + list(zip(modes, tuned)):
                 for metric, (value, low, high, scaled) in cells.items():
                     study._record(results, (mode, fraction, name, metric), model, truth[metric], value, low, high,
                                   metric)
                     if not isinstance(value, list):
                         extra = reach(low, high, scaled, 0.95)
-                        averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled, extra)))
+                        bounds = cell_bounds(name, metric, cells, rows(subset))  # the averaged row: its datasets' range
+                        averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled, extra, bounds)))
     study._averaged_rows(results, averaged, model)
     path = os.path.join(out, f"{model}-{first:04d}-{seeds}.json")
     with open(path + ".part", "w", encoding="utf-8") as fh:

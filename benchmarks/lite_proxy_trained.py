@@ -127,6 +127,7 @@ def run_study(target: str, proxies: Dict[str, str], modes: List[str], seeds: int
     """(mode, fraction, benchmark, metric) -> rows, as the coverage study records them, and the lines of the
     correlations and accuracies."""
     from StaICC.stats.lite_averaged import reach
+    from StaICC.stats.lite_bounds import cell_bounds, subset_rows_of
     from StaICC.stats.lite_batch import subset_estimates
     names = list(proxies)
     lines: List[str] = []
@@ -153,14 +154,16 @@ def run_study(target: str, proxies: Dict[str, str], modes: List[str], seeds: int
             lines += [bound_line(dataset, mode, [e for e, (_, f, _) in zip(found, subsets) if f == fraction], j,
                                  within_label_correlation(full, helpers[names.index(mode)]), fraction)
                       for fraction in fractions for j, mode in enumerate(modes) if mode in names]
-        for (seed, fraction, _), (plain, tuned) in zip(subsets, found):
+        rows = subset_rows_of(name, full.table)  # whether a subset's rows are probabilities (its ranges)
+        for (seed, fraction, subset), (plain, tuned) in zip(subsets, found):
             for mode, cells in [("plain", plain)] + list(zip(modes, tuned)):
                 for metric, (value, low, high, scaled) in cells.items():
                     study._record(results, (mode, fraction, name, metric), dataset, truth[metric], value, low,
                                   high, metric)
                     if not isinstance(value, list):
                         extra = reach(low, high, scaled, 0.95)
-                        averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled, extra)))
+                        bounds = cell_bounds(name, metric, cells, rows(subset))  # the averaged row: its datasets' range
+                        averaged[(mode, fraction, name, metric, seed)].append((truth[metric], (value, scaled, extra, bounds)))
     study._averaged_rows(results, averaged, "averaged")
     return results, lines
 

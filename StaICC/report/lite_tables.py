@@ -75,9 +75,7 @@ def _part_table(section: Dict[str, Any], name: str, label: str, result: Dict[str
                 missing.setdefault(metric, []).append(dataset)
         rows.append(row)
     title = f"{label}: lite run ({share_text(section)}): estimates of the full run ({whose})"
-    from .lite_ranges import range_notes
     notes = _notes(section, name, columns, missing, unstudied, len(divided)) + proxy_notes(section, found, name)
-    notes += range_notes(name, found, lambda metric: metric_label(name, metric))
     return Table(title, ["dataset"] + [metric_label(name, c) for c in columns], rows, notes,
                  banner=[lite_banner(section)])
 

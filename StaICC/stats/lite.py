@@ -31,6 +31,7 @@ from .items import ItemTable, draw_resamples
 from .lite_branches import hull, hulled, item_flags, other_branch, post_branches, undecided
 from .lite_debiased import bias_of
 from .lite_averaged import averaged, census_resamples, followed, reach
+from .lite_bounds import cell_bounds, subset_is_probability_rows, within_range
 from .lite_ece import METRIC as ECE, ece_of_rows, ece_widened, gaps_for
 from .lite_scaled import resample_interval, scaled_all, snapped
 from .lite_unseen import IntervalRules, interval_rules
@@ -204,7 +205,8 @@ def estimate_statistic(statistic: Statistic, population: Population, *, resample
         return census_values(statistic, resamples)
     rows = _resample_weights(plan, resamples, seed, ("lite", table.benchmark, table.dataset))
     on = plain_on(statistic, population, plan, rows, level)
-    return branch_hulls(statistic, plan, rows, on(statistic), on)
+    return within_range(table.benchmark, branch_hulls(statistic, plan, rows, on(statistic), on),
+                        subset_is_probability_rows(table.benchmark, table))
 
 
 def plain_on(statistic: Statistic, population: Population, plan: Design, rows: Any,
@@ -344,11 +346,12 @@ def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, s
             sampled.add(benchmark)
         found = (estimator or estimate_statistic)(statistic, population, resamples=resamples, seed=seed, level=level)
         row = estimates.setdefault(benchmark, {}).setdefault(dataset, {})
+        rows = subset_is_probability_rows(benchmark, statistic.table)
         for metric, (value, low, high, scaled) in found.items():
             row[metric] = _reported(benchmark, metric, "dataset", fraction, value, low, high)
             if not isinstance(value, list):
                 spreads.setdefault((benchmark, metric), []).append(
-                    (value, scaled, reach(low, high, scaled, level)))
+                    (value, scaled, reach(low, high, scaled, level), cell_bounds(benchmark, metric, found, rows)))
     for (benchmark, metric), per_dataset in spreads.items():
         value, low, high = averaged(per_dataset, level, benchmark not in sampled)
         estimates[benchmark].setdefault("Averaged", {})[metric] = _reported(benchmark, metric, "averaged", fraction,

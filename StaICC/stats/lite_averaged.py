@@ -32,6 +32,7 @@ row, and the row's upper end fell on its estimate.
 import math
 from typing import Any, List, Optional, Sequence, Tuple
 
+from .lite_bounds import cut, mean_bounds
 from .lite_exact import ALWAYS_EXACT, ItemMean, item_values, pooled_interval
 from .significance import percentile_interval
 
@@ -101,11 +102,19 @@ def reach(low: Any, high: Any, scaled: Sequence[Any], level: float) -> Tuple[flo
 
 
 def averaged(per_dataset: List[Tuple[Any, ...]], level: float, census: bool) -> Tuple[Any, Any, Any]:
-    """The averaged row's (estimate, low, high) from each dataset's (estimate, resamples[, reach]): the
+    """The averaged row's (estimate, low, high) from each dataset's (estimate, resamples[, reach[, bounds]]): the
     percentile interval of the resamples averaged over the datasets, widened by the datasets' mean reach
     (:func:`reach`), or where every dataset's resamples are :class:`Pooled`, the exact interval of their items
     together (:func:`pooled`); where every dataset is whole, the standard's own average (a left-to-right sum /
-    their count) with no spread."""
+    their count) with no spread.  Where every dataset gives its metric's range (``bounds``,
+    :func:`~.lite_bounds.cell_bounds`), the row is cut to the mean of those ranges."""
+    found = _averaged(per_dataset, level, census)
+    if census or not all(len(entry) > 3 for entry in per_dataset):
+        return found
+    return cut(*found, mean_bounds([entry[3] for entry in per_dataset]))
+
+
+def _averaged(per_dataset: List[Tuple[Any, ...]], level: float, census: bool) -> Tuple[Any, Any, Any]:
     if census:
         value = sum((entry[0] for entry in per_dataset), 0) / len(per_dataset)
         return value, value, value

@@ -29,6 +29,7 @@ from ..numeric import CHECK, is_probability_vector
 from ..standard import ECE_BINS
 from .items import is_consistency
 from .lite import Population, _resample_weights, design, estimate_statistic, finished
+from .lite_bounds import subset_rows_of, within_range
 from .lite_branches import (has_post_bias, hull, hulled, item_flags, off_branch, on_branch, other_branch,
                             post_branches, undecided)
 from .lite_ece import bin_gaps, full_gaps, row_gaps
@@ -138,7 +139,14 @@ def subset_estimates(statistic: Statistic, population: Population, subsets: Sequ
             _chunk(evaluated, truths, groups, population, chunk, plans, level, exact_items, out)
             _hull_undecided(evaluated[0], flags, chunk, plans, level, out)
             _hull_post(evaluated[0], chunk, plans, level, out)
-    return out
+    rows = subset_rows_of(table.benchmark, table)  # where a metric's range holds (lite_bounds)
+    return [_in_range(table.benchmark, found, rows(subset)) for found, subset in zip(out, subsets)]
+
+
+def _in_range(benchmark: str, found: Tuple[Found, List[Found]], probabilities: bool) -> Tuple[Found, List[Found]]:
+    """A subset's plain and tuned estimates cut to their metrics' ranges (:func:`~.lite_bounds.within_range`)."""
+    plain, tuned = found
+    return (within_range(benchmark, plain, probabilities), [within_range(benchmark, t, probabilities) for t in tuned])
 
 
 def _plans(table: Any, population: Population, chunk: List[Tuple[int, List[int]]], seeds: List[int],

@@ -53,6 +53,7 @@ from ..numeric import CHECK
 from .items import ItemTable
 from .lite import (LiteResult, _resample_weights, branch_hulls, census_values, design, finished, is_census,
                    lite_estimates, plain_on)
+from .lite_bounds import subset_is_probability_rows, within_range
 from .lite_branches import off_branch, on_branch
 from .lite_ece import METRIC as ECE, gaps_for, proxy_gaps, tuned_gaps
 from .lite_proxy_weights import widened_spread
@@ -329,9 +330,8 @@ class TunedEstimator:
                                      frozenset().union(*(off_branch(s, every, w) for s, w in zip(subs, wholes))),
                                      [proxy_gaps(whole, table, rows, plan.weights) for whole in wholes])
         found = branch_hulls(statistic, plan, rows, found, plain_on(statistic, population, plan, rows, level))
-        for name, detail in details.items():
-            self.details[(table.benchmark, table.dataset, name)] = detail
-        return found
+        self.details.update({(table.benchmark, table.dataset, name): detail for name, detail in details.items()})
+        return within_range(table.benchmark, found, subset_is_probability_rows(table.benchmark, table))
 
 
 def as_proxies(proxy: Any) -> Tuple[Proxy, ...]:
