@@ -128,19 +128,30 @@ def demonstration_figures(runs: Sequence[Any], name: str, figures: Figures) -> L
 def bias_figures(runs: Sequence[Any], figures: Figures) -> List[str]:
     """One full-width figure per run: mean predicted distributions against the true label frequencies."""
     out = []
-    key = "; ".join(_swatch(plots.BIAS_COLOURS[k], meaning) for k, meaning in (
-        ("true label frequency", "grey: the test items' label frequencies"),
-        ("contextual", "orange: the mean prediction for content-free queries (Contextual_bias)"),
-        ("domain", "green: for random in-domain text (Domain_bias)"),
-        ("post", "purple: for the test items themselves (Post_bias, or Normal when no bias diagnosis ran)")))
     for run in runs:
         data = plot_data.bias_data(run)
         if data:
             out.append(figures.embed(lambda data=data, run=run: plots.draw_bias(data, run.label),
                                      f"{safe_name(run.label)}_bias", f"bias of {run.label}",
                                      f"Bias of {html.escape(run.label)}: one panel per dataset, one group of bars per "
-                                     f"label (the run's own label words). {key}."))
+                                     f"label (the run's own label words). {_bias_key(data)}."))
     return out
+
+
+#: a bias figure's colours: the series key, and what each says (only the series a run drew are named)
+BIAS_KEY = (("true label frequency", None, "grey: the test items' label frequencies"),
+            ("contextual", "contextual", "orange: the mean prediction for content-free queries (Contextual_bias)"),
+            ("domain", "domain", "green: for random in-domain text (Domain_bias)"),
+            ("post", "post", "purple: for the test items themselves (Post_bias)"),
+            ("post", "post_fallback", "purple: Normal's mean prediction on the test items (no bias diagnosis ran)"))
+
+
+def _bias_key(data: Dict[str, Any]) -> str:
+    """The colour key of one run's bias figure: the frequencies and the parts it drew."""
+    from ..spec import SPECS
+    roles = {SPECS[name].bias_role for entry in data.values() for name in entry["means"]}
+    return "; ".join(_swatch(plots.BIAS_COLOURS[colour], meaning) for colour, role, meaning in BIAS_KEY
+                     if role is None or role in roles)
 
 
 def agreement_figures(runs: Sequence[Any], figures: Figures) -> List[str]:

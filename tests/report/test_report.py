@@ -252,3 +252,16 @@ def test_html_report_in_a_real_browser(html_report, tmp_path):
                            "--screenshot", str(shot)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10000
+
+
+def test_the_bias_figures_key_names_only_the_series_the_run_drew():
+    """A run of Normal alone draws its mean prediction as the purple bars: the key names no orange or green bars
+    (it listed every colour, Contextual_bias's and Domain_bias's too, under a figure without them)."""
+    from StaICC.report.figures import _bias_key
+    normal_only = _bias_key({"TREC": {"means": {"Normal": [0.5, 0.5]}}})
+    assert "grey: the test items' label frequencies" in normal_only
+    assert "purple: Normal's mean prediction on the test items" in normal_only
+    assert "orange" not in normal_only and "green" not in normal_only and "Post_bias" not in normal_only
+    every = _bias_key({"TREC": {"means": {"Contextual_bias": [], "Domain_bias": [], "Post_bias": []}}})
+    assert all(word in every for word in ("grey", "orange", "green", "purple: for the test items themselves"))
+    assert "Normal's" not in every
