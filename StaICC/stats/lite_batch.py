@@ -35,6 +35,7 @@ from .lite_ece import bin_gaps, full_gaps, row_gaps
 from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_values, unscaled
 from .lite_unseen import rules
 from .lite_proxy import Proxy, TunedEstimator, power_tuned
+from .lite_residual import residual_hulls, subset_items
 from .statistic import Statistic, entropy_branch_of
 from .vectorized import numpy_module, weighted_values
 
@@ -177,10 +178,18 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], groups: Lis
         rows = weights[at:at + resamples + 1]  # a proxy off its full run's post-bias branch here corrects nothing
         off = [off_branch(proxy, rows, proxy) for proxy in evaluated[1:]]
         out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact, mine),
-                  [power_tuned(table.benchmark, target, [_split(values[1 + i], k, resamples + 1) for i in group],
-                               [truths[i] for i in group], plan.freedom, level, exact, mine,
-                               frozenset().union(*(off[i] for i in group)),
-                               [_ece_at(helping[i], at, resamples) for i in group])[0] for group in groups])
+                  [residual_hulls(table.benchmark, *power_tuned(  # a near-perfect proxy's rare disagreements
+                      table.benchmark, target, [_split(values[1 + i], k, resamples + 1) for i in group],
+                      [truths[i] for i in group], plan.freedom, level, exact, mine,
+                      frozenset().union(*(off[i] for i in group)), [_ece_at(helping[i], at, resamples) for i in group]),
+                      _items(evaluated, group, positions, plan, population), level) for group in groups])
+
+
+def _items(evaluated: List[Statistic], group: Tuple[int, ...], positions: List[int], plan: Any,
+           population: Population) -> Any:
+    """A subset's :class:`~StaICC.stats.lite_residual.SubsetItems` with the proxies of ``group``, built when called."""
+    tables = [evaluated[1 + i].table for i in group]
+    return lambda: subset_items(evaluated[0].table, tables, positions, plan.weights, tables, dict(population.strata))
 
 
 def _proxy_rows(proxy: Statistic, weights: Any) -> Any:
