@@ -21,7 +21,8 @@ rare-answer problem :mod:`.lite_unseen` solves for the plain path's unseen confu
 each of d+, d- a stratified mean of values in [0, 1] that the subset estimates, and each gets the Korn-Graubard
 interval (:func:`~.lite_exact.korn_graubard`: Clopper-Pearson with the design's effective size, so a part the
 subset never saw is bounded by 1 - (alpha/4)^(1/n), and one seen once or twice by the exact Beta tail) at
-1 - alpha/2, four one-sided tails of alpha/4:
+1 - alpha/2, four one-sided tails of alpha/4 (where the subset holds no item of one part, that part's lower limit
+is 0, which cannot miss, and the other part's opposite limit takes that end's whole alpha/2):
 
     [Z + low(d+) - high(d-),  Z + high(d+) - low(d-)]
 
@@ -36,7 +37,9 @@ the bootstrap's, bit for bit; where it triggers, the interval holds one that is 
 (a function of the confusion matrix) takes the same bound in items: the difference interval's reach beyond the
 accuracy estimate of the cell's weights, times the full run's items, is how many items may enter (leave) the
 diagonal beyond what the subset shows, shared among the labels as the stratified design shares the items, and
-:func:`~.lite_unseen.metric_range` computes macro-F1's range for it on the subset's confusion matrix.
+:func:`~.lite_unseen.metric_range` computes macro-F1's range for it on the subset's confusion matrix.  The
+cell's resamples are stretched to the hull, as an exact interval's are (:mod:`.lite_averaged`), so that the
+averaged row averages the bound with the other datasets' spread instead of adding it whole.
 
 **The options weighed.**  (a) A per-label, per-sign unseen bound (:func:`~.lite_unseen.unseen_limit`) adds the
 labels' limits: on two balanced labels twice the pooled bound, and it needs a second rule for 1-3 events.
@@ -52,7 +55,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
+from .lite_averaged import stretched
 from .lite_exact import item_accuracy, korn_graubard, stratified_mean_and_variance
+from .lite_scaled import resample_interval
 from .lite_unseen import confusion, metric_range
 
 #: Normal's cells whose interval the rule widens: the accuracy (a mean of item values) and macro-F1 (by items)
@@ -103,12 +108,19 @@ def difference_interval(items: SubsetItems, weights: Sequence[float], level: flo
     total = math.fsum(weights)
     z = [math.fsum(w * p[i] for w, p in zip(weights, items.proxies)) / total for i in range(len(items.target))]
     whole = math.fsum(w * m for w, m in zip(weights, items.wholes)) / total
-    inner, n = 1 - (1 - level) / 2, len(items.target)
-    plus = korn_graubard(*stratified_mean_and_variance([max(a - b, 0.0) for a, b in zip(items.target, z)],
-                                                       items.labels, items.full), n, inner)
-    minus = korn_graubard(*stratified_mean_and_variance([max(b - a, 0.0) for a, b in zip(items.target, z)],
-                                                        items.labels, items.full), n, inner)
-    return max(whole + plus[0] - minus[1], 0.0), min(whole + plus[1] - minus[0], 1.0)
+    n = len(items.target)
+    plus = stratified_mean_and_variance([max(a - b, 0.0) for a, b in zip(items.target, z)], items.labels, items.full)
+    minus = stratified_mean_and_variance([max(b - a, 0.0) for a, b in zip(items.target, z)], items.labels, items.full)
+    low = korn_graubard(*plus, n, _level(minus[0], level))[0] - korn_graubard(*minus, n, _level(plus[0], level))[1]
+    high = korn_graubard(*plus, n, _level(minus[0], level))[1] - korn_graubard(*minus, n, _level(plus[0], level))[0]
+    return max(whole + low, 0.0), min(whole + high, 1.0)
+
+
+def _level(other: float, level: float) -> float:
+    """The two-sided level of one part's Korn-Graubard interval for an end that also takes the other part's
+    opposite limit: 1 - alpha/2 (each of the two tails at alpha/4), or the run's own where the subset holds no
+    item of the other part (its limit is then 0, which the full set's mean cannot fall below: no tail to pay)."""
+    return level if other <= 0 else 1 - (1 - level) / 2
 
 
 def few_disagreements(items: SubsetItems, interval: Tuple[float, float], level: float) -> bool:
@@ -163,8 +175,17 @@ def residual_hulls(benchmark: str, found: Found, details: Dict[str, Dict[str, An
             centre, total = _tuned_accuracy(subset, w), sum(subset.full.values())
             down, up = f1_reach(subset, max(centre - interval[0], 0.0) * total, max(interval[1] - centre, 0.0) * total)
             interval = (max(value - down, 0.0), min(value + up, 1.0))
-        out[name] = (value, min(low, interval[0]), max(high, interval[1]), scaled)
+        out[name] = (value, min(low, interval[0]), max(high, interval[1]), _followed(value, scaled, interval, level))
     return out
+
+
+def _followed(value: float, scaled: List[Any], interval: Tuple[float, float], level: float) -> List[Any]:
+    """The cell's resamples stretched (:func:`~.lite_averaged.stretched`) to the hull of their percentile interval
+    and the difference interval: the bound is a better account of the same sampling error, so the averaged row
+    averages it with the other datasets' resamples, as it does an exact interval's, rather than adding it as a reach
+    (:func:`~.lite_averaged.reach`: a bound that does not shrink when datasets are averaged)."""
+    bootstrap = resample_interval(scaled, level)
+    return stretched(value, scaled, bootstrap, (min(bootstrap[0], interval[0]), max(bootstrap[1], interval[1])))
 
 
 def _weights(detail: Optional[Dict[str, Any]]) -> Optional[List[float]]:
