@@ -12,7 +12,7 @@ from StaICC.stats import ItemTable, Statistic
 from StaICC.stats.lite import Design, Population, _resample_weights
 from StaICC.stats.lite_batch import subset_estimates
 from StaICC.stats.lite_proxy import Proxy, TunedEstimator, power_tuned
-from StaICC.stats.lite_residual import SubsetItems, difference_interval, f1_reach, residual_hulls
+from StaICC.stats.lite_residual import SubsetItems, difference_interval, f1_reach, parts, residual_hulls, square_and_add
 
 np = pytest.importorskip("numpy")
 stats = pytest.importorskip("scipy.stats")
@@ -41,19 +41,28 @@ def _kg(values, labels, full, level):
     return low, high
 
 
-def test_the_difference_interval_is_korn_graubards_of_each_part_with_four_tails():
-    """Z + low(d+) - high(d-) and Z + high(d+) - low(d-), each part's interval at 1 - alpha/2 where both parts hold
-    items; here d+ on one item (1/2) and d- on two (1 and 1/2), 40 items of two labels drawn from 320."""
+def test_both_intervals_are_korn_graubards_of_each_part_as_the_formulas_say():
+    """The trigger's interval: Z + low(d+) - high(d-) and Z + high(d+) - low(d-), each part's interval at
+    1 - alpha/2 where both parts hold items; the hull's: Z + p+ - p- -/+ the square-and-add of each part's distances
+    to its limits at 1 - alpha.  Here d+ on one item (1/2) and d- on two (1 and 1/2), 40 items of two labels drawn
+    from 320."""
     y = [1.0] * 12 + [0.0] * 8 + [0.5] * 10 + [1.0] * 10
     z = list(y)
     z[0], z[25] = 0.5, 1.0  # d+ = 1/2 on item 0 (y 1, z 1/2); d- = 1/2 on item 25 (y 1/2, z 1)
     y[30], z[30] = 0.0, 1.0  # d- = 1 on item 30
     labels = [0] * 20 + [1] * 20
     full = {0: 160, 1: 160}
-    found = difference_interval(_items(y, z, labels, full, 0.6), [1.0], 0.95)
-    plus = _kg([max(a - b, 0) for a, b in zip(y, z)], labels, full, 1 - ALPHA / 2)
-    minus = _kg([max(b - a, 0) for a, b in zip(y, z)], labels, full, 1 - ALPHA / 2)
-    assert found == pytest.approx((0.6 + plus[0] - minus[1], 0.6 + plus[1] - minus[0]), abs=1e-9)
+    found = parts(_items(y, z, labels, full, 0.6), [1.0])
+    d_plus, d_minus = [max(a - b, 0) for a, b in zip(y, z)], [max(b - a, 0) for a, b in zip(y, z)]
+    plus, minus = _kg(d_plus, labels, full, 1 - ALPHA / 2), _kg(d_minus, labels, full, 1 - ALPHA / 2)
+    assert difference_interval(found, 0.95) == pytest.approx((0.6 + plus[0] - minus[1], 0.6 + plus[1] - minus[0]),
+                                                             abs=1e-9)
+    p_plus, p_minus = 0.5 * 0.5 / 20, 0.5 * 1.5 / 20  # the stratified means: one label each, half the weight
+    (l_plus, u_plus), (l_minus, u_minus) = _kg(d_plus, labels, full, 0.95), _kg(d_minus, labels, full, 0.95)
+    centre = 0.6 + p_plus - p_minus
+    assert square_and_add(found, 0.95) == pytest.approx(
+        (centre - math.sqrt((p_plus - l_plus) ** 2 + (u_minus - p_minus) ** 2),
+         centre + math.sqrt((u_plus - p_plus) ** 2 + (p_minus - l_minus) ** 2)), abs=1e-9)
 
 
 def test_a_subset_without_a_disagreement_gets_the_exact_zero_event_bound():
@@ -64,11 +73,12 @@ def test_a_subset_without_a_disagreement_gets_the_exact_zero_event_bound():
     y = [1.0, 0.5, 0.0, 1.0] * 16
     labels = [0, 1] * 32
     reach = 1 - (ALPHA / 2) ** (1 / n)
-    assert difference_interval(_items(y, y, labels, {0: 256, 1: 256}, 0.55), [0.9], 0.95) == pytest.approx(
-        (0.55 - reach, 0.55 + reach), abs=1e-9)
+    found = parts(_items(y, y, labels, {0: 256, 1: 256}, 0.55), [0.9])
+    for interval in (difference_interval(found, 0.95), square_and_add(found, 0.95)):
+        assert interval == pytest.approx((0.55 - reach, 0.55 + reach), abs=1e-9)
     both = SubsetItems(y, [y, y], [0.5, 0.8], labels, {0: 256, 1: 256}, [1.0] * n, [[0]] * n, 2)
     centre = (0.2 * 0.5 + 0.6 * 0.8) / 0.8
-    assert difference_interval(both, [0.2, 0.6], 0.95) == pytest.approx((centre - reach, centre + reach), abs=1e-9)
+    assert square_and_add(parts(both, [0.2, 0.6]), 0.95) == pytest.approx((centre - reach, centre + reach), abs=1e-9)
 
 
 def test_macro_f1s_reach_is_its_least_and_largest_with_the_items_moved_across_the_diagonal():
