@@ -131,7 +131,7 @@ def test_a_near_perfect_proxy_covers_with_the_hull_where_the_power_tuned_interva
         y, z = _population(rng, 512, 0.02)
         labels = np.repeat([0, 1], 256)
         found, details, items = _draw(y, z, labels, rng, 64, draw)
-        hulled = residual_hulls("Normal", found, details, lambda: items, 0.95)
+        hulled = residual_hulls("Normal", found, details, lambda items=items: items, 0.95)
         for k, cells in enumerate((found, hulled)):
             hits[k] += cells["accuracy"][1] - 1e-12 <= y.mean() <= cells["accuracy"][2] + 1e-12
     assert hits[0] / 400 < 0.90 and hits[1] / 400 >= 0.95
@@ -144,7 +144,7 @@ def test_an_ordinary_proxys_cell_is_unchanged_bit_for_bit():
     for draw in range(200):
         y, z = _population(rng, 512, 0.3)
         found, details, items = _draw(y, z, np.repeat([0, 1], 256), rng, 64, draw)
-        assert residual_hulls("Normal", found, details, lambda: items, 0.95) == found
+        assert residual_hulls("Normal", found, details, lambda items=items: items, 0.95) == found
 
 
 def _normal(rows, labels):
