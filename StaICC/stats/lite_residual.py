@@ -28,8 +28,10 @@ subset never saw is bounded by 1 - (alpha/2)^(1/n), and one seen once or twice b
   [Z + low(d+) - high(d-), Z + high(d+) - low(d-)] (:func:`difference_interval`), is narrower than the target's
   own Korn-Graubard interval at the run's level: the subset itself shows that target and proxy rarely disagree.
   A proxy whose disagreements are common cannot meet it (two parts' widths added, each at alpha/4, against one
-  proportion's), so its cells are the power-tuned bootstrap's, bit for bit: the distilled members of a trained
-  family (item correlation of correctness 0.83-0.85) meet it on a few subsets, the lexical model on none.
+  proportion's), so its cells are the power-tuned bootstrap's, bit for bit: on a trained family the small member
+  and the lexical model never meet it, the distilled members (item correlation of correctness 0.83-0.85) on 25 and
+  60 of rotten_tomatoes' 200 subsets at 12.5 %, where their intervals under-covered (94.0 and 90.5 %, now 96.0
+  and 95.0 %).
 * **What** (:func:`square_and_add`): the cell's interval becomes the **hull** of its bootstrap interval and
   Newcombe's square-and-add interval of Z + mean(d+) - mean(d-), each part's exact limits at the run's level,
   the ends Z + p+ - p- -/+ sqrt((p+ - l+)^2 + (u- - p-)^2), sqrt((u+ - p+)^2 + (p- - l-)^2) (Newcombe, 1998,
