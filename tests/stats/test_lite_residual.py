@@ -173,7 +173,7 @@ def _agreeing_subset(full, proxy):
     return sorted([t for t in same if t % 2 == 0][:32] + [t for t in same if t % 2 == 1][:32])
 
 
-def test_a_subset_with_no_disagreement_gets_a_non_zero_interval_from_the_package(near):
+def test_a_subset_with_no_disagreement_gets_a_non_zero_interval_from_the_package(near, monkeypatch):
     """The package's estimator on a subset where target and proxy never disagree: without the rule the residual
     is constant and the interval has width zero; with it, the accuracy's holds Z -/+ (1 - (alpha/2)^(1/64)) and
     macro-F1's is not zero wide either."""
@@ -186,6 +186,10 @@ def test_a_subset_with_no_disagreement_gets_a_non_zero_interval_from_the_package
     _, low, high, _ = found["accuracy"]
     assert low <= z - reach + 1e-9 and high >= z + reach - 1e-9
     assert found["macro_F1"][2] - found["macro_F1"][1] > 0.05
+    monkeypatch.setattr("StaICC.stats.lite_proxy.residual_hulls", lambda benchmark, found, *_: found)  # the rule before
+    before = TunedEstimator(Proxy("p", {}, _tables={("Normal", "toy"): proxy}))(subset, population, resamples=200,
+                                                                                  seed=3, level=0.95)
+    assert before["accuracy"][2] - before["accuracy"][1] < 1e-9 and before["macro_F1"][2] - before["macro_F1"][1] < 1e-9
 
 
 def test_the_fast_path_takes_the_rule_as_the_package_does(near):
@@ -200,6 +204,22 @@ def test_the_fast_path_takes_the_rule_as_the_package_does(near):
                                                                                   seed=j, level=0.95)
         for metric in ("accuracy", "macro_F1"):
             assert tuned[metric][:3] == pytest.approx(slow[metric][:3], abs=1e-12)
+
+
+def test_several_proxies_take_the_rule_alike_on_both_paths(near):
+    """Two proxies as one estimate (their weights combine z): the fast path's cells equal the package's, and a subset
+    where neither disagrees with the target gets an interval of non-zero width."""
+    full, proxy, population = near
+    subsets = [_agreeing_subset(full, proxy), sorted(random.Random(5).sample(range(512), 64))]
+    found = subset_estimates(full, population, subsets, resamples=60, seed=[0, 1], level=0.95, proxies=[proxy, proxy],
+                             groups=[(0, 1)])
+    for j, (subset, (_, (tuned,))) in enumerate(zip(subsets, found)):
+        own = Statistic("Normal", full.table.restricted(subset), full.names())
+        slow = TunedEstimator([Proxy(name, {}, _tables={("Normal", "toy"): proxy}) for name in "pq"])(
+            own, population, resamples=60, seed=j, level=0.95)
+        for metric in ("accuracy", "macro_F1"):
+            assert tuned[metric][:3] == pytest.approx(slow[metric][:3], abs=1e-12)
+    assert found[0][1][0]["accuracy"][2] - found[0][1][0]["accuracy"][1] > 0.05
 
 
 def test_a_census_is_still_the_full_run(near):
