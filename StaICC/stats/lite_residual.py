@@ -92,9 +92,11 @@ class SubsetItems:
 
 
 def subset_items(table: Any, proxies: Sequence[Any], positions: Sequence[int], weights: Sequence[float],
-                 wholes: Sequence[Any], full: Dict[Hashable, int]) -> SubsetItems:
+                 wholes: Sequence[Any], full: Dict[Hashable, int],
+                 item_accuracy: Callable[[Any], List[float]] = item_accuracy) -> SubsetItems:
     """:class:`SubsetItems` of the items at ``positions`` of ``table`` (the target's item table) and of each proxy's
-    table ``proxies`` (the same items in the same order), each proxy's Z from its full table in ``wholes``."""
+    table ``proxies`` (the same items in the same order), each proxy's Z from its full table in ``wholes``;
+    ``item_accuracy``: a table's item values (:func:`~.lite_exact.item_accuracy`, or a cache of it)."""
     positions = list(positions)
     labels = [table.labels[i] for i in positions]
 
@@ -127,9 +129,9 @@ def difference_interval(found: Parts, level: float) -> Tuple[float, float]:
     """The interval of the full set's mean of y valid by construction (module docstring): [Z + low(d+) - high(d-),
     Z + high(d+) - low(d-)], each part's Korn-Graubard interval at 1 - alpha/2, clipped to [0, 1]."""
     whole, plus, minus, n = found
-    low = korn_graubard(*plus, n, _level(minus[0], level))[0] - korn_graubard(*minus, n, _level(plus[0], level))[1]
-    high = korn_graubard(*plus, n, _level(minus[0], level))[1] - korn_graubard(*minus, n, _level(plus[0], level))[0]
-    return max(whole + low, 0.0), min(whole + high, 1.0)
+    low_plus, high_plus = korn_graubard(*plus, n, _level(minus[0], level))
+    low_minus, high_minus = korn_graubard(*minus, n, _level(plus[0], level))
+    return max(whole + low_plus - high_minus, 0.0), min(whole + high_plus - low_minus, 1.0)
 
 
 def _level(other: float, level: float) -> float:
@@ -150,11 +152,17 @@ def square_and_add(found: Parts, level: float) -> Tuple[float, float]:
             min(centre + math.hypot(high_plus - plus[0], minus[0] - low_minus), 1.0))
 
 
-def few_disagreements(items: SubsetItems, interval: Tuple[float, float], level: float) -> bool:
-    """Whether the difference interval is narrower than the target's own Korn-Graubard interval at ``level``: the
-    subset's disagreements are few enough that the bootstrap's rare-event tail is the weak part."""
+def own_width(items: SubsetItems, level: float) -> float:
+    """The width of the target's own Korn-Graubard interval at ``level`` (what :func:`few_disagreements` compares)."""
     own = korn_graubard(*stratified_mean_and_variance(items.target, items.labels, items.full), len(items.target), level)
-    return interval[1] - interval[0] < own[1] - own[0]
+    return own[1] - own[0]
+
+
+def few_disagreements(interval: Tuple[float, float], own: float) -> bool:
+    """Whether the difference interval is narrower than the target's own interval, of width ``own``
+    (:func:`own_width`): the subset's disagreements are few enough that the bootstrap's rare-event tail is the weak
+    part."""
+    return interval[1] - interval[0] < own
 
 
 def _tuned_accuracy(items: SubsetItems, weights: Sequence[float]) -> float:
@@ -193,9 +201,10 @@ def residual_hulls(benchmark: str, found: Found, details: Dict[str, Dict[str, An
     if not weights:
         return found
     subset, out = items(), dict(found)
+    own = own_width(subset, level)
     for name, w in weights.items():
         found_parts = parts(subset, w)
-        if not few_disagreements(subset, difference_interval(found_parts, level), level):
+        if not few_disagreements(difference_interval(found_parts, level), own):
             continue
         interval = square_and_add(found_parts, level)
         value, low, high, scaled = found[name]
