@@ -190,9 +190,9 @@ def f1_reach(items: SubsetItems, below: float, above: float) -> Tuple[float, flo
 
 def residual_hulls(benchmark: str, found: Found, details: Dict[str, Dict[str, Any]],
                    items: Callable[[], SubsetItems], level: float) -> Found:
-    """``found`` with Normal's accuracy and macro-F1 intervals widened to the hull of the exact difference interval
-    where the subset's disagreements with the proxies are few (module docstring); every other cell, and these where
-    no proxy weight is fitted or the disagreements are common, as they are.  ``details``: the cells' fitted weights
+    """``found`` with Normal's accuracy and macro-F1 intervals widened to the hull of :func:`square_and_add` where
+    the subset's disagreements with the proxies are few (:func:`few_disagreements`; module docstring); every other
+    cell, and these where no proxy weight is fitted or the disagreements are common, as they are.  ``details``: the cells' fitted weights
     (:func:`~.lite_proxy.power_tuned`'s); ``items``: the subset's :class:`SubsetItems`, built only where needed."""
     if benchmark != "Normal":
         return found
