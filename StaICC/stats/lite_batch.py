@@ -22,6 +22,7 @@ resamples cross them.  Sums in another order agree within 1e-12 (``tests/stats/t
 it on many subsets).
 """
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple, Union
 
 from ..errors import InvalidValueError
@@ -33,9 +34,10 @@ from .lite_bounds import subset_rows_of, within_range
 from .lite_branches import (has_post_bias, hull, hulled, item_flags, off_branch, on_branch, other_branch,
                             post_branches, undecided)
 from .lite_ece import bin_gaps, full_gaps, row_gaps
-from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_values, unscaled
+from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_accuracy, item_values, unscaled
 from .lite_unseen import rules
 from .lite_proxy import Proxy, TunedEstimator, power_tuned
+from .lite_residual import residual_hulls, subset_items
 from .statistic import Statistic, entropy_branch_of
 from .vectorized import numpy_module, weighted_values
 
@@ -175,6 +177,7 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], groups: Lis
     helping = [_proxy_rows(proxy, weights) for proxy in evaluated[1:]]  # the proxies' (rows, full run)
     exact_metrics = {m for b, m in EXACT_METRICS if b == table.benchmark}
     always = {m for b, m in ALWAYS_EXACT if b == table.benchmark}
+    accuracy = lru_cache(maxsize=None)(item_accuracy)  # a near-perfect proxy's rule reads the full tables' items
     for k, ((j, positions), (_, plan, _)) in enumerate(zip(chunk, plans)):
         exact = rules(statistic, positions, plan.weights, dict(population.strata), level,
                       _exact(exact_items, exact_metrics, always, [table.labels[i] for i in positions], positions,
@@ -185,10 +188,20 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], groups: Lis
         rows = weights[at:at + resamples + 1]  # a proxy off its full run's post-bias branch here corrects nothing
         off = [off_branch(proxy, rows, proxy) for proxy in evaluated[1:]]
         out[j] = (finished(table.benchmark, *target, plan.freedom, level, exact, mine),
-                  [power_tuned(table.benchmark, target, [_split(values[1 + i], k, resamples + 1) for i in group],
-                               [truths[i] for i in group], plan.freedom, level, exact, mine,
-                               frozenset().union(*(off[i] for i in group)),
-                               [_ece_at(helping[i], at, resamples) for i in group])[0] for group in groups])
+                  [residual_hulls(table.benchmark, *power_tuned(  # a near-perfect proxy's rare disagreements
+                      table.benchmark, target, [_split(values[1 + i], k, resamples + 1) for i in group],
+                      [truths[i] for i in group], plan.freedom, level, exact, mine,
+                      frozenset().union(*(off[i] for i in group)), [_ece_at(helping[i], at, resamples) for i in group]),
+                      _items(evaluated, group, positions, plan, population, accuracy), level) for group in groups])
+
+
+def _items(evaluated: List[Statistic], group: Tuple[int, ...], positions: List[int], plan: Any,
+           population: Population, accuracy: Any) -> Any:
+    """A subset's :class:`~StaICC.stats.lite_residual.SubsetItems` with the proxies of ``group``, built when called
+    (``accuracy``: the full tables' item values, each computed once for the chunk)."""
+    tables = [evaluated[1 + i].table for i in group]
+    return lambda: subset_items(evaluated[0].table, tables, positions, plan.weights, tables, dict(population.strata),
+                                accuracy)
 
 
 def _proxy_rows(proxy: Statistic, weights: Any) -> Any:

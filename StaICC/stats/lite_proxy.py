@@ -57,6 +57,7 @@ from .lite_bounds import subset_is_probability_rows, within_range
 from .lite_branches import off_branch, on_branch
 from .lite_ece import METRIC as ECE, gaps_for, proxy_gaps, tuned_gaps
 from .lite_proxy_weights import widened_spread
+from .lite_residual import of_subset, residual_hulls
 from .lite_unseen import interval_rules
 from .statistic import Statistic
 from .vectorized import numpy_module, weighted_values
@@ -301,9 +302,8 @@ def _details(ts: Any, ps: Sequence[Any], weight: Any, known: List[Any], width: O
 
 
 class TunedEstimator:
-    """:func:`~.lite.estimate_statistic`'s signature, with the power-tuned difference estimator of one proxy or
-    several together; it keeps, per (sub-benchmark, dataset, metric), the weights, the proxies' full-run values
-    and the correlation of the target's and the (weighted) proxies' resampled values (how much they help)."""
+    """:func:`~.lite.estimate_statistic`'s signature with the power-tuned estimator of one proxy or several; it keeps,
+    per (sub-benchmark, dataset, metric), the weights, the proxies' full-run values and the resamples' correlation."""
 
     def __init__(self, proxy: Any) -> None:
         self.proxies = as_proxies(proxy)
@@ -323,12 +323,14 @@ class TunedEstimator:
         mine = [({n: v[0] for n, v in weighted_values(sub, [plan.weights]).items()}, weighted_values(sub, rows))
                 for sub in subs]
         truths = [on_branch(whole, sub.entropy_branch).point() for whole, sub in zip(wholes, subs)]  # its branch
-        every = [plan.weights, *rows]
         found, details = power_tuned(table.benchmark, target, mine, truths, plan.freedom, level,
                                      interval_rules(statistic, population, plan, level),
                                      gaps_for(statistic, rows, plan.weights),
-                                     frozenset().union(*(off_branch(s, every, w) for s, w in zip(subs, wholes))),
+                                     frozenset().union(*(off_branch(s, [plan.weights, *rows], w)
+                                                         for s, w in zip(subs, wholes))),
                                      [proxy_gaps(whole, table, rows, plan.weights) for whole in wholes])
+        found = residual_hulls(table.benchmark, found, details,  # a near-perfect proxy's rare disagreements
+                               lambda: of_subset(statistic, subs, wholes, plan, population), level)
         found = branch_hulls(statistic, plan, rows, found, plain_on(statistic, population, plan, rows, level))
         self.details.update({(table.benchmark, table.dataset, name): detail for name, detail in details.items()})
         return within_range(table.benchmark, found, subset_is_probability_rows(table.benchmark, table))
@@ -348,8 +350,7 @@ def proxy_name(proxy: Any) -> str:
 
 
 def _correlation(target: Any, proxy: Any) -> Optional[float]:
-    """Pearson's correlation of two resampled scalar metrics (arrays; None with fewer than 3 finite pairs or no
-    spread)."""
+    """Pearson's correlation of two resampled scalar metrics (None with fewer than 3 finite pairs or no spread)."""
     np = numpy_module("numpy")
     finite = np.isfinite(target) & np.isfinite(proxy)
     if finite.sum() < 3:
