@@ -194,14 +194,18 @@ def bin_weights(target: Any, proxies: Sequence[Any], weigh: Callable[[Any, Seque
 
 
 def tuned_gaps(target: Tuple[Any, Any], proxies: Sequence[Tuple[Any, Any, Any]],
-               weigh: Callable[[Any, Sequence[Any]], Any]) -> Optional[Tuple[Any, Any, Any]]:
+               weigh: Callable[[Any, Sequence[Any]], Any],
+               keep: Optional[Callable[[Any, Any, Sequence[Any]], Any]] = None) -> Optional[Tuple[Any, Any, Any]]:
     """The difference estimator of each signed bin gap: (point, resamples, weights) of
     t_b + sum_j lambda_jb [p_jb(all) - p_jb(subset)] from the target's (point, resampled) gaps and each proxy's
-    (point, resampled, full run), the weights of :func:`bin_weights` (proxies x ECE_BINS).  None where a value is
-    not finite."""
+    (point, resampled, full run), the weights of :func:`bin_weights` (proxies x ECE_BINS), then ``keep``'s of
+    (weights, the target's resampled gaps, the proxies'): the bins where the weights pay for themselves
+    (:func:`~.lite_proxy_weights.paying`; a bin of weight 0 is the plain gap).  None where a value is not finite."""
     np = numpy_module("numpy")
     point, resampled = np.asarray(target[0], dtype=np.float64), np.asarray(target[1], dtype=np.float64)
-    weights = bin_weights(resampled, [np.asarray(p[1], dtype=np.float64) for p in proxies], weigh)
+    theirs = [np.asarray(p[1], dtype=np.float64) for p in proxies]
+    weights = bin_weights(resampled, theirs, weigh)
+    weights = weights if keep is None else keep(weights, resampled, theirs)
     for weight, (subset, subsets, full) in zip(weights, proxies):
         point = point + weight * (full - subset)
         resampled = resampled + weight * (full - np.asarray(subsets))

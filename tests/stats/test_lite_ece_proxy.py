@@ -88,8 +88,13 @@ def test_the_estimate_and_interval_are_the_gaps_difference_estimator_computed_he
         quiet = ps.std(axis=0) == 0  # a bin the proxy's subset never reached: one slope over all bins
         pooled = min(max(float((dt * dp).sum() / (dp * dp).sum()), 0.0), 1.0)
         weight = np.where(quiet, pooled, weight)
-        point, combined = t + weight * (whole - p), ts + weight * (whole - ps)
         d = plan.freedom  # the fitted weight's own variability widens the spread by sqrt(d / (d - 2))
+        # a bin's weight pays for itself where its widened spread at d - 1 degrees of freedom is not above the plain one
+        pays = np.sqrt(d / (d - 2)) * t_over_z(LEVEL, d - 1) * (ts - weight * ps).std(axis=0) <= \
+            t_over_z(LEVEL, d) * ts.std(axis=0)
+        weight = np.where(pays, weight, 0.0)
+        assert pays.any() and not pays.all()  # both kinds of bin are seen
+        point, combined = t + weight * (whole - p), ts + weight * (whole - ps)
         factor = np.where(weight != 0, np.sqrt(d / (d - 2)), 1.0)  # a bin of weight 0 is the plain gap
         combined = combined.mean(axis=0) + factor * (combined - combined.mean(axis=0))
         assert cell[0] == pytest.approx(2 * np.abs(point).sum() - np.abs(combined).sum(axis=1).mean(), abs=1e-12)
