@@ -200,11 +200,16 @@ def tuned_gaps(target: Tuple[Any, Any], proxies: Sequence[Tuple[Any, Any, Any]],
     t_b + sum_j lambda_jb [p_jb(all) - p_jb(subset)] from the target's (point, resampled) gaps and each proxy's
     (point, resampled, full run), the weights of :func:`bin_weights` (proxies x ECE_BINS), then ``keep``'s of
     (weights, the target's resampled gaps, the proxies'): the bins where the weights pay for themselves
-    (:func:`~.lite_proxy_weights.paying`; a bin of weight 0 is the plain gap).  None where a value is not finite."""
+    (:func:`~.lite_proxy_weights.paying`; a bin of weight 0 is the plain gap).  A weight that moves nothing (a bin
+    where the proxy's resampled gaps do not vary and its full-run gap is its subset's, as a bin no item reaches) is
+    0, so that a cell no weight corrects is the plain one.  None where a value is not finite."""
     np = numpy_module("numpy")
     point, resampled = np.asarray(target[0], dtype=np.float64), np.asarray(target[1], dtype=np.float64)
     theirs = [np.asarray(p[1], dtype=np.float64) for p in proxies]
     weights = bin_weights(resampled, theirs, weigh)
+    for j, (subset, _, full) in enumerate(proxies):
+        idle = (np.ptp(theirs[j], axis=0) == 0) & (np.asarray(full) == np.asarray(subset))
+        weights[j] = np.where(idle, 0.0, weights[j])
     weights = weights if keep is None else keep(weights, resampled, theirs)
     for weight, (subset, subsets, full) in zip(weights, proxies):
         point = point + weight * (full - subset)
