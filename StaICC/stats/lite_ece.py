@@ -43,7 +43,8 @@ target and proxy): with a proxy's own signed gaps p_b (its bins from its own con
 target and proxy resampled together, lambda_b power-tuned on the resamples of bin b (the clipped ratio, or the
 box weights of several proxies: :func:`~.lite_proxy.weights_of`), then the same bias correction, interval and
 widening on the combined resamples (:func:`tuned_gaps`).  A proxy's bin b predicts the target's bin b where
-their confidences agree; a proxy that does not gets lambda_b near 0, the plain gaps.  The proxy's subset and
+their confidences agree; a proxy that does not gets lambda_b near 0, and 0 where the bin's weight does not pay for
+its widening (:func:`~.lite_proxy_weights.paying`): the plain gaps.  The proxy's subset and
 full-run gaps are both read off its full table's item gaps (:func:`proxy_gaps`), so the difference compares one
 functional.  A proxy equal to the target gives lambda_b = 1 and the full run's gaps on every resample: the
 interval collapses to the full run's ECE but for the widening for unseen answers.
