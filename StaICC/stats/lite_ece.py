@@ -43,7 +43,8 @@ target and proxy): with a proxy's own signed gaps p_b (its bins from its own con
 target and proxy resampled together, lambda_b power-tuned on the resamples of bin b (the clipped ratio, or the
 box weights of several proxies: :func:`~.lite_proxy.weights_of`), then the same bias correction, interval and
 widening on the combined resamples (:func:`tuned_gaps`).  A proxy's bin b predicts the target's bin b where
-their confidences agree; a proxy that does not gets lambda_b near 0, the plain gaps.  The proxy's subset and
+their confidences agree; a proxy that does not gets lambda_b near 0, and 0 where the bin's weight does not pay for
+its widening (:func:`~.lite_proxy_weights.paying`): the plain gaps.  The proxy's subset and
 full-run gaps are both read off its full table's item gaps (:func:`proxy_gaps`), so the difference compares one
 functional.  A proxy equal to the target gives lambda_b = 1 and the full run's gaps on every resample: the
 interval collapses to the full run's ECE but for the widening for unseen answers.
@@ -194,14 +195,23 @@ def bin_weights(target: Any, proxies: Sequence[Any], weigh: Callable[[Any, Seque
 
 
 def tuned_gaps(target: Tuple[Any, Any], proxies: Sequence[Tuple[Any, Any, Any]],
-               weigh: Callable[[Any, Sequence[Any]], Any]) -> Optional[Tuple[Any, Any, Any]]:
+               weigh: Callable[[Any, Sequence[Any]], Any],
+               keep: Optional[Callable[[Any, Any, Sequence[Any]], Any]] = None) -> Optional[Tuple[Any, Any, Any]]:
     """The difference estimator of each signed bin gap: (point, resamples, weights) of
     t_b + sum_j lambda_jb [p_jb(all) - p_jb(subset)] from the target's (point, resampled) gaps and each proxy's
-    (point, resampled, full run), the weights of :func:`bin_weights` (proxies x ECE_BINS).  None where a value is
-    not finite."""
+    (point, resampled, full run), the weights of :func:`bin_weights` (proxies x ECE_BINS), then ``keep``'s of
+    (weights, the target's resampled gaps, the proxies'): the bins where the weights pay for themselves
+    (:func:`~.lite_proxy_weights.paying`; a bin of weight 0 is the plain gap).  A weight that moves nothing (a bin
+    where the proxy's resampled gaps do not vary and its full-run gap is its subset's, as a bin no item reaches) is
+    0, so that a cell no weight corrects is the plain one.  None where a value is not finite."""
     np = numpy_module("numpy")
     point, resampled = np.asarray(target[0], dtype=np.float64), np.asarray(target[1], dtype=np.float64)
-    weights = bin_weights(resampled, [np.asarray(p[1], dtype=np.float64) for p in proxies], weigh)
+    theirs = [np.asarray(p[1], dtype=np.float64) for p in proxies]
+    weights = bin_weights(resampled, theirs, weigh)
+    for j, (subset, _, full) in enumerate(proxies):
+        idle = (np.ptp(theirs[j], axis=0) == 0) & (np.asarray(full) == np.asarray(subset))
+        weights[j] = np.where(idle, 0.0, weights[j])
+    weights = weights if keep is None else keep(weights, resampled, theirs)
     for weight, (subset, subsets, full) in zip(weights, proxies):
         point = point + weight * (full - subset)
         resampled = resampled + weight * (full - np.asarray(subsets))

@@ -17,11 +17,12 @@ subset, from those resamples, as the variance-minimising one,
 lambda = Cov(M_target*, M_proxy*) / Var(M_proxy*), clipped to [0, 1] (per element of a
 vector metric): lambda = 0 is the plain estimate, lambda = 1 the plain difference estimator.  The variance
 t - lambda p is a quadratic in lambda with its minimum at the unclipped value, so any lambda between 0 and twice
-that minimum, the clipped one included, has a variance no larger than the plain estimator's: asymptotically the
-interval is never wider than the plain one, whatever the proxy, and there is one estimator fixed in advance (no
-choice between intervals after seeing them, so no Bonferroni split).  Estimating lambda costs one degree of freedom
-of the small-sample widening, and its own variability from subset to subset widens the resampled spread by
-sqrt(d / (d - 2)) (:func:`~.lite_proxy_weights.weight_widening`).  For a metric that is a mean over items
+that minimum, the clipped one included, has a variance no larger than the plain estimator's.  Estimating lambda
+costs one degree of freedom of the small-sample widening, and its own variability from subset to subset widens the
+resampled spread by sqrt(d / (d - 2)) (:func:`~.lite_proxy_weights.weight_widening`); so lambda is kept only where
+the fitted interval, after those costs, is expected no wider than the plain one, and is 0 elsewhere (the plain
+cell, bit for bit): :func:`~.lite_proxy_weights.paying`, a choice made on the subset's resampled spreads, as lambda
+is, never on where the estimates lie (no Bonferroni split of the level; its coverage cost measured in docs/lite.md).  For a metric that is a mean over items
 (accuracy, likelihood) this is the stratified regression estimator with a common slope; for the others (macro-F1,
 slopes, KL, entropies) the same construction on the plug-in.  The bias corrections of :mod:`.lite_debiased` apply
 to the combined resamples.  Where the design gives the exact interval (accuracy with a small label, the
@@ -56,7 +57,7 @@ from .lite import (LiteResult, _resample_weights, branch_hulls, census_values, d
 from .lite_bounds import subset_is_probability_rows, within_range
 from .lite_branches import off_branch, on_branch
 from .lite_ece import METRIC as ECE, gaps_for, proxy_gaps, tuned_gaps
-from .lite_proxy_weights import widened_spread
+from .lite_proxy_weights import details as weight_details, paying, spliced, widened_spread
 from .lite_residual import of_subset, residual_hulls
 from .lite_unseen import interval_rules
 from .statistic import Statistic
@@ -222,16 +223,19 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
     :func:`~.lite.finished` makes the plain one, with one degree of freedom less per proxy (its weight is
     estimated).  Several proxies also widen the combined resamples' spread by sqrt((d - 1) / (d - m)) (d the
     subset's degrees of freedom, m the proxies): the m - 1 weights beyond one proxy's are fitted on the same
-    resamples, which shrinks their spread as a regression's residuals shrink; every fitted element with a
-    weight not 0 is widened by sqrt(d / (d - m - 1)) more for the weights' own variability
-    (:func:`~.lite_proxy_weights.widened_spread`).  Where the subset cannot carry
-    them (d - m < 2) or the design gives the exact interval, the weights are 0: the plain estimate.  Normal's ECE
-    (:data:`PLAIN_ONLY`) is corrected on the target's signed bin ``gaps`` with each proxy's, ``ece``
-    (:func:`_tuned_ece`; plain where those are missing); the metrics of ``unfit`` (those a proxy's evaluations
-    on the subset take on another branch than its full run's: :func:`~.lite_branches.off_branch`) take no proxy."""
+    resamples, which shrinks their spread as a regression's residuals shrink; every fitted element is widened by
+    sqrt(d / (d - m - 1)) more for the weights' own variability (:func:`~.lite_proxy_weights.widened_spread`).
+    The weights are kept only where that pays (:func:`~.lite_proxy_weights.paying`: the fitted interval expected
+    narrower than the plain one); an element whose weights are 0 is the plain estimate bit for bit
+    (:func:`~.lite_proxy_weights.spliced`).  Where the subset cannot carry them (d - m < 2) or the design gives
+    the exact interval, the weights are 0.  Normal's ECE (:data:`PLAIN_ONLY`) is corrected on the target's signed
+    bin ``gaps`` with each proxy's, ``ece`` (:func:`_tuned_ece`; plain where those are missing); the metrics of
+    ``unfit`` (those a proxy's evaluations on the subset take on another branch than its full run's:
+    :func:`~.lite_branches.off_branch`) take no proxy."""
     np = numpy_module("numpy")
     many, spare = len(proxies) > 1, freedom - len(proxies)
-    points, spreads, details, plain = {}, {}, {}, set()
+    also = math.sqrt((freedom - 1) / spare) if many and spare >= 2 else 1.0  # m fitted weights' residual spread
+    points, spreads, details, kept = {}, {}, {}, {}
     for name, t in target[0].items():
         shape = None if t is None or name not in target[1] else _aligned(name, t, proxies, truths)
         if shape is None:
@@ -239,9 +243,8 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
         width = None if shape < 0 else shape
         ts = _array(target[1][name], width)
         ps = [_array(resampled[name], width) for _, resampled in proxies]
-        alone = (benchmark, name) in PLAIN_ONLY or name in unfit
-        unfitted = alone or bool(exact and exact(name)) or (many and spare < 2)
-        weight = weights_of(ts, ps) * (0.0 if unfitted else 1.0)
+        unfitted = (benchmark, name) in PLAIN_ONLY or name in unfit or bool(exact and exact(name)) or (many and spare < 2)
+        weight = paying(weights_of(ts, ps), ts, ps, freedom, level, also) * (0.0 if unfitted else 1.0)
         known = [np.asarray(truth[name], dtype=np.float64) for truth in truths]
         subset = [np.asarray(point[name], dtype=np.float64) for point, _ in proxies]
         shift, combined = weight[0] * (known[0] - subset[0]), ts - weight[0] * ps[0]
@@ -249,56 +252,43 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
             shift, combined = shift + weight[j] * (known[j] - subset[j]), combined - weight[j] * ps[j]
         for j in range(len(ps)):
             combined = combined + weight[j] * known[j]
-        if many and not unfitted:  # the residual spread of m fitted weights, against one proxy's
-            centre = np.nanmean(combined, axis=0)
-            combined = centre + math.sqrt((freedom - 1) / spare) * (combined - centre)
-        if not unfitted:  # the fitted weights' own sampling variability (lite_proxy_weights.weight_widening)
-            combined = widened_spread(combined, weight, freedom)
-        if alone or many and unfitted:
-            plain.add(name)
-        points[name] = t if alone else (np.asarray(t, dtype=np.float64) + shift).tolist()
-        spreads[name] = list(target[1][name]) if alone else combined.tolist()
-        details[name] = _details(ts, ps, weight, [truth[name] for truth in truths], width)
-    fitted = [n for n in points if n not in plain]
-    found = finished(benchmark, {n: points[n] for n in fitted}, spreads, max(spare, 1), level, exact)
-    if plain:  # no proxy applies (or several, none fitted): the plain estimate and its interval
-        found.update(finished(benchmark, {n: points[n] for n in plain}, spreads, freedom, level, exact, gaps))
+        kept[name] = np.any(weight != 0, axis=0)  # the elements a proxy corrects; the others are the plain ones
+        points[name] = (np.asarray(t, dtype=np.float64) + shift).tolist()
+        spreads[name] = widened_spread(combined, weight, freedom, also).tolist()  # the weights' own variability
+        details[name] = weight_details(ts, ps, weight, [truth[name] for truth in truths], width)
+    fitted = finished(benchmark, {n: points[n] for n in points if kept[n].any()}, spreads, max(spare, 1), level, exact)
+    rest = [n for n in points if not kept[n].all()]  # no proxy applies (or pays): the plain estimate and interval
+    plain = finished(benchmark, {n: target[0][n] for n in rest}, target[1], freedom, level, exact, gaps)
+    found = {n: spliced(fitted.get(n), plain.get(n), kept[n]) for n in points if n in fitted or n in plain}
     tuned = _tuned_ece(benchmark, gaps, ece, freedom, level, exact) if ECE[1] in found else None
     if tuned is not None:
-        found[ECE[1]], details[ECE[1]] = tuned[0], {**details[ECE[1]], **tuned[1], "correlation": None}
+        found[ECE[1]] = found[ECE[1]] if tuned[0] is None else tuned[0]
+        details[ECE[1]] = {**details[ECE[1]], **tuned[1], "correlation": None}
     return found, {name: details[name] for name in found}
 
 
 def _tuned_ece(benchmark: str, gaps: Any, ece: Sequence[Any], freedom: int, level: float,
-               exact: Any) -> Optional[Tuple[Tuple[Any, Any, Any, List[Any]], Dict[str, Any]]]:
+               exact: Any) -> Optional[Tuple[Optional[Tuple[Any, Any, Any, List[Any]]], Dict[str, Any]]]:
     """(the ECE's cell, its weights per bin and their mean) with the proxies' signed bin gaps ``ece``: each bin's
-    gap by the difference estimator, weighted per bin (:func:`~.lite_ece.bin_weights`), then the plain
-    path's interval on the combined gaps (:func:`~.lite_ece.tuned_gaps`), at the other fitted metrics' degrees of
-    freedom and widenings (several proxies', the weights' own variability); None (the plain cell stays) where
-    gaps are missing or the weights are 0 by design."""
+    gap by the difference estimator, weighted per bin (:func:`~.lite_ece.bin_weights`) where that pays
+    (:func:`~.lite_proxy_weights.paying`, each bin an element), then the plain path's interval on the combined gaps
+    (:func:`~.lite_ece.tuned_gaps`), at the other fitted metrics' degrees of freedom and widenings (several
+    proxies', the weights' own variability); the cell is None (the plain cell stays) where no bin's weight pays;
+    None in all where gaps are missing or the weights are 0 by design."""
     many, spare = len(ece) > 1, freedom - len(ece)
     if gaps is None or not ece or any(g is None for g in ece) or (many and spare < 2) or (exact and exact(ECE[1])):
         return None
-    combined = tuned_gaps(gaps, ece, weights_of)
+    also = math.sqrt((freedom - 1) / spare) if many else 1.0
+    combined = tuned_gaps(gaps, ece, weights_of, lambda w, t, ps: paying(w, t, ps, freedom, level, also))
     if combined is None:
         return None
     point, resampled, weight = combined  # a bin's widening as any fitted element's, several proxies' included
-    combined = (point, widened_spread(resampled, weight, freedom, math.sqrt((freedom - 1) / spare) if many else 1.0))
-    cell = finished(benchmark, {ECE[1]: 0.0}, {ECE[1]: []}, max(spare, 1), level, exact, combined)[ECE[1]]
     means, bins = [float(w.mean()) for w in weight], [w.tolist() for w in weight]
-    return cell, {"weight": means if many else means[0], "bin_weights": bins if many else bins[0]}
-
-
-def _details(ts: Any, ps: Sequence[Any], weight: Any, known: List[Any], width: Optional[int]) -> Dict[str, Any]:
-    """What a cell records of its proxies: one proxy's weight, full-run value and correlation as they are; for
-    several, a list of weights and of full-run values (in the proxies' order) and the correlation of the
-    target's resamples with the weighted sum of the proxies' (the multiple correlation the weights reach)."""
-    if len(ps) == 1:
-        return {"proxy_full_value": known[0], "weight": weight[0].tolist(),
-                "correlation": None if width else _correlation(ts, ps[0])}
-    fitted = sum(w * p for w, p in zip(weight, ps))
-    return {"proxy_full_value": known, "weight": [w.tolist() for w in weight],
-            "correlation": None if width else _correlation(ts, fitted)}
+    recorded = {"weight": means if many else means[0], "bin_weights": bins if many else bins[0]}
+    if not weight.any():  # no bin pays for its weights: the plain cell, bit for bit
+        return None, recorded
+    combined = (point, widened_spread(resampled, weight, freedom, also))
+    return finished(benchmark, {ECE[1]: 0.0}, {ECE[1]: []}, max(spare, 1), level, exact, combined)[ECE[1]], recorded
 
 
 class TunedEstimator:
@@ -347,17 +337,6 @@ def as_proxies(proxy: Any) -> Tuple[Proxy, ...]:
 def proxy_name(proxy: Any) -> str:
     """The proxy's name, or the proxies' names joined with ' + ' (what the tables and results.json say)."""
     return " + ".join(p.name for p in as_proxies(proxy))
-
-
-def _correlation(target: Any, proxy: Any) -> Optional[float]:
-    """Pearson's correlation of two resampled scalar metrics (None with fewer than 3 finite pairs or no spread)."""
-    np = numpy_module("numpy")
-    finite = np.isfinite(target) & np.isfinite(proxy)
-    if finite.sum() < 3:
-        return None
-    t, p = target[finite] - target[finite].mean(), proxy[finite] - proxy[finite].mean()
-    sxx, syy = float((t * t).sum()), float((p * p).sum())
-    return float((t * p).sum()) / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
 
 
 def proxy_lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, str], Any], proxy: Proxy, *,

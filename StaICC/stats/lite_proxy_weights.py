@@ -32,11 +32,28 @@ element whose weights are not all 0 (a weight fitted at 0 leaves the plain estim
 (``benchmarks/lite_proxy_lambda_trace.py``): re-fitting lambda inside each resample widens the related proxy's
 likelihood and label-distribution intervals by a median 1.2 % over the twelve study models, this factor by
 1.6-1.7 % at 12.5 % of 512 items; the four cells the 200-subset study found short meet the rule with it.
+
+**A proxy that does not pay for itself is not used** (:func:`paying`).  Every widening above is paid wherever a
+weight is not 0, however small, while the variance a small weight removes is small too: a proxy that barely
+follows the target (lambda near 0 but not 0) made the interval wider than without it (the lexical model's worst
+cell 1.03 times the plain width at 12.5 %, three proxies' 1.10 at 6.25 %).  So, per element (a scalar metric, a
+label of a distribution, a bin of Normal's ECE: what one set of weights is fitted for, and the unit whose interval
+the coverage study measures), the fitted weights are kept only where the fitted interval is expected no wider
+than the plain one after everything it pays: the combined resamples' spread times every widening and the t factor
+at d - m degrees of freedom against the target's own spread times the t factor at d, both on the same
+resamples.  Elsewhere the weights are 0 and the element is the plain estimate: estimate, interval and resamples
+bit for bit (:func:`spliced`), its weight recorded as 0.  This is a choice made on the subset, as lambda itself
+is, not an estimator fixed in advance; but it looks only at the spreads, not at where either estimate lies, and
+where it flips the two intervals are about as wide and their centres differ by lambda [M_proxy(all) -
+M_proxy(subset)], whose spread is rho times the plain one's (rho, the correlation that decides the flip, about
+0.2 at 64 items and one proxy: the widenings' square minus 1): the two intervals nearly coincide there, so which
+one is printed moves the coverage little.  Measured in docs/lite.md.
 """
 import math
 import warnings
-from typing import Any, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
+from .lite import t_over_z
 from .vectorized import numpy_module
 
 #: the coordinate descent stops when no weight moves by more than this in a sweep (or after MAX_SWEEPS)
@@ -98,3 +115,58 @@ def widened_spread(combined: Any, weights: Any, freedom: int, also: float = 1.0)
         warnings.simplefilter("ignore", RuntimeWarning)
         centre = np.nanmean(combined, axis=0)
     return centre + factor * (combined - centre)
+
+
+def paying(weights: Any, target: Any, proxies: Sequence[Any], freedom: int, level: float, also: float = 1.0) -> Any:
+    """``weights`` (proxies x the metric's shape) where the fitted element's interval is expected no wider than the
+    plain one, 0 elsewhere: the spread of the combined resamples target* - sum_j lambda_j proxy_j*, times ``also``
+    (several proxies' factor), :func:`weight_widening` and the t factor at d - m degrees of freedom, against the
+    target's own spread times the t factor at d (``target``, each proxy: resamples (x width) arrays, NaN where a
+    resample has none).  The widenings exceed 1, so a tie needs both spreads 0: a bin of the ECE that neither the
+    target's nor the proxy's subset reached, whose pooled weight corrects it at no width; an element without a
+    finite spread either way takes 0."""
+    np = numpy_module("numpy")
+    combined = np.asarray(target, dtype=np.float64) - sum(w * p for w, p in zip(weights, proxies))
+    fitted = also * weight_widening(freedom, len(weights)) * t_over_z(level, max(freedom - len(weights), 1))
+    with warnings.catch_warnings():  # an element without finite resamples has no spread: it stays plain
+        warnings.simplefilter("ignore", RuntimeWarning)
+        pays = fitted * np.nanstd(combined, axis=0) <= t_over_z(level, freedom) * np.nanstd(target, axis=0)
+    return np.where(pays, weights, 0.0)
+
+
+def spliced(fitted: Any, plain: Any, kept: Any) -> Any:
+    """A cell (estimate, low, high, scaled resamples) of the fitted estimator where ``kept`` (per element: whether a
+    weight is not 0), the plain cell elsewhere: a whole cell for a scalar, element by element for a vector."""
+    kept = [bool(k) for k in numpy_module("numpy").atleast_1d(kept)]
+    if all(kept) or not any(kept):
+        return fitted if all(kept) else plain
+
+    def pick(mine: Any, other: Any) -> Any:
+        if not (isinstance(mine, list) and isinstance(other, list)):
+            return mine  # a missing resample (None, or NaN throughout) stays missing
+        return [a if k else b for a, b, k in zip(mine, other, kept)]
+    return (*(pick(f, p) for f, p in zip(fitted[:3], plain[:3])), [pick(f, p) for f, p in zip(fitted[3], plain[3])])
+
+
+def details(ts: Any, ps: Sequence[Any], weight: Any, known: List[Any], width: Optional[int]) -> Dict[str, Any]:
+    """What a cell records of its proxies: one proxy's weight, full-run value and correlation as they are; for
+    several, a list of weights and of full-run values (in the proxies' order) and the correlation of the
+    target's resamples with the weighted sum of the proxies' (the multiple correlation the weights reach)."""
+    if len(ps) == 1:
+        return {"proxy_full_value": known[0], "weight": weight[0].tolist(),
+                "correlation": None if width else correlation(ts, ps[0])}
+    fitted = sum(w * p for w, p in zip(weight, ps))
+    return {"proxy_full_value": known, "weight": [w.tolist() for w in weight],
+            "correlation": None if width else correlation(ts, fitted)}
+
+
+def correlation(target: Any, proxy: Any) -> Optional[float]:
+    """Pearson's correlation of two resampled scalar metrics (arrays; None with fewer than 3 finite pairs or no
+    spread)."""
+    np = numpy_module("numpy")
+    finite = np.isfinite(target) & np.isfinite(proxy)
+    if finite.sum() < 3:
+        return None
+    t, p = target[finite] - target[finite].mean(), proxy[finite] - proxy[finite].mean()
+    sxx, syy = float((t * t).sum()), float((p * p).sum())
+    return float((t * p).sum()) / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None

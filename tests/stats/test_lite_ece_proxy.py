@@ -88,8 +88,14 @@ def test_the_estimate_and_interval_are_the_gaps_difference_estimator_computed_he
         quiet = ps.std(axis=0) == 0  # a bin the proxy's subset never reached: one slope over all bins
         pooled = min(max(float((dt * dp).sum() / (dp * dp).sum()), 0.0), 1.0)
         weight = np.where(quiet, pooled, weight)
-        point, combined = t + weight * (whole - p), ts + weight * (whole - ps)
+        weight = np.where(quiet & (whole == p), 0.0, weight)  # a bin no item reaches: its weight moves nothing
         d = plan.freedom  # the fitted weight's own variability widens the spread by sqrt(d / (d - 2))
+        # a bin's weight pays for itself where its widened spread at d - 1 degrees of freedom is not above the plain one
+        pays = np.sqrt(d / (d - 2)) * t_over_z(LEVEL, d - 1) * (ts - weight * ps).std(axis=0) <= \
+            t_over_z(LEVEL, d) * ts.std(axis=0)
+        weight = np.where(pays, weight, 0.0)
+        assert pays.any() and not pays.all()  # both kinds of bin are seen
+        point, combined = t + weight * (whole - p), ts + weight * (whole - ps)
         factor = np.where(weight != 0, np.sqrt(d / (d - 2)), 1.0)  # a bin of weight 0 is the plain gap
         combined = combined.mean(axis=0) + factor * (combined - combined.mean(axis=0))
         assert cell[0] == pytest.approx(2 * np.abs(point).sum() - np.abs(combined).sum(axis=1).mean(), abs=1e-12)
@@ -108,7 +114,10 @@ def test_a_proxy_equal_to_the_target_gives_the_full_runs_ece_widened_only_for_un
         _, subset = _subset(full, seed)
         cell, estimator = _tuned([full], subset, population, seed)
         assert cell[0] == pytest.approx(truth, abs=1e-12)
-        assert estimator.details[("Normal", "toy", ECE)]["bin_weights"] == [1.0] * ECE_BINS
+        # weight 1 in every bin the full run reaches, those the subset misses too; 0 in a bin no item reaches
+        reached = _numpy_gaps(full.table, range(240), np.ones((1, 240)))[0] != 0
+        assert estimator.details[("Normal", "toy", ECE)]["bin_weights"] == np.where(reached, 1.0, 0.0).tolist()
+        assert 0 < reached.sum() < ECE_BINS
         shift = interval_rules(subset, population, design(subset.table, population), LEVEL).unseen(ECE)
         down, up = shift if shift else (0.0, 0.0)
         assert cell[1] == pytest.approx(max(cell[0] - down, 0.0), abs=1e-12)
