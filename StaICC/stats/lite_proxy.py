@@ -225,8 +225,8 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
     subset's degrees of freedom, m the proxies): the m - 1 weights beyond one proxy's are fitted on the same
     resamples, which shrinks their spread as a regression's residuals shrink; every fitted element is widened by
     sqrt(d / (d - m - 1)) more for the weights' own variability (:func:`~.lite_proxy_weights.widened_spread`).
-    The weights are kept only where that pays (:func:`~.lite_proxy_weights.paying`: the fitted interval expected
-    narrower than the plain one); an element whose weights are 0 is the plain estimate bit for bit
+    The weights are kept only where that pays (:func:`~.lite_proxy_weights.paying`: the fitted interval expected no
+    wider than the plain one); an element whose weights are 0 is the plain estimate bit for bit
     (:func:`~.lite_proxy_weights.spliced`).  Where the subset cannot carry them (d - m < 2) or the design gives
     the exact interval, the weights are 0.  Normal's ECE (:data:`PLAIN_ONLY`) is corrected on the target's signed
     bin ``gaps`` with each proxy's, ``ece`` (:func:`_tuned_ece`; plain where those are missing); the metrics of
