@@ -12,10 +12,11 @@ averaged rows (:func:`~.lite_averaged.averaged`, with the mean of their datasets
 
 The ranges are those of the standard's own arithmetic: accuracy, macro-F1 and the consistencies count answers;
 the likelihood, the ECE and the bias entropies read rows the standard's exact-sum rule keeps only where they are
-probability vectors (else softmaxes).  Post_bias alone compares the raw mean row of *scores* wherever every mean
-is positive, so a model of unnormalised positive scores has a KL divergence that can be negative and a
-distribution gap outside [-1, 1]: its two metrics are cut only where every row of the subset is a probability
-vector up to rounding (:func:`probability_items`), as every model backend's and most functions' are.
+probability vectors (else softmaxes).  The bias diagnoses' label distributions are the mean rows as the model gave
+them (a model of log-probabilities has them below 0), and Post_bias compares the raw mean row of *scores* wherever
+every mean is positive (a model of unnormalised positive scores has a KL divergence below 0): these metrics are cut
+only where every row of the subset is a probability vector up to rounding (:func:`probability_items`), as every
+model backend's and most functions' are.
 """
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -41,8 +42,10 @@ RANGES: Dict[Tuple[str, str], Tuple[float, Any]] = {
 Bounds = Tuple[float, float]
 
 
-#: the metrics whose range holds only for probability rows (Post_bias's raw mean row of scores)
-ON_PROBABILITY_ROWS = frozenset({("Post_bias", "DL div."), ("Post_bias", "distribution")})
+#: the metrics whose range holds only for probability rows: Post_bias's raw mean row of scores, and the bias
+#: diagnoses' mean distributions, which are the raw mean rows of a model's scores (log-probabilities: below 0)
+ON_PROBABILITY_ROWS = frozenset({("Post_bias", "DL div."), ("Post_bias", "distribution"),
+                                 ("Contextual_bias", "distribution"), ("Domain_bias", "distribution")})
 #: how far from 1 a probability row's sum may be (rounding) and still count as one
 ROW_SUM_TOLERANCE = 1e-9
 

@@ -70,3 +70,15 @@ def test_post_bias_is_cut_only_where_the_subsets_rows_are_probabilities():
     assert within_range("Post_bias", found, probabilities=False) == found
     cut_found = within_range("Post_bias", found, probabilities=True)
     assert cut_found["DL div."][:3] == (0.0, 0.0, 0.02) and cut_found["distribution"][0] == [1.0, -1.0]
+
+
+def test_the_bias_distributions_of_a_model_of_log_probabilities_are_not_cut():
+    """The bias diagnoses' distributions are the model's raw mean rows: a model of log-probabilities has them below
+    0 (the coverage study's over-confident model), so they are cut only on probability rows; the entropy, taken on
+    the softmaxed rows, is cut either way."""
+    found = {"distribution": ([-2.3, -0.1], [-2.5, -0.2], [-2.1, 0.0], []), "entropy": (0.70, 0.68, 0.71, [])}
+    for part in ("Contextual_bias", "Domain_bias"):
+        kept = within_range(part, found, probabilities=False)
+        assert kept["distribution"] == found["distribution"] and kept["entropy"][:3] == (math.log(2), 0.68,
+                                                                                          math.log(2))
+        assert within_range(part, found, probabilities=True)["distribution"][0] == [0.0, 0.0]
