@@ -70,7 +70,7 @@ from .lite_unseen import confusion, metric_range
 
 #: Normal's cells whose interval the rule widens: the accuracy (a mean of item values) and macro-F1 (by items)
 ACCURACY, MACRO_F1 = "accuracy", "macro_F1"
-RESIDUAL_METRICS = (ACCURACY, MACRO_F1)
+RESIDUAL_CELLS = frozenset({("Normal", ACCURACY), ("Normal", MACRO_F1)})
 
 Found = Dict[str, Tuple[Any, Any, Any, List[Any]]]
 
@@ -192,11 +192,11 @@ def residual_hulls(benchmark: str, found: Found, details: Dict[str, Dict[str, An
                    items: Callable[[], SubsetItems], level: float) -> Found:
     """``found`` with Normal's accuracy and macro-F1 intervals widened to the hull of :func:`square_and_add` where
     the subset's disagreements with the proxies are few (:func:`few_disagreements`; module docstring); every other
-    cell, and these where no proxy weight is fitted or the disagreements are common, as they are.  ``details``: the cells' fitted weights
-    (:func:`~.lite_proxy.power_tuned`'s); ``items``: the subset's :class:`SubsetItems`, built only where needed."""
-    if benchmark != "Normal":
-        return found
-    weights = {name: _weights(details.get(name)) for name in RESIDUAL_METRICS if name in found}
+    cell, and these where no proxy weight is fitted or the disagreements are common, as they are.  ``details``:
+    the cells' fitted weights (:func:`~.lite_proxy.power_tuned`'s); ``items``: the subset's :class:`SubsetItems`,
+    built only where needed."""
+    weights = {name: _weights(details.get(name)) for b, name in sorted(RESIDUAL_CELLS)
+               if b == benchmark and name in found}
     weights = {name: w for name, w in weights.items() if w and math.fsum(w) > 0}
     if not weights:
         return found
