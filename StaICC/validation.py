@@ -160,23 +160,25 @@ def check(value: Any, constraint: Constraint, where: Union[Location, str]) -> An
     """``value`` (converted: an int, a float) when ``constraint`` holds, else the refusal in the one message form:
     :class:`~StaICC.errors.InvalidParameterError` for a wrong type, :class:`~StaICC.errors.InvalidValueError`
     for a wrong value.  ``where``: a :class:`Location`, or the name alone."""
-    refusal, value = constraint.judge(value)
-    if refusal is not None:
-        location = where if isinstance(where, Location) else Location(where)
-        raise refusal.error(refusal_message(location, refusal))
-    return value
+    return _refused_or(constraint.judge(value), where)
+
+
+def judge_text(text: str, constraint: Union[Integer, Real]) -> Tuple[Optional[Refusal], Any]:
+    """(the refusal or None, the value) of a value given as text: parsed by the constraint's ``parse``, then judged.
+    Text that does not parse is refused as written (``got 'abc'``); a parsed value out of range shows as the
+    number.  The one parse step of :func:`argument_type` and :func:`check_text`."""
+    try:
+        value = constraint.parse(text)
+    except ValueError:
+        return Refusal(InvalidValueError, constraint.type_words, repr(text)), text
+    return constraint.judge(value)
 
 
 def argument_type(constraint: Union[Integer, Real]) -> Callable[[str], Any]:
     """An argparse ``type=`` function checking ``constraint``: its refusal is argparse's one line
-    (``argument --resamples: expected a positive integer, got 0``, exit status 2, before anything runs).
-    Text that does not parse shows as written (``got 'x'``), a parsed value out of range as the number."""
+    (``argument --resamples: expected a positive integer, got 0``, exit status 2, before anything runs)."""
     def convert(text: str) -> Any:
-        try:
-            value = constraint.parse(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {constraint.type_words}, got {text!r}") from None
-        refusal, value = constraint.judge(value)
+        refusal, value = judge_text(text, constraint)
         if refusal is not None:
             raise argparse.ArgumentTypeError(f"expected {refusal.expected}, got {refusal.given}")
         return value
@@ -184,15 +186,18 @@ def argument_type(constraint: Union[Integer, Real]) -> Callable[[str], Any]:
 
 
 def check_text(text: str, constraint: Union[Integer, Real], where: Union[Location, str]) -> Any:
-    """A value given as text (a command-line option's): parsed by the constraint's ``parse`` and checked, every
-    refusal in the one message form (text that does not parse shows as written: ``got 'abc'``)."""
-    try:
-        value = constraint.parse(text)
-    except ValueError:
+    """A value given as text (a command-line option's), parsed and checked by :func:`judge_text`, every refusal in
+    the one message form of :func:`check`."""
+    return _refused_or(judge_text(text, constraint), where)
+
+
+def _refused_or(judged: Tuple[Optional[Refusal], Any], where: Union[Location, str]) -> Any:
+    """The judged value, or its refusal raised in the one message form at ``where``."""
+    refusal, value = judged
+    if refusal is not None:
         location = where if isinstance(where, Location) else Location(where)
-        raise InvalidValueError(refusal_message(location, Refusal(InvalidValueError, constraint.type_words,
-                                                                  repr(text)))) from None
-    return check(value, constraint, where)
+        raise refusal.error(refusal_message(location, refusal))
+    return value
 
 
 def check_int(value: Any, name: str, *, minimum: Optional[int] = None, maximum: Optional[int] = None,

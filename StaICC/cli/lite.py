@@ -109,13 +109,14 @@ def _one_proxy(given: str) -> Any:
         raise ArgumentError(f"--lite-proxy {one_line(given)}: the run has no records (samples.jsonl); a proxy run "
                             "must be made with --log-samples")
     from ..stats.bootstrap import dataset_statistic
+    proxy = as_argument_error(proxy_of_run, run, given)
     for part in run.parts.values():  # records edited after the run: refused, as staicc report and compare refuse them
         for dataset in part.datasets() if part.records else ():
-            try:
-                dataset_statistic(part, dataset)
+            try:  # on the item table the proxy's own statistic reads (built once, for both)
+                dataset_statistic(part, dataset, table=proxy.statistic(part.name, dataset).table)
             except ValueError as error:
                 raise ArgumentError(f"--lite-proxy {one_line(given)}: {one_line(str(error))}") from None
-    return as_argument_error(proxy_of_run, run, given)
+    return proxy
 
 
 def lite_until(args: argparse.Namespace) -> Optional[float]:
@@ -176,7 +177,7 @@ def print_lite_tables(result: Any, section: Dict[str, Any], config: Any, model: 
     from ..report.lite_tables import lite_tables
     from ..report.render import render_text
     from ..results.run import Run
-    parts = [(part.name, part.label, part.results) for part in Run.from_result(result).parts.values()]
+    parts = [(part.label, part) for part in Run.from_result(result).parts.values()]
     for table in lite_tables(section, parts, f"{model}, k={config.k}"):
         print(render_text(table))
         print()

@@ -10,8 +10,8 @@ import os
 import sys
 from typing import List, Optional
 
-from .command_options import (PROG, _add_statistics_options, _emit, _load, _OneLineErrors, _run, _statistics_options,
-                              _strict_json)
+from .command_options import (PROG, CommandError, _add_statistics_options, _emit, _load, _OneLineErrors, _run,
+                              _statistics_options, _strict_json)
 from .compare_command import add_compare_parser, check_lite_pairs, compare_command
 
 __all__ = ["add_compare_parser", "add_report_parser", "compare_command", "report_command", "build_parser", "main"]
@@ -46,6 +46,7 @@ def report_command(args) -> int:
 def _report(args, status) -> int:
     from .page import report_statistics
     from .tables import comparison_tables, render, run_tables
+    _refuse_lite_extras(args)
     if args.html:
         from .plots import pyplot
         pyplot()  # names the extra to install before any work
@@ -73,6 +74,25 @@ def _report(args, status) -> int:
         text = render(tables, args.format, None if args.ci == "none" else args.ci)
     _emit(text, args.output)
     return 0
+
+
+def _refuse_lite_extras(args) -> None:
+    """``--calibration`` or ``--agreement`` with a lite run: refused before any work (one line, exit 2).  A lite run's
+    tables are estimates of the full run, and the metrics these flags add have none (outside the coverage study that
+    decides what a lite run estimates); their values on the subset are what ``staicc compare`` of two lite runs on
+    the same items compares (the subset's own values, said so)."""
+    flags = [flag for flag, given in (("--calibration", args.calibration), ("--agreement", args.agreement)) if given]
+    if not flags:
+        return
+    from .lite_tables import lite_section, share_text
+    from .runs import load_run, run_labels
+    for path, label in zip(args.runs, run_labels(args.runs)):
+        section = lite_section(load_run(path, label, records=False))
+        if section is not None:
+            raise CommandError(f"{' and '.join(flags)}: {label} is a lite run ({share_text(section)}), whose tables "
+                               "are estimates of the full run, and the metrics these add have no estimate (outside the "
+                               "coverage study); report a full run with them, or compare two lite runs on the same "
+                               f"items with staicc compare {' '.join(flags)} (the subset's own values)")
 
 
 def build_parser() -> argparse.ArgumentParser:

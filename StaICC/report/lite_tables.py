@@ -8,7 +8,8 @@ notes that say so, so that no one takes them for a full run's numbers.  Used by
 ``staicc run --lite`` and, for a run whose ``results.json`` records a lite section, by
 ``staicc report`` in every format (one table per sub-benchmark, as :func:`~.tables.run_tables`).
 """
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from functools import partial
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..results import flatten
 from .cells import Cell, Table, format_number
@@ -35,28 +36,39 @@ def share_text(section: Dict[str, Any]) -> str:
     return f"{section.get('items')} test items of each sub-benchmark and dataset"
 
 
+def every_item_asked(section: Dict[str, Any]) -> bool:
+    """Whether a lite run asked every test item of every part (``--lite 1.0``, or ``--lite-items N`` with N at least
+    each dataset's items): its estimates' share, the least over its parts, is then 1, and each number is the full
+    run's own (``StaICC.stats.lite.census_values``)."""
+    estimates = section.get("estimates", {})
+    share = estimates.get("fraction") if isinstance(estimates, dict) else None
+    return (section.get("fraction") if share is None else share) == 1
+
+
 def lite_banner(section: Dict[str, Any]) -> str:
     estimates = section.get("estimates", {})
-    if section.get("fraction") == 1:  # every item asked: the estimates are the full run's own numbers
+    if every_item_asked(section):  # the estimates are the full run's own numbers
         return (f"LITE RUN ({share_text(section)}): every item was asked, so every number is the full run's own, with "
                 "an interval of width zero; the run is recorded as a lite run, not a standard one")
     return (f"LITE RUN ({share_text(section)}): every number is an estimate of the FULL run's value with its "
             f"{estimates.get('level', 0.95):.0%} interval, not a full run's number")
 
 
-def lite_tables(section: Dict[str, Any], parts: Sequence[Tuple[str, str, Dict[str, Any]]], model: str,
-                run: str = "") -> List[Table]:
-    """One table per part: ``parts`` holds (part name, table label, the part's own result dict); ``run``: the
+def lite_tables(section: Dict[str, Any], parts: Sequence[Tuple[str, Any]], model: str, run: str = "") -> List[Table]:
+    """One table per part: ``parts`` holds (table label, the run's :class:`~StaICC.results.parts.Part`); ``run``: the
     run's label, in the title where a report shows several runs' tables (``staicc run`` has none)."""
     estimates = section.get("estimates", {})
     by_part = estimates.get("benchmarks", {})
     whose = f"{run}, model {model}" if run else f"model {model}"
-    return [_part_table(section, name, label, result, by_part.get(name, {}), whose) for name, label, result in parts]
+    return [_part_table(section, part.name, label, part, by_part.get(part.name, {}), whose) for label, part in parts]
 
 
-def _part_table(section: Dict[str, Any], name: str, label: str, result: Dict[str, Any],
-                found: Dict[str, Dict[str, Any]], whose: str) -> Table:
+def _part_table(section: Dict[str, Any], name: str, label: str, part: Any, found: Dict[str, Dict[str, Any]],
+                whose: str) -> Table:
+    from .tables import slope_display
+    result = part.results
     divided = result.get("Divided results", {}) if isinstance(result, dict) else {}
+    shown = slope_display(name, divided, part.metadata)  # a slope of float noise reads 0.0000, as a full run's
     columns: List[str] = []
     for row in list(found.values()):
         columns.extend(m for m in row if m not in columns)
@@ -70,7 +82,7 @@ def _part_table(section: Dict[str, Any], name: str, label: str, result: Dict[str
         row: List[Any] = [dataset]
         for metric in columns:
             entry = row_estimates.get(metric)
-            row.append(_cell(entry))
+            row.append(_cell(entry, partial(shown, metric)))
             if entry is not None and not entry.get("estimable", True):
                 missing.setdefault(metric, []).append(dataset)
         rows.append(row)
@@ -105,7 +117,10 @@ def lite_averaged_text(run: Any, name: str, metric: str) -> Any:
     cell = section.get("estimates", {}).get("benchmarks", {}).get(name, {}).get("Averaged", {}).get(metric)
     if not isinstance(cell, dict) or not cell.get("estimable", True) or isinstance(cell.get("value"), list):
         return NOT_ESTIMABLE
-    return f"{format_number(cell['value'])} [{format_number(cell['low'])}, {format_number(cell['high'])}] (estimate)"
+    from .tables import _part_slopes
+    shown = _part_slopes(name, run.parts.get(name))
+    value, low, high = (format_number(shown(metric, cell[key])) for key in ("value", "low", "high"))
+    return f"{value} [{low}, {high}] (estimate)"
 
 
 def lite_figures_note(runs: Sequence[Any]) -> List[str]:
@@ -141,10 +156,11 @@ def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]], name:
              and e.get("estimable", True)]
     if not cells:  # nothing printed in this table, nothing the proxy could narrow
         return []
+    models = _models_text(estimates)
     if all((name, metric) in ALWAYS_EXACT for metric, _ in cells):
         label = "Proxies" if estimates.get("proxies", 1) > 1 else "Proxy"
         return [f"{label}: {estimates['proxy']}: not used in this table; the {cells[0][0]}'s interval is exact, "
-                "from the design alone, and takes no proxy (weight 0; docs/lite.md)."]
+                f"from the design alone, and takes no proxy (weight 0; docs/lite.md).{models}"]
     count = estimates.get("proxies", 1)
     names = str(estimates["proxy"]).split(" + ")
     names = names if len(names) == count else [f"proxy {j + 1}" for j in range(count)]
@@ -162,10 +178,21 @@ def proxy_notes(section: Dict[str, Any], found: Dict[str, Dict[str, Any]], name:
     if count > 1:
         return [f"Proxies: {estimates['proxy']}, each scored on every test item. Each cell is the power-tuned "
                 f"difference estimate: the subset's value plus, for each proxy, a weight in [0, 1] (the weights "
-                f"estimated together on the subset) times its full-run value minus its subset value ({weight}{median})."]
+                f"estimated together on the subset) times its full-run value minus its subset value ({weight}{median})."
+                f"{models}"]
     return [f"Proxy: {estimates['proxy']}, scored on every test item. Each cell is the power-tuned difference "
             f"estimate: the subset's value plus a weight in [0, 1], estimated on the subset, times the proxy's "
-            f"full-run value minus its subset value ({weight}{median})."]
+            f"full-run value minus its subset value ({weight}{median}).{models}"]
+
+
+def _models_text(estimates: Dict[str, Any]) -> str:
+    """The model each proxy run asked, as its provenance names it (redacted: ``proxy_models``): " runs/small is a
+    run of hf: small (pretrained=..., dtype=float16)."; "" where none is recorded (the built-in reference model
+    is named by its name)."""
+    models = estimates.get("proxy_models")
+    if not isinstance(models, dict) or not models:
+        return ""
+    return " " + "; ".join(f"{run} is a run of {model}" for run, model in models.items()) + "."
 
 
 def _numbers(weight: Any) -> List[float]:
@@ -178,13 +205,14 @@ def _median(weights: List[float]) -> str:
     return f"{sorted(weights)[len(weights) // 2]:.2f}" if weights else "none"
 
 
-def _cell(entry: Any) -> Any:
-    """An estimate with its interval; a vector's elements each with theirs; "not estimable"; "" when absent."""
+def _cell(entry: Any, shown: Callable[[Any], Any]) -> Any:
+    """An estimate with its interval; a vector's elements each with theirs; "not estimable"; "" when absent.
+    ``shown``: a number as the table shows it (:func:`~.tables.slope_display`)."""
     if entry is None:
         return ""
     if not entry.get("estimable", True):
         return NOT_ESTIMABLE
-    value, low, high = entry.get("value"), entry.get("low"), entry.get("high")
+    value, low, high = (shown(entry.get(key)) for key in ("value", "low", "high"))
     if isinstance(value, list):
         return ", ".join(f"{format_number(v)} [{format_number(a)}, {format_number(b)}]"
                          for v, a, b in zip(value, low or [], high or []))
@@ -201,6 +229,9 @@ def _notes(section: Dict[str, Any], name: str, columns: List[str], missing: Dict
              f"{estimates.get('seed')}); some metrics' intervals are exact, span both branches of a rule of the "
              f"standard (the exact-sum rule, Post_bias's softmax) or are widened for answers the subset did not see "
              f"(docs/lite.md)."]
+    if every_item_asked(section):
+        notes = ["Every test item was asked: each number is the full run's own, computed by the standard's code, with "
+                 "an interval of width zero (docs/lite.md)."]
     if columns and sum(len(rows) for rows in missing.values()) >= len(columns) * (datasets + 1):
         notes = []  # no cell has an estimate: the note below says why, and no interval is there to describe
     if missing:

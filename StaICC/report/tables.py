@@ -1,6 +1,6 @@
 """Results and their presentation: a dict that carries how it was made, text tables, JSON."""
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ..results import ResultDict, _jsonable, flatten  # noqa: F401  (re-exported)
 from .cells import Cell, Table, _cell_text, format_number, format_p  # noqa: F401  (re-exported)
@@ -32,6 +32,9 @@ def format_table(result: Dict[str, Any], title: Optional[str] = None,
     "Averaged": standard error}}) adds ``± error`` to those cells."""
     errors = stderr or {}
     divided = result.get("Divided results", {})
+    metadata = getattr(result, "metadata", None) or {}
+    benchmark = str(metadata.get("benchmark", ""))
+    shown = slope_display(benchmark, divided, metadata)
     rows: List[List[str]] = []
     columns: List[str] = []
     for name, value in divided.items():
@@ -39,15 +42,15 @@ def format_table(result: Dict[str, Any], title: Optional[str] = None,
         for c in flat:
             if c not in columns:
                 columns.append(c)
-        rows.append([name] + [_with_stderr(_format_value(flat.get(c, "")), errors, c, name) for c in columns])
+        rows.append([name] + [_with_stderr(_format_value(shown(c, flat.get(c, ""))), errors, c, name)
+                              for c in columns])
     averaged = result.get("Averaged results", {})
     for c in averaged:
         if c not in columns:
             columns.append(c)
     rows = [r + [""] * (len(columns) + 1 - len(r)) for r in rows]
-    rows.append(["Averaged"] + [_with_stderr(_format_value(averaged.get(c, "")), errors, c, "Averaged")
+    rows.append(["Averaged"] + [_with_stderr(_format_value(shown(c, averaged.get(c, ""))), errors, c, "Averaged")
                                 for c in columns])
-    benchmark = str((getattr(result, "metadata", None) or {}).get("benchmark", ""))
     header = [terminal_escape(h) for h in ["dataset"] + [metric_label(benchmark, c) for c in columns]]
     rows = [[terminal_escape(v) for v in r] for r in rows]
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
@@ -73,8 +76,7 @@ def run_tables(run, estimates=None) -> List[Table]:
     lite = run.provenance.get("lite") if isinstance(run.provenance, dict) else None
     if isinstance(lite, dict):
         from .lite_tables import lite_tables
-        return lite_tables(lite, [(name, name, part.results) for name, part in run.parts.items()], run.model_name(),
-                           run.label)
+        return lite_tables(lite, [(name, part) for name, part in run.parts.items()], run.model_name(), run.label)
     tables = []
     for name, part in run.parts.items():
         est = estimates.parts.get(name) if estimates is not None else None
@@ -83,9 +85,10 @@ def run_tables(run, estimates=None) -> List[Table]:
             for metric in flatten(result):
                 if metric not in columns:
                     columns.append(metric)
+        columns += [m for m in (est.metrics if est is not None else []) if m not in columns]  # --calibration's
         rows = []
         unbounded: List[str] = []
-        shown = _slope_display(name, part)
+        shown = _part_slopes(name, part)
         for dataset, result in list(part.divided.items()) + [("Averaged", part.averaged)]:
             flat = flatten(result)
             found = (est.averaged if dataset == "Averaged" else est.datasets.get(dataset, {})) if est else {}
@@ -116,18 +119,26 @@ def run_tables(run, estimates=None) -> List[Table]:
     return tables
 
 
-def _slope_display(benchmark: str, part: Any) -> Any:
-    """``shown(metric, value)``: a slope sub-benchmark's slopes as tables show them (float noise as 0.0,
-    :func:`~StaICC.stats.resolution.shown_slope` over its x-values' span); other values unchanged."""
+def slope_display(benchmark: str, divided: Any, metadata: Any = None) -> Callable[[str, Any], Any]:
+    """``shown(metric, value)``: a slope sub-benchmark's slopes as every table shows them (float noise as 0.0,
+    :func:`~StaICC.stats.resolution.shown_slope` over its x-values' span; the recorded numbers are unchanged);
+    other values unchanged.  ``divided``: its results by dataset (whose pass keys count the passes); ``metadata``:
+    its recorded metadata (the procedure's abscissae)."""
     from ..stats.items import is_slope
-    if not is_slope(benchmark) or part is None or not part.divided:
+    if not is_slope(benchmark) or not divided:
         return lambda _metric, value: value
     from ..spec import abscissae_of, label_noise_x_values
     from ..stats.resolution import shown_slope
-    passes = sum(1 for key in next(iter(part.divided.values())) if str(key).isdigit())
-    x = label_noise_x_values(passes, abscissae_of(benchmark, part.metadata.get("procedure"))) if passes > 1 else [1]
+    passes = sum(1 for key in next(iter(divided.values())) if str(key).isdigit())
+    procedure = (metadata or {}).get("procedure")
+    x = label_noise_x_values(passes, abscissae_of(benchmark, procedure)) if passes > 1 else [1]
     span = max(x) - min(x)
     return lambda metric, value: shown_slope(metric, value, span)
+
+
+def _part_slopes(benchmark: str, part: Any) -> Callable[[str, Any], Any]:
+    """:func:`slope_display` of a loaded run's part (None: values unchanged)."""
+    return slope_display(benchmark, getattr(part, "divided", None), getattr(part, "metadata", None))
 
 
 #: the footnote of an interval that left out non-finite resamples
@@ -198,7 +209,7 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
             columns += [Name(f"{c.b} - {c.a}", f"{c.b} − {c.a}"), "p", "p (Holm)", "test"]
         rows = []
         any_unbounded = False
-        shown = _slope_display(name, getattr(runs[0], "parts", {}).get(name))
+        shown = _part_slopes(name, getattr(runs[0], "parts", {}).get(name))
         for metric in first.metrics:
             for dataset in list(first.datasets) + ["Averaged"]:
                 ref = first.averaged if dataset == "Averaged" else first.datasets.get(dataset, {})

@@ -102,6 +102,22 @@ def model_label(provenance: Dict[str, Any], fallback: str) -> str:
     return str(backend) if backend else fallback
 
 
+def model_description(run: Any) -> str:
+    """The model a run (a loaded one: its ``provenance``) asked, for a line that names the run by its folder:
+    :func:`model_label` and the model arguments it recorded, through the provenance's redaction once more (a
+    results file may have been written elsewhere, or by hand); "" where no provenance names a model."""
+    from .provenance import redact
+    provenance = getattr(run, "provenance", None)
+    label = model_label(provenance, "") if isinstance(provenance, dict) else ""
+    if not label:
+        return ""
+    model = provenance.get("model")
+    arguments = model.get("arguments") if isinstance(model, dict) else None
+    shown = redact({str(k): v for k, v in arguments.items()}) if isinstance(arguments, dict) else {}
+    said = ", ".join(f"{k}={v}" for k, v in shown.items())
+    return f"{label} ({said})" if said else label
+
+
 def short_model_name(name: str) -> str:
     """A model folder's name (``/models/Llama-3.1-8B/`` -> ``Llama-3.1-8B``); a Hub name (``org/name``) or
     any other name unchanged."""

@@ -81,13 +81,6 @@ class RunEstimates:
                 "benchmarks": {name: p.to_dict() for name, p in self.parts.items()}}
 
 
-def _interval(values: List[Any], level: float) -> Tuple[Any, Any]:
-    if values and isinstance(values[0], list):
-        pairs = [percentile_interval([v[c] for v in values], level) for c in range(len(values[0]))]
-        return [a for a, _ in pairs], [b for _, b in pairs]
-    return finite_interval(values, level)[:2]
-
-
 def finite_interval(values: Sequence[Any], level: float) -> Tuple[Any, Any, int]:
     """(low, high, non-finite count): the percentile interval over the finite resamples.
 
@@ -96,9 +89,9 @@ def finite_interval(values: Sequence[Any], level: float) -> Tuple[Any, Any, int]
     ``[x, inf]``; its interval is taken over the finite resamples and the count of the
     others is reported beside it, so that the reader sees how many were left out.
     """
-    if values and isinstance(values[0], list):
-        low, high = _interval(list(values), level)
-        return low, high, 0
+    if values and isinstance(values[0], list):  # a vector metric: each component's percentile interval
+        pairs = [percentile_interval([v[c] for v in values], level) for c in range(len(values[0]))]
+        return [a for a, _ in pairs], [b for _, b in pairs], 0
     array = float_values(values)
     if array is None:
         finite = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
@@ -167,15 +160,18 @@ def check_records(part) -> None:
             raise InvalidValueError(f"{part.name} / {dataset}: no records for this dataset in samples.jsonl")
 
 
-def dataset_statistic(part, dataset: str, *, check: bool = True, extra_metrics: Sequence[str] = ()) -> Statistic:
+def dataset_statistic(part, dataset: str, *, check: bool = True, extra_metrics: Sequence[str] = (),
+                      table: Optional[ItemTable] = None) -> Statistic:
     """The :class:`Statistic` of one dataset of a sub-benchmark, checked against results.json.
 
     Built one dataset at a time so that a caller can drop each dataset's item table (every
     record as Python rows) before building the next: a part's tables for two runs at once
-    are the largest thing the comparison would otherwise hold.
+    are the largest thing the comparison would otherwise hold.  ``table``: the dataset's
+    :meth:`ItemTable.of_part` where the caller holds it already (a lite run's proxy, whose
+    statistics read the same table), so that it is not built twice.
     """
     recorded = _recorded(part.divided.get(dataset, {}))
-    table = ItemTable.of_part(part, dataset)
+    table = ItemTable.of_part(part, dataset) if table is None else table
     statistic = Statistic(part.name, table, list(recorded) + extra_metric_names(part, recorded, extra_metrics),
                           part.metadata)
     if check:

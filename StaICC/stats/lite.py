@@ -196,17 +196,20 @@ def _resample_weights(plan: Design, resamples: int, seed: int, tags: Sequence[st
 
 
 def estimate_statistic(statistic: Statistic, population: Population, *, resamples: int, seed: int,
-                       level: float) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
+                       level: float, probabilities: Optional[bool] = None) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
     """metric -> (estimate, low, high, scaled resample values) from a subset's statistic, for every metric
-    with a weighted form (estimable or not: the coverage study reads them all)."""
+    with a weighted form (estimable or not: the coverage study reads them all).  ``probabilities``: whether the
+    subset's rows are probability vectors (:func:`~.lite_bounds.subset_is_probability_rows`, read here when not
+    given), where its metrics' ranges hold."""
     table = statistic.table
     plan = design(table, population)
     if is_census(table, population):
         return census_values(statistic, resamples)
     rows = _resample_weights(plan, resamples, seed, ("lite", table.benchmark, table.dataset))
     on = plain_on(statistic, population, plan, rows, level)
-    return within_range(table.benchmark, branch_hulls(statistic, plan, rows, on(statistic), on),
-                        subset_is_probability_rows(table.benchmark, table))
+    if probabilities is None:
+        probabilities = subset_is_probability_rows(table.benchmark, table)
+    return within_range(table.benchmark, branch_hulls(statistic, plan, rows, on(statistic), on), probabilities)
 
 
 def plain_on(statistic: Statistic, population: Population, plan: Design, rows: Any,
@@ -328,7 +331,7 @@ def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, s
     run's test labels (a :class:`Population`, or the list of labels; for the pseudo queries of
     the bias benchmarks only their number counts).  A metric the coverage study does not
     report at ``fraction`` gets ``estimable=False`` and a note instead of numbers.  ``estimator``:
-    what estimates one part (:func:`estimate_statistic`'s signature; the proxy-assisted one of
+    what estimates one part (:func:`estimate_statistic`'s signature, ``probabilities`` given; the proxy-assisted one of
     :mod:`StaICC.stats.lite_proxy`), by default :func:`estimate_statistic`.  ``rules``: the exact-sum rule each
     (sub-benchmark, dataset)'s rows took (``metrics.exact_sum.recorded_rules``; read from a loaded run's metadata).
     """
@@ -344,9 +347,10 @@ def lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, s
         statistic, population = part_statistic(benchmark, dataset, part_records, populations, rules.get((benchmark, dataset), CHECK))
         if not is_census(statistic.table, population):
             sampled.add(benchmark)
-        found = (estimator or estimate_statistic)(statistic, population, resamples=resamples, seed=seed, level=level)
+        rows = subset_is_probability_rows(benchmark, statistic.table)  # read once: the estimator's ranges and ours
+        found = (estimator or estimate_statistic)(statistic, population, resamples=resamples, seed=seed, level=level,
+                                                  probabilities=rows)
         row = estimates.setdefault(benchmark, {}).setdefault(dataset, {})
-        rows = subset_is_probability_rows(benchmark, statistic.table)
         for metric, (value, low, high, scaled) in found.items():
             row[metric] = _reported(benchmark, metric, "dataset", fraction, value, low, high)
             if not isinstance(value, list):

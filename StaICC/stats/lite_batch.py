@@ -30,7 +30,7 @@ from ..numeric import CHECK, is_probability_vector
 from ..standard import ECE_BINS
 from .items import is_consistency
 from .lite import Population, _resample_weights, design, estimate_statistic, finished
-from .lite_bounds import subset_rows_of, within_range
+from .lite_bounds import subset_is_probability_rows, subset_rows_of, within_range
 from .lite_branches import (has_post_bias, hull, hulled, item_flags, off_branch, on_branch, other_branch,
                             post_branches, undecided)
 from .lite_ece import bin_gaps, full_gaps, row_gaps
@@ -275,7 +275,8 @@ def _one_by_one(statistic: Statistic, population: Population, positions: List[in
     """A subset on a branch of its own: the package's estimators on its own table."""
     subset = Statistic(statistic.benchmark, statistic.table.restricted(positions), statistic.names())
     subset.x_values = statistic.x_values
-    plain = estimate_statistic(subset, population, resamples=resamples, seed=seed, level=level)
+    rows = subset_is_probability_rows(statistic.benchmark, subset.table)  # read once for every estimator
+    plain = estimate_statistic(subset, population, resamples=resamples, seed=seed, level=level, probabilities=rows)
     key = (statistic.benchmark, statistic.table.dataset)
     return plain, [TunedEstimator([Proxy(f"proxy {i}", {}, _tables={key: proxies[i]}) for i in group])(
-        subset, population, resamples=resamples, seed=seed, level=level) for group in groups]
+        subset, population, resamples=resamples, seed=seed, level=level, probabilities=rows) for group in groups]

@@ -113,8 +113,9 @@ def needs_rows(benchmark: str) -> bool:
 
 def subset_is_probability_rows(benchmark: str, table: Any) -> bool:
     """Whether every row of a subset's table is a probability vector (:func:`probability_items`), where its
-    sub-benchmark has a metric that needs it; True elsewhere, without reading the rows."""
-    return not needs_rows(benchmark) or all(probability_items(table))
+    sub-benchmark has a metric that needs it; True elsewhere, without reading the rows: :func:`subset_rows_of`
+    of the table itself, for its every item."""
+    return subset_rows_of(benchmark, table)(range(len(table)))
 
 
 def mean_bounds(bounds: Any) -> Optional[Bounds]:
@@ -126,11 +127,10 @@ def mean_bounds(bounds: Any) -> Optional[Bounds]:
 
 
 def subset_rows_of(benchmark: str, table: Any) -> Callable[[Sequence[int]], bool]:
-    """For many subsets of one full ``table`` (the coverage study's path): positions -> whether every row of those
-    items is a probability vector, each item read once (:func:`subset_is_probability_rows` of the subset's own
-    table, for every subset at once)."""
+    """Positions -> whether every row of those items of ``table`` is a probability vector (:func:`probability_items`,
+    each item read once, for as many subsets of one full table as the coverage study draws), where ``benchmark`` has
+    a metric whose range needs it (:func:`needs_rows`); True for any positions elsewhere, without reading the rows."""
     if not needs_rows(benchmark):
         return lambda _: True
     rows = probability_items(table)
     return lambda positions: all(rows[i] for i in positions)
-

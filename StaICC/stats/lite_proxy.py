@@ -74,6 +74,8 @@ class Proxy:
     label_words: Dict[Tuple[str, str], List[str]] = field(default_factory=dict)
     #: (sub-benchmark, dataset) -> the exact-sum rule its rows took (``metrics.exact_sum.recorded_rules``)
     rules: Dict[Tuple[str, str], str] = field(default_factory=dict)
+    #: the model its run asked (``results.run.model_description``: redacted); "" where no provenance names one
+    model: str = ""
     _tables: Dict[Tuple[str, str], Statistic] = field(default_factory=dict, repr=False)
 
     def statistic(self, benchmark: str, dataset: str) -> Statistic:
@@ -97,7 +99,8 @@ def proxy_of_run(run: Any, name: str) -> Proxy:
     if records is None:
         raise InvalidValueError(f"the proxy {name} has no records: run it with --log-samples")
     from ..metrics.exact_sum import recorded_rules
-    proxy = Proxy(name, _grouped(records), rules=recorded_rules(run))
+    from ..results.run import model_description
+    proxy = Proxy(name, _grouped(records), rules=recorded_rules(run), model=model_description(run))
     for part_name, part in (getattr(run, "parts", None) or {}).items():
         for dataset, words in ((part.metadata or {}).get("label_words") or {}).items():
             proxy.label_words[(part_name, dataset)] = list(words)
@@ -300,7 +303,7 @@ class TunedEstimator:
         self.details: Dict[Tuple[str, str, str], Dict[str, Any]] = {}
 
     def __call__(self, statistic: Statistic, population: Any, *, resamples: int, seed: int,
-                 level: float) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
+                 level: float, probabilities: Optional[bool] = None) -> Dict[str, Tuple[Any, Any, Any, List[Any]]]:
         table = statistic.table
         wholes = [proxy.statistic(table.benchmark, table.dataset) for proxy in self.proxies]
         subs = [matched_subset(statistic, whole, proxy.name) for whole, proxy in zip(wholes, self.proxies)]
@@ -323,7 +326,9 @@ class TunedEstimator:
                                lambda: of_subset(statistic, subs, wholes, plan, population), level)
         found = branch_hulls(statistic, plan, rows, found, plain_on(statistic, population, plan, rows, level))
         self.details.update({(table.benchmark, table.dataset, name): detail for name, detail in details.items()})
-        return within_range(table.benchmark, found, subset_is_probability_rows(table.benchmark, table))
+        if probabilities is None:
+            probabilities = subset_is_probability_rows(table.benchmark, table)
+        return within_range(table.benchmark, found, probabilities)
 
 
 def as_proxies(proxy: Any) -> Tuple[Proxy, ...]:
@@ -337,6 +342,11 @@ def as_proxies(proxy: Any) -> Tuple[Proxy, ...]:
 def proxy_name(proxy: Any) -> str:
     """The proxy's name, or the proxies' names joined with ' + ' (what the tables and results.json say)."""
     return " + ".join(p.name for p in as_proxies(proxy))
+
+
+def proxy_models(proxy: Any) -> Dict[str, str]:
+    """Each proxy's name -> the model its run asked, where its run's provenance names one."""
+    return {p.name: p.model for p in as_proxies(proxy) if p.model}
 
 
 def proxy_lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[str, str], Any], proxy: Proxy, *,
@@ -356,7 +366,7 @@ def proxy_lite_estimates(records: Any, fraction: float, populations: Dict[Tuple[
                 cell.proxy = {**estimator.details.get((benchmark, row, metric), {}),
                               "plain": None if alone is None else [alone.value, alone.low, alone.high]}
     return ProxyLiteResult(fraction, resamples, seed, level, helped.estimates, proxy=proxy_name(proxy),
-                           proxies=len(estimator.proxies))
+                           proxies=len(estimator.proxies), models=proxy_models(proxy))
 
 
 @dataclass
@@ -364,8 +374,9 @@ class ProxyLiteResult(LiteResult):
     """A proxy-assisted lite run's estimates: :class:`~.lite.LiteResult` and the proxy's name."""
 
     proxy: str = ""
-    #: how many proxies the estimator combines (their names joined in ``proxy``)
+    #: how many proxies the estimator combines (their names joined in ``proxy``); each one's model (:func:`proxy_models`)
     proxies: int = 1
+    models: Dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:
         found = super().to_dict()
@@ -377,4 +388,6 @@ class ProxyLiteResult(LiteResult):
         found["proxy"] = self.proxy
         if self.proxies > 1:
             found["proxies"] = self.proxies
+        if self.models:
+            found["proxy_models"] = dict(self.models)
         return found

@@ -91,7 +91,7 @@ def estimate(records: Any, sample: Any, full: Dict[Tuple[str, str], List[int]], 
     from functools import partial
 
     from .lite import LiteResult, lite_estimates
-    from .lite_proxy import ProxyLiteResult, as_proxies, proxy_lite_estimates, proxy_name
+    from .lite_proxy import ProxyLiteResult, as_proxies, proxy_lite_estimates, proxy_models, proxy_name
     estimates_of = lite_estimates if proxy is None else partial(proxy_lite_estimates, proxy=proxy)
     if sample.fraction is not None:
         return estimates_of(records, sample.fraction, full, resamples=resamples, seed=seed, level=level, rules=rules)
@@ -107,7 +107,7 @@ def estimate(records: Any, sample: Any, full: Dict[Tuple[str, str], List[int]], 
         estimates.update(found.estimates)
     if proxy is not None:
         return ProxyLiteResult(min(shares) if shares else 1.0, resamples, seed, level, estimates,
-                               proxy=proxy_name(proxy), proxies=len(as_proxies(proxy)))
+                               proxy=proxy_name(proxy), proxies=len(as_proxies(proxy)), models=proxy_models(proxy))
     return LiteResult(min(shares) if shares else 1.0, resamples, seed, level, estimates)
 
 

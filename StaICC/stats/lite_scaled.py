@@ -8,7 +8,6 @@ import math
 from typing import Any, List, Tuple
 
 from .resolution import noise_floor, resolved
-from .significance import percentile_interval
 from .vectorized import numpy_module
 
 
@@ -43,8 +42,10 @@ def snapped(metric: str, value: Any, end: Any) -> Any:
 
 
 def resample_interval(values: List[Any], level: float) -> Tuple[Any, Any]:
-    values = [v for v in values if v is not None]
-    if values and isinstance(values[0], list):
-        pairs = [percentile_interval([v[c] for v in values], level) for c in range(len(values[0]))]
-        return [a for a, _ in pairs], [b for _, b in pairs]
-    return percentile_interval(values, level)
+    """The percentile interval of a lite cell's scaled resamples (each component's for a vector; a resample whose
+    vector is missing, None, left out): the run bootstrap's :func:`~.bootstrap.finite_interval`.  That leaves out
+    the infinite resamples and counts them; a lite cell's have none to count (:func:`scaled_all` makes every
+    resample that is not finite NaN, which every percentile interval ignores)."""
+    from .bootstrap import finite_interval
+    low, high, _ = finite_interval([v for v in values if v is not None], level)
+    return low, high
