@@ -6,7 +6,7 @@ formatted in one place (:func:`format_number`) and reads the same everywhere.
 """
 import math
 import re
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from .escaping import ESCAPES, no_escape
 
@@ -65,6 +65,28 @@ def format_number(value: Any, digits: int = 4) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(format_number(v, digits) for v in value) + "]"
     return str(value)
+
+
+def slope_display(benchmark: str, divided: Any, metadata: Any = None) -> Callable[[str, Any], Any]:
+    """``shown(metric, value)``: a slope sub-benchmark's slopes as every table shows them (float noise as 0.0,
+    :func:`~StaICC.stats.resolution.shown_slope` over its x-values' span; the recorded numbers are unchanged);
+    other values unchanged.  ``divided``: its results by dataset (whose pass keys count the passes); ``metadata``:
+    its recorded metadata (the procedure's abscissae)."""
+    from ..stats.items import is_slope
+    if not is_slope(benchmark) or not divided:
+        return lambda _metric, value: value
+    from ..spec import abscissae_of, label_noise_x_values
+    from ..stats.resolution import shown_slope
+    passes = sum(1 for key in next(iter(divided.values())) if str(key).isdigit())
+    procedure = (metadata or {}).get("procedure")
+    x = label_noise_x_values(passes, abscissae_of(benchmark, procedure)) if passes > 1 else [1]
+    span = max(x) - min(x)
+    return lambda metric, value: shown_slope(metric, value, span)
+
+
+def part_slopes(benchmark: str, part: Any) -> Callable[[str, Any], Any]:
+    """:func:`slope_display` of a loaded run's part (None: values unchanged)."""
+    return slope_display(benchmark, getattr(part, "divided", None), getattr(part, "metadata", None))
 
 
 def format_p(p: Optional[float]) -> str:

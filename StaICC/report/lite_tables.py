@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..results import flatten
-from .cells import Cell, Table, format_number
+from .cells import Cell, Table, format_number, part_slopes, slope_display
 from .names import metric_label
 
 NOT_ESTIMABLE = "not estimable"
@@ -65,7 +65,6 @@ def lite_tables(section: Dict[str, Any], parts: Sequence[Tuple[str, Any]], model
 
 def _part_table(section: Dict[str, Any], name: str, label: str, part: Any, found: Dict[str, Dict[str, Any]],
                 whose: str) -> Table:
-    from .tables import slope_display
     result = part.results
     divided = result.get("Divided results", {}) if isinstance(result, dict) else {}
     shown = slope_display(name, divided, part.metadata)  # a slope of float noise reads 0.0000, as a full run's
@@ -117,8 +116,7 @@ def lite_averaged_text(run: Any, name: str, metric: str) -> Any:
     cell = section.get("estimates", {}).get("benchmarks", {}).get(name, {}).get("Averaged", {}).get(metric)
     if not isinstance(cell, dict) or not cell.get("estimable", True) or isinstance(cell.get("value"), list):
         return NOT_ESTIMABLE
-    from .tables import _part_slopes
-    shown = _part_slopes(name, run.parts.get(name))
+    shown = part_slopes(name, run.parts.get(name))
     value, low, high = (format_number(shown(metric, cell[key])) for key in ("value", "low", "high"))
     return f"{value} [{low}, {high}] (estimate)"
 
@@ -207,7 +205,7 @@ def _median(weights: List[float]) -> str:
 
 def _cell(entry: Any, shown: Callable[[Any], Any]) -> Any:
     """An estimate with its interval; a vector's elements each with theirs; "not estimable"; "" when absent.
-    ``shown``: a number as the table shows it (:func:`~.tables.slope_display`)."""
+    ``shown``: a number as the table shows it (:func:`~.cells.slope_display`)."""
     if entry is None:
         return ""
     if not entry.get("estimable", True):

@@ -1,9 +1,9 @@
 """Results and their presentation: a dict that carries how it was made, text tables, JSON."""
 import math
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from ..results import ResultDict, _jsonable, flatten  # noqa: F401  (re-exported)
-from .cells import Cell, Table, _cell_text, format_number, format_p  # noqa: F401  (re-exported)
+from .cells import Cell, Table, _cell_text, format_number, format_p, part_slopes, slope_display  # noqa: F401
 from .escaping import ESCAPES, csv_text, latex_escape, markdown_escape, no_escape, terminal_escape  # noqa: F401
 from .latex import render_latex  # noqa: F401  (re-exported)
 from .names import Name, metric_label  # noqa: F401  (re-exported)
@@ -88,7 +88,7 @@ def run_tables(run, estimates=None) -> List[Table]:
         columns += [m for m in (est.metrics if est is not None else []) if m not in columns]  # --calibration's
         rows = []
         unbounded: List[str] = []
-        shown = _part_slopes(name, part)
+        shown = part_slopes(name, part)
         for dataset, result in list(part.divided.items()) + [("Averaged", part.averaged)]:
             flat = flatten(result)
             found = (est.averaged if dataset == "Averaged" else est.datasets.get(dataset, {})) if est else {}
@@ -117,28 +117,6 @@ def run_tables(run, estimates=None) -> List[Table]:
                             ["dataset"] + [metric_label(name, c) for c in columns], rows, notes,
                             banner=notices([part.metadata])))
     return tables
-
-
-def slope_display(benchmark: str, divided: Any, metadata: Any = None) -> Callable[[str, Any], Any]:
-    """``shown(metric, value)``: a slope sub-benchmark's slopes as every table shows them (float noise as 0.0,
-    :func:`~StaICC.stats.resolution.shown_slope` over its x-values' span; the recorded numbers are unchanged);
-    other values unchanged.  ``divided``: its results by dataset (whose pass keys count the passes); ``metadata``:
-    its recorded metadata (the procedure's abscissae)."""
-    from ..stats.items import is_slope
-    if not is_slope(benchmark) or not divided:
-        return lambda _metric, value: value
-    from ..spec import abscissae_of, label_noise_x_values
-    from ..stats.resolution import shown_slope
-    passes = sum(1 for key in next(iter(divided.values())) if str(key).isdigit())
-    procedure = (metadata or {}).get("procedure")
-    x = label_noise_x_values(passes, abscissae_of(benchmark, procedure)) if passes > 1 else [1]
-    span = max(x) - min(x)
-    return lambda metric, value: shown_slope(metric, value, span)
-
-
-def _part_slopes(benchmark: str, part: Any) -> Callable[[str, Any], Any]:
-    """:func:`slope_display` of a loaded run's part (None: values unchanged)."""
-    return slope_display(benchmark, getattr(part, "divided", None), getattr(part, "metadata", None))
 
 
 #: the footnote of an interval that left out non-finite resamples
@@ -209,7 +187,7 @@ def comparison_tables(runs: List[Any], comparisons: List[Any]) -> List[Table]:
             columns += [Name(f"{c.b} - {c.a}", f"{c.b} − {c.a}"), "p", "p (Holm)", "test"]
         rows = []
         any_unbounded = False
-        shown = _part_slopes(name, getattr(runs[0], "parts", {}).get(name))
+        shown = part_slopes(name, getattr(runs[0], "parts", {}).get(name))
         for metric in first.metrics:
             for dataset in list(first.datasets) + ["Averaged"]:
                 ref = first.averaged if dataset == "Averaged" else first.datasets.get(dataset, {})
