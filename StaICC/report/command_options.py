@@ -51,10 +51,11 @@ def _add_statistics_options(parser: argparse.ArgumentParser) -> None:
                              "samples; without it such runs are refused")
     parser.add_argument("--calibration", action="store_true",
                         help="also estimate and compare the calibration metrics outside the standard (Brier, "
-                             "equal-mass and classwise ECE, selective accuracy, ECE after Platt scaling)")
+                             "equal-mass and classwise ECE, selective accuracy, ECE after Platt scaling); staicc "
+                             "report refuses it for a lite run, whose tables are estimates of the full run")
     parser.add_argument("--agreement", action="store_true",
                         help="also estimate and compare Cohen's and Fleiss' kappa across the templates of "
-                             "Template_sens and the demonstration sets of Demo_sens")
+                             "Template_sens and the demonstration sets of Demo_sens (staicc report: not for a lite run)")
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("--progress", dest="progress", action="store_true", default=None,
                        help="say each step (reading a run, each sub-benchmark's statistics, each figure) on stderr "
