@@ -8,7 +8,7 @@ numbers, and recorded in ``results.json`` under ``provenance.lite``.
 """
 import argparse
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..validation import check_text, Integer
 from .common import ArgumentError, as_argument_error, one_line
@@ -65,10 +65,10 @@ def lite_sample(args: argparse.Namespace) -> Optional[Any]:
     return sample
 
 
-def lite_proxy(args: argparse.Namespace) -> Any:
+def lite_proxy(args: argparse.Namespace, reads: Optional[Callable[[str, str], bool]] = None) -> Any:
     """``--lite-proxy``: None, "reference", a :class:`~StaICC.stats.lite_proxy.Proxy` read from a run
     directory, or a tuple of those (``DIR1,DIR2,reference``: several proxies combined); a one-line argument
-    error where a run cannot be read, has no records, or is named twice."""
+    error where a run cannot be read, has no records, or is named twice.  ``reads``: :func:`proxy_reads`."""
     given = getattr(args, "lite_proxy", None)
     if given is None:
         return None
@@ -79,7 +79,7 @@ def lite_proxy(args: argparse.Namespace) -> Any:
         raise ArgumentError("--lite-proxy got an empty name; give a run directory made with --log-samples, "
                             "'reference' (the flag alone), or several comma-separated")
     if given == "reference" or "," not in given or os.path.isdir(given):
-        return _one_proxy(given)
+        return _one_proxy(given, reads)
     names = given.split(",")
     seen: Dict[str, str] = {}
     for name in names:
@@ -91,12 +91,27 @@ def lite_proxy(args: argparse.Namespace) -> Any:
             raise ArgumentError(f"--lite-proxy {one_line(given)}: {one_line(name)} is named twice (as "
                                 f"{one_line(seen[key])}); each proxy once")
         seen[key] = name
-    return tuple(_one_proxy(name) for name in names)
+    return tuple(_one_proxy(name, reads) for name in names)
 
 
-def _one_proxy(given: str) -> Any:
+def proxy_reads(benchmarks: Any, tasks: Sequence[Any],
+                datasets: Optional[Sequence[Any]]) -> Optional[Callable[[str, str], bool]]:
+    """(part, dataset) -> whether the lite run of ``benchmarks`` on ``datasets`` (None: their own) reads a proxy's
+    statistic of it; None (every one) for a run of task files.  A proxy run's other parts are checked on a table
+    that is not kept, as before (a lite run of Normal with a proxy run of the whole suite holds Normal's only)."""
+    if tasks:
+        return None
+    from ..spec import parts_of
+    from ..subbenchmarks.suite import resolve_benchmark_names
+    parts = {part for name in resolve_benchmark_names(benchmarks) for _, part in parts_of(name)}
+    names = None if datasets is None else {getattr(d, "name", d) for d in datasets}
+    return lambda part, dataset: part in parts and (names is None or dataset in names)
+
+
+def _one_proxy(given: str, reads: Optional[Callable[[str, str], bool]] = None) -> Any:
     """One ``--lite-proxy`` name: "reference", or the :class:`~StaICC.stats.lite_proxy.Proxy` of a run directory
-    made with --log-samples."""
+    made with --log-samples.  The edited-records check reads, for each (part, dataset) the lite run reads
+    (``reads``; None: every one), the item table the proxy's own statistic is built on: one table for both."""
     if given == "reference":
         return given
     from ..report.runs import load_run
@@ -112,8 +127,9 @@ def _one_proxy(given: str) -> Any:
     proxy = as_argument_error(proxy_of_run, run, given)
     for part in run.parts.values():  # records edited after the run: refused, as staicc report and compare refuse them
         for dataset in part.datasets() if part.records else ():
-            try:  # on the item table the proxy's own statistic reads (built once, for both)
-                dataset_statistic(part, dataset, table=proxy.statistic(part.name, dataset).table)
+            shared = reads is None or reads(part.name, dataset)
+            try:
+                dataset_statistic(part, dataset, table=proxy.statistic(part.name, dataset).table if shared else None)
             except ValueError as error:
                 raise ArgumentError(f"--lite-proxy {one_line(given)}: {one_line(str(error))}") from None
     return proxy

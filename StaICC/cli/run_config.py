@@ -51,7 +51,7 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
     from .cost import check_cost_backend, cost_options
     cost = cost_options(args)
     check_cost_backend(settings["model"], cost)
-    from .lite import lite_proxy, lite_sample, lite_until
+    from .lite import lite_proxy, lite_sample, lite_until, proxy_reads
     lite = lite_sample(args)
     methods = _methods(args, launch)
     if lite is not None and methods:
@@ -69,7 +69,8 @@ def resolve_config(args: argparse.Namespace, launch: Any = None) -> RunConfig:
         output_dir=_option(args, "output_dir"), log_samples=_option(args, "log_samples"),
         requests_per_call=_option(args, "batch_size"), progress=_option(args, "progress"),
         model_args_text=args.model_args, methods=methods,
-        resamples=_option(args, "resamples"), cost=cost, lite_proxy=lite_proxy(args),
+        resamples=_option(args, "resamples"), cost=cost,
+        lite_proxy=lite_proxy(args, proxy_reads(settings["benchmarks"], settings["tasks"], datasets)),
         lite_until=lite_until(args), exact_sum=_exact_sum(args, methods), command=_command(args))
 
 

@@ -32,6 +32,14 @@ def test_a_proxy_runs_item_tables_are_built_once_for_the_check_and_the_statistic
     statistics = [proxy.statistic(*key) for key in proxy.records]  # what the lite run's estimates read
     assert sorted(built) == sorted(proxy.records) and len(proxy.records) == 4  # one table per part and dataset
     assert all(s.table.benchmark == key[0] for s, key in zip(statistics, proxy.records))
+    # a lite run of GLER on TREC keeps that table only; the others are checked on tables that are not kept
+    from StaICC.cli.lite import proxy_reads
+    from StaICC.datasets import resolve_dataset
+    built.clear()
+    proxy = _one_proxy(str(full), proxy_reads("GLER", [], [resolve_dataset("TREC")]))
+    assert sorted(built) == sorted(proxy.records) and list(proxy._tables) == [("GLER", "TREC")]
+    proxy.statistic("GLER", "TREC")
+    assert len(built) == 4
 
 
 def test_a_lite_cells_interval_is_the_percentile_interval_numpy_gives():
