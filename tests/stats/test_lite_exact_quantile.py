@@ -110,3 +110,10 @@ def test_quantiles_beyond_the_floats_reach_near_1_and_near_0_are_within_the_sear
     for q, a, b in ((0.975, 5000.0, 0.05), (0.0125, 0.05, 300.0), (0.025, 5000.0, 0.05)):
         assert abs(beta_quantile(q, a, b) - float(scipy_stats.beta.ppf(q, a, b))) <= lite_exact.QUANTILE_BRACKET / 2
     assert korn_graubard(0.0, 0.0, 12, 0.95) == pytest.approx((0.0, 1 - 0.025 ** (1 / 12)), abs=1e-13)
+
+
+def test_a_quantile_at_0_or_1_is_the_supports_end():
+    # the bisection gave 4.5e-13 at q = 0, and at q = 1 the first x where I_x rounds to 1.0 (0.9968 here); no
+    # interval at a level below 1 asks for either
+    assert beta_quantile(0.0, 2.5, 7.0) == 0.0 and abs(old_beta_quantile(0.0, 2.5, 7.0)) <= 1e-12
+    assert beta_quantile(1.0, 2.5, 7.0) == 1.0
