@@ -153,6 +153,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=50, help="the study case's subsets (default: 50)")
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated case names (default: all)")
     parser.add_argument("--output", help="also write the report to this file")
+    parser.add_argument("--machine", default=f"{platform.machine()}, {os.cpu_count()} cores",
+                        help="the machine, in words, for the report's header (default: its architecture and cores)")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     parser.add_argument("--which", help=argparse.SUPPRESS)
     parser.add_argument("--calls", help=argparse.SUPPRESS)
@@ -162,8 +164,7 @@ def main() -> None:
         return
     make_runs(args.runs_dir, args.seeds)
     lines = [f"command: python benchmarks/bench_lite_speed.py {' '.join(sys.argv[1:])}",
-             f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the "
-             f"start; Python {platform.python_version()}; CPU seconds of each case in its own process (imports "
+             f"machine: {args.machine}, load average {os.getloadavg()[0]:.1f} at the start; Python {platform.python_version()}; CPU seconds of each case in its own process (imports "
              "excluded), the quantile's own within them",
              "", f"{'case':20s} {'before CPU s':>12s} {'after':>7s} {'ratio':>6s}   {'quantile s before':>17s} "
              f"{'after':>6s} {'ratio':>6s}   {'calls (distinct)':>16s}  same output"]
