@@ -5,9 +5,10 @@ The exact intervals (:mod:`StaICC.stats.lite_exact`) and the rule for a proxy th
 the proxy study's path), run twice in its own process: with the bisection it replaced (the copy in
 ``tests/stats/test_lite_exact_quantile.py``, the specification of the old numbers, patched in) and with the package's
 ``beta_quantile``; per case the process's CPU seconds, those spent inside the quantile, its calls (distinct), and
-whether the printed output is the same (timing lines aside).  Then the calls one case made are replayed: the
-bisection, the search uncached, the search with its cache; evaluations of I_x per call and the largest difference
-from the bisection.  CPU seconds (time.process_time) and ratios within one run: on a shared machine they say more than
+whether the printed output is the same (timing lines aside); "share before": the bisection's part of the case's
+CPU seconds, the most a faster quantile could save there.  Then the calls one case made are replayed: the bisection,
+the search uncached, the search with its cache; evaluations of I_x per call and the largest difference from the
+bisection.  CPU seconds (time.process_time) and ratios within one run: on a shared machine they say more than
 wall time.  The runs it needs are made once under ``--runs-dir``::
 
     python benchmarks/bench_lite_speed.py --runs-dir /tmp/lite-speed --output benchmarks/results/lite_speed.txt
@@ -167,7 +168,7 @@ def main() -> None:
              f"machine: {args.machine}, load average {os.getloadavg()[0]:.1f} at the start; Python {platform.python_version()}; CPU seconds of each case in its own process (imports "
              "excluded), the quantile's own within them",
              "", f"{'case':20s} {'before CPU s':>12s} {'after':>7s} {'ratio':>6s}   {'quantile s before':>17s} "
-             f"{'after':>6s} {'ratio':>6s}   {'calls (distinct)':>16s}  same output"]
+             f"{'after':>6s} {'ratio':>6s} {'share before':>12s}   {'calls (distinct)':>16s}  same output"]
     print("\n".join(lines), flush=True)
     replayed = ""
     with tempfile.TemporaryDirectory() as scratch:
@@ -176,7 +177,8 @@ def main() -> None:
             before, after = found["before"], found["after"]
             row = (f"{name:20s} {before['cpu_s']:12.2f} {after['cpu_s']:7.2f} {before['cpu_s'] / after['cpu_s']:5.2f}x"
                    f"   {before['quantile_s']:17.3f} {after['quantile_s']:6.3f} "
-                   f"{before['quantile_s'] / max(after['quantile_s'], 1e-9):5.1f}x   "
+                   f"{before['quantile_s'] / max(after['quantile_s'], 1e-9):5.1f}x "
+                   f"{100 * before['quantile_s'] / before['cpu_s']:11.1f}%   "
                    f"{before['calls']:>7d} ({before['distinct']:>5d})  {'yes' if found['same'] else 'NO'}")
             print(row, flush=True)
             lines.append(row)
