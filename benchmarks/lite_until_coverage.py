@@ -32,21 +32,25 @@ Entry = Tuple[str, str, Any, Any, Any, Any]  # (benchmark, metric with " (averag
 def part_entries(full: Any, population: Any, name: str, dataset: str, seeds: range, subsets_of: Any,
                  resamples: int) -> Dict[Tuple[int, float], List[Entry]]:
     """(seed, look) -> this part's estimates at the look level, each with the full run's value; the averaged
-    rows' inputs ride along as (benchmark, metric, truth, (value, scaled, reach), None, None) entries."""
+    rows' inputs ride along as (benchmark, metric, truth, (value, scaled, reach, bounds), None, None) entries, the
+    bounds cutting the averaged row to its datasets' range as a run's averaged row is cut."""
     from StaICC.stats.lite_averaged import reach
     from StaICC.stats.lite_batch import subset_estimates
+    from StaICC.stats.lite_bounds import cell_bounds, subset_rows_of
     fractions, level = looks()
     subsets = subsets_of(full, population, name, dataset, seeds, fractions)
     found = subset_estimates(full, population, [s for _, _, s in subsets], resamples=resamples,
                              seed=[seed for seed, _, _ in subsets], level=level)
     truth = full.point()
+    rows = subset_rows_of(name, full.table)  # whether a subset's rows are probabilities (its ranges)
     out: Dict[Tuple[int, float], List[Entry]] = defaultdict(list)
-    for (seed, fraction, _), (plain, _) in zip(subsets, found):
+    for (seed, fraction, subset), (plain, _) in zip(subsets, found):
         for metric, (value, low, high, scaled) in plain.items():
             out[(seed, fraction)].append((name, metric, truth[metric], value, low, high))
             if not isinstance(value, list):
+                bounds = cell_bounds(name, metric, plain, rows(subset))  # the averaged row: its datasets' range
                 out[(seed, fraction)].append((name, f"{metric} (averaged)", truth[metric],
-                                                 (value, scaled, reach(low, high, scaled, level)), None, None))
+                                                 (value, scaled, reach(low, high, scaled, level), bounds), None, None))
     return out
 
 
