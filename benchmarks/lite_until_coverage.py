@@ -158,8 +158,16 @@ def _mode_summary(found: Dict[Tuple[str, float, str, str], List[Tuple[Any, ...]]
     for key, cells in found.items():
         if key[0] == _key("until-stops", mode):
             stops[key[1]] += len(cells)
-    runs = sum(stops.values())
-    asked = math.fsum(f * n for f, n in stops.items()) / runs if runs else math.nan
+    models = {cell[0] for key, cells in found.items() if key[0] == _key("until-stops", mode) for cell in cells}
+    same = "" if mode == PLAIN else f"; without a proxy, on the same models: {_asked(found, PLAIN, models):.3f}"
     lines.append("runs stopped at each look: " + ", ".join(f"{f:g}: {n}" for f, n in sorted(stops.items())) +
-                 f" (the mean share of the items asked: {asked:.3f})")
+                 f" (the mean share of the items asked: {_asked(found, mode, models):.3f}{same})")
     return lines
+
+
+def _asked(found: Dict[Tuple[str, float, str, str], List[Tuple[Any, ...]]], mode: str, models: set) -> float:
+    """The mean share of the items the runs of ``mode`` asked, over the runs of ``models`` (a proxy that is one of
+    the study's models is not its own proxy, so its mode has one model fewer than the plain runs)."""
+    shares = [key[1] for key, cells in found.items() if key[0] == _key("until-stops", mode)
+              for cell in cells if cell[0] in models]
+    return math.fsum(shares) / len(shares) if shares else math.nan
