@@ -34,7 +34,8 @@ cell's coverage and median half-width without and with it side by side, on the s
     python benchmarks/bench_lite_coverage.py --fractions 0.125 --output benchmarks/results/lite_coverage.txt
     python benchmarks/bench_lite_coverage.py --fractions 0.0625,0.25 --no-proxy --until --seeds 12
 
-``--until`` adds the coverage of ``--lite-until`` at the look each run stops at (:mod:`lite_until_coverage`);
+``--until`` adds the coverage of ``--lite-until`` at the look each run stops at (:mod:`lite_until_coverage`),
+without a proxy and with each proxy (unless ``--no-proxy``), and where the runs stopped;
 each proxy's table ends with each model's median width ratio and the correlation it implies.
 """
 import argparse
@@ -193,7 +194,7 @@ def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]
     subset's estimates come from :func:`StaICC.stats.lite_batch.subset_estimates` (the package's estimators,
     many subsets per product)."""
     model, path, seeds, resamples, first_seed, proxy_path, related, fractions, until, benchmarks = job
-    looks: Dict[Tuple[int, float], List[Any]] = defaultdict(list)
+    looks: Dict[Tuple[str, int, float], List[Any]] = defaultdict(list)
     from StaICC.stats.lite_averaged import reach
     from StaICC.stats.lite_bounds import cell_bounds, subset_rows_of
     from StaICC.stats.lite_batch import subset_estimates
@@ -222,7 +223,7 @@ def study_model(job: Tuple[str, str, int, int, int, str, bool, Tuple[float, ...]
         if until:
             for key, entries in lite_until_coverage.part_entries(
                     full, population, name, dataset, range(first_seed, first_seed + seeds), _subsets,
-                    resamples).items():
+                    resamples, helpers).items():
                 looks[key].extend(entries)
     _averaged_rows(results, averaged, model)
     if until:

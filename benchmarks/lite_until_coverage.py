@@ -11,7 +11,7 @@ The last look (every item) is the full run: exact, so it always holds.
 """
 import math
 from collections import defaultdict
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 #: the target half-width the study stops at
 HALFWIDTH = 0.2
@@ -27,26 +27,35 @@ def looks() -> Tuple[Tuple[float, ...], float]:
 
 
 Entry = Tuple[str, str, Any, Any, Any, Any]  # (benchmark, metric with " (averaged)", truth, value, low, high)
+PLAIN = "plain"
 
 
 def part_entries(full: Any, population: Any, name: str, dataset: str, seeds: range, subsets_of: Any,
-                 resamples: int) -> Dict[Tuple[int, float], List[Entry]]:
-    """(seed, look) -> this part's estimates at the look level, each with the full run's value; the averaged
-    rows' inputs ride along as (benchmark, metric, truth, (value, scaled, reach), None, None) entries."""
+                 resamples: int, helpers: Sequence[Tuple[str, Any]] = ()) -> Dict[Tuple[str, int, float], List[Entry]]:
+    """(mode, seed, look) -> this part's estimates at the look level, each with the full run's value; mode
+    :data:`PLAIN` (no proxy) or the name of one of ``helpers`` ((mode, the proxy's full statistic): a
+    ``--lite-until`` run with that ``--lite-proxy``).  The averaged rows' inputs ride along as
+    (benchmark, metric, truth, (value, scaled, reach, bounds), None, None) entries, the bounds cutting the
+    averaged row to its datasets' range as a run's averaged row is cut."""
     from StaICC.stats.lite_averaged import reach
     from StaICC.stats.lite_batch import subset_estimates
+    from StaICC.stats.lite_bounds import cell_bounds, subset_rows_of
     fractions, level = looks()
     subsets = subsets_of(full, population, name, dataset, seeds, fractions)
     found = subset_estimates(full, population, [s for _, _, s in subsets], resamples=resamples,
-                             seed=[seed for seed, _, _ in subsets], level=level)
+                             seed=[seed for seed, _, _ in subsets], level=level, proxies=[p for _, p in helpers])
     truth = full.point()
-    out: Dict[Tuple[int, float], List[Entry]] = defaultdict(list)
-    for (seed, fraction, _), (plain, _) in zip(subsets, found):
-        for metric, (value, low, high, scaled) in plain.items():
-            out[(seed, fraction)].append((name, metric, truth[metric], value, low, high))
-            if not isinstance(value, list):
-                out[(seed, fraction)].append((name, f"{metric} (averaged)", truth[metric],
-                                                 (value, scaled, reach(low, high, scaled, level)), None, None))
+    rows = subset_rows_of(name, full.table)  # whether a subset's rows are probabilities (its ranges)
+    out: Dict[Tuple[str, int, float], List[Entry]] = defaultdict(list)
+    for (seed, fraction, subset), (plain, tuned) in zip(subsets, found):
+        for mode, cells in [(PLAIN, plain)] + [(m, t) for (m, _), t in zip(helpers, tuned)]:
+            for metric, (value, low, high, scaled) in cells.items():
+                out[(mode, seed, fraction)].append((name, metric, truth[metric], value, low, high))
+                if not isinstance(value, list):
+                    bounds = cell_bounds(name, metric, cells, rows(subset))  # the averaged row: its datasets' range
+                    out[(mode, seed, fraction)].append((name, f"{metric} (averaged)", truth[metric],
+                                                        (value, scaled, reach(low, high, scaled, level), bounds),
+                                                        None, None))
     return out
 
 
@@ -88,40 +97,55 @@ def _widest(rows: List[Entry], fraction: float) -> float:
     return widest
 
 
-def stopped(entries: Dict[Tuple[int, float], List[Entry]], model: str, record: Any, results: Any) -> None:
-    """For each seed, the look the run stops at, and per reported metric there one coverage row
-    (``record(results, key, model, truth, value, low, high, metric)``, key ("until", look, benchmark, metric));
-    a run that reaches every item is exact there and adds a covered row per metric of the last look."""
+def _key(kind: str, mode: str) -> str:
+    """The results key of ``kind`` ("until" or "until-stops") for ``mode``: the plain runs' keys are unchanged."""
+    return kind if mode == PLAIN else f"{kind} {mode}"
+
+
+def stopped(entries: Dict[Tuple[str, int, float], List[Entry]], model: str, record: Any, results: Any) -> None:
+    """For each mode and seed, the look the run stops at, and per reported metric there one coverage row
+    (``record(results, key, model, truth, value, low, high, metric)``, key ("until[ mode]", look, benchmark,
+    metric)); a run that reaches every item is exact there and adds a covered row per metric of the last look."""
     fractions, level = looks()
-    for seed in sorted({s for s, _ in entries}):
+    for mode, seed in sorted({(m, s) for m, s, _ in entries}):
         rows = []
         for fraction in fractions:
-            rows = _finished(entries[(seed, fraction)], level)
+            rows = _finished(entries[(mode, seed, fraction)], level)
             if _widest(rows, fraction) <= HALFWIDTH:
                 break
         else:
             fraction = 1.0
-        results[("until-stops", fraction, "", "")].append((model, 0.0, 0.0, True))
+        results[(_key("until-stops", mode), fraction, "", "")].append((model, 0.0, 0.0, True))
         for name, metric, truth, value, low, high in rows:
             if fraction == 1.0:
                 value = low = high = truth  # every item asked: the full run's own number
             if fraction == 1.0 or _reported(name, metric, fraction):
-                record(results, ("until", fraction, name, metric), model, truth, value, low, high,
+                record(results, (_key("until", mode), fraction, name, metric), model, truth, value, low, high,
                        metric.replace(" (averaged)", ""))
 
 
 def summary(found: Dict[Tuple[str, float, str, str], List[Tuple[Any, ...]]]) -> List[str]:
-    """Where the runs stopped and each reported metric's coverage at the look it stopped at (all looks together)."""
+    """Per mode: where the runs stopped, the share of the items they asked, and each reported metric's coverage at
+    the look it stopped at (all looks together)."""
+    modes = sorted({key[0][len("until-stops"):].strip() or PLAIN for key in found if key[0].startswith("until-stops")},
+                   key=lambda m: (m != PLAIN, m))
+    lines: List[str] = []
+    for mode in modes:
+        lines += ([""] if lines else []) + _mode_summary(found, mode)
+    return lines
+
+
+def _mode_summary(found: Dict[Tuple[str, float, str, str], List[Tuple[Any, ...]]], mode: str) -> List[str]:
+    """:func:`summary` of one mode."""
     fractions, level = looks()
-    rows = {key[1:]: r for key, r in found.items() if key[0] == "until"}
-    if not rows:
-        return []
+    rows = {key[1:]: r for key, r in found.items() if key[0] == _key("until", mode)}
     per_metric: Dict[Tuple[str, str], List[Tuple[Any, ...]]] = defaultdict(list)
     stops: Dict[float, int] = defaultdict(int)
     for (_, name, metric), cells in rows.items():
         per_metric[(name, metric)].extend(cells)
-    lines = [f"--lite-until {HALFWIDTH} from {START}: looks {', '.join(f'{f:g}' for f in fractions)}, 1; every "
-             f"interval at {level:.1%}; coverage of each reported metric at the look the run stopped at:",
+    proxy = "without a proxy" if mode == PLAIN else f"with the proxy {mode!r}"
+    lines = [f"--lite-until {HALFWIDTH} from {START} {proxy}: looks {', '.join(f'{f:g}' for f in fractions)}, 1; "
+             f"every interval at {level:.1%}; coverage of each reported metric at the look the run stopped at:",
              f"{'sub-benchmark':<16} {'metric':<42} {'n':>6} {'coverage':>8}  worst model"]
     for (name, metric), cells in sorted(per_metric.items()):
         by_model: Dict[str, List[bool]] = defaultdict(list)
@@ -132,7 +156,18 @@ def summary(found: Dict[Tuple[str, float, str, str], List[Tuple[Any, ...]]]) -> 
         lines.append(f"{name:<16} {metric:<42} {len(cells):>6} {share:>8.1%}  {worst} "
                      f"({sum(by_model[worst]) / len(by_model[worst]):.0%})")
     for key, cells in found.items():
-        if key[0] == "until-stops":
+        if key[0] == _key("until-stops", mode):
             stops[key[1]] += len(cells)
-    lines.append("runs stopped at each look: " + ", ".join(f"{f:g}: {n}" for f, n in sorted(stops.items())))
+    models = {cell[0] for key, cells in found.items() if key[0] == _key("until-stops", mode) for cell in cells}
+    same = "" if mode == PLAIN else f"; without a proxy, on the same models: {_asked(found, PLAIN, models):.3f}"
+    lines.append("runs stopped at each look: " + ", ".join(f"{f:g}: {n}" for f, n in sorted(stops.items())) +
+                 f" (the mean share of the items asked: {_asked(found, mode, models):.3f}{same})")
     return lines
+
+
+def _asked(found: Dict[Tuple[str, float, str, str], List[Tuple[Any, ...]]], mode: str, models: set) -> float:
+    """The mean share of the items the runs of ``mode`` asked, over the runs of ``models`` (a proxy that is one of
+    the study's models is not its own proxy, so its mode has one model fewer than the plain runs)."""
+    shares = [key[1] for key, cells in found.items() if key[0] == _key("until-stops", mode)
+              for cell in cells if cell[0] in models]
+    return math.fsum(shares) / len(shares) if shares else math.nan
