@@ -55,12 +55,15 @@ def entropy_rows(benchmark: str, names: Sequence[str]) -> Dict[str, str]:
 def tuned_entropy(point: Sequence[float], resamples: Sequence[Sequence[float]],
                   entropy: Callable[[Sequence[float]], float]) -> Optional[Tuple[float, List[float]]]:
     """(the entropy of the tuned row ``point``, the entropy of each tuned resample row), by ``entropy`` (the
-    standard's, on the target's branch); None where a row leaves the entropy's domain (a negative or non-finite
-    element, which a tuned row of a label near 0 can have on the raw branch): the entropy then stays plain."""
+    standard's, on the target's branch); None where a row leaves the entropy's domain (a non-finite element, or on
+    the raw branch a negative one, which a tuned row of a label near 0 can have): the entropy then stays plain."""
     rows = [list(point), *(list(r) for r in resamples)]
-    if not all(all(math.isfinite(v) and v >= 0 for v in row) for row in rows):
+    if not all(all(math.isfinite(v) for v in row) for row in rows):
         return None
-    values = [entropy(row) for row in rows]
+    try:
+        values = [entropy(row) for row in rows]
+    except ValueError:  # the logarithm of a negative mean: no entropy of that row
+        return None
     return values[0], values[1:]
 
 
