@@ -104,10 +104,11 @@ def _store(result: Dict[str, Any], statistic: Any, linear_regression: Any) -> No
             result[str(p)].update({n: _finite(v) for n, v in values.items() if n in result[str(p)]})
         for name in result["sensitivity"]:
             line = linear_regression(statistic.x_values, [values[name] for values in passes])
-            assert line[0] == point[name], f"{name}: the slope of the passes is the statistic's own"
+            if line[0] != point[name]:
+                raise ValueError(f"{name}: the slope through the passes, {line[0]!r}, is not the statistic's {point[name]!r}")
             result["sensitivity"][name] = [_finite(line[0]), _finite(line[1])]
         return
-    held = result["sensitivity"] if "sensitivity" in result else result
+    held = result.get("sensitivity", result)
     held.update({n: _finite(v) for n, v in point.items() if n in held})
 
 
