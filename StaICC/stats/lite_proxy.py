@@ -33,10 +33,12 @@ A proxy never makes an interval less valid than the plain one, so every rule of 
 applies: the exact intervals and the widenings for unseen answers (:mod:`.lite_unseen`), the
 hulls of the standard's branches (:mod:`.lite_branches`, the other branches' plain estimates).
 Normal's ECE takes the proxy on its signed bin gaps, each a mean over items (:mod:`.lite_ece`, :func:`_tuned_ece`),
-not on the plug-in ECE, biased on small samples and differently for target and proxy.  The difference
-M_proxy(all) - M_proxy(subset) must compare one functional: the proxy's full-run bias entropy is taken on the
-exact-check branch its subset takes, and where a proxy's evaluations on the subset leave its full run's Post_bias
-branch the post-bias metrics take no proxy (a difference across branches measures their distance).
+not on the plug-in ECE, biased on small samples and differently for target and proxy; the bias entropies take it on
+their mean row, a mean over items, and are the entropy of the tuned row (:mod:`.lite_entropy`: a difference of
+plug-in entropies near their maximum adds the square of the proxy's error).  The difference
+M_proxy(all) - M_proxy(subset) must compare one functional: where a proxy's evaluations on the subset leave its full
+run's Post_bias branch the post-bias metrics take no proxy (a difference across branches measures their distance);
+the proxy's full-run entropy recorded beside a cell is on the exact-check branch its subset takes.
 
 **Several proxies** (cached runs of other models on the same prompts, the reference model
 among them if wished: the setting of a cache of past models' item results) are one estimator

@@ -205,3 +205,33 @@ def test_near_the_maximum_the_interval_holds_the_plain_one():
             hulls += 1
             assert cell[1] <= cell[0] <= cell[2]
     assert hulls >= 4
+
+
+def _percentile_coverage(ratio, rng, sigma=0.01, subsets=4000, resamples=200):
+    """The two-label entropy H(1/2 + x) estimated from d ~ N(x, sigma^2), its resamples d + N(0, sigma^2): the
+    coverage of the bias-corrected percentile interval (cut at ln 2) at x = ratio * sigma, and the median of the
+    bootstrap bias over the resamples' spread that :func:`near_maximum` reads."""
+    def entropy(p):
+        return -(p * np.log(p) + (1 - p) * np.log1p(-p))
+    x = ratio * sigma
+    truth = entropy(0.5 + x)
+    d = x + sigma * rng.standard_normal(subsets)
+    star = entropy(0.5 + d[:, None] + sigma * rng.standard_normal((subsets, resamples)))
+    plug_in = entropy(0.5 + d)
+    bias = star.mean(axis=1) - plug_in
+    deviations = star - star.mean(axis=1, keepdims=True)
+    low = np.minimum(plug_in - bias + np.quantile(deviations, 0.025, axis=1), math.log(2))
+    high = np.minimum(plug_in - bias + np.quantile(deviations, 0.975, axis=1), math.log(2))
+    return float(np.mean((low <= truth) & (truth <= high))), float(np.median(np.abs(bias) / star.std(axis=1)))
+
+
+def test_the_threshold_separates_where_the_percentile_interval_under_covers():
+    """The simulation behind NONLINEAR: the percentile interval of the entropy covers at the maximum (x = 0) and
+    far from it, under-covers at two to three standard errors, where the bias is above an eighth of the spread,
+    and from six standard errors on the bias is below it."""
+    rng = np.random.default_rng(0)
+    at_maximum, _ = _percentile_coverage(0.0, rng)
+    near, near_ratio = _percentile_coverage(2.5, rng)
+    _, far_ratio = _percentile_coverage(6.0, rng)
+    assert at_maximum > 0.98 and near < 0.94
+    assert near_ratio > NONLINEAR > far_ratio
