@@ -113,11 +113,11 @@ def recorded_rules(run: Any) -> Dict[Tuple[str, str], str]:
     """(sub-benchmark, dataset) -> :func:`recorded_rule`, for a loaded run (``run.parts``) or a result of
     ``run_suite`` (each sub-benchmark's result carries its metadata; a compound one's, such as Triplet_bias, is
     unfolded into its parts, named as their records are, as a loaded run's are)."""
+    from ..spec import unfold
     parts = getattr(run, "parts", None)
-    if parts is None and isinstance(run, dict) and all(hasattr(part, "metadata") for part in run.values()):
-        from ..results.parts import result_parts  # a compound sub-benchmark's parts each with their own metadata
-        parts = result_parts(run)
-    named = parts.items() if parts is not None else (run.items() if isinstance(run, dict) else ())
+    # a result in memory: a compound sub-benchmark's parts, each with its own metadata, under their records' names
+    named = parts.items() if parts is not None else \
+        ([(u.part, u.value) for u in unfold(run)] if isinstance(run, dict) else ())
     found: Dict[Tuple[str, str], str] = {}
     for name, part in named:
         metadata = getattr(part, "metadata", None)
