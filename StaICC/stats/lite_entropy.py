@@ -38,6 +38,8 @@ uniform.
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from .lite_averaged import stretched
+from .lite_scaled import resample_interval
 from .statistic import Statistic, entropy_on_branch
 from .vectorized import numpy_module
 
@@ -82,11 +84,14 @@ def near_maximum(resampled: Sequence[float], value: float) -> bool:
     return spread > 0 and abs(float(values.mean()) - value) >= NONLINEAR * spread
 
 
-def hulled(tuned: Cell, plain: Optional[Cell]) -> Cell:
-    """The tuned cell with its interval widened to hold the plain one (the estimate and resamples stay tuned)."""
+def hulled(tuned: Cell, plain: Optional[Cell], level: float) -> Cell:
+    """The tuned cell with its interval widened to hold the plain one; the estimate stays tuned, and its resamples
+    are stretched to the hull (:func:`~.lite_averaged.stretched`, as an exact interval's are), so that the averaged
+    row averages the wider spread with the other datasets' instead of adding it whole."""
     if plain is None:
         return tuned
-    return tuned[0], min(tuned[1], plain[1]), max(tuned[2], plain[2]), tuned[3]
+    low, high = min(tuned[1], plain[1]), max(tuned[2], plain[2])
+    return tuned[0], low, high, stretched(tuned[0], tuned[3], resample_interval(tuned[3], level), (low, high))
 
 
 def row_details(weight: Any, known: Sequence[Any], many: bool) -> Dict[str, Any]:
@@ -121,6 +126,19 @@ def through_rows(benchmark: str, points: Dict[str, Any], spreads: Dict[str, Any]
 
 
 def row_entropy(statistic: Statistic) -> Any:
-    """The standard's bias entropy of a mean row on the branch ``statistic`` takes (None: it has no entropy)."""
+    """The standard's bias entropy of a tuned mean row on the branch ``statistic`` takes (None: it has no entropy).
+    On the raw branch the row is divided by its sum first: the full run's mean row takes that branch only where it
+    sums to exactly 1, and a row tuned label by label leaves that sum, along which the raw entropy, -sum v log v,
+    has a gradient of its own (the softmaxed entropy is unchanged along it); a sum of 0 or below has no entropy."""
     branch = statistic.entropy_branch
-    return None if branch is None else (lambda means: entropy_on_branch(means, bool(branch)))
+    if branch is None:
+        return None
+    if not branch:
+        return lambda means: entropy_on_branch(means, False)
+
+    def raw(means: Sequence[float]) -> float:
+        total = math.fsum(means)
+        if not total > 0:
+            raise ValueError("a tuned mean row that sums to 0 or below has no entropy")
+        return entropy_on_branch([v / total for v in means], True)
+    return raw

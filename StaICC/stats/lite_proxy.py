@@ -269,7 +269,7 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
     found = {n: spliced(fitted.get(n), plain.get(n), kept[n]) for n in points if n in fitted or n in plain}
     for name in (n for n in through if near_maximum(spreads[n], points[n])):  # the plain interval's reach too
         found[name] = hulled(found[name], finished(benchmark, {name: target[0][name]}, target[1], freedom, level,
-                                                   exact, gaps).get(name))
+                                                   exact, gaps).get(name), level)
     tuned = _tuned_ece(benchmark, gaps, ece, freedom, level, exact) if ECE[1] in found else None
     if tuned is not None:
         found[ECE[1]] = found[ECE[1]] if tuned[0] is None else tuned[0]

@@ -129,7 +129,10 @@ def test_near_maximum_reads_the_bootstrap_bias_against_the_spread():
     assert not near_maximum([1.0, 2.0, 3.0], 2.0 + 0.99 * edge)
     assert near_maximum([1.0, 2.0, 3.0], 2.0 + 1.01 * edge) and near_maximum([1.0, 2.0, 3.0], 2.0 - 1.01 * edge)
     assert not near_maximum([2.0, 2.0, 2.0], 1.0)  # no spread: nothing to compare with
-    assert hulled((0.5, 0.4, 0.6, []), (0.45, 0.3, 0.55, [])) == (0.5, 0.3, 0.6, [])
+    resamples = [0.5 + 0.0005 * z for z in range(-50, 51)]  # a percentile interval of [0.48875, 0.51125]
+    value, low, high, stretched = hulled((0.5, 0.47, 0.53, resamples), (0.45, 0.3, 0.55, []), 0.95)
+    assert (value, low, high) == (0.5, 0.3, 0.55)
+    assert np.quantile(stretched, 0.025) == pytest.approx(0.3) and np.quantile(stretched, 0.975) == pytest.approx(0.55)
 
 
 def test_a_tuned_row_outside_the_entropys_domain_leaves_it_plain():
@@ -235,3 +238,19 @@ def test_the_threshold_separates_where_the_percentile_interval_under_covers():
     _, far_ratio = _percentile_coverage(6.0, rng)
     assert at_maximum > 0.98 and near < 0.94
     assert near_ratio > NONLINEAR > far_ratio
+
+
+def test_on_the_raw_branch_the_tuned_row_is_divided_by_its_sum():
+    """Dyadic rows whose mean sums to exactly 1 under the exact check: the raw branch, whose entropy -sum v log v
+    is read of the tuned row divided by its sum (the full run's row sums to 1 there); the softmax branch's entropy
+    does not move along the sum, and is read as it is."""
+    from StaICC.stats.lite_entropy import row_entropy
+    rows = [[0.75, 0.25], [0.5, 0.5]] * 8
+    raw = Statistic("Domain_bias", ItemTable("Domain_bias", "toy", _records(rows)), NAMES)
+    assert raw.entropy_branch is True
+    entropy = row_entropy(raw)
+    assert entropy([0.3, 0.6]) == pytest.approx(-(1 / 3) * math.log(1 / 3) - (2 / 3) * math.log(2 / 3), rel=1e-12)
+    assert tuned_entropy([0.5, 0.5], [[-0.2, 0.1]], entropy) is None  # a sum below 0: no entropy, the cell plain
+    softmaxed = row_entropy(_statistic(rows))
+    assert softmaxed([0.3, 0.6]) == pytest.approx(float(_softmax_entropy(np.array([0.3, 0.6]))), rel=1e-12)
+    assert softmaxed([0.3, 0.6]) == pytest.approx(softmaxed([0.5, 0.8]), rel=1e-12)
