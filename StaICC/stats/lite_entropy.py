@@ -45,6 +45,7 @@ uniform.
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from .lite import t_over_z
 from .lite_averaged import stretched
 from .lite_scaled import resample_interval
 from .statistic import Statistic, entropy_on_branch
@@ -112,14 +113,17 @@ def row_details(weight: Any, known: Sequence[Any], many: bool) -> Dict[str, Any]
 
 def through_rows(benchmark: str, points: Dict[str, Any], spreads: Dict[str, Any], kept: Dict[str, Any],
                   details: Dict[str, Any], weights: Dict[str, Any], truths: Sequence[Dict[str, Any]],
-                  entropy: Any) -> List[str]:
+                  entropy: Any, plain: Dict[str, Any], freedom: int, level: float) -> List[str]:
     """The bias entropies taken through their tuned rows (:func:`~.lite_entropy.tuned_entropy`), their point,
-    resamples, kept flag and details replaced in place; the others are left plain (weight 0).  Returns the names
-    taken through their rows."""
+    resamples, kept flag and details replaced in place, where that pays (:func:`pays`, against the ``plain``
+    resamples at ``freedom`` degrees of freedom); the others are left plain (weight 0).  Returns the names taken
+    through their rows."""
     np = numpy_module("numpy")
     through = []
     for name, row in entropy_rows(benchmark, list(points)).items():
         taken = None if entropy is None or not kept[row].any() else tuned_entropy(points[row], spreads[row], entropy)
+        if taken is not None and not pays(taken[1], plain.get(name, []), freedom, len(weights[row]), level):
+            taken = None
         known = [truth[name] for truth in truths]
         if taken is None:
             kept[name] = np.asarray(False)
@@ -130,6 +134,21 @@ def through_rows(benchmark: str, points: Dict[str, Any], spreads: Dict[str, Any]
         details[name] = row_details(weights[row], known, len(truths) > 1)
         through.append(name)
     return through
+
+
+def pays(tuned: Sequence[float], plain: Sequence[Any], freedom: int, proxies: int, level: float) -> bool:
+    """Whether the entropy of the tuned row is expected no wider than the plain one, the rule of
+    :func:`~.lite_proxy_weights.paying` for the entropy itself: the tuned resamples' spread (their rows already
+    widened for the weights' own variability) times the t factor at d - m degrees of freedom against the plain
+    resamples' spread times the t factor at d.  Each label's weight pays for the row, but the entropy weighs the
+    labels its own way: a proxy whose row follows the target's on some labels only can leave the entropy's
+    interval wider than the plain one."""
+    np = numpy_module("numpy")
+    mine = np.asarray([v for v in tuned if isinstance(v, float) and math.isfinite(v)], dtype=np.float64)
+    theirs = np.asarray([v for v in plain if isinstance(v, (int, float)) and math.isfinite(v)], dtype=np.float64)
+    if len(mine) < 3 or len(theirs) < 3:
+        return False
+    return t_over_z(level, max(freedom - proxies, 1)) * float(mine.std()) <= t_over_z(level, freedom) * float(theirs.std())
 
 
 def row_entropy(statistic: Statistic) -> Any:

@@ -254,3 +254,15 @@ def test_on_the_raw_branch_the_tuned_row_is_divided_by_its_sum():
     softmaxed = row_entropy(_statistic(rows))
     assert softmaxed([0.3, 0.6]) == pytest.approx(float(_softmax_entropy(np.array([0.3, 0.6]))), rel=1e-12)
     assert softmaxed([0.3, 0.6]) == pytest.approx(softmaxed([0.5, 0.8]), rel=1e-12)
+
+
+def test_the_entropy_through_its_row_is_kept_only_where_it_pays():
+    """By hand: the same spread does not pay (the fitted weight's degree of freedom costs the t factor), a spread
+    narrower by more than the t factors' ratio does; too few resamples never pay."""
+    from StaICC.stats.lite_entropy import pays
+    spread = [float(v) for v in range(-20, 21)]
+    assert not pays(spread, spread, 10, 1, 0.95)
+    ratio = t_over_z(0.95, 9) / t_over_z(0.95, 10)
+    assert pays([v / (ratio * 1.001) for v in spread], spread, 10, 1, 0.95)
+    assert not pays([v / (ratio * 0.999) for v in spread], spread, 10, 1, 0.95)
+    assert not pays([0.0, 1.0], spread, 10, 1, 0.95)
