@@ -56,11 +56,31 @@ def three_labels():
     return target, proxy, Population(((None, 400),))
 
 
-def test_the_entropy_is_the_entropy_of_the_tuned_row(three_labels):
-    """The estimate, bias correction and interval computed here from the same design and resample weights: per label
+def test_far_from_the_maximum_the_entropy_keeps_the_difference_of_entropies(three_labels, monkeypatch):
+    """A target far from uniform: the entropy's own resamples are nearly linear in the row, so the cell is the
+    power-tuned difference of entropies (the path every scalar metric takes, tested against NumPy in
+    test_lite_proxy.py), bit for bit the cell computed with the row's path switched off."""
+    import StaICC.stats.lite_proxy as lite_proxy
+    target, proxy, population = three_labels
+    positions = sorted(random.Random(5).sample(range(400), 60))
+    full, helper = _statistic(target), _statistic(proxy)
+    subset = Statistic("Domain_bias", full.table.restricted(positions), NAMES)
+    cell, estimator = _tuned(helper, subset, population)
+    assert "row_weights" not in estimator.details[("Domain_bias", "toy", "entropy")]
+    monkeypatch.setattr(lite_proxy, "through_rows", lambda *args: [])  # every entropy as any scalar metric
+    assert cell["entropy"][:3] == _tuned(helper, subset, population)[0]["entropy"][:3]
+    assert estimator.details[("Domain_bias", "toy", "entropy")]["weight"] > 0.5  # the proxy is taken
+
+
+def test_the_entropy_is_the_entropy_of_the_tuned_row(three_labels, monkeypatch):
+    """Where the row's path is taken (here forced: this toy is far from the maximum, where the difference of
+    entropies is used), the estimate, bias correction and interval computed here from the same design and resample
+    weights: per label
     lambda_j = Cov(t_j*, p_j*) / Var(p_j*) clipped to [0, 1], the tuned row t + lambda (P - p), its resamples
     t* - lambda p* + lambda P widened about their mean by sqrt(d / (d - 2)), the softmaxed entropy of each, the
     bootstrap bias subtracted, the resamples' deviations t-widened at d - 1 degrees of freedom."""
+    import StaICC.stats.lite_entropy as lite_entropy
+    monkeypatch.setattr(lite_entropy, "near_maximum", lambda resampled, value: True)  # the row's path, not its hull
     target, proxy, population = three_labels
     positions = sorted(random.Random(5).sample(range(400), 60))
     full, helper = _statistic(target), _statistic(proxy)
@@ -174,7 +194,8 @@ def _difference_of_entropies(target, proxy, subset, seed, items, resamples=200):
 def test_a_near_copy_proxy_near_the_maximum_covers():
     """300 seeded subsets of 64 of 512 items, 200 resamples: the difference of plug-in entropies held the full
     run's entropy about 92 % of the time (its proxy part is a square of the proxy's error, added to every subset),
-    the entropy of the tuned row at least 95 %, at a fraction of the plain width."""
+    the package's cell (the entropy of the tuned row where its resamples show the maximum's non-linear regime, the
+    difference of entropies elsewhere) at least 95 %, narrower than the plain interval."""
     target, proxy = _near_copy()
     full, helper = _statistic(target), _statistic(proxy)
     truth = full.point()["entropy"]
@@ -189,7 +210,7 @@ def test_a_near_copy_proxy_near_the_maximum_covers():
     assert np.mean([low <= truth <= high for low, high in former]) < 0.93
     assert np.mean(held) >= 0.95
     widths = [(c[1][0]["entropy"][2] - c[1][0]["entropy"][1]) / (c[0]["entropy"][2] - c[0]["entropy"][1]) for c in found]
-    assert np.median(widths) < 0.3
+    assert np.median(widths) < 0.8
 
 
 def test_near_the_maximum_the_interval_holds_the_plain_one():
