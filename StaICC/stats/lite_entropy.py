@@ -91,7 +91,7 @@ def near_maximum(resampled: Sequence[float], value: float) -> bool:
     |mean(H*) - H| at least :data:`NONLINEAR` of the resamples' standard deviation (a spread of 0 is not)."""
     np = numpy_module("numpy")
     values = np.asarray([v for v in resampled if isinstance(v, float) and math.isfinite(v)], dtype=np.float64)
-    if len(values) < 3 or not math.isfinite(value):
+    if len(values) < 3 or not isinstance(value, (int, float)) or not math.isfinite(value):
         return False
     spread = float(values.std())
     return spread > 0 and abs(float(values.mean()) - value) >= NONLINEAR * spread
@@ -118,20 +118,26 @@ def row_details(weight: Any, known: Sequence[Any], many: bool) -> Dict[str, Any]
 
 def through_rows(benchmark: str, points: Dict[str, Any], spreads: Dict[str, Any], kept: Dict[str, Any],
                   details: Dict[str, Any], weights: Dict[str, Any], truths: Sequence[Dict[str, Any]],
-                  entropy: Any, plain: Dict[str, Any], freedom: int, level: float) -> List[str]:
+                  entropy: Any, evaluated: Sequence[Tuple[Dict[str, Any], Dict[str, Any]]], freedom: int,
+                  level: float) -> List[str]:
     """The bias entropies near their maximum taken through their tuned rows (:func:`~.lite_entropy.tuned_entropy`),
     their point, resamples, kept flag and details replaced in place, where that pays (:func:`pays`, against the
     ``plain`` resamples at ``freedom`` degrees of freedom), else left plain (weight 0).  An entropy whose tuned row's
-    resamples show it nearly linear (not :func:`near_maximum`) keeps the power-tuned difference of entropies fitted
-    on its own resamples, as every other metric: its weight targets the entropy's spread, where the row's weights
-    target each label's (measured: the related proxy of the twelve-model study narrowed Domain_bias's entropy to
-    0.83 of the plain width that way, and not at all through the row).  Returns the names taken through their
-    rows."""
+    resamples, the target's on the subset (``evaluated[0]``: (point, resamples)) and every proxy's on the subset
+    (``evaluated[1:]``) all show it nearly linear (not :func:`near_maximum`) keeps the power-tuned difference of
+    entropies fitted on its own resamples, as every other metric: its weight targets the entropy's spread, where the
+    row's weights target each label's (measured: the related proxy of the twelve-model study narrowed Domain_bias's
+    entropy to 0.83 of the plain width that way, and not at all through the row).  A proxy's subset entropy near
+    its maximum is what biased the difference (the square of its error), so its resamples are read too, not only
+    the tuned row's, which a good proxy makes precise enough to look linear.  Returns the names taken through
+    their rows."""
     np = numpy_module("numpy")
+    plain = evaluated[0][1]
     through = []
     for name, row in entropy_rows(benchmark, list(points)).items():
         taken = None if entropy is None or not kept[row].any() else tuned_entropy(points[row], spreads[row], entropy)
-        if taken is not None and not near_maximum(taken[1], taken[0]):
+        if taken is not None and not near_maximum(taken[1], taken[0]) and not any(
+                near_maximum(resampled.get(name, []), point.get(name, math.nan)) for point, resampled in evaluated):
             continue  # the entropy is nearly linear in its row here: the difference of entropies, as any metric
         if taken is not None and not pays(taken[1], plain.get(name, []), freedom, len(weights[row]), level):
             taken = None

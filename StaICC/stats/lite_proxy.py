@@ -262,8 +262,8 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
         spreads[name] = widened_spread(combined, weight, freedom, also).tolist()  # the weights' own variability
         details[name] = weight_details(ts, ps, weight, [truth[name] for truth in truths], width)
         weights[name] = weight
-    through = through_rows(benchmark, points, spreads, kept, details, weights, truths, entropy, target[1], freedom,
-                           level)
+    through = through_rows(benchmark, points, spreads, kept, details, weights, truths, entropy, [target, *proxies],
+                           freedom, level)
     fitted = finished(benchmark, {n: points[n] for n in points if kept[n].any()}, spreads, max(spare, 1), level, exact)
     rest = [n for n in points if not kept[n].all()]  # no proxy applies (or pays): the plain estimate and interval
     plain = finished(benchmark, {n: target[0][n] for n in rest}, target[1], freedom, level, exact, gaps)
