@@ -13,6 +13,14 @@ itself (the oracle); the larger sigma, the less the proxy follows the target, eq
 ``benchmarks/lite_proxy_trained.py``, which prints each one's item correlation with the target on Normal and its
 width ratios.  A study device, not a model: no real proxy has noise independent of the prompt.
 
+The noisy run's ``results.json`` is the target's with every number the records give recomputed from the noisy
+records by the package's own code (:func:`recomputed`: each dataset's metrics by
+:func:`StaICC.stats.bootstrap.dataset_statistic`, as ``staicc report`` and ``staicc verify`` recompute them, a slope's
+per-pass values and intercept too, each sub-benchmark's average by the spec table's rule), so the run is one whose
+records give its results: ``staicc verify`` passes it and ``staicc run --lite-proxy`` accepts it.  Its metadata
+(prompts, answer counts, the exact-sum rule: a softmax's rows are probabilities as the target's are) is the
+target's, which the noise does not change.
+
     python benchmarks/lite_noisy_proxy.py --target RUNS/target --out /tmp/noisy/s050 --sigma 0.5
 """
 import argparse
@@ -20,7 +28,10 @@ import json
 import math
 import os
 import random
-from typing import Any, List
+import sys
+from typing import Any, Dict, List
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def noisy(prediction: List[float], sigma: float, rng: random.Random, item: List[float], shared: float) -> List[float]:
@@ -50,6 +61,65 @@ def rewrite(record: Any, sigma: float, rng: random.Random, seed: int, shared: fl
     return dict(record, prediction=row, predicted=max(range(len(row)), key=row.__getitem__))
 
 
+def part_results(document: Dict[str, Any], part: Any) -> Dict[str, Any]:
+    """The results object of one sub-benchmark (a compound one's part) inside a results document."""
+    if part.compound:
+        name, key = part.compound
+        return document["benchmarks"][name]["results"][key]
+    return document["benchmarks"][part.name]["results"]
+
+
+def recomputed(document: Dict[str, Any], directory: str) -> Dict[str, Any]:
+    """``document`` (the results.json of the run in ``directory``, whose records were rewritten) with every number
+    its records give recomputed from them: each dataset's metrics (a slope's per-pass values, its slope and its
+    intercept: the standard's least-squares line through the passes), then each sub-benchmark's averaged row by
+    the spec table's averaging rule.  A value the records give as not finite is refused (the noise keeps rows
+    finite)."""
+    from StaICC.numeric import linear_regression
+    from StaICC.report.runs import load_run
+    from StaICC.spec import SPECS
+    from StaICC.stats.bootstrap import dataset_statistic
+    from StaICC.subbenchmarks.averaging import AVERAGING
+    run = load_run(directory)
+    for part in run.parts.values():
+        results = part_results(document, part)
+        divided = results["Divided results"]
+        for dataset in part.datasets():
+            statistic = dataset_statistic(part, dataset, check=False)
+            _store(divided[dataset], statistic, linear_regression)
+        spec = SPECS.get(part.name)
+        if spec is not None and divided:
+            averaged = AVERAGING[spec.averaging](divided, len(divided))
+            results["Averaged results"].update({n: v for n, v in averaged.items() if n in results["Averaged results"]})
+    return document
+
+
+def _store(result: Dict[str, Any], statistic: Any, linear_regression: Any) -> None:
+    """One dataset's recomputed numbers written where its result object holds them."""
+    point = statistic.point()
+    if statistic.x_values is not None:  # a slope: the per-pass values, then (slope, intercept) through them
+        passes = [statistic._pass_values(statistic.table.identity(), [p], statistic.fast)
+                  for p in range(statistic.table.passes)]
+        for p, values in enumerate(passes):
+            result[str(p)].update({n: _finite(v) for n, v in values.items() if n in result[str(p)]})
+        for name in result["sensitivity"]:
+            line = linear_regression(statistic.x_values, [values[name] for values in passes])
+            if line[0] != point[name]:
+                raise ValueError(f"{name}: the slope through the passes, {line[0]!r}, is not the statistic's {point[name]!r}")
+            result["sensitivity"][name] = [_finite(line[0]), _finite(line[1])]
+        return
+    held = result.get("sensitivity", result)
+    held.update({n: _finite(v) for n, v in point.items() if n in held})
+
+
+def _finite(value: Any) -> Any:
+    """A recomputed value, refused where it is not finite (a noisy run's numbers all are)."""
+    values = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
+        raise ValueError(f"a recomputed value is not finite: {value!r}")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--target", required=True, help="the target's full run directory (with records)")
@@ -75,6 +145,9 @@ def main() -> None:
             open(os.path.join(args.out, document["samples"]), "w", encoding="utf-8") as sink:
         for line in source:
             sink.write(json.dumps(rewrite(json.loads(line), args.sigma, rng, args.seed, args.shared)) + "\n")
+    document = recomputed(document, args.out)  # the numbers these records give
+    with open(os.path.join(args.out, "results.json"), "w", encoding="utf-8") as fh:
+        json.dump(document, fh)
     print(f"wrote {args.out} (sigma {args.sigma}, shared {args.shared}, seed {args.seed})")
 
 

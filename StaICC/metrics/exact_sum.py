@@ -111,9 +111,13 @@ def recorded_rule(metadata: Any, dataset: str) -> str:
 
 def recorded_rules(run: Any) -> Dict[Tuple[str, str], str]:
     """(sub-benchmark, dataset) -> :func:`recorded_rule`, for a loaded run (``run.parts``) or a result of
-    ``run_suite`` (each sub-benchmark's result carries its metadata)."""
+    ``run_suite`` (each sub-benchmark's result carries its metadata; a compound one's, such as Triplet_bias, is
+    unfolded into its parts, named as their records are, as a loaded run's are)."""
+    from ..spec import unfold
     parts = getattr(run, "parts", None)
-    named = parts.items() if parts is not None else (run.items() if isinstance(run, dict) else ())
+    # a result in memory: a compound sub-benchmark's parts, each with its own metadata, under their records' names
+    named = parts.items() if parts is not None else \
+        ([(u.part, u.value) for u in unfold(run)] if isinstance(run, dict) else ())
     found: Dict[Tuple[str, str], str] = {}
     for name, part in named:
         metadata = getattr(part, "metadata", None)

@@ -36,6 +36,7 @@ from .lite_branches import (has_post_bias, hull, hulled, item_flags, off_branch,
 from .lite_ece import bin_gaps, full_gaps, row_gaps
 from .lite_exact import ALWAYS_EXACT, EXACT_METRICS, exact_of_items, item_accuracy, item_values, unscaled
 from .lite_unseen import rules
+from .lite_entropy import row_entropy
 from .lite_proxy import Proxy, TunedEstimator, power_tuned
 from .lite_residual import residual_hulls, subset_items
 from .statistic import Statistic, entropy_branch_of
@@ -178,6 +179,7 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], groups: Lis
     exact_metrics = {m for b, m in EXACT_METRICS if b == table.benchmark}
     always = {m for b, m in ALWAYS_EXACT if b == table.benchmark}
     accuracy = lru_cache(maxsize=None)(item_accuracy)  # a near-perfect proxy's rule reads the full tables' items
+    entropy = row_entropy(statistic)  # the bias entropy of a tuned row, on the target's branch (lite_entropy)
     for k, ((j, positions), (_, plan, _)) in enumerate(zip(chunk, plans)):
         exact = rules(statistic, positions, plan.weights, dict(population.strata), level,
                       _exact(exact_items, exact_metrics, always, [table.labels[i] for i in positions], positions,
@@ -191,7 +193,8 @@ def _chunk(evaluated: List[Statistic], truths: List[Dict[str, Any]], groups: Lis
                   [residual_hulls(table.benchmark, *power_tuned(  # a near-perfect proxy's rare disagreements
                       table.benchmark, target, [_split(values[1 + i], k, resamples + 1) for i in group],
                       [truths[i] for i in group], plan.freedom, level, exact, mine,
-                      frozenset().union(*(off[i] for i in group)), [_ece_at(helping[i], at, resamples) for i in group]),
+                      frozenset().union(*(off[i] for i in group)), [_ece_at(helping[i], at, resamples) for i in group],
+                      entropy),
                       _items(evaluated, group, positions, plan, population, accuracy), level) for group in groups])
 
 

@@ -33,10 +33,12 @@ A proxy never makes an interval less valid than the plain one, so every rule of 
 applies: the exact intervals and the widenings for unseen answers (:mod:`.lite_unseen`), the
 hulls of the standard's branches (:mod:`.lite_branches`, the other branches' plain estimates).
 Normal's ECE takes the proxy on its signed bin gaps, each a mean over items (:mod:`.lite_ece`, :func:`_tuned_ece`),
-not on the plug-in ECE, biased on small samples and differently for target and proxy.  The difference
-M_proxy(all) - M_proxy(subset) must compare one functional: the proxy's full-run bias entropy is taken on the
-exact-check branch its subset takes, and where a proxy's evaluations on the subset leave its full run's Post_bias
-branch the post-bias metrics take no proxy (a difference across branches measures their distance).
+not on the plug-in ECE, biased on small samples and differently for target and proxy; the bias entropies take it on
+their mean row, a mean over items, and are the entropy of the tuned row (:mod:`.lite_entropy`: a difference of
+plug-in entropies near their maximum adds the square of the proxy's error).  The difference
+M_proxy(all) - M_proxy(subset) must compare one functional: where a proxy's evaluations on the subset leave its full
+run's Post_bias branch the post-bias metrics take no proxy (a difference across branches measures their distance);
+the proxy's full-run entropy recorded beside a cell is on the exact-check branch its subset takes.
 
 **Several proxies** (cached runs of other models on the same prompts, the reference model
 among them if wished: the setting of a cache of past models' item results) are one estimator
@@ -57,6 +59,7 @@ from .lite import (LiteResult, _resample_weights, branch_hulls, census_values, d
 from .lite_bounds import subset_is_probability_rows, within_range
 from .lite_branches import off_branch, on_branch
 from .lite_ece import METRIC as ECE, gaps_for, proxy_gaps, tuned_gaps
+from .lite_entropy import hulled, near_maximum, row_entropy, through_rows
 from .lite_proxy_weights import details as weight_details, paying, spliced, widened_spread
 from .lite_residual import of_subset, residual_hulls
 from .lite_unseen import interval_rules
@@ -218,8 +221,8 @@ def _aligned(name: str, t: Any, proxies: Sequence[Values], truths: Sequence[Dict
 
 def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truths: Sequence[Dict[str, Any]],
                 freedom: int, level: float, exact: Any = None, gaps: Any = None,
-                unfit: frozenset = frozenset(),
-                ece: Sequence[Any] = ()) -> Tuple[Dict[str, Tuple[Any, Any, Any, List[Any]]], Dict[str, Dict[str, Any]]]:
+                unfit: frozenset = frozenset(), ece: Sequence[Any] = (),
+                entropy: Any = None) -> Tuple[Dict[str, Tuple[Any, Any, Any, List[Any]]], Dict[str, Dict[str, Any]]]:
     """(metric -> (estimate, low, high, scaled resamples), metric -> lambda and correlation) of the power-tuned
     difference estimator with one or several proxies, from the target's and each proxy's (point, resampled)
     weighted values on the subset and the proxies' full-run values ``truths``; the interval as
@@ -234,11 +237,13 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
     the exact interval, the weights are 0.  Normal's ECE (:data:`PLAIN_ONLY`) is corrected on the target's signed
     bin ``gaps`` with each proxy's, ``ece`` (:func:`_tuned_ece`; plain where those are missing); the metrics of
     ``unfit`` (those a proxy's evaluations on the subset take on another branch than its full run's:
-    :func:`~.lite_branches.off_branch`) take no proxy."""
+    :func:`~.lite_branches.off_branch`) take no proxy.  A bias entropy is the ``entropy`` (the standard's, on the
+    target's branch) of the tuned label distribution, hulled with the plain interval near its maximum
+    (:mod:`.lite_entropy`; plain without ``entropy``)."""
     np = numpy_module("numpy")
     many, spare = len(proxies) > 1, freedom - len(proxies)
     also = math.sqrt((freedom - 1) / spare) if many and spare >= 2 else 1.0  # m fitted weights' residual spread
-    points, spreads, details, kept = {}, {}, {}, {}
+    points, spreads, details, kept, weights = {}, {}, {}, {}, {}
     for name, t in target[0].items():
         shape = None if t is None or name not in target[1] else _aligned(name, t, proxies, truths)
         if shape is None:
@@ -259,10 +264,16 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
         points[name] = (np.asarray(t, dtype=np.float64) + shift).tolist()
         spreads[name] = widened_spread(combined, weight, freedom, also).tolist()  # the weights' own variability
         details[name] = weight_details(ts, ps, weight, [truth[name] for truth in truths], width)
+        weights[name] = weight
+    through = through_rows(benchmark, points, spreads, kept, details, weights, truths, entropy, [target, *proxies],
+                           freedom, level)
     fitted = finished(benchmark, {n: points[n] for n in points if kept[n].any()}, spreads, max(spare, 1), level, exact)
     rest = [n for n in points if not kept[n].all()]  # no proxy applies (or pays): the plain estimate and interval
     plain = finished(benchmark, {n: target[0][n] for n in rest}, target[1], freedom, level, exact, gaps)
     found = {n: spliced(fitted.get(n), plain.get(n), kept[n]) for n in points if n in fitted or n in plain}
+    for name in (n for n in through if near_maximum(spreads[n], points[n])):  # the plain interval's reach too
+        found[name] = hulled(found[name], finished(benchmark, {name: target[0][name]}, target[1], freedom, level,
+                                                   exact, gaps).get(name), level)
     tuned = _tuned_ece(benchmark, gaps, ece, freedom, level, exact) if ECE[1] in found else None
     if tuned is not None:
         found[ECE[1]] = found[ECE[1]] if tuned[0] is None else tuned[0]
@@ -321,7 +332,8 @@ class TunedEstimator:
                                      gaps_for(statistic, rows, plan.weights),
                                      frozenset().union(*(off_branch(s, [plan.weights, *rows], w)
                                                          for s, w in zip(subs, wholes))),
-                                     [proxy_gaps(whole, table, rows, plan.weights) for whole in wholes])
+                                     [proxy_gaps(whole, table, rows, plan.weights) for whole in wholes],
+                                     row_entropy(statistic))
         found = residual_hulls(table.benchmark, found, details,  # a near-perfect proxy's rare disagreements
                                lambda: of_subset(statistic, subs, wholes, plan, population), level)
         found = branch_hulls(statistic, plan, rows, found, plain_on(statistic, population, plan, rows, level))

@@ -61,6 +61,20 @@ def test_a_loaded_run_and_a_result_give_the_rules_their_rows_took(tmp_path):
     assert recorded_rules(checked) == {("Normal", "TREC"): "check"}
 
 
+def test_a_compound_results_parts_give_their_rules_as_a_loaded_runs(tmp_path):
+    """Triplet_bias (the standard suite's form of the three bias diagnoses) holds each part's metadata under the
+    part: a lite run estimates from the result in memory and must find the rule its records' parts took."""
+    from StaICC.metrics.exact_sum import recorded_rules
+    result = run_suite(skewed, "Triplet_bias", datasets=["TREC"], prediction_kind="probabilities", progress=False)
+    write(Run.from_result(result, None), str(tmp_path / "run"), log_samples="compact")
+    expected = {(part, "TREC"): "softmax" for part in ("Contextual_bias", "Domain_bias", "Post_bias")}
+    assert recorded_rules(result) == expected == recorded_rules(load_run(str(tmp_path / "run")))
+    pytest.importorskip("numpy")  # the lite estimates
+    lite = run_lite(skewed, 0.5, "Triplet_bias", datasets=["TREC"], prediction_kind="probabilities", progress=False)
+    cell = lite.metadata["lite"]["estimates"]["benchmarks"]["Domain_bias"]["TREC"]["entropy"]
+    assert all(math.isclose(cell[key], SOFTMAXED, rel_tol=1e-12) for key in ("value", "low", "high")), cell
+
+
 def test_a_proxy_run_keeps_the_rule_its_rows_took(tmp_path):
     from StaICC.stats.lite_proxy import proxy_of_run
     result = run_suite(skewed, "Domain_bias", datasets=["TREC"], prediction_kind="probabilities", progress=False)

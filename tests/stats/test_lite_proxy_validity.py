@@ -48,7 +48,8 @@ def domain():
         proxy.append([v / sum(lean) for v in lean])
         target.append([2.0 * v + rng.gauss(0, 0.2) - 1.0 for v in lean])
     labels = [0] * 400
-    return (_statistic("Domain_bias", target, labels, ["entropy"]), _statistic("Domain_bias", proxy, labels, ["entropy"]),
+    names = ["distribution", "entropy"]  # a proxy corrects the entropy through the mean row (lite_entropy)
+    return (_statistic("Domain_bias", target, labels, names), _statistic("Domain_bias", proxy, labels, names),
             Population(((None, 400),)), np.asarray(target))
 
 
@@ -66,8 +67,10 @@ def test_the_proxys_full_run_entropy_is_taken_on_its_subsets_branch(domain):
     for seed in range(12):
         positions = sorted(random.Random(seed).sample(range(400), 50))
         subset = Statistic("Domain_bias", full.table.restricted(positions), full.names())
-        ends = [_tuned(on_branch(proxy, branch), subset, population, seed)[0]["entropy"][:3] for branch in (True, False)]
+        found = [_tuned(on_branch(proxy, branch), subset, population, seed) for branch in (True, False)]
+        ends = [cells["entropy"][:3] for cells, _ in found]
         assert ends[0] == ends[1]
+        assert found[0][1].details[("Domain_bias", "toy", "entropy")]["weight"] > 0  # the proxy takes part
         value, low, high = ends[0]
         covered += low <= truth <= high
     assert covered >= 10
