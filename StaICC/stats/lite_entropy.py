@@ -107,6 +107,16 @@ def hulled(tuned: Cell, plain: Optional[Cell], level: float) -> Cell:
     return tuned[0], low, high, stretched(tuned[0], tuned[3], resample_interval(tuned[3], level), (low, high))
 
 
+def hulls_near_maximum(found: Dict[str, Cell], through: Sequence[str], spreads: Dict[str, Any],
+                       points: Dict[str, Any], level: float, plain_of: Callable[[str], Optional[Cell]]) -> None:
+    """In place: each entropy taken through its row whose tuned resamples show the maximum's non-linear regime gets
+    the hull of its interval and the plain cell's (``plain_of(name)``): the percentile interval of a function whose
+    gradient is small under-covers there."""
+    for name in through:
+        if near_maximum(spreads[name], points[name]):
+            found[name] = hulled(found[name], plain_of(name), level)
+
+
 def row_details(weight: Any, known: Sequence[Any], many: bool) -> Dict[str, Any]:
     """What an entropy taken through its tuned row records: each proxy's full-run entropy, the mean of the row's
     weights (per proxy) and the weights themselves (``row_weights``), no correlation (no scalar was fitted)."""

@@ -32,13 +32,10 @@ subset is the full run and the estimate is its own number.
 A proxy never makes an interval less valid than the plain one, so every rule of the plain path
 applies: the exact intervals and the widenings for unseen answers (:mod:`.lite_unseen`), the
 hulls of the standard's branches (:mod:`.lite_branches`, the other branches' plain estimates).
-Normal's ECE takes the proxy on its signed bin gaps, each a mean over items (:mod:`.lite_ece`, :func:`_tuned_ece`),
-not on the plug-in ECE, biased on small samples and differently for target and proxy; the bias entropies take it on
-their mean row, a mean over items, and are the entropy of the tuned row (:mod:`.lite_entropy`: a difference of
-plug-in entropies near their maximum adds the square of the proxy's error).  The difference
-M_proxy(all) - M_proxy(subset) must compare one functional: where a proxy's evaluations on the subset leave its full
-run's Post_bias branch the post-bias metrics take no proxy (a difference across branches measures their distance);
-the proxy's full-run entropy recorded beside a cell is on the exact-check branch its subset takes.
+Normal's ECE takes the proxy on its signed bin gaps, each a mean over items (:mod:`.lite_ece`), not on the biased
+plug-in ECE; near their maximum the bias entropies take it on their mean row (:mod:`.lite_entropy`).  The
+difference M_proxy(all) - M_proxy(subset) must compare one functional: a proxy's evaluations that leave its full
+run's Post_bias branch take no proxy there, and its full-run entropy is on the exact-check branch its subset takes.
 
 **Several proxies** (cached runs of other models on the same prompts, the reference model
 among them if wished: the setting of a cache of past models' item results) are one estimator
@@ -59,7 +56,7 @@ from .lite import (LiteResult, _resample_weights, branch_hulls, census_values, d
 from .lite_bounds import subset_is_probability_rows, within_range
 from .lite_branches import off_branch, on_branch
 from .lite_ece import METRIC as ECE, gaps_for, proxy_gaps, tuned_gaps
-from .lite_entropy import hulled, near_maximum, row_entropy, through_rows
+from .lite_entropy import hulls_near_maximum, row_entropy, through_rows
 from .lite_proxy_weights import details as weight_details, paying, spliced, widened_spread
 from .lite_residual import of_subset, residual_hulls
 from .lite_unseen import interval_rules
@@ -237,9 +234,8 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
     the exact interval, the weights are 0.  Normal's ECE (:data:`PLAIN_ONLY`) is corrected on the target's signed
     bin ``gaps`` with each proxy's, ``ece`` (:func:`_tuned_ece`; plain where those are missing); the metrics of
     ``unfit`` (those a proxy's evaluations on the subset take on another branch than its full run's:
-    :func:`~.lite_branches.off_branch`) take no proxy.  A bias entropy is the ``entropy`` (the standard's, on the
-    target's branch) of the tuned label distribution, hulled with the plain interval near its maximum
-    (:mod:`.lite_entropy`; plain without ``entropy``)."""
+    :func:`~.lite_branches.off_branch`) take no proxy.  Near its maximum a bias entropy is the ``entropy`` of the
+    tuned label distribution (:mod:`.lite_entropy`)."""
     np = numpy_module("numpy")
     many, spare = len(proxies) > 1, freedom - len(proxies)
     also = math.sqrt((freedom - 1) / spare) if many and spare >= 2 else 1.0  # m fitted weights' residual spread
@@ -271,9 +267,8 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
     rest = [n for n in points if not kept[n].all()]  # no proxy applies (or pays): the plain estimate and interval
     plain = finished(benchmark, {n: target[0][n] for n in rest}, target[1], freedom, level, exact, gaps)
     found = {n: spliced(fitted.get(n), plain.get(n), kept[n]) for n in points if n in fitted or n in plain}
-    for name in (n for n in through if near_maximum(spreads[n], points[n])):  # the plain interval's reach too
-        found[name] = hulled(found[name], finished(benchmark, {name: target[0][name]}, target[1], freedom, level,
-                                                   exact, gaps).get(name), level)
+    hulls_near_maximum(found, through, spreads, points, level, lambda n: finished(  # the plain interval's reach too
+        benchmark, {n: target[0][n]}, target[1], freedom, level, exact, gaps).get(n))
     tuned = _tuned_ece(benchmark, gaps, ece, freedom, level, exact) if ECE[1] in found else None
     if tuned is not None:
         found[ECE[1]] = found[ECE[1]] if tuned[0] is None else tuned[0]

@@ -80,7 +80,9 @@ def test_the_entropy_is_the_entropy_of_the_tuned_row(three_labels, monkeypatch):
     t* - lambda p* + lambda P widened about their mean by sqrt(d / (d - 2)), the softmaxed entropy of each, the
     bootstrap bias subtracted, the resamples' deviations t-widened at d - 1 degrees of freedom."""
     import StaICC.stats.lite_entropy as lite_entropy
-    monkeypatch.setattr(lite_entropy, "near_maximum", lambda resampled, value: True)  # the row's path, not its hull
+    import StaICC.stats.lite_proxy as lite_proxy
+    monkeypatch.setattr(lite_entropy, "near_maximum", lambda resampled, value: True)  # the row's path,
+    monkeypatch.setattr(lite_proxy, "hulls_near_maximum", lambda *args: None)  # not its hull
     target, proxy, population = three_labels
     positions = sorted(random.Random(5).sample(range(400), 60))
     full, helper = _statistic(target), _statistic(proxy)
