@@ -83,6 +83,8 @@ def tuned_entropy(point: Sequence[float], resamples: Sequence[Sequence[float]],
         values = [entropy(row) for row in rows]
     except ValueError:  # the logarithm of a negative mean: no entropy of that row
         return None
+    if not all(math.isfinite(v) for v in values):  # a row summing to 0 or below (raw branch): no entropy either
+        return None
     return values[0], values[1:]
 
 
@@ -191,7 +193,5 @@ def row_entropy(statistic: Statistic) -> Any:
 
     def raw(means: Sequence[float]) -> float:
         total = math.fsum(means)
-        if not total > 0:
-            raise ValueError("a tuned mean row that sums to 0 or below has no entropy")
-        return entropy_on_branch([v / total for v in means], True)
+        return entropy_on_branch([v / total for v in means], True) if total > 0 else math.nan
     return raw
