@@ -175,6 +175,11 @@ def parts_of(name: str) -> Tuple[Tuple[str, str], ...]:
     return spec.parts if spec is not None and spec.parts else ((name, name),)
 
 
+def part_names(name: str) -> Tuple[str, ...]:
+    """The parts a run of ``name`` holds records of: a compound's parts, or ``name`` itself."""
+    return tuple(part for _key, part in parts_of(name))
+
+
 class Unfolded(NamedTuple):
     """One part of a sub-benchmark's entry: the sub-benchmark, the key its part is under, the part's name
     (a simple sub-benchmark is its own part, under its own name) and the part's value."""

@@ -101,9 +101,9 @@ def proxy_reads(benchmarks: Any, tasks: Sequence[Any],
     that is not kept, as before (a lite run of Normal with a proxy run of the whole suite holds Normal's only)."""
     if tasks:
         return None
-    from ..spec import parts_of
+    from ..spec import part_names
     from ..subbenchmarks.suite import resolve_benchmark_names
-    parts = {part for name in resolve_benchmark_names(benchmarks) for _, part in parts_of(name)}
+    parts = {part for name in resolve_benchmark_names(benchmarks) for part in part_names(name)}
     names = None if datasets is None else {getattr(d, "name", d) for d in datasets}
     return lambda part, dataset: part in parts and (names is None or dataset in names)
 
