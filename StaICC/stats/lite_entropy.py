@@ -50,8 +50,8 @@ uniform.
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .lite import t_over_z
 from .lite_averaged import stretched
+from .lite_proxy_weights import no_wider
 from .lite_scaled import resample_interval
 from .statistic import Statistic, entropy_on_branch
 from .vectorized import numpy_module
@@ -91,8 +91,7 @@ def tuned_entropy(point: Sequence[float], resamples: Sequence[Sequence[float]],
 def near_maximum(resampled: Sequence[float], value: float) -> bool:
     """Whether the entropy's resamples show it in its non-linear regime near the maximum: the bootstrap bias
     |mean(H*) - H| at least :data:`NONLINEAR` of the resamples' standard deviation (a spread of 0 is not)."""
-    np = numpy_module("numpy")
-    values = np.asarray([v for v in resampled if isinstance(v, float) and math.isfinite(v)], dtype=np.float64)
+    values = _finite(resampled)
     if len(values) < 3 or not isinstance(value, (int, float)) or not math.isfinite(value):
         return False
     spread = float(values.std())
@@ -172,12 +171,16 @@ def pays(tuned: Sequence[float], plain: Sequence[Any], freedom: int, proxies: in
     resamples' spread times the t factor at d.  Each label's weight pays for the row, but the entropy weighs the
     labels its own way: a proxy whose row follows the target's on some labels only can leave the entropy's
     interval wider than the plain one."""
-    np = numpy_module("numpy")
-    mine = np.asarray([v for v in tuned if isinstance(v, float) and math.isfinite(v)], dtype=np.float64)
-    theirs = np.asarray([v for v in plain if isinstance(v, (int, float)) and math.isfinite(v)], dtype=np.float64)
+    mine, theirs = _finite(tuned), _finite(plain)
     if len(mine) < 3 or len(theirs) < 3:
         return False
-    return t_over_z(level, max(freedom - proxies, 1)) * float(mine.std()) <= t_over_z(level, freedom) * float(theirs.std())
+    return bool(no_wider(float(mine.std()), float(theirs.std()), freedom, proxies, level))
+
+
+def _finite(values: Sequence[Any]) -> Any:
+    """The finite numbers among ``values`` (resamples: None or NaN where one has no value), as an array."""
+    np = numpy_module("numpy")
+    return np.asarray([v for v in values if isinstance(v, (int, float)) and math.isfinite(v)], dtype=np.float64)
 
 
 def row_entropy(statistic: Statistic) -> Any:

@@ -127,11 +127,18 @@ def paying(weights: Any, target: Any, proxies: Sequence[Any], freedom: int, leve
     finite spread either way takes 0."""
     np = numpy_module("numpy")
     combined = np.asarray(target, dtype=np.float64) - sum(w * p for w, p in zip(weights, proxies))
-    fitted = also * weight_widening(freedom, len(weights)) * t_over_z(level, max(freedom - len(weights), 1))
     with warnings.catch_warnings():  # an element without finite resamples has no spread: it stays plain
         warnings.simplefilter("ignore", RuntimeWarning)
-        pays = fitted * np.nanstd(combined, axis=0) <= t_over_z(level, freedom) * np.nanstd(target, axis=0)
+        pays = no_wider(np.nanstd(combined, axis=0), np.nanstd(target, axis=0), freedom, len(weights), level,
+                        also * weight_widening(freedom, len(weights)))
     return np.where(pays, weights, 0.0)
+
+
+def no_wider(fitted: Any, plain: Any, freedom: int, proxies: int, level: float, widening: Any = 1.0) -> Any:
+    """Whether a fitted interval is expected no wider than the plain one: the ``fitted`` spread times ``widening``
+    and the t factor at d - m degrees of freedom (m the ``proxies``' weights) against the ``plain`` spread times the
+    t factor at d (scalars or arrays, element by element)."""
+    return widening * t_over_z(level, max(freedom - proxies, 1)) * fitted <= t_over_z(level, freedom) * plain
 
 
 def spliced(fitted: Any, plain: Any, kept: Any) -> Any:
