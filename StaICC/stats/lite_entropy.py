@@ -30,29 +30,24 @@ Domain_bias entropy held the full run's value 89-90 % of the time (plain 94-95.5
   about ln 2 - 2 delta^2: the resamples' spread is the gradient term, about 4 |delta| sigma, their bootstrap bias
   the curvature term, about 2 sigma^2, and their ratio about 1 / (2x).  A simulation of that case (4,000 subsets,
   200 resamples: tests/stats/test_lite_entropy.py) covers about 99.8 % at x <= 1, 92-93 % at x = 2-3 and 94-95 %
-  from x = 4 on (the row's own percentile interval at 200 resamples).  So where the tuned resamples' bias is at
-  least an eighth of their spread (:data:`NONLINEAR`: x <= 4, :func:`near_maximum`), the interval is the **hull of
-  the tuned and the plain intervals**: a proxy that narrows the row several times puts the plain row at a fraction
-  of x, where the plain interval over-covers, and one that narrows it little gives two similar intervals; either
-  way the interval holds the plain one there.  The choice reads the tuned resamples' spread and bias only, not
-  where the full run's value lies.  The cell's resamples are stretched to the hull (:func:`hulled`), so that the
-  averaged row averages it with the other datasets' spread: added whole as a reach beyond the resamples, the hull
-  made the related proxy's averaged Domain_bias entropy 2.1 times the plain width.
+  from x = 4 on (the row's own percentile interval at 200 resamples).  So where the tuned row's own resamples show
+  that regime (bias at least :data:`NONLINEAR` of their spread, x <= 4: :func:`near_maximum`) the entropy takes
+  **no proxy**: the cell is the plain one, bit for bit.  A proxy that narrows the row several times puts the plain
+  row at a fraction of x, where the plain interval over-covers; one that narrows it little leaves the two alike.
+  The choice reads the tuned resamples' spread and bias only, not where the full run's value lies.
 
-Options weighed: the entropy's range over the row's interval (for two labels the image of the row's interval,
-valid wherever the row's is: in the simulation above 94.4-97.6 % at every x, 1.03 times the percentile interval's
-width far from uniform and 1.44 times at it; for more labels the range over a box of per-label intervals, wider
-than the entropy's own interval where it is nearly linear, and on the softmax branch not separable by label); the
-plain interval alone near the maximum (the tuned estimate could then lie outside its interval).  The hull keeps
-the tuned estimate inside its interval and costs width only where the tuned row is within four standard errors of
-uniform.
+Options weighed: the hull of the tuned and the plain intervals there (what this module did first: it keeps the
+tuned estimate but is never narrower than the plain interval, and on the twelve-model study the related proxy left
+Domain_bias's averaged entropy 1.02 times the plain width, a proxy making a cell wider); the entropy's range over
+the row's interval (for two labels the image of the row's interval, valid wherever the row's is: in the simulation
+above 94.4-97.6 % at every x, 1.03 times the percentile interval's width far from uniform and 1.44 times at it;
+for more labels the range over a box of per-label intervals, wider than the entropy's own interval where it is
+nearly linear, and on the softmax branch not separable by label).
 """
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .lite_averaged import stretched
 from .lite_proxy_weights import no_wider
-from .lite_scaled import resample_interval
 from .statistic import Statistic, entropy_on_branch
 from .vectorized import numpy_module
 
@@ -60,10 +55,8 @@ from .vectorized import numpy_module
 ROW_OF: Dict[Tuple[str, str], str] = {("Contextual_bias", "entropy"): "distribution",
                                       ("Domain_bias", "entropy"): "distribution"}
 #: the bootstrap bias over the resamples' spread from which the entropy is near its maximum (the row within about 4
-#: of its standard errors of uniform): the interval is then the hull of the tuned and the plain ones
+#: of its standard errors of uniform): where the tuned row's resamples show it, the entropy takes no proxy
 NONLINEAR = 0.125
-
-Cell = Tuple[Any, Any, Any, List[Any]]
 
 
 def entropy_rows(benchmark: str, names: Sequence[str]) -> Dict[str, str]:
@@ -98,26 +91,6 @@ def near_maximum(resampled: Sequence[float], value: float) -> bool:
     return spread > 0 and abs(float(values.mean()) - value) >= NONLINEAR * spread
 
 
-def hulled(tuned: Cell, plain: Optional[Cell], level: float) -> Cell:
-    """The tuned cell with its interval widened to hold the plain one; the estimate stays tuned, and its resamples
-    are stretched to the hull (:func:`~.lite_averaged.stretched`, as an exact interval's are), so that the averaged
-    row averages the wider spread with the other datasets' instead of adding it whole."""
-    if plain is None:
-        return tuned
-    low, high = min(tuned[1], plain[1]), max(tuned[2], plain[2])
-    return tuned[0], low, high, stretched(tuned[0], tuned[3], resample_interval(tuned[3], level), (low, high))
-
-
-def hulls_near_maximum(found: Dict[str, Cell], through: Sequence[str], spreads: Dict[str, Any],
-                       points: Dict[str, Any], level: float, plain_of: Callable[[str], Optional[Cell]]) -> None:
-    """In place: each entropy taken through its row whose tuned resamples show the maximum's non-linear regime gets
-    the hull of its interval and the plain cell's (``plain_of(name)``): the percentile interval of a function whose
-    gradient is small under-covers there."""
-    for name in through:
-        if near_maximum(spreads[name], points[name]):
-            found[name] = hulled(found[name], plain_of(name), level)
-
-
 def row_details(weight: Any, known: Sequence[Any], many: bool) -> Dict[str, Any]:
     """What an entropy taken through its tuned row records: each proxy's full-run entropy, the mean of the row's
     weights (per proxy) and the weights themselves (``row_weights``), no correlation (no scalar was fitted)."""
@@ -130,8 +103,8 @@ def row_details(weight: Any, known: Sequence[Any], many: bool) -> Dict[str, Any]
 def through_rows(benchmark: str, points: Dict[str, Any], spreads: Dict[str, Any], kept: Dict[str, Any],
                   details: Dict[str, Any], weights: Dict[str, Any], truths: Sequence[Dict[str, Any]],
                   entropy: Any, evaluated: Sequence[Tuple[Dict[str, Any], Dict[str, Any]]], freedom: int,
-                  level: float) -> List[str]:
-    """The bias entropies near their maximum taken through their tuned rows (:func:`~.lite_entropy.tuned_entropy`),
+                  level: float) -> None:
+    """In place: the bias entropies near their maximum taken through their tuned rows (:func:`~.lite_entropy.tuned_entropy`),
     their point, resamples, kept flag and details replaced in place, where that pays (:func:`pays`, against the
     ``plain`` resamples at ``freedom`` degrees of freedom), else left plain (weight 0).  An entropy whose tuned row's
     resamples, the target's on the subset (``evaluated[0]``: (point, resamples)) and every proxy's on the subset
@@ -140,17 +113,17 @@ def through_rows(benchmark: str, points: Dict[str, Any], spreads: Dict[str, Any]
     row's weights target each label's (measured: the related proxy of the twelve-model study narrowed Domain_bias's
     entropy to 0.83 of the plain width that way, and not at all through the row).  A proxy's subset entropy near
     its maximum is what biased the difference (the square of its error), so its resamples are read too, not only
-    the tuned row's, which a good proxy makes precise enough to look linear.  Returns the names taken through
-    their rows."""
+    the tuned row's, which a good proxy makes precise enough to look linear; the tuned row's own resamples near the
+    maximum leave the entropy plain (:func:`path`)."""
     np = numpy_module("numpy")
     plain = evaluated[0][1]
-    through = []
     for name, row in entropy_rows(benchmark, list(points)).items():
         taken = None if entropy is None or not kept[row].any() else tuned_entropy(points[row], spreads[row], entropy)
-        if taken is not None and not near_maximum(taken[1], taken[0]) and not any(
-                near_maximum(resampled.get(name, []), point.get(name, math.nan)) for point, resampled in evaluated):
+        way = path(taken, name, evaluated)
+        if way == "difference":
             continue  # the entropy is nearly linear in its row here: the difference of entropies, as any metric
-        if taken is not None and not pays(taken[1], plain.get(name, []), freedom, len(weights[row]), level):
+        if way == "plain" or (taken is not None and not pays(taken[1], plain.get(name, []), freedom,
+                                                             len(weights[row]), level)):
             taken = None
         known = [truth[name] for truth in truths]
         if taken is None:
@@ -160,8 +133,21 @@ def through_rows(benchmark: str, points: Dict[str, Any], spreads: Dict[str, Any]
         points[name], spreads[name] = taken
         kept[name] = np.asarray(True)
         details[name] = row_details(weights[row], known, len(truths) > 1)
-        through.append(name)
-    return through
+
+
+def path(taken: Optional[Tuple[float, List[float]]], name: str,
+         evaluated: Sequence[Tuple[Dict[str, Any], Dict[str, Any]]]) -> str:
+    """How a bias entropy takes its proxies: ``"plain"`` where the tuned row's own resamples (``taken``) show the
+    maximum's non-linear regime (its percentile interval would under-cover: no proxy), ``"row"`` where only the
+    target's or a proxy's subset entropy shows it (the entropy of the tuned row), ``"difference"`` where none does
+    (the difference of entropies, as every metric).  ``"row"`` too where there is no tuned row (``taken`` None):
+    the entropy is then plain with its weights recorded as 0."""
+    if taken is not None and near_maximum(taken[1], taken[0]):
+        return "plain"
+    if taken is not None and not any(near_maximum(resampled.get(name, []), point.get(name, math.nan))
+                                     for point, resampled in evaluated):
+        return "difference"
+    return "row"
 
 
 def pays(tuned: Sequence[float], plain: Sequence[Any], freedom: int, proxies: int, level: float) -> bool:

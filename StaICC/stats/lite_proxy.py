@@ -56,7 +56,7 @@ from .lite import (LiteResult, _resample_weights, branch_hulls, census_values, d
 from .lite_bounds import subset_is_probability_rows, within_range
 from .lite_branches import off_branch, on_branch
 from .lite_ece import METRIC as ECE, gaps_for, proxy_gaps, tuned_gaps
-from .lite_entropy import hulls_near_maximum, row_entropy, through_rows
+from .lite_entropy import row_entropy, through_rows
 from .lite_proxy_weights import details as weight_details, paying, spliced, widened_spread
 from .lite_residual import of_subset, residual_hulls
 from .lite_unseen import interval_rules
@@ -261,14 +261,12 @@ def power_tuned(benchmark: str, target: Values, proxies: Sequence[Values], truth
         spreads[name] = widened_spread(combined, weight, freedom, also).tolist()  # the weights' own variability
         details[name] = weight_details(ts, ps, weight, [truth[name] for truth in truths], width)
         weights[name] = weight
-    through = through_rows(benchmark, points, spreads, kept, details, weights, truths, entropy, [target, *proxies],
-                           freedom, level)
+    through_rows(benchmark, points, spreads, kept, details, weights, truths, entropy, [target, *proxies], freedom,
+                 level)
     fitted = finished(benchmark, {n: points[n] for n in points if kept[n].any()}, spreads, max(spare, 1), level, exact)
     rest = [n for n in points if not kept[n].all()]  # no proxy applies (or pays): the plain estimate and interval
     plain = finished(benchmark, {n: target[0][n] for n in rest}, target[1], freedom, level, exact, gaps)
     found = {n: spliced(fitted.get(n), plain.get(n), kept[n]) for n in points if n in fitted or n in plain}
-    hulls_near_maximum(found, through, spreads, points, level, lambda n: finished(  # the plain interval's reach too
-        benchmark, {n: target[0][n]}, target[1], freedom, level, exact, gaps).get(n))
     tuned = _tuned_ece(benchmark, gaps, ece, freedom, level, exact) if ECE[1] in found else None
     if tuned is not None:
         found[ECE[1]] = found[ECE[1]] if tuned[0] is None else tuned[0]

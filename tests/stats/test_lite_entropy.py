@@ -12,7 +12,7 @@ from StaICC.numeric import SOFTMAX
 from StaICC.stats import ItemTable, Statistic
 from StaICC.stats.lite import Population, _resample_weights, design, estimate_statistic, t_over_z
 from StaICC.stats.lite_batch import subset_estimates
-from StaICC.stats.lite_entropy import NONLINEAR, hulled, near_maximum, tuned_entropy
+from StaICC.stats.lite_entropy import NONLINEAR, near_maximum, tuned_entropy
 from StaICC.stats.lite_proxy import Proxy, TunedEstimator
 
 np = pytest.importorskip("numpy")
@@ -81,8 +81,7 @@ def test_the_entropy_is_the_entropy_of_the_tuned_row(three_labels, monkeypatch):
     bootstrap bias subtracted, the resamples' deviations t-widened at d - 1 degrees of freedom."""
     import StaICC.stats.lite_entropy as lite_entropy
     import StaICC.stats.lite_proxy as lite_proxy
-    monkeypatch.setattr(lite_entropy, "near_maximum", lambda resampled, value: True)  # the row's path,
-    monkeypatch.setattr(lite_proxy, "hulls_near_maximum", lambda *args: None)  # not its hull
+    monkeypatch.setattr(lite_entropy, "path", lambda *args: "row")  # the row's path
     target, proxy, population = three_labels
     positions = sorted(random.Random(5).sample(range(400), 60))
     full, helper = _statistic(target), _statistic(proxy)
@@ -151,10 +150,6 @@ def test_near_maximum_reads_the_bootstrap_bias_against_the_spread():
     assert not near_maximum([1.0, 2.0, 3.0], 2.0 + 0.99 * edge)
     assert near_maximum([1.0, 2.0, 3.0], 2.0 + 1.01 * edge) and near_maximum([1.0, 2.0, 3.0], 2.0 - 1.01 * edge)
     assert not near_maximum([2.0, 2.0, 2.0], 1.0)  # no spread: nothing to compare with
-    resamples = [0.5 + 0.0005 * z for z in range(-50, 51)]  # a percentile interval of [0.48875, 0.51125]
-    value, low, high, stretched = hulled((0.5, 0.47, 0.53, resamples), (0.45, 0.3, 0.55, []), 0.95)
-    assert (value, low, high) == (0.5, 0.3, 0.55)
-    assert np.quantile(stretched, 0.025) == pytest.approx(0.3) and np.quantile(stretched, 0.975) == pytest.approx(0.55)
 
 
 def test_a_tuned_row_outside_the_entropys_domain_leaves_it_plain():
@@ -215,22 +210,35 @@ def test_a_near_copy_proxy_near_the_maximum_covers():
     assert np.median(widths) < 0.8
 
 
-def test_near_the_maximum_the_interval_holds_the_plain_one():
-    """A target within a few of the tuned row's standard errors of uniform: on every subset whose tuned resamples
-    show the non-linear regime, the printed interval holds the plain one (and its own estimate)."""
+def test_where_the_tuned_row_is_near_the_maximum_the_entropy_is_plain():
+    """A target within a few of the tuned row's standard errors of uniform: on every subset whose tuned row's
+    resamples show the non-linear regime (computed here from the row's own path), the printed cell is the plain one
+    bit for bit and records no weight; on the others the proxy is taken and the interval is narrower."""
+    import StaICC.stats.lite_entropy as lite_entropy
     target, proxy = _near_copy(lean=0.02, noise=0.05)
     full, helper = _statistic(target), _statistic(proxy)
     population = Population(((None, 512),))
-    hulls = 0
+    regimes = []
     for seed in range(8):
         positions = sorted(random.Random(seed).sample(range(512), 64))
         subset = Statistic("Domain_bias", full.table.restricted(positions), NAMES)
         plain = estimate_statistic(subset, population, resamples=200, seed=seed, level=0.95)["entropy"]
-        cell = _tuned(helper, subset, population, seed, 200)[0]["entropy"]
-        if cell[1] <= plain[1] and cell[2] >= plain[2]:
-            hulls += 1
-            assert cell[1] <= cell[0] <= cell[2]
-    assert hulls >= 4
+        seen = []
+        real_path = lite_entropy.path
+        lite_entropy.path = lambda taken, *rest: seen.append(taken) or real_path(taken, *rest)
+        try:
+            cell, estimator = _tuned(helper, subset, population, seed, 200)
+        finally:
+            lite_entropy.path = real_path
+        (taken,) = seen
+        near = near_maximum(taken[1], taken[0])
+        regimes.append(near)
+        detail = estimator.details[("Domain_bias", "toy", "entropy")]
+        if near:
+            assert cell["entropy"][:3] == plain[:3] and not any(detail["row_weights"])
+        else:
+            assert cell["entropy"][2] - cell["entropy"][1] < plain[2] - plain[1]
+    assert sum(regimes) >= 4
 
 
 def _percentile_coverage(ratio, rng, sigma=0.01, subsets=4000, resamples=200):
