@@ -210,12 +210,12 @@ def dry_run_line(config: Any, metadata: Dict[str, Any]) -> str:
 
 
 def proxy_lines(proxy: Any) -> List[str]:
-    """What a dry run says of its proxies: each run directory accepted (its records hold every test item and every
-    planned prompt's SHA-256: :func:`StaICC.runs.build.prepare` checked them), the reference model scored in the
-    run itself."""
+    """What a dry run says of its proxies: each run directory accepted, with the model its run asked (redacted:
+    ``Proxy.model``), where its records hold every test item and every planned prompt's SHA-256
+    (:func:`StaICC.runs.build.prepare` checked them); the reference model scored in the run itself."""
     proxies = proxy if isinstance(proxy, (list, tuple)) else [proxy]
-    runs = [p.name for p in proxies if p is not None and p != "reference"]
-    lines = [f"proxy {name}: accepted (its records hold every test item, and every planned prompt's SHA-256)"
-             for name in runs]
+    runs = [(p.name, f" ({p.model})" if p.model else "") for p in proxies if p is not None and p != "reference"]
+    lines = [f"proxy {name}{model}: accepted (its records hold every test item, and every planned prompt's SHA-256)"
+             for name, model in runs]
     return lines + (["proxy: the reference model, scored on every test item in the run"]
                     if "reference" in proxies else [])

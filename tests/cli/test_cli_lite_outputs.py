@@ -225,10 +225,12 @@ def test_a_comparison_of_lite_runs_says_its_values_are_the_subsets_own_in_the_fi
 
 
 def test_a_dry_run_says_which_proxies_it_accepted(runs, capsys):
+    """Each proxy run named by its folder and the model it asked, as its provenance recorded it."""
     assert main(["run", *COMMON, "--lite", "0.125", "--lite-proxy", f"{runs['full']},reference", "--dry-run"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[-2:] == [f"proxy {runs['full']}: accepted (its records hold every test item, and every planned "
-                          "prompt's SHA-256)", "proxy: the reference model, scored on every test item in the run"]
+    assert lines[-2:] == [f"proxy {runs['full']} (reference: lexical): accepted (its records hold every test item, "
+                          "and every planned prompt's SHA-256)",
+                          "proxy: the reference model, scored on every test item in the run"]
 
 
 def test_a_table_with_no_estimate_does_not_describe_intervals_it_does_not_show():
