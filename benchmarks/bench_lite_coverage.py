@@ -17,8 +17,10 @@ all models and for the worst one; a metric is estimable where the coverage is at
 ``REQUIRED_COVERAGE`` over all models and ``REQUIRED_MODEL_COVERAGE`` for each
 (:mod:`StaICC.stats.lite`) at that fraction and every larger studied one.
 
-Models: the built-in lexical model (``reference``), chance (``uniform``), a tiny random-weight
-HF Llama (only on the datasets of ``--hf-datasets``; slow on a CPU), and the function models
+Models: the built-in lexical model (``reference``), chance (``uniform``), random-weight HF Llamas of
+two sizes (``tiny-hf``, the tests' 0.3 M-parameter model, and ``small-hf``, the 27 M-parameter ``small``
+preset of ``make_random_model.py``; only on the datasets of ``--hf-datasets``; slow on a CPU, the small
+one about 1.3 ms of one core per token), and the function models
 of ``lite_models.py``: awkward rows (always label 0, near-ties, rows summing to exactly 1.0),
 synthetic models with a known bias, label noise and over-confidence, and random models of
 three seeds.
@@ -58,7 +60,7 @@ import lite_until_coverage  # noqa: E402 (beside this script)
 from lite_models import FUNCTIONS  # noqa: E402 (beside this script)
 
 FRACTIONS = (0.0625, 0.125, 0.25)
-MODELS = ("reference", "uniform", "tiny-hf", *FUNCTIONS)
+MODELS = ("reference", "uniform", "tiny-hf", "small-hf", *FUNCTIONS)
 #: the proxy of the proxy-assisted estimates: the lexical reference model's full run (not studied as its own
 #: proxy, where it would be exact)
 PROXY = "reference"
@@ -89,15 +91,26 @@ def make_run(model: str, work: str, hf_datasets: List[str]) -> str:
         return target
     command = [sys.executable, "-m", "StaICC", "run", "--benchmarks", "all", "--log-samples", "--no-progress",
                "--overwrite", "--output-dir", target]
-    if model == "tiny-hf":
-        from backend_helpers import save_tiny
-        directory = save_tiny(os.path.join(work, "tiny-llama"))
+    if model in ("tiny-hf", "small-hf"):
+        directory = _random_llama(model, work)
         command += ["--model", "hf", "--model-args", f"pretrained={directory},dtype=float32,threads=1",
                     "--datasets", *hf_datasets]
     else:
         command += ["--model", model]
     subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     return target
+
+
+def _random_llama(model: str, work: str) -> str:
+    """The folder of a random-weight HF Llama, made once: the tests' tiny one, or the ``small`` preset."""
+    if model == "tiny-hf":
+        from backend_helpers import save_tiny
+        return save_tiny(os.path.join(work, "tiny-llama"))
+    directory = os.path.join(work, "small-llama")
+    if not os.path.isfile(os.path.join(directory, "config.json")):
+        subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "make_random_model.py"), "--preset", "small",
+                        "--out", directory], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return directory
 
 
 # ----------------------------------------------------------------------------
@@ -360,7 +373,7 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS), help=f"comma-separated, of {', '.join(MODELS)}")
     parser.add_argument("--seeds", type=int, default=200, help="subsets per fraction and model (default: 200)")
     parser.add_argument("--resamples", type=int, default=400, help="bootstrap resamples per estimate (default: 400)")
-    parser.add_argument("--hf-datasets", default="rotten_tomatoes,TREC", help="datasets the tiny HF model runs on")
+    parser.add_argument("--hf-datasets", default="rotten_tomatoes,TREC", help="datasets the HF models run on")
     parser.add_argument("--jobs", type=int, default=2, help="processes (default: 2)")
     parser.add_argument("--output", help="also write the table to this file")
     parser.add_argument("--fractions", default=",".join(map(str, FRACTIONS)),
