@@ -80,7 +80,6 @@ def test_the_entropy_is_the_entropy_of_the_tuned_row(three_labels, monkeypatch):
     t* - lambda p* + lambda P widened about their mean by sqrt(d / (d - 2)), the softmaxed entropy of each, the
     bootstrap bias subtracted, the resamples' deviations t-widened at d - 1 degrees of freedom."""
     import StaICC.stats.lite_entropy as lite_entropy
-    import StaICC.stats.lite_proxy as lite_proxy
     monkeypatch.setattr(lite_entropy, "path", lambda *args: "row")  # the row's path
     target, proxy, population = three_labels
     positions = sorted(random.Random(5).sample(range(400), 60))
@@ -210,7 +209,7 @@ def test_a_near_copy_proxy_near_the_maximum_covers():
     assert np.median(widths) < 0.8
 
 
-def test_where_the_tuned_row_is_near_the_maximum_the_entropy_is_plain():
+def test_where_the_tuned_row_is_near_the_maximum_the_entropy_is_plain(monkeypatch):
     """A target within a few of the tuned row's standard errors of uniform: on every subset whose tuned row's
     resamples show the non-linear regime (computed here from the row's own path), the printed cell is the plain one
     bit for bit and records no weight; on the others the proxy is taken and the interval is narrower."""
@@ -218,18 +217,14 @@ def test_where_the_tuned_row_is_near_the_maximum_the_entropy_is_plain():
     target, proxy = _near_copy(lean=0.02, noise=0.05)
     full, helper = _statistic(target), _statistic(proxy)
     population = Population(((None, 512),))
-    regimes = []
+    regimes, seen, real_path = [], [], lite_entropy.path
+    monkeypatch.setattr(lite_entropy, "path", lambda taken, *rest: seen.append(taken) or real_path(taken, *rest))
     for seed in range(8):
         positions = sorted(random.Random(seed).sample(range(512), 64))
         subset = Statistic("Domain_bias", full.table.restricted(positions), NAMES)
         plain = estimate_statistic(subset, population, resamples=200, seed=seed, level=0.95)["entropy"]
-        seen = []
-        real_path = lite_entropy.path
-        lite_entropy.path = lambda taken, *rest: seen.append(taken) or real_path(taken, *rest)
-        try:
-            cell, estimator = _tuned(helper, subset, population, seed, 200)
-        finally:
-            lite_entropy.path = real_path
+        seen.clear()
+        cell, estimator = _tuned(helper, subset, population, seed, 200)
         (taken,) = seen
         near = near_maximum(taken[1], taken[0])
         regimes.append(near)
