@@ -1,4 +1,5 @@
-"""The bias entropy with a proxy: the entropy of the power-tuned mean row, and the plain interval near the maximum.
+"""The bias entropy with a proxy: the entropy of the power-tuned mean row, and the plain cell where that row is near
+the maximum.
 
 The bias entropy is H(m), m the mean row of the model's answers over the pseudo-queries (softmaxed first on the
 branch the standard takes).  The mean row is a mean over items, so the difference estimator applies to it as to
@@ -104,8 +105,8 @@ def through_rows(benchmark: str, points: Dict[str, Any], spreads: Dict[str, Any]
                   details: Dict[str, Any], weights: Dict[str, Any], truths: Sequence[Dict[str, Any]],
                   entropy: Any, evaluated: Sequence[Tuple[Dict[str, Any], Dict[str, Any]]], freedom: int,
                   level: float) -> None:
-    """In place: the bias entropies near their maximum taken through their tuned rows (:func:`~.lite_entropy.tuned_entropy`),
-    their point, resamples, kept flag and details replaced in place, where that pays (:func:`pays`, against the
+    """In place: the bias entropies near their maximum taken through their tuned rows (:func:`tuned_entropy`), their
+    point, resamples, kept flag and details replaced, where that pays (:func:`pays`, against the
     ``plain`` resamples at ``freedom`` degrees of freedom), else left plain (weight 0).  An entropy whose tuned row's
     resamples, the target's on the subset (``evaluated[0]``: (point, resamples)) and every proxy's on the subset
     (``evaluated[1:]``) all show it nearly linear (not :func:`near_maximum`) keeps the power-tuned difference of
