@@ -61,6 +61,8 @@ from lite_models import FUNCTIONS  # noqa: E402 (beside this script)
 
 FRACTIONS = (0.0625, 0.125, 0.25)
 MODELS = ("reference", "uniform", "tiny-hf", "small-hf", *FUNCTIONS)
+#: the admission study's twelve models (the small HF model's 50 CPU minutes are asked for by name: ``--models small-hf``)
+DEFAULT_MODELS = tuple(m for m in MODELS if m != "small-hf")
 #: the proxy of the proxy-assisted estimates: the lexical reference model's full run (not studied as its own
 #: proxy, where it would be exact)
 PROXY = "reference"
@@ -370,7 +372,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "staicc-lite-coverage"),
                         help="where the full runs are made once and kept (default: a folder in the temp dir)")
-    parser.add_argument("--models", default=",".join(MODELS), help=f"comma-separated, of {', '.join(MODELS)}")
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                        help=f"comma-separated, of {', '.join(MODELS)} (default: all but small-hf)")
     parser.add_argument("--seeds", type=int, default=200, help="subsets per fraction and model (default: 200)")
     parser.add_argument("--resamples", type=int, default=400, help="bootstrap resamples per estimate (default: 400)")
     parser.add_argument("--hf-datasets", default="rotten_tomatoes,TREC", help="datasets the HF models run on")
