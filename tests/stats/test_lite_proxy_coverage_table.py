@@ -12,6 +12,8 @@ comparisons docs/lite_studies.md makes.
 """
 from pathlib import Path
 
+from lite_study_tables import proxy_cells as study_cells
+
 from StaICC.stats.lite import REQUIRED_COVERAGE, REQUIRED_MODEL_COVERAGE, estimable
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
@@ -25,23 +27,8 @@ FRACTION = 0.125
 
 
 def proxy_cells(path: Path, widths: bool = False) -> dict:
-    """(proxy, sub-benchmark, metric, row) -> (coverage, worst model's coverage) with the proxy, in percent, from
-    each proxy's side-by-side table (columns from the right: width ratio, median half-width, worst, coverage, then
-    the plain cell's median half-width, worst, coverage); ``widths``: (the plain, the proxy's median half-width)."""
-    cells, proxy = {}, None
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("without and with the proxy '"):
-            proxy = line.split("'")[1]
-        elif line.strip() == "" or line.startswith("median width ratio"):
-            proxy = None if line.strip() == "" else proxy
-        elif proxy and line.startswith("  0.") and float(line.split()[0]) == FRACTION:
-            words = line.split()
-            metric = " ".join(words[2:-7])
-            row = "averaged" if metric.endswith(" (averaged)") else "dataset"
-            cells[(proxy, words[1], metric.replace(" (averaged)", ""), row)] = (
-                (float(words[-5]), float(words[-2])) if widths else (float(words[-4].rstrip("%")),
-                                                                     float(words[-3].rstrip("%"))))
-    return cells
+    """:func:`lite_study_tables.proxy_cells` at this study's fraction."""
+    return study_cells(path, FRACTION, widths)
 
 
 def test_the_tables_are_read_whole():

@@ -9,6 +9,8 @@ coverage weighted by its count of intervals (the study's ``n``), as the study it
 import re
 from pathlib import Path
 
+from lite_study_tables import proxy_cells
+
 from StaICC.stats.lite import REQUIRED_COVERAGE, REQUIRED_MODEL_COVERAGE, estimable
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
@@ -31,22 +33,6 @@ def summary(path: Path) -> dict:
     return found
 
 
-def with_proxies(path: Path) -> dict:
-    """(proxy, sub-benchmark, metric, row) -> the coverage % with the proxy, of each side-by-side table at 12.5 %."""
-    found, proxy = {}, None
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("without and with the proxy '"):
-            proxy = line.split("'")[1]
-        elif proxy and line.startswith("  0.1250"):
-            words = line.split()
-            metric = " ".join(words[2:-7])
-            row = "averaged" if metric.endswith(" (averaged)") else "dataset"
-            found[(proxy, words[1], metric.replace(" (averaged)", ""), row)] = float(words[-4].rstrip("%"))
-        elif not line.strip():
-            proxy = None
-    return found
-
-
 def _printed(cells) -> list:
     return [k for k in cells if estimable(k[-3], k[-2], FRACTION, k[-1])]
 
@@ -56,7 +42,7 @@ def test_the_small_model_meets_the_per_model_rule_in_every_printed_cell():
     printed = _printed(small)
     assert len(printed) == 29  # every cell a lite run prints at 12.5 %, read whole
     assert {k: small[k][1] for k in printed if small[k][1] < 100 * REQUIRED_MODEL_COVERAGE} == {}
-    proxied = with_proxies(SMALL)
+    proxied = {cell: coverage for cell, (coverage, _) in proxy_cells(SMALL, FRACTION).items()}
     assert len(_printed(proxied)) == 2 * 29
     assert {k: v for k, v in proxied.items() if k in _printed(proxied) and v < 100 * REQUIRED_MODEL_COVERAGE} == {}
 
